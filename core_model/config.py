@@ -1,0 +1,92 @@
+"""Frozen, validated configuration for the model (the one place options are checked)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal, get_args
+
+PositionalKind = Literal["sinusoidal", "rope"]
+NormPosition = Literal["pre", "post"]
+NormKind = Literal["layernorm", "rmsnorm"]
+ActivationKind = Literal["relu", "gelu"]
+
+
+def check_choice(field: str, value: object, allowed: tuple[object, ...]) -> None:
+    """Raise a ValueError that names the field and its allowed values."""
+    if value not in allowed:
+        raise ValueError(f"{field} must be one of {list(allowed)}, got {value!r}")
+
+
+def check_int(field: str, value: object, minimum: int) -> None:
+    """Raise a ValueError unless value is an int >= minimum (bools are refused)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{field} must be an integer >= {minimum}, got {value!r}")
+
+
+def check_float(field: str, value: object, low: float, high: float, *, high_open: bool = False) -> None:
+    """Raise a ValueError unless low <= value <= high (or < high when high_open)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = v == v and low <= v and (v < high if high_open else v <= high)
+    if not ok:
+        bracket = ")" if high_open else "]"
+        raise ValueError(f"{field} must be a number in [{low}, {high}{bracket}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Architecture of the encoder-decoder; defaults are the app's small copy-task model."""
+
+    vocab_size: int = 13  # <pad>, <bos>, <eos> + 10 digit symbols
+    d_model: int = 64  # width of every residual stream
+    n_heads: int = 4  # attention heads per attention sublayer
+    n_encoder_layers: int = 2
+    n_decoder_layers: int = 2
+    d_ff: int = 256  # hidden width of the position-wise feed-forward
+    dropout: float = 0.0  # paper uses 0.1; a toy copy model learns faster without it
+    max_len: int = 256  # longest sequence the positional encoding is built for
+    positional: PositionalKind = "sinusoidal"
+    pe_base: float = 10000.0  # the 10000 of paper §3.5 (also RoPE's theta)
+    norm_position: NormPosition = "post"  # "post" is the paper; "pre" is the modern default
+    norm: NormKind = "layernorm"
+    activation: ActivationKind = "relu"
+    tie_embeddings: bool = True  # paper §3.4: source, target embeddings and generator share weights
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            check_int(name, getattr(self, name), 4 if name == "vocab_size" else 1)
+        check_int("n_encoder_layers", self.n_encoder_layers, 1)
+        check_int("n_decoder_layers", self.n_decoder_layers, 1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
+            raise ValueError("positional 'rope' needs an even head size (d_model / n_heads)")
+        check_float("dropout", self.dropout, 0.0, 1.0, high_open=True)
+        check_float("pe_base", self.pe_base, 2.0, 1e9)
+        check_choice("positional", self.positional, get_args(PositionalKind))
+        check_choice("norm_position", self.norm_position, get_args(NormPosition))
+        check_choice("norm", self.norm, get_args(NormKind))
+        check_choice("activation", self.activation, get_args(ActivationKind))
+        check_choice("tie_embeddings", self.tie_embeddings, (True, False))
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        """Build from a dict, refusing unknown keys loudly."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown ModelConfig fields: {unknown}")
+        return cls(**data)
+
+    def architecture_differs(self, other: ModelConfig) -> bool:
+        """True when weights of one cannot be loaded into the other (dropout does not count)."""
+        a, b = self.to_dict(), other.to_dict()
+        a.pop("dropout"), b.pop("dropout")
+        return a != b

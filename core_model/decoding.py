@@ -1,0 +1,156 @@
+"""Greedy decoding and a step-by-step DecodeSession with a key/value cache.
+
+Incremental decoding is causal by construction and generated targets hold no padding, so both decoders drop the
+target padding mask; with the causal mask on, results equal full recomputation under the same MaskSpec.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import torch
+from torch import Tensor
+
+from .layers import LayerCache
+from .masks import MaskSpec
+from .model import HeadGates, Seq2SeqTransformer
+from .vocab import BOS, EOS, PAD
+
+
+def _new_caches(model: Seq2SeqTransformer) -> list[LayerCache]:
+    return [LayerCache() for _ in model.decoder_layers]
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Seq2SeqTransformer, src: Tensor, max_new_tokens: int, masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+) -> Tensor:
+    """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>."""
+    masks = replace(masks or MaskSpec(), decoder_padding=False)
+    memory = model.encode(src, masks, head_gates).memory
+    caches = _new_caches(model)
+    token = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
+    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+    out = []
+    for pos in range(min(max_new_tokens, model.config.max_len - 1)):
+        hidden = model.decode(token, memory, src, masks, head_gates, q_pos=pos, caches=caches).hidden
+        token = model.log_probs(hidden[:, -1:]).argmax(-1)  # (B, 1)
+        token = token.masked_fill(done[:, None], PAD)
+        out.append(token)
+        done |= token[:, 0] == EOS
+        if bool(done.all()):
+            break
+    return torch.cat(out, dim=1) if out else src.new_zeros((src.shape[0], 0))
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One decoding step: the query at `position` (input token tokens[position]) chose `token`."""
+
+    position: int
+    token: int
+    forced: bool
+    log_probs: Tensor  # (V,)
+    self_attention: tuple[Tensor, ...]  # per layer (H, position + 1): the new query's row
+    cross_attention: tuple[Tensor, ...]  # per layer (H, S)
+
+    def top_k(self, k: int) -> list[tuple[int, float]]:
+        """The k most likely next tokens as (id, probability)."""
+        probs = self.log_probs.exp()
+        values, ids = probs.topk(min(k, probs.numel()))
+        return [(int(i), float(p)) for i, p in zip(ids, values)]
+
+
+@dataclass
+class DecodeSession:
+    """Walk the decoder one token at a time for a single source: step, force, back, run."""
+
+    model: Seq2SeqTransformer
+    src: Tensor  # (1, S)
+    masks: MaskSpec = field(default_factory=MaskSpec)
+    head_gates: HeadGates | None = None
+    max_new_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.src.dim() != 2 or self.src.shape[0] != 1:
+            raise ValueError(f"DecodeSession decodes one source at a time: src must be (1, S), got {tuple(self.src.shape)}")
+        self.masks = replace(self.masks, decoder_padding=False)
+        limit = self.model.config.max_len - 1
+        self.max_new_tokens = limit if self.max_new_tokens is None else min(self.max_new_tokens, limit)
+        with torch.no_grad():
+            enc = self.model.encode(self.src, self.masks, self.head_gates, need_weights=True)
+        self.memory, self.encoder_attention = enc.memory, enc.weights
+        self.tokens: list[int] = [BOS]
+        self.steps: list[StepRecord] = []
+        self._caches = _new_caches(self.model)
+
+    @property
+    def finished(self) -> bool:
+        """True after <eos> or once the length limit is reached."""
+        return (len(self.tokens) > 1 and self.tokens[-1] == EOS) or len(self.steps) >= self.max_new_tokens
+
+    @property
+    def output(self) -> list[int]:
+        """Tokens chosen so far (without <bos>)."""
+        return self.tokens[1:]
+
+    @torch.no_grad()
+    def step(self, token: int | None = None) -> StepRecord:
+        """Predict the next token from the cache and append it (or `token`, when forcing)."""
+        if self.finished:
+            raise RuntimeError("decoding has finished; go back or reset first")
+        pos = len(self.tokens) - 1
+        inp = torch.tensor([[self.tokens[-1]]], device=self.src.device)
+        dec = self.model.decode(
+            inp, self.memory, self.src, self.masks, self.head_gates, need_weights=True, q_pos=pos, caches=self._caches
+        )
+        log_probs = self.model.log_probs(dec.hidden)[0, -1]  # (V,)
+        vocab = log_probs.shape[0]
+        chosen = int(log_probs.argmax()) if token is None else int(token)
+        if not 0 <= chosen < vocab:
+            raise ValueError(f"token id {chosen} outside vocabulary of size {vocab}")
+        record = StepRecord(
+            pos, chosen, token is not None, log_probs,
+            tuple(w[0, :, -1] for w in dec.self_weights), tuple(w[0, :, -1] for w in dec.cross_weights),
+        )
+        self.tokens.append(chosen)
+        self.steps.append(record)
+        return record
+
+    def force(self, token: int) -> StepRecord:
+        """Append `token` instead of the model's choice; decoding continues from it."""
+        return self.step(token)
+
+    def back(self) -> None:
+        """Undo the last step (no-op at the start)."""
+        if not self.steps:
+            return
+        self.steps.pop()
+        self.tokens.pop()
+        keep = len(self.tokens) - 1  # cached positions still valid: all but the new last input token
+        for cache in self._caches:
+            if cache.self_kv is not None:
+                k, v = cache.self_kv
+                cache.self_kv = (k[:, :, :keep], v[:, :, :keep]) if keep else None
+
+    def run(self) -> list[StepRecord]:
+        """Step until <eos> or the length limit."""
+        new = []
+        while not self.finished:
+            new.append(self.step())
+        return new
+
+    def decoder_self_matrix(self, layer: int) -> Tensor:
+        """Rows of every step stacked into (H, T, T), zeros above the diagonal."""
+        t = len(self.steps)
+        h = self.model.config.n_heads
+        out = torch.zeros(h, t, t)
+        for i, rec in enumerate(self.steps):
+            out[:, i, : i + 1] = rec.self_attention[layer].float().cpu()
+        return out
+
+    def cross_matrix(self, layer: int) -> Tensor:
+        """Cross-attention rows of every step: (H, T, S)."""
+        if not self.steps:
+            return torch.zeros(self.model.config.n_heads, 0, self.src.shape[1])
+        return torch.stack([rec.cross_attention[layer].float().cpu() for rec in self.steps], dim=1)

@@ -1,0 +1,200 @@
+"""Training on the toy tasks: config, learning-rate schedules, and a Trainer that yields metrics (no UI)."""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, get_args
+
+import torch
+import torch.nn.functional as F
+
+from .config import check_choice, check_float, check_int
+from .decoding import greedy_decode
+from .masks import MaskSpec
+from .model import Seq2SeqTransformer
+from .tasks import Batch, TaskSpec, make_batch
+from .vocab import PAD
+
+log = logging.getLogger(__name__)
+ScheduleKind = Literal["noam", "constant", "warmup_cosine"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train; defaults are the app's fast copy-task recipe."""
+
+    batch_size: int = 64
+    steps: int = 400
+    lr: float = 3e-3  # peak learning rate (constant, or the top of the warm-up)
+    schedule: ScheduleKind = "warmup_cosine"  # "noam" is paper §5.3 and ignores lr (scale by noam_factor)
+    warmup_steps: int = 40
+    noam_factor: float = 1.0
+    label_smoothing: float = 0.0  # paper §5.4 uses 0.1
+    grad_clip: float | None = 1.0  # max global grad norm, None = off
+    weight_decay: float = 0.0
+    seed: int = 0
+    device: str = "auto"
+    mixed_precision: bool = True  # bf16 autocast, CUDA only
+
+    def __post_init__(self) -> None:
+        check_int("batch_size", self.batch_size, 1)
+        check_int("steps", self.steps, 1)
+        check_int("warmup_steps", self.warmup_steps, 0)
+        check_int("seed", self.seed, 0)
+        check_float("lr", self.lr, 1e-8, 10.0)
+        check_float("noam_factor", self.noam_factor, 1e-6, 100.0)
+        check_float("label_smoothing", self.label_smoothing, 0.0, 1.0, high_open=True)
+        check_float("weight_decay", self.weight_decay, 0.0, 1.0)
+        check_choice("schedule", self.schedule, get_args(ScheduleKind))
+        if self.grad_clip is not None:
+            check_float("grad_clip", self.grad_clip, 1e-6, 1e6)
+        if self.schedule == "noam" and self.warmup_steps < 1:
+            raise ValueError("warmup_steps must be >= 1 for the noam schedule")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def learning_rate(config: TrainConfig, step: int, d_model: int) -> float:
+    """LR at 1-based `step`. noam: factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5) (paper §5.3)."""
+    step = max(step, 1)
+    if config.schedule == "noam":
+        return config.noam_factor * d_model**-0.5 * min(step**-0.5, step * config.warmup_steps**-1.5)
+    if config.schedule == "constant":
+        return config.lr
+    if step <= config.warmup_steps:
+        return config.lr * step / config.warmup_steps
+    frac = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """What one optimisation step reports (plain floats: safe to hand to any thread)."""
+
+    step: int
+    loss: float
+    token_accuracy: float
+    lr: float
+    tokens_per_s: float
+    grad_norm: float
+    elapsed_s: float
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or inf; the model keeps the weights from before the bad step."""
+
+
+@dataclass
+class EvalResult:
+    exact_match: float  # fraction of sequences decoded exactly right
+    token_accuracy: float  # teacher-forced next-token accuracy
+    loss: float  # teacher-forced cross-entropy
+    n: int
+
+
+def sequence_loss(log_probs: torch.Tensor, labels: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
+    """Mean token cross-entropy over non-pad labels, with optional label smoothing (paper §5.4)."""
+    return F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD) if smoothing == 0 else (
+        F.cross_entropy(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD, label_smoothing=smoothing)
+    )
+
+
+@dataclass
+class Trainer:
+    """Trains a model on a task; `train_steps` yields StepMetrics and can be resumed where it stopped."""
+
+    model: Seq2SeqTransformer
+    task: TaskSpec
+    config: TrainConfig
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    masks: MaskSpec = field(default_factory=MaskSpec)
+    step: int = 0
+    history: list[StepMetrics] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        vocab = len(self.task.vocabulary)
+        if vocab > self.model.config.vocab_size:
+            raise ValueError(f"task needs vocab_size >= {vocab}, model has {self.model.config.vocab_size}")
+        self.model.to(self.device)
+        self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=self.config.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=self.config.weight_decay
+        )
+        self._elapsed = 0.0
+
+    def _autocast(self):
+        enabled = self.config.mixed_precision and self.device.type == "cuda"
+        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=enabled)
+
+    def _one_step(self, batch: Batch) -> StepMetrics:
+        lr = learning_rate(self.config, self.step + 1, self.model.config.d_model)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        start = time.perf_counter()
+        self.model.train()
+        with self._autocast():
+            log_probs = self.model(batch.src, batch.tgt_in, self.masks).logits.float()
+        loss = sequence_loss(log_probs, batch.tgt_out, self.config.label_smoothing)
+        if not torch.isfinite(loss):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingDiverged(f"loss became {loss.item()} at step {self.step + 1}; weights kept from step {self.step}")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        clip = self.config.grad_clip if self.config.grad_clip is not None else float("inf")
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
+        if not math.isfinite(grad_norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingDiverged(f"gradient norm became {grad_norm} at step {self.step + 1}; weights kept")
+        self.optimizer.step()
+        self.step += 1
+        keep = batch.tgt_out != PAD
+        acc = float(((log_probs.argmax(-1) == batch.tgt_out) & keep).sum()) / max(1, int(keep.sum()))
+        took = time.perf_counter() - start
+        self._elapsed += took
+        return StepMetrics(self.step, float(loss.detach()), acc, lr, batch.n_tokens / max(took, 1e-9), grad_norm, self._elapsed)
+
+    def train_steps(self, n: int | None = None) -> Iterator[StepMetrics]:
+        """Run up to n more steps (default: until config.steps), yielding metrics after each."""
+        target = self.config.steps if n is None else self.step + n
+        while self.step < target:
+            batch = make_batch(self.task, self.config.batch_size, self.generator).to(self.device)
+            metrics = self._one_step(batch)
+            self.history.append(metrics)
+            yield metrics
+
+    @torch.no_grad()
+    def evaluate(self, n: int = 1000, length: int | None = None, seed: int = 1234, batch_size: int = 500) -> EvalResult:
+        """Greedy exact match and teacher-forced loss/accuracy on n fresh sequences."""
+        return evaluate(self.model, self.task, n=n, length=length, seed=seed, device=self.device, masks=self.masks,
+                        batch_size=batch_size)
+
+
+@torch.no_grad()
+def evaluate(
+    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 1000, length: int | None = None, seed: int = 1234,
+    device: torch.device | str = "cpu", masks: MaskSpec | None = None, batch_size: int = 500,
+) -> EvalResult:
+    """Exact match by greedy decoding on n fresh sequences drawn with `seed` (independent of training's stream)."""
+    check_int("n", n, 1)
+    was_training = model.training
+    model.eval()
+    gen = torch.Generator().manual_seed(seed)
+    exact = correct = tokens = 0
+    loss_sum = 0.0
+    for start in range(0, n, batch_size):
+        batch = make_batch(task, min(batch_size, n - start), gen, length).to(device)
+        log_probs = model(batch.src, batch.tgt_in, masks).logits.float()
+        keep = batch.tgt_out != PAD
+        loss_sum += float(sequence_loss(log_probs, batch.tgt_out)) * int(keep.sum())
+        correct += int(((log_probs.argmax(-1) == batch.tgt_out) & keep).sum())
+        tokens += int(keep.sum())
+        out = greedy_decode(model, batch.src, batch.tgt_out.shape[1], masks)
+        width = batch.tgt_out.shape[1]
+        out = F.pad(out, (0, max(0, width - out.shape[1])), value=PAD)[:, :width]
+        exact += int(((out == batch.tgt_out) | ~keep).all(dim=1).sum())
+    model.train(was_training)
+    return EvalResult(exact / n, correct / max(tokens, 1), loss_sum / max(tokens, 1), n)

@@ -1,0 +1,78 @@
+"""Token vocabulary: three specials then one-character task symbols."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+PAD, BOS, EOS = 0, 1, 2
+SPECIALS = ("<pad>", "<bos>", "<eos>")
+SYMBOL_POOL = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+class VocabularyError(ValueError):
+    """Input text holds a symbol the vocabulary does not know."""
+
+    def __init__(self, symbol: str, position: int, allowed: str) -> None:
+        self.symbol, self.position, self.allowed = symbol, position, allowed
+        super().__init__(f"unknown symbol {symbol!r} at position {position}; allowed: {' '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Maps text symbol by symbol; ids 0..2 are <pad>, <bos>, <eos>, task symbols follow."""
+
+    symbols: str = SYMBOL_POOL[:10]
+
+    def __post_init__(self) -> None:
+        if not self.symbols or len(set(self.symbols)) != len(self.symbols):
+            raise ValueError(f"symbols must be non-empty and distinct, got {self.symbols!r}")
+        if any(s.isspace() for s in self.symbols):
+            raise ValueError("symbols may not contain whitespace (spaces separate symbols in text)")
+
+    @classmethod
+    def of_size(cls, n_symbols: int) -> Vocabulary:
+        """The first n symbols of 0-9a-z."""
+        if not 1 <= n_symbols <= len(SYMBOL_POOL):
+            raise ValueError(f"n_symbols must be in [1, {len(SYMBOL_POOL)}], got {n_symbols}")
+        return cls(SYMBOL_POOL[:n_symbols])
+
+    def __len__(self) -> int:
+        return len(SPECIALS) + len(self.symbols)
+
+    @property
+    def symbol_ids(self) -> range:
+        return range(len(SPECIALS), len(self))
+
+    def encode(self, text: str) -> list[int]:
+        """Symbols to ids; whitespace is ignored; an unknown symbol raises VocabularyError (position in text)."""
+        ids = []
+        for pos, ch in enumerate(text):
+            if ch.isspace():
+                continue
+            idx = self.symbols.find(ch)
+            if idx < 0:
+                raise VocabularyError(ch, pos, self.symbols)
+            ids.append(idx + len(SPECIALS))
+        return ids
+
+    def token(self, idx: int) -> str:
+        """Printable name of one id."""
+        if 0 <= idx < len(SPECIALS):
+            return SPECIALS[idx]
+        if len(SPECIALS) <= idx < len(self):
+            return self.symbols[idx - len(SPECIALS)]
+        raise ValueError(f"token id {idx} outside vocabulary of size {len(self)}")
+
+    def tokens(self, ids: Iterable[int]) -> list[str]:
+        return [self.token(int(i)) for i in ids]
+
+    def decode(self, ids: Sequence[int] | Iterable[int]) -> str:
+        """Ids to text: stops at <eos>, skips <pad> and <bos>."""
+        out = []
+        for i in ids:
+            i = int(i)
+            if i == EOS:
+                break
+            if i >= len(SPECIALS):
+                out.append(self.token(i))
+        return "".join(out)

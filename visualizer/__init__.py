@@ -1,0 +1,1 @@
+"""Attention Playground's Qt front end. Importing this package loads neither Qt nor torch."""

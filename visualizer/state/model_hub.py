@@ -1,0 +1,112 @@
+"""The single owner of the app's model: who may use it, what it is, whether it has unsaved training."""
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from PySide6.QtCore import QObject, Signal
+
+from core_model import ModelConfig, Seq2SeqTransformer, build_model
+from core_model.tasks import TaskSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A plain description of the current model for labels and the status bar."""
+
+    config: ModelConfig
+    task: TaskSpec
+    origin: str  # e.g. "shipped copy-task checkpoint", "untrained"
+    trained_steps: int
+    parameters: int
+    device: str
+    path: Path | None = None
+    dirty: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def summary(self) -> str:
+        c = self.config
+        return (f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
+                f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers")
+
+
+class ModelHub(QObject):
+    """Holds the inference model. Training works on its own copy and hands weights back when it pauses or stops."""
+
+    model_changed = Signal()  # architecture, weights or task changed: everything that shows the model redraws
+    info_changed = Signal(object)  # ModelInfo
+    training_active_changed = Signal(bool)
+
+    def __init__(self, model: Seq2SeqTransformer, task: TaskSpec, *, device: torch.device, origin: str,
+                 history: list[dict] | None = None, path: Path | None = None, extra: dict | None = None) -> None:
+        super().__init__()
+        self.device = device
+        self._model, self.task, self.origin = model.to(device).eval(), task, origin
+        self.history: list[dict] = list(history or [])
+        self.extra: dict = dict(extra or {})
+        self.path, self.dirty, self._training = path, False, False
+
+    @property
+    def model(self) -> Seq2SeqTransformer:
+        return self._model
+
+    @property
+    def config(self) -> ModelConfig:
+        return self._model.config
+
+    @property
+    def training_active(self) -> bool:
+        return self._training
+
+    def info(self) -> ModelInfo:
+        steps = int(self.history[-1]["step"]) if self.history else 0
+        return ModelInfo(self.config, self.task, self.origin, steps, self._model.parameter_count(), str(self.device),
+                         self.path, self.dirty)
+
+    def _changed(self) -> None:
+        self.model_changed.emit()
+        self.info_changed.emit(self.info())
+
+    def set_model(self, model: Seq2SeqTransformer, task: TaskSpec, *, origin: str, history: list[dict] | None = None,
+                  path: Path | None = None, dirty: bool = False, extra: dict | None = None) -> None:
+        """Replace the model wholesale (load, new architecture)."""
+        self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
+        self.history, self.path, self.dirty = list(history or []), path, dirty
+        self.extra = dict(extra or {})
+        self._changed()
+
+    def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0) -> None:
+        """A fresh model for a changed architecture: it knows nothing until trained."""
+        self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)", dirty=False)
+
+    def training_copy(self) -> Seq2SeqTransformer:
+        """A deep copy the trainer may own while the hub keeps serving inference."""
+        return copy.deepcopy(self._model)
+
+    def adopt_weights(self, state_dict: dict[str, torch.Tensor], history: list[dict], *, origin: str = "trained here") -> None:
+        """Take trained weights back (copied: the trainer keeps training its own tensors)."""
+        self._model.load_state_dict({k: v.detach().clone() for k, v in state_dict.items()})
+        self._model.eval()
+        self.history, self.origin, self.dirty = list(history), origin, True
+        self._changed()
+
+    def mark_saved(self, path: Path) -> None:
+        self.path, self.dirty = path, False
+        self.info_changed.emit(self.info())
+
+    def set_training_active(self, active: bool) -> None:
+        if active != self._training:
+            self._training = active
+            self.training_active_changed.emit(active)
+
+    def set_device(self, device: torch.device) -> None:
+        """Move the inference model (the status bar shows the device)."""
+        self.device = device
+        self._model.to(device)
+        self._changed()

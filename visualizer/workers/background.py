@@ -1,0 +1,44 @@
+"""Run one plain function off the GUI thread and get its result back on the GUI thread as a signal."""
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger(__name__)
+
+
+class JobSignals(QObject):
+    """finished(result) or failed(message) is emitted exactly once per job."""
+
+    finished = Signal(object)
+    failed = Signal(str)
+
+
+class _Job(QRunnable):
+    def __init__(self, fn: Callable[[], Any], signals: JobSignals) -> None:
+        super().__init__()
+        self.fn, self.signals = fn, signals
+        self.setAutoDelete(True)
+
+    def run(self) -> None:  # Qt's name
+        try:
+            result = self.fn()
+        except Exception as exc:  # noqa: BLE001 - reported to the UI as text, never raised into the event loop
+            log.debug("background job failed:\n%s", traceback.format_exc())
+            self.signals.failed.emit(str(exc) or type(exc).__name__)
+        else:
+            self.signals.finished.emit(result)
+
+
+def run_in_background(fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None],
+                      pool: QThreadPool | None = None) -> JobSignals:
+    """Start fn on the global thread pool; callbacks run on the thread that owns the returned signals (the GUI)."""
+    signals = JobSignals()
+    signals.finished.connect(on_done)
+    signals.failed.connect(on_error)
+    (pool or QThreadPool.globalInstance()).start(_Job(fn, signals))
+    return signals
