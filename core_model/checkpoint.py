@@ -82,9 +82,12 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises many types for bad files; all mean "unreadable"
-        text = _first_line(exc)
-        if "weights_only" in text or "Unsupported global" in text or "GLOBAL" in text:
+        text, full = _first_line(exc), str(exc)
+        # every weights-only failure mentions `weights_only`; only a refused import (code) names a GLOBAL
+        if "Unsupported global" in full or "GLOBAL" in full:
             raise CheckpointError(f"{path.name} contains code or objects that are not plain data; refusing to load it") from exc
+        if "weights_only" in text:  # torch's advice to retry without weights_only would mislead here
+            text = "its pickled data is malformed"
         raise CheckpointError(f"{path.name} is not a readable checkpoint (corrupt or truncated): {text}") from exc
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path.name} is not an Attention Playground checkpoint")

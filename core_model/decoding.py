@@ -83,6 +83,7 @@ class DecodeSession:
         self.tokens: list[int] = [BOS]
         self.steps: list[StepRecord] = []
         self._caches = _new_caches(self.model)
+        self._pending: StepRecord | None = None
 
     @property
     def finished(self) -> bool:
@@ -95,27 +96,39 @@ class DecodeSession:
         return self.tokens[1:]
 
     @torch.no_grad()
-    def step(self, token: int | None = None) -> StepRecord:
-        """Predict the next token from the cache and append it (or `token`, when forcing)."""
+    def peek(self) -> StepRecord:
+        """The model's prediction for the next position without appending it (computed once, then reused).
+
+        The returned record's `token` is the argmax; `forced` is False.
+        """
         if self.finished:
             raise RuntimeError("decoding has finished; go back or reset first")
         pos = len(self.tokens) - 1
+        if self._pending is not None and self._pending.position == pos:
+            return self._pending
         inp = torch.tensor([[self.tokens[-1]]], device=self.src.device)
         dec = self.model.decode(
             inp, self.memory, self.src, self.masks, self.head_gates, need_weights=True, q_pos=pos, caches=self._caches
         )
         log_probs = self.model.log_probs(dec.hidden)[0, -1]  # (V,)
-        vocab = log_probs.shape[0]
-        chosen = int(log_probs.argmax()) if token is None else int(token)
-        if not 0 <= chosen < vocab:
-            raise ValueError(f"token id {chosen} outside vocabulary of size {vocab}")
-        record = StepRecord(
-            pos, chosen, token is not None, log_probs,
+        self._pending = StepRecord(
+            pos, int(log_probs.argmax()), False, log_probs,
             tuple(w[0, :, -1] for w in dec.self_weights), tuple(w[0, :, -1] for w in dec.cross_weights),
         )
-        self.tokens.append(chosen)
-        self.steps.append(record)
-        return record
+        return self._pending
+
+    def step(self, token: int | None = None) -> StepRecord:
+        """Append the model's choice for the next position (or `token`, when forcing)."""
+        pending = self.peek()
+        if token is not None:
+            vocab = pending.log_probs.shape[0]
+            if not 0 <= int(token) < vocab:
+                raise ValueError(f"token id {token} outside vocabulary of size {vocab}")
+            pending = replace(pending, token=int(token), forced=True)
+        self.tokens.append(pending.token)
+        self.steps.append(pending)
+        self._pending = None
+        return pending
 
     def force(self, token: int) -> StepRecord:
         """Append `token` instead of the model's choice; decoding continues from it."""
@@ -127,6 +140,7 @@ class DecodeSession:
             return
         self.steps.pop()
         self.tokens.pop()
+        self._pending = None
         keep = len(self.tokens) - 1  # cached positions still valid: all but the new last input token
         for cache in self._caches:
             if cache.self_kv is not None:

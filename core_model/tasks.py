@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from .config import check_choice, check_int
-from .vocab import BOS, EOS, PAD, Vocabulary
+from .vocab import BOS, EOS, PAD, SYMBOL_POOL, Vocabulary
 
 TaskName = Literal["copy", "reverse", "sort"]
 TASK_NAMES: tuple[TaskName, ...] = get_args(TaskName)
@@ -55,6 +55,8 @@ class TaskSpec:
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASK_NAMES)
         check_int("n_symbols", self.n_symbols, 1)
+        if self.n_symbols > len(SYMBOL_POOL):
+            raise ValueError(f"n_symbols must be an integer in [1, {len(SYMBOL_POOL)}], got {self.n_symbols!r}")
         check_int("min_len", self.min_len, 1)
         check_int("max_len", self.max_len, self.min_len)
 

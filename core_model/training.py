@@ -81,7 +81,8 @@ class StepMetrics:
     lr: float
     tokens_per_s: float
     grad_norm: float
-    elapsed_s: float
+    elapsed_s: float  # optimisation time so far (batch sampling and evaluation excluded)
+    tokens: int = 0  # target tokens in this step's batch
 
 
 class TrainingDiverged(RuntimeError):
@@ -155,7 +156,9 @@ class Trainer:
         acc = float(((log_probs.argmax(-1) == batch.tgt_out) & keep).sum()) / max(1, int(keep.sum()))
         took = time.perf_counter() - start
         self._elapsed += took
-        return StepMetrics(self.step, float(loss.detach()), acc, lr, batch.n_tokens / max(took, 1e-9), grad_norm, self._elapsed)
+        n_tokens = batch.n_tokens
+        return StepMetrics(self.step, float(loss.detach()), acc, lr, n_tokens / max(took, 1e-9), grad_norm, self._elapsed,
+                           n_tokens)
 
     def train_steps(self, n: int | None = None) -> Iterator[StepMetrics]:
         """Run up to n more steps (default: until config.steps), yielding metrics after each."""

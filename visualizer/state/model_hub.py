@@ -51,6 +51,7 @@ class ModelHub(QObject):
         self.history: list[dict] = list(history or [])
         self.extra: dict = dict(extra or {})
         self.path, self.dirty, self._training = path, False, False
+        self._previous: tuple | None = None
 
     @property
     def model(self) -> Seq2SeqTransformer:
@@ -82,8 +83,18 @@ class ModelHub(QObject):
         self._changed()
 
     def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0) -> None:
-        """A fresh model for a changed architecture: it knows nothing until trained."""
+        """A fresh model for a changed architecture: it knows nothing until trained. The old one can be restored."""
+        self._previous = (self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
         self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)", dirty=False)
+
+    def restore_previous(self) -> bool:
+        """Undo the last new_untrained(); False when there is nothing to restore."""
+        if self._previous is None:
+            return False
+        model, task, origin, history, path, dirty, extra = self._previous
+        self._previous = None
+        self.set_model(model, task, origin=origin, history=history, path=path, dirty=dirty, extra=extra)
+        return True
 
     def training_copy(self) -> Seq2SeqTransformer:
         """A deep copy the trainer may own while the hub keeps serving inference."""

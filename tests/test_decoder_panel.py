@@ -1,0 +1,244 @@
+"""DecoderPanel: buttons, shortcuts (and their conflict with text editing), chips, the top-k chart and its clicks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+
+from visualizer.widgets.decoder_panel import CHIP_COLOURS, DecoderPanel, DecoderView
+
+TOP_K = ((7, "4", 0.62), (5, "3", 0.25), (2, "<eos>", 0.09), (9, "9", 0.04))
+RUNNING = DecoderView(
+    output_labels=("3", "1", "4"),
+    correct=(True, False, None),
+    expected_labels=("3", "5", "<eos>"),
+    top_k=TOP_K,
+    finished=False,
+    can_back=True,
+    position=3,
+    forced=(False, True, False),
+)
+FINISHED_OK = DecoderView(("3", "5", "<eos>"), (True, True, True), ("3", "5", "<eos>"), TOP_K, True, True, 3)
+ACTIONS = {"step": "step_requested", "back": "back_requested", "run": "run_requested", "reset": "reset_requested"}
+
+
+@pytest.fixture
+def panel(qtbot) -> DecoderPanel:
+    """A shown panel in the running state."""
+    widget = DecoderPanel()
+    qtbot.addWidget(widget)
+    widget.resize(640, 520)
+    with qtbot.waitExposed(widget):
+        widget.show()
+    widget.set_view(RUNNING)
+    return widget
+
+
+@pytest.fixture
+def window(qtbot) -> tuple[QWidget, DecoderPanel, QLineEdit]:
+    """An active window holding a text field and the panel, as in the app."""
+    host = QWidget()
+    qtbot.addWidget(host)
+    line = QLineEdit("12 34 56")
+    panel = DecoderPanel()
+    layout = QVBoxLayout(host)
+    layout.addWidget(line)
+    layout.addWidget(panel)
+    host.resize(640, 560)
+    with qtbot.waitActive(host):
+        host.show()
+    panel.set_view(RUNNING)
+    return host, panel, line
+
+
+@pytest.mark.parametrize("action", list(ACTIONS))
+def test_buttons_emit_their_signal(qtbot, panel, action):
+    with qtbot.waitSignal(getattr(panel, ACTIONS[action]), timeout=1000):
+        qtbot.mouseClick(panel.buttons[action], Qt.MouseButton.LeftButton)
+
+
+@pytest.mark.parametrize(
+    ("action", "key", "modifiers"),
+    [
+        ("step", Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier),
+        ("step", Qt.Key.Key_F10, Qt.KeyboardModifier.NoModifier),
+        ("back", Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier),
+        ("run", Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier),
+        ("run", Qt.Key.Key_F5, Qt.KeyboardModifier.NoModifier),
+        ("reset", Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier),
+    ],
+    ids=["ctrl-right", "f10", "ctrl-left", "ctrl-shift-right", "f5", "ctrl-r"],
+)
+def test_shortcuts_fire_in_the_active_window(qtbot, window, action, key, modifiers):
+    host, panel, _ = window
+    panel.buttons["reset"].setFocus()  # focus on a non-text widget
+    with qtbot.waitSignal(getattr(panel, ACTIONS[action]), timeout=1000):
+        qtbot.keyClick(host.focusWidget(), key, modifiers)
+
+
+@pytest.mark.parametrize(
+    ("action", "key", "modifiers"),
+    [
+        ("step", Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier),
+        ("back", Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier),
+        ("run", Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier),
+    ],
+    ids=["ctrl-right", "ctrl-left", "ctrl-shift-right"],
+)
+def test_word_movement_keys_stay_with_a_focused_line_edit(qtbot, window, action, key, modifiers):
+    _, panel, line = window
+    line.setFocus()
+    qtbot.waitUntil(line.hasFocus)
+    line.setCursorPosition(3)
+    with qtbot.assertNotEmitted(getattr(panel, ACTIONS[action])):
+        qtbot.keyClick(line, key, modifiers)
+    assert line.cursorPosition() != 3  # the line edit moved by a word instead
+    assert line.text() == "12 34 56"
+
+
+@pytest.mark.parametrize(
+    ("action", "key", "modifiers"),
+    [
+        ("step", Qt.Key.Key_F10, Qt.KeyboardModifier.NoModifier),
+        ("run", Qt.Key.Key_F5, Qt.KeyboardModifier.NoModifier),
+        ("reset", Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier),
+    ],
+    ids=["f10", "f5", "ctrl-r"],
+)
+def test_non_editing_keys_work_while_typing(qtbot, window, action, key, modifiers):
+    _, panel, line = window
+    line.setFocus()
+    qtbot.waitUntil(line.hasFocus)
+    with qtbot.waitSignal(getattr(panel, ACTIONS[action]), timeout=1000):
+        qtbot.keyClick(line, key, modifiers)
+    assert line.text() == "12 34 56"
+
+
+def test_shortcuts_are_listed_and_named_in_tooltips(panel):
+    keys = {name: seq.toString() for name, seq in panel.shortcuts().items()}
+    assert keys == {"Step": "Ctrl+Right", "Back": "Ctrl+Left", "Run to end": "Ctrl+Shift+Right", "Reset": "Ctrl+R"}
+    assert [k.toString() for k in panel.shortcut_keys()["Step"]] == ["Ctrl+Right", "F10"]
+    assert "F5" in panel.buttons["run"].toolTip()
+    for action in ACTIONS:
+        key = panel.shortcuts()[panel.buttons[action].text()]
+        assert key.toString(QKeySequence.SequenceFormat.NativeText) in panel.buttons[action].toolTip()
+
+
+def test_chips_show_labels_states_and_forced_marker(panel):
+    assert panel.chip_states() == [("3", "correct"), ("1", "wrong"), ("4", "unknown")]
+    chips = panel.token_chips.chips(0)
+    assert [c.text() for c in chips] == ["3", "1", "4"]
+    for chip, state in zip(chips, ("correct", "wrong", "unknown")):
+        assert f"background-color: {CHIP_COLOURS[state][0]}" in chip.styleSheet()
+    assert "forced by you" in chips[1].toolTip() and "underline" in chips[1].styleSheet()
+    assert "forced by you" not in chips[0].toolTip() and "underline" not in chips[0].styleSheet()
+    assert [c.text() for c in panel.token_chips.chips(1)] == ["3", "5", "<eos>"]
+    assert panel.summary.text() == "1 / 2 correct so far"
+
+
+def test_chips_shrink_when_going_back(panel):
+    panel.set_view(DecoderView(("3",), (True,), ("3", "5", "<eos>"), TOP_K, False, True, 1))
+    assert panel.chip_states() == [("3", "correct")]
+    assert [c.text() for c in panel.token_chips.chips(0)] == ["3"]
+
+
+def test_bars_equal_probabilities_with_labels(panel):
+    np.testing.assert_allclose(panel.chart.bar_values(), [p for _, _, p in TOP_K])
+    np.testing.assert_allclose(panel.chart._bars.opts["width"], [p for _, _, p in TOP_K])
+    ticks = panel.chart.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [label for _, label in ticks] == ["4", "3", "<eos>", "9"]
+    texts = [t.textItem.toPlainText() for t in panel.chart._texts if t.isVisible()]
+    assert texts == ["0.62", "0.25", "0.09", "0.04"]
+    assert panel.chart.getPlotItem().titleLabel.text == "Next token at position 3"
+
+
+def test_bars_update_in_place(panel):
+    bars = panel.chart._bars
+    panel.set_view(DecoderView(("3", "1"), (True, False), ("3", "5", "<eos>"), ((1, "x", 0.9), (2, "y", 0.1)),
+                               False, True, 2))
+    assert panel.chart._bars is bars
+    np.testing.assert_allclose(panel.chart.bar_values(), [0.9, 0.1])
+
+
+def _bar_pixel(panel: DecoderPanel, index: int) -> QPoint:
+    """Centre of bar `index` in the chart viewport: view coords -> scene -> widget."""
+    chart = panel.chart
+    centre = chart.candidate_bar_rect(index).center()
+    scene_pos = chart.getPlotItem().vb.mapViewToScene(centre)
+    return chart.mapFromScene(scene_pos)
+
+
+@pytest.mark.parametrize("index", [0, 1, 3])
+def test_clicking_a_bar_forces_its_token(qtbot, panel, index):
+    pos = _bar_pixel(panel, index)
+    assert panel.chart.viewport().rect().contains(pos)
+    with qtbot.waitSignal(panel.token_forced, timeout=1000) as blocker:
+        qtbot.mouseClick(panel.chart.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert blocker.args == [TOP_K[index][0]]
+
+
+def test_clicking_between_bars_forces_nothing(qtbot, panel):
+    between = (_bar_pixel(panel, 0) + _bar_pixel(panel, 1)) / 2
+    with qtbot.assertNotEmitted(panel.token_forced):
+        qtbot.mouseClick(panel.chart.viewport(), Qt.MouseButton.LeftButton, pos=between)
+
+
+def test_force_buttons_for_keyboard_users(qtbot, panel):
+    buttons = panel.force_buttons()
+    assert [b.text() for b in buttons] == ["force 4 (0.62)", "force 3 (0.25)", "force <eos> (0.09)", "force 9 (0.04)"]
+    buttons[2].setFocus()
+    qtbot.waitUntil(buttons[2].hasFocus)
+    with qtbot.waitSignal(panel.token_forced, timeout=1000) as blocker:
+        qtbot.keyClick(buttons[2], Qt.Key.Key_Space)
+    assert blocker.args == [2]
+
+
+def test_finished_disables_step_and_run_and_clears_candidates(qtbot, panel):
+    panel.set_view(FINISHED_OK)
+    assert not panel.buttons["step"].isEnabled() and not panel.buttons["run"].isEnabled()
+    assert panel.buttons["back"].isEnabled() and panel.buttons["reset"].isEnabled()
+    assert panel.chart.bar_values().size == 0
+    assert panel.force_buttons() == []
+    assert "<eos>" in panel.caption.text() and panel.caption.isVisibleTo(panel)
+    assert panel.summary.text() == "Done: output matches the expected output"
+    with qtbot.assertNotEmitted(panel.step_requested):
+        qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+
+
+def test_finished_by_length_limit_says_so(panel):
+    panel.set_view(DecoderView(("3", "3"), (True, False), ("3", "5", "<eos>"), (), True, True, 2))
+    assert "length limit" in panel.caption.text()
+    assert panel.summary.text() == "Done: 1 token wrong"
+
+
+def test_finished_disables_the_step_shortcut(qtbot, window):
+    host, panel, _ = window
+    panel.set_view(FINISHED_OK)
+    panel.buttons["reset"].setFocus()
+    with qtbot.assertNotEmitted(panel.step_requested):
+        qtbot.keyClick(host.focusWidget(), Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_back_disabled_at_the_start(panel):
+    panel.set_view(DecoderView((), (), ("3", "<eos>"), TOP_K, False, False, 0))
+    assert not panel.buttons["back"].isEnabled()
+    assert panel.summary.text() == "Nothing decoded yet: press Step"
+
+
+def test_set_enabled_all_blocks_everything(qtbot, panel):
+    panel.set_enabled_all(False)
+    assert not any(b.isEnabled() for b in panel.buttons.values())
+    assert not any(b.isEnabled() for b in panel.force_buttons())
+    with qtbot.assertNotEmitted(panel.token_forced):
+        qtbot.mouseClick(panel.chart.viewport(), Qt.MouseButton.LeftButton, pos=_bar_pixel(panel, 1))
+    panel.set_enabled_all(True)
+    assert panel.buttons["step"].isEnabled() and panel.buttons["back"].isEnabled()
+
+
+def test_no_expectation_summary(panel):
+    panel.set_view(DecoderView(("a", "b"), (None, None), (), TOP_K, False, True, 2))
+    assert panel.chip_states() == [("a", "unknown"), ("b", "unknown")]
+    assert panel.summary.text() == "2 tokens decoded"
+    assert panel.token_chips.chips(1) == []

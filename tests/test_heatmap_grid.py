@@ -1,0 +1,299 @@
+"""AttentionGrid / MapDialog / export: what the user sees (atlas pixels, tooltips, menus, files written)."""
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from visualizer.state.snapshot import KindMaps
+from visualizer.widgets import export
+from visualizer.widgets.heatmap_grid import AttentionGrid
+from visualizer.widgets.map_dialog import DIM_OFFSET, MapDialog, make_lut
+
+LUT = make_lut()
+
+
+def make_maps(n_layers=2, n_heads=3, tq=4, tk=5, kind="decoder_self", seed=0, causal=True, highlight=None):
+    """Row-normalised random weights; with causal=True query i sees keys 0..i (and the rest is blank)."""
+    rng = np.random.default_rng(seed)
+    valid = np.tril(np.ones((tq, tk), bool)) if causal else np.ones((tq, tk), bool)
+    raw = np.where(valid, rng.random((n_layers, n_heads, tq, tk)) + 0.01, 0.0)
+    values = (raw / raw.sum(-1, keepdims=True)).astype(np.float32)
+    q_labels = tuple(f"q{i}" for i in range(tq))
+    k_labels = tuple(f"k{j}" for j in range(tk))
+    return KindMaps(kind, values, valid, q_labels, k_labels, highlight_row=highlight)
+
+
+def expected_colour(value: float, lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
+    """The LUT colour a value should get, computed independently of the widget (float64)."""
+    index = int(np.clip(np.floor((value - lo) / (hi - lo) * 256), 0, 255))
+    return LUT[index]
+
+
+def pixel(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> np.ndarray:
+    """RGBA of map cell (i, j) in the atlas actually handed to the ImageItem."""
+    rect = grid.map_rect(layer, head)
+    return grid.image_item.image[int(rect.y()) + i, int(rect.x()) + j]
+
+
+def viewport_pos(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> QPoint:
+    """Viewport pixel of the centre of a map cell, mapped through the ViewBox like a real mouse."""
+    rect = grid.map_rect(layer, head)
+    scene = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
+    return grid.graphics.mapFromScene(scene)
+
+
+@pytest.fixture
+def grid(qtbot):
+    widget = AttentionGrid("decoder_self")
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_atlas_pixels_follow_the_colormap(grid):
+    maps = make_maps(causal=False)
+    grid.set_maps(maps, mode="weights")
+    for layer, head, i, j in [(0, 0, 0, 0), (1, 2, 3, 4), (0, 1, 2, 1), (1, 0, 1, 3)]:
+        np.testing.assert_array_equal(pixel(grid, layer, head, i, j), expected_colour(maps.values[layer, head, i, j]))
+    assert grid.image_item.image.dtype == np.uint8 and grid.image_item.image.shape[2] == 4
+    assert grid.title_label.text() == "Decoder self-attention — weights"
+
+
+def test_masked_cells_and_gutters_are_transparent(grid):
+    maps = make_maps()
+    grid.set_maps(maps)
+    image = grid.image_item.image
+    covered = np.zeros(image.shape[:2], bool)
+    for layer in range(2):
+        for head in (0, 1, 2, -1):
+            rect = grid.map_rect(layer, head)
+            y, x = int(rect.y()), int(rect.x())
+            alpha = image[y:y + 4, x:x + 5, 3]
+            np.testing.assert_array_equal(alpha == 255, maps.valid)
+            np.testing.assert_array_equal(alpha[~maps.valid], 0)
+            assert np.isnan(grid.displayed_matrix(layer, head)[~maps.valid]).all()
+            covered[y:y + 4, x:x + 5] = True
+    assert (image[~covered, 3] == 0).all(), "gutters between maps must stay blank"
+
+
+def test_average_column_is_the_mean_over_heads(grid):
+    maps = make_maps(n_heads=4)
+    grid.set_maps(maps)
+    expected = np.where(maps.valid, maps.values.mean(axis=1), np.nan)
+    for layer in range(2):
+        np.testing.assert_allclose(grid.displayed_matrix(layer, -1), expected[layer], rtol=1e-6)
+    np.testing.assert_array_equal(pixel(grid, 1, -1, 3, 2), expected_colour(expected[1, 3, 2]))
+
+
+def test_scores_with_minus_inf_use_the_shared_finite_range(grid):
+    maps = make_maps(causal=True)
+    scores = np.where(maps.valid, maps.values * 20 - 5, -np.inf).astype(np.float32)
+    grid.set_maps(KindMaps("cross", scores, maps.valid, maps.query_labels, maps.key_labels), mode="scores")
+    lo, hi = float(scores[np.isfinite(scores)].min()), float(scores[np.isfinite(scores)].max())
+    assert grid.map_levels(0, 1) == pytest.approx((lo, hi))
+    np.testing.assert_array_equal(pixel(grid, 1, 1, 2, 1), expected_colour(scores[1, 1, 2, 1], lo, hi))
+    assert pixel(grid, 0, 0, 0, 3)[3] == 0
+    assert grid.title_label.text() == "Cross-attention — pre-softmax scores"
+
+
+def test_scale_modes_change_the_normalisation(grid):
+    maps = make_maps(causal=False)
+    values = maps.values.copy()
+    values[0, 1] *= 0.1  # a faint head: dark on the shared [0, 1] scale, full range on its own scale
+    grid.set_maps(KindMaps("encoder_self", values, maps.valid, maps.query_labels, maps.key_labels))
+    i, j = np.unravel_index(np.argmax(values[0, 1]), values[0, 1].shape)
+    shared = pixel(grid, 0, 1, i, j).copy()
+    np.testing.assert_array_equal(shared, expected_colour(values[0, 1, i, j]))
+    grid.set_scale_mode("per_map")
+    np.testing.assert_array_equal(pixel(grid, 0, 1, i, j), LUT[255])
+    assert grid.map_levels(0, 1) == pytest.approx((values[0, 1].min(), values[0, 1].max()))
+    grid.set_scale_mode("shared")
+    np.testing.assert_array_equal(pixel(grid, 0, 1, i, j), shared)
+    with pytest.raises(ValueError, match="scale_mode"):
+        grid.set_scale_mode("global")
+
+
+def test_shape_changes_reuse_items(grid):
+    grid.set_maps(make_maps(2, 2, 4, 4))
+    n_items = len(grid.plot_item.items)
+    for shape in [(3, 4, 6, 5), (1, 1, 2, 7), (2, 2, 4, 4)]:
+        maps = make_maps(*shape, causal=False)
+        grid.set_maps(maps)
+        layout = grid.atlas_layout()
+        assert grid.image_item.image.shape[:2] == (layout.height, layout.width)
+        assert grid.displayed_matrix(shape[0] - 1, shape[1] - 1).shape == shape[2:]
+        np.testing.assert_array_equal(pixel(grid, shape[0] - 1, shape[1] - 1, 1, 1),
+                                      expected_colour(maps.values[-1, -1, 1, 1]))
+        assert len(grid.plot_item.items) == n_items
+
+
+def test_empty_input_shows_a_placeholder(grid):
+    empty = KindMaps("encoder_self", np.zeros((2, 2, 0, 0), np.float32), np.zeros((0, 0), bool), (), ())
+    grid.set_maps(empty)
+    assert grid.stack.currentWidget() is grid.placeholder
+    assert grid.cell_at(QPointF(10, 10)) is None
+    grid.set_maps(make_maps())
+    assert grid.stack.currentWidget() is grid.graphics
+    grid.set_maps(None)
+    assert grid.stack.currentWidget() is grid.placeholder
+    with pytest.raises(RuntimeError):
+        grid.displayed_matrix(0, 0)
+    maps = make_maps(seed=3)  # the same shape as before the blank: buffers must come back
+    grid.set_maps(maps)
+    np.testing.assert_array_equal(pixel(grid, 1, 1, 2, 0), expected_colour(maps.values[1, 1, 2, 0]))
+
+
+def test_tooltip_text_exact_format(grid, qtbot):
+    maps = make_maps()
+    values = maps.values.copy()
+    values[1, 2, 3, 1] = 0.873
+    grid.set_maps(KindMaps("cross", values, maps.valid, ("a", "b", "c", "d"), ("v", "w", "x", "y", "z")))
+    assert grid.tooltip_text_at(1, 2, 3, 1) == "L2 H3 query 3 'd' -> key 1 'w': 0.873"
+    assert grid.tooltip_text_at(0, 0, 0, 4) == "L1 H1 query 0 'a' -> key 4 'z': masked"
+    avg = float(values[0, :, 2, 0].mean())
+    assert grid.tooltip_text_at(0, -1, 2, 0) == f"L1 avg query 2 'c' -> key 0 'v': {avg:.3f}"
+    assert grid.tooltip_text_at(0, -1, 1, 3) == "L1 avg query 1 'b' -> key 3 'y': masked"
+    qtbot.mouseMove(grid.graphics.viewport(), viewport_pos(grid, 1, 2, 3, 1))
+    qtbot.waitUntil(lambda: grid.image_item.toolTip() == "L2 H3 query 3 'd' -> key 1 'w': 0.873")
+
+
+def test_left_click_emits_map_clicked(grid, qtbot):
+    grid.set_maps(make_maps(kind="cross"))
+    viewport = grid.graphics.viewport()
+    with qtbot.waitSignal(grid.map_clicked) as blocker:
+        qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=viewport_pos(grid, 1, 2, 0, 0))
+    assert blocker.args == ["cross", 1, 2]
+    with qtbot.waitSignal(grid.map_clicked) as blocker:
+        qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=viewport_pos(grid, 0, -1, 3, 4))
+    assert blocker.args == ["cross", 0, -1]
+    rect = grid.map_rect(0, 0)  # the gutter right of map (0, 0) is not a map
+    gutter = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.right() + 0.5, rect.y() + 1))
+    with qtbot.assertNotEmitted(grid.map_clicked):
+        qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=grid.graphics.mapFromScene(gutter))
+
+
+def test_double_click_opens_the_large_view(grid, qtbot):
+    maps = make_maps()
+    grid.set_maps(maps)
+    viewport, pos = grid.graphics.viewport(), viewport_pos(grid, 1, 0, 2, 2)
+    qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=pos)
+    for kind in (QEvent.Type.MouseButtonDblClick, QEvent.Type.MouseButtonRelease):  # Qt's real double-click order
+        QApplication.sendEvent(viewport, QMouseEvent(kind, QPointF(pos), viewport.mapToGlobal(QPointF(pos)),
+                                                     Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton
+                                                     if kind == QEvent.Type.MouseButtonDblClick else
+                                                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+    qtbot.waitUntil(lambda: grid.findChild(MapDialog) is not None and grid.findChild(MapDialog).isVisible())
+    dialog = grid.findChild(MapDialog)
+    assert "L2 H1" in dialog.title_label.text()
+    np.testing.assert_array_equal(dialog.displayed_matrix(), grid.displayed_matrix(1, 0))
+
+
+def right_click_menu(grid, qtbot, layer, head):
+    qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=viewport_pos(grid, layer, head, 0, 0))
+    qtbot.waitUntil(lambda: grid.context_menu() is not None)
+    menu = grid.context_menu()
+    return menu, {action.text(): action for action in menu.actions() if action.text()}
+
+
+def test_context_menu_ablates_and_restores(grid, qtbot):
+    grid.set_maps(make_maps(kind="encoder_self", causal=False))
+    menu, actions = right_click_menu(grid, qtbot, 1, 2)
+    assert {"Ablate head", "Restore all heads", "Open large view", "Export grid as PNG...", "Export grid as SVG...",
+            "Export matrices as NPY...", "Export this map as CSV..."} <= set(actions)
+    with qtbot.waitSignal(grid.head_toggled) as blocker:
+        actions["Ablate head"].trigger()
+    assert blocker.args == ["encoder_self", 1, 2, False]
+    menu.close()
+
+    mask = np.zeros((2, 3), bool)
+    mask[1, 2] = True
+    normal = pixel(grid, 1, 2, 0, 0).copy()
+    grid.set_ablated(mask)
+    assert not np.array_equal(pixel(grid, 1, 2, 0, 0), normal), "an ablated head must look different"
+    index = int(np.argmin(np.abs(LUT[:256] - normal).sum(axis=1)))
+    np.testing.assert_array_equal(pixel(grid, 1, 2, 0, 0), LUT[index + DIM_OFFSET])
+    _, actions = right_click_menu(grid, qtbot, 1, 2)
+    with qtbot.waitSignal(grid.head_toggled) as blocker:
+        actions["Restore head"].trigger()
+    assert blocker.args == ["encoder_self", 1, 2, True]
+    with qtbot.waitSignal(grid.restore_all_requested):
+        actions["Restore all heads"].trigger()
+    _, actions = right_click_menu(grid, qtbot, 0, -1)
+    assert "Ablate head" not in actions and "Restore head" not in actions
+
+
+def test_exports_write_loadable_files(grid, tmp_path):
+    maps = make_maps()
+    grid.set_maps(maps)
+    png = grid.export_png(tmp_path / "grid.png", width=800)
+    image = QImage(str(png))
+    assert not image.isNull() and image.width() == 800
+    svg = grid.export_svg(tmp_path / "grid.svg")
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+    npy = grid.export_matrices_npy(tmp_path / "maps.npy")
+    np.testing.assert_array_equal(np.load(npy), np.where(maps.valid, maps.values, np.nan))
+    path = grid.export_map_csv(tmp_path / "map.csv", 1, 2)
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][1:] == list(maps.key_labels) and [r[0] for r in rows[1:]] == list(maps.query_labels)
+    loaded = np.array([[float(c) if c else np.nan for c in r[1:]] for r in rows[1:]], np.float32)
+    np.testing.assert_array_equal(loaded, np.where(maps.valid, maps.values[1, 2], np.nan))
+    with pytest.raises(OSError, match="does not exist"):
+        grid.export_png(tmp_path / "missing" / "grid.png")
+
+
+def test_save_matrices_npy_dict_and_csv_labels_with_commas(tmp_path):
+    arrays = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([np.float32(0.1)])}
+    with np.load(export.save_matrices_npy(tmp_path / "all.npz", arrays)) as loaded:
+        np.testing.assert_array_equal(loaded["a"], arrays["a"])
+        assert loaded["b"][0] == np.float32(0.1)
+    matrix = np.array([[np.float32(1 / 3), -np.inf]], np.float32)
+    export.save_matrix_csv(tmp_path / "m.csv", matrix, [","], ["'", '"'])
+    with open(tmp_path / "m.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][1:] == ["'", '"'] and rows[1][0] == ","
+    assert np.float32(rows[1][1]) == np.float32(1 / 3) and rows[1][2] == "-inf"
+
+
+def test_highlight_row_outlines_that_row_in_every_map(grid):
+    grid.set_maps(make_maps(highlight=2))
+    xs, ys = grid.highlight_curve.getData()
+    n_maps = 2 * 4
+    assert np.isnan(xs).sum() == n_maps
+    rect = grid.map_rect(1, 1)
+    box = np.array([[rect.x(), rect.y() + 2], [rect.right(), rect.y() + 2], [rect.right(), rect.y() + 3],
+                    [rect.x(), rect.y() + 3], [rect.x(), rect.y() + 2]])
+    segments = np.stack([xs, ys], axis=1).reshape(n_maps, 6, 2)[:, :5]
+    assert any(np.allclose(seg, box) for seg in segments)
+    grid.set_highlight_row(None)
+    xs, _ = grid.highlight_curve.getData()
+    assert xs is None or len(xs) == 0
+
+
+def test_map_dialog_shows_token_ticks_and_updates_in_place(qtbot, tmp_path):
+    dialog = MapDialog()
+    qtbot.addWidget(dialog)
+    valid = np.tril(np.ones((3, 4), bool))
+    values = np.where(valid, 0.25, 0.0).astype(np.float32)
+    dialog.set_matrix(values, valid, ["a", "b", "c"], ["w", "x", "y", "z"], "Cross L1 H1", tooltip_prefix="L1 H1")
+    left = dialog.plot_item.getAxis("left")._tickLevels[0]
+    bottom = dialog.plot_item.getAxis("bottom")._tickLevels[0]
+    assert left == [(0.5, "a"), (1.5, "b"), (2.5, "c")]
+    assert [text for _, text in bottom] == ["w", "x", "y", "z"]
+    assert dialog.plot_item.getViewBox().yInverted()
+    image = dialog.image_item.image
+    np.testing.assert_array_equal(image[..., 3] == 255, valid)
+    assert dialog.tooltip_text_at(2, 1) == "L1 H1 query 2 'c' -> key 1 'x': 0.250"
+    item = dialog.image_item
+    dialog.set_matrix(np.ones((2, 2), np.float32), np.ones((2, 2), bool), ["p", "q"], ["r", "s"], "again")
+    assert dialog.image_item is item and item.image.shape[:2] == (2, 2)
+    assert [t for _, t in dialog.plot_item.getAxis("left")._tickLevels[0]] == ["p", "q"]
+    assert QImage(str(dialog.export_png(tmp_path / "map.png"))).width() > 0

@@ -1,0 +1,173 @@
+"""MaskPanel: real clicks and keys edit the MaskSpec; previews show the given masks; the weights/scores toggle."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
+
+from core_model.masks import MaskSpec
+from visualizer.widgets.mask_panel import MASK_LUT, MaskPanel
+
+
+@pytest.fixture
+def panel(qtbot) -> MaskPanel:
+    """A shown, active panel with the default spec."""
+    widget = MaskPanel()
+    qtbot.addWidget(widget)
+    widget.resize(720, 420)
+    with qtbot.waitActive(widget):
+        widget.show()
+    return widget
+
+
+def _click_box(qtbot, box: QCheckBox) -> None:
+    """Click the indicator of a check box, where a user would."""
+    option = QStyleOptionButton()
+    option.initFrom(box)
+    rect = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def _collect(signal) -> list:
+    """Every emission of `signal`, to check there was exactly one."""
+    got: list = []
+    signal.connect(got.append)
+    return got
+
+
+@pytest.mark.parametrize("field", ["encoder_padding", "decoder_causal", "decoder_padding", "cross_padding"])
+def test_clicking_a_mask_box_flips_that_field(qtbot, panel, field):
+    before = panel.spec()
+    got = _collect(panel.spec_changed)
+    _click_box(qtbot, panel.flag_boxes[field])
+    assert got == [replace(before, **{field: not getattr(before, field)})]
+    assert panel.spec() == got[0]
+    _click_box(qtbot, panel.flag_boxes[field])
+    assert got[-1] == before and len(got) == 2
+
+
+@pytest.mark.parametrize("field", ["encoder_window", "decoder_window"])
+def test_window_box_uses_the_width(qtbot, panel, field):
+    assert not panel.window_spin.isEnabled()
+    got = _collect(panel.spec_changed)
+    _click_box(qtbot, panel.window_boxes[field])
+    assert got == [replace(MaskSpec(), **{field: 3})]
+    assert panel.window_spin.isEnabled()
+    _click_box(qtbot, panel.window_boxes[field])
+    assert got[-1] == MaskSpec() and not panel.window_spin.isEnabled()
+
+
+def test_window_width_by_keyboard(qtbot, panel):
+    _click_box(qtbot, panel.window_boxes["decoder_window"])
+    spin = panel.window_spin
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus)
+    with qtbot.waitSignal(panel.spec_changed, timeout=1000) as blocker:
+        qtbot.keyClick(spin, Qt.Key.Key_Up)
+    assert blocker.args[0].decoder_window == 4 and blocker.args[0].encoder_window is None
+    qtbot.keyClick(spin, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(spin, "12")
+    assert panel.spec() == MaskSpec(decoder_window=12)
+    assert spin.value() == 12
+
+
+def test_width_applies_to_both_windows(qtbot, panel):
+    _click_box(qtbot, panel.window_boxes["encoder_window"])
+    _click_box(qtbot, panel.window_boxes["decoder_window"])
+    got = _collect(panel.spec_changed)
+    panel.window_spin.setFocus()
+    qtbot.keyClick(panel.window_spin, Qt.Key.Key_Down)
+    assert got == [MaskSpec(encoder_window=2, decoder_window=2)]
+
+
+def test_width_range(panel):
+    assert (panel.window_spin.minimum(), panel.window_spin.maximum(), panel.window_spin.value()) == (1, 512, 3)
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "value"),
+    [(Qt.Key.Key_C, "decoder_causal", False), (Qt.Key.Key_N, "encoder_padding", False),
+     (Qt.Key.Key_G, "decoder_padding", False), (Qt.Key.Key_A, "cross_padding", False),
+     (Qt.Key.Key_O, "encoder_window", 3), (Qt.Key.Key_L, "decoder_window", 3)],
+    ids=["alt-c", "alt-n", "alt-g", "alt-a", "alt-o", "alt-l"],
+)
+def test_mnemonics_toggle_boxes(qtbot, panel, key, field, value):
+    with qtbot.waitSignal(panel.spec_changed, timeout=1000) as blocker:
+        qtbot.keyClick(panel, key, Qt.KeyboardModifier.AltModifier)
+    assert blocker.args[0] == replace(MaskSpec(), **{field: value})
+
+
+def test_mode_mnemonic(qtbot, panel):
+    with qtbot.waitSignal(panel.mode_changed, timeout=1000) as blocker:
+        qtbot.keyClick(panel, Qt.Key.Key_X, Qt.KeyboardModifier.AltModifier)
+    assert blocker.args == ["scores"]
+
+
+def test_set_spec_is_silent_and_shown(qtbot, panel):
+    spec = MaskSpec(encoder_padding=False, decoder_causal=False, encoder_window=7, cross_padding=False)
+    with qtbot.assertNotEmitted(panel.spec_changed):
+        panel.set_spec(spec)
+    assert panel.spec() == spec
+    assert not panel.flag_boxes["encoder_padding"].isChecked()
+    assert not panel.flag_boxes["decoder_causal"].isChecked()
+    assert panel.flag_boxes["decoder_padding"].isChecked()
+    assert panel.window_boxes["encoder_window"].isChecked()
+    assert not panel.window_boxes["decoder_window"].isChecked()
+    assert panel.window_spin.value() == 7 and panel.window_spin.isEnabled()
+
+
+def test_unrelated_edit_keeps_two_different_widths(qtbot, panel):
+    spec = MaskSpec(encoder_window=5, decoder_window=9)
+    panel.set_spec(spec)
+    got = _collect(panel.spec_changed)
+    _click_box(qtbot, panel.flag_boxes["cross_padding"])
+    assert got == [replace(spec, cross_padding=False)]
+
+
+def test_previews_show_the_given_masks(qtbot, panel):
+    causal = np.tril(np.ones((5, 5), dtype=bool))
+    cross = np.array([[True, True, False], [True, False, False]])
+    images = {kind: panel.preview_image(kind) for kind in ("encoder_self", "decoder_self", "cross")}
+    panel.set_previews({"encoder_self": np.ones((4, 4), dtype=bool), "decoder_self": causal, "cross": cross})
+    np.testing.assert_array_equal(images["decoder_self"].image, causal.astype(np.uint8))
+    np.testing.assert_array_equal(images["cross"].image, cross.astype(np.uint8))
+    np.testing.assert_array_equal(images["encoder_self"].image, np.ones((4, 4)))
+    np.testing.assert_array_equal(panel.preview_matrix("cross"), cross)
+    assert panel.preview_matrix("decoder_self").dtype == bool
+    assert tuple(images["cross"].levels) == (0, 1)
+    np.testing.assert_array_equal(images["cross"].lut, MASK_LUT)
+    assert MASK_LUT[1].sum() > MASK_LUT[0].sum()  # allowed is the light colour
+    panel.set_previews({"cross": cross.T})
+    assert panel.preview_image("cross") is images["cross"]  # updated in place
+    np.testing.assert_array_equal(panel.preview_matrix("cross"), cross.T)
+    np.testing.assert_array_equal(panel.preview_matrix("decoder_self"), causal)
+
+
+def test_previews_start_empty_and_reject_bad_input(panel):
+    assert panel.preview_matrix("cross").shape == (0, 0)
+    with pytest.raises(ValueError, match="kind"):
+        panel.set_previews({"nope": np.ones((2, 2), dtype=bool)})
+    with pytest.raises(ValueError, match="matrix"):
+        panel.set_previews({"cross": np.ones(3, dtype=bool)})
+
+
+def test_mode_toggle_emits(qtbot, panel):
+    assert panel.mode() == "weights"
+    with qtbot.waitSignal(panel.mode_changed, timeout=1000) as blocker:
+        qtbot.mouseClick(panel.mode_buttons["scores"], Qt.MouseButton.LeftButton, pos=QPoint(8, 8))
+    assert blocker.args == ["scores"] and panel.mode() == "scores"
+    got = _collect(panel.mode_changed)
+    qtbot.mouseClick(panel.mode_buttons["weights"], Qt.MouseButton.LeftButton, pos=QPoint(8, 8))
+    assert got == ["weights"]
+    with qtbot.assertNotEmitted(panel.mode_changed):
+        panel.set_mode("scores")
+    assert panel.mode() == "scores"
+
+
+def test_every_control_explains_itself(panel):
+    boxes = [*panel.flag_boxes.values(), *panel.window_boxes.values(), *panel.mode_buttons.values()]
+    assert all(len(b.toolTip()) > 20 for b in [*boxes, panel.window_spin])
+    assert "j <= i" in panel.flag_boxes["decoder_causal"].toolTip()

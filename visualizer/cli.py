@@ -1,0 +1,210 @@
+"""Headless `train` and `eval` commands: the core Trainer behind a progress bar, one JSON line out (no Qt)."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+PROG = "attention-playground"
+TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
+
+
+class CliError(Exception):
+    """A failure that ends the command with exit status 1 and a one-line message."""
+
+
+def main(args: list[str]) -> int:
+    """Run `train ...` or `eval ...`; returns 0 ok, 1 on divergence or I/O errors, 2 on bad arguments."""
+    parser, commands = _parser()
+    try:
+        ns = parser.parse_args(args)
+        command = commands[ns.command]
+        return _train(ns, command) if ns.command == "train" else _eval(ns, command)
+    except SystemExit as exc:  # argparse: 2 for bad arguments, 0 for --help
+        return exc.code if isinstance(exc.code, int) else 2
+    except CliError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(prog=PROG, description="Train or evaluate a model without opening the window.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="train a model on a toy task and save a checkpoint")
+    train.add_argument("--task", choices=("copy", "reverse", "sort"), required=True)
+    train.add_argument("--steps", type=int, help="optimisation steps (default: TrainConfig's)")
+    train.add_argument("--seed", type=int, help="seed for initialisation and batches")
+    train.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    train.add_argument("--min-len", type=int, help="shortest source sequence")
+    train.add_argument("--max-len", type=int, help="longest source sequence")
+    train.add_argument("--symbols", type=int, help="number of task symbols (vocabulary = symbols + 3)")
+    train.add_argument("--batch-size", type=int)
+    train.add_argument("--lr", type=float, help="peak learning rate")
+    train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
+    train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
+    ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences")
+    ev.add_argument("path", type=Path)
+    ev.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    ev.add_argument("--n", type=int, default=1000, help="number of sequences")
+    ev.add_argument("--seed", type=int, default=1234, help="seed of the evaluation sequences")
+    ev.add_argument("--length", type=int, help="source length (default: the task's max_len)")
+    ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    return parser, {"train": train, "eval": ev}
+
+
+def _given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:
+    """Keyword arguments for the options the user set (None means: keep the dataclass default)."""
+    return {field: getattr(ns, attr) for attr, field in mapping.items() if getattr(ns, attr) is not None}
+
+
+def _train_setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
+    """Task, model config, train config and device from the arguments; invalid values are argument errors."""
+    from core_model import ModelConfig
+    from core_model.device import pick_device
+    from core_model.tasks import TaskSpec
+    from core_model.training import TrainConfig
+
+    try:
+        base = TaskSpec()
+        task_kw = _given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len"})
+        if "max_len" in task_kw and "min_len" not in task_kw:
+            task_kw["min_len"] = min(base.min_len, task_kw["max_len"])
+        if "min_len" in task_kw and "max_len" not in task_kw:
+            task_kw["max_len"] = max(base.max_len, task_kw["min_len"])
+        task = TaskSpec(task=ns.task, **task_kw)
+        vocab = len(task.vocabulary)
+        defaults = ModelConfig()
+        model_kw = _given(ns, {"positional": "positional"})
+        model_config = ModelConfig(vocab_size=max(defaults.vocab_size, vocab), **model_kw)
+        if task.max_len + 2 > model_config.max_len:
+            raise ValueError(f"--max-len must be at most {model_config.max_len - 2}, got {task.max_len}")
+        train_kw = _given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
+        config = TrainConfig(device=ns.device or "auto", **train_kw)
+        device = pick_device(config.device)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return task, model_config, config, device
+
+
+def _train(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    task, model_config, config, device = _train_setup(ns, parser)
+    from core_model import build_model
+    from core_model.checkpoint import CheckpointError, save_checkpoint
+    from core_model.training import Trainer, TrainingDiverged
+
+    start = time.perf_counter()
+    model = build_model(model_config, seed=config.seed)
+    trainer = Trainer(model, task, config, device=device)
+    bar = ProgressBar(config.steps, sys.stderr)
+    try:
+        for metrics in trainer.train_steps():
+            bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
+    except TrainingDiverged as exc:
+        bar.close()
+        raise CliError(f"training diverged: {exc}") from None
+    bar.close()
+    result = trainer.evaluate(n=1000, length=task.max_len)
+    last = trainer.history[-1]
+    final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
+             "exact_match": result.exact_match, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
+             "device": str(device), "out": str(ns.out)}
+    extra = {"task": asdict(task), "train_config": config.to_dict(), "final_metrics": final}
+    try:
+        save_checkpoint(ns.out, trainer.model, history=[asdict(m) for m in trainer.history], extra=extra)
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"could not write {ns.out}: {exc.strerror or exc}") from None
+    sys.stdout.write(json.dumps(final) + "\n")
+    return 0
+
+
+def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from core_model.checkpoint import CheckpointError, load_checkpoint
+    from core_model.device import pick_device
+    from core_model.tasks import TaskSpec
+    from core_model.training import evaluate
+
+    if ns.n < 1:
+        parser.error(f"--n must be >= 1, got {ns.n}")
+    try:
+        device = pick_device(ns.device)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        ckpt = load_checkpoint(ns.path)
+        model = ckpt.build(device)
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from None
+    task = _stored_task(ckpt.extra, TaskSpec)
+    if ns.task is not None:
+        task = replace(task, task=ns.task)
+    length = task.max_len if ns.length is None else ns.length
+    if length < 1 or length + 2 > model.config.max_len:
+        parser.error(f"--length must be in [1, {model.config.max_len - 2}], got {length}")
+    if len(task.vocabulary) > model.config.vocab_size:
+        raise CliError(f"the task needs vocab_size >= {len(task.vocabulary)}, the model has {model.config.vocab_size}")
+    start = time.perf_counter()
+    result = evaluate(model, task, n=ns.n, length=length, seed=ns.seed, device=device)
+    out = {"exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
+           "n": result.n, "task": task.task, "length": length, "seed": ns.seed,
+           "seconds": round(time.perf_counter() - start, 3), "device": str(device), "path": str(ns.path)}
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
+
+def _stored_task(extra: dict[str, Any], task_cls: type) -> Any:
+    """The TaskSpec a checkpoint was trained on, or the default when it holds none."""
+    stored = extra.get("task")
+    if not isinstance(stored, dict):
+        return task_cls()
+    try:
+        return task_cls(**stored)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"the checkpoint's task description is invalid: {exc}") from None
+
+
+class ProgressBar:
+    """A carriage-return bar on a TTY, plain throttled lines otherwise (no dependencies)."""
+
+    def __init__(self, total: int, stream: TextIO, width: int = 24) -> None:
+        self.total, self.stream, self.width = total, stream, width
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.interval = TTY_INTERVAL_S if self.tty else LINE_INTERVAL_S
+        self.start = time.perf_counter()
+        self.last_draw = -math.inf
+        self.drawn = False
+
+    def update(self, step: int, loss: float, acc: float, tokens_per_s: float) -> None:
+        now = time.perf_counter()
+        if step < self.total and now - self.last_draw < self.interval:
+            return
+        self.last_draw = now
+        elapsed = now - self.start
+        eta = elapsed / max(step, 1) * (self.total - step)
+        text = (f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s  "
+                f"ETA {_clock(eta)}")
+        if self.tty:
+            filled = int(self.width * step / self.total)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}\x1b[K")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """End the bar's line so later messages start on a fresh one."""
+        if self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"

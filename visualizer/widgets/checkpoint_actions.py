@@ -1,0 +1,255 @@
+"""File menu actions for checkpoints: open, save, save as, recent files; reading and writing run off the GUI thread."""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+
+from core_model import build_model
+from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core_model.tasks import TaskSpec
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.training import TrainingState
+from visualizer.workers.background import run_in_background
+
+log = logging.getLogger(__name__)
+RECENT_KEY, MAX_RECENT = "recent_files", 8
+CLOSE_QUESTION = "Save changes to the trained model before closing?"
+OPEN_QUESTION = "Save changes to the trained model before opening another one?"
+FILE_FILTER = "Attention Playground checkpoints (*.pt);;All files (*)"
+
+
+def _show_error(parent: QWidget | None, title: str, text: str) -> None:
+    """A real critical message box in the app; tests replace this function to record the text."""
+    QMessageBox.critical(parent, title, text)
+
+
+def _ask_save_discard_cancel(parent: QWidget | None, text: str) -> str:
+    """Returns "save", "discard" or "cancel"; tests replace this function."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(parent, "Unsaved training", text, buttons.Save | buttons.Discard | buttons.Cancel,
+                                  buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+def _ask_open_path(parent: QWidget | None, folder: str) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Open checkpoint", folder, FILE_FILTER,
+                                          options=QFileDialog.Option.DontUseNativeDialog)
+    return path or None
+
+
+def _ask_save_path(parent: QWidget | None, suggested: str) -> str | None:
+    path, _ = QFileDialog.getSaveFileName(parent, "Save checkpoint", suggested, FILE_FILTER,
+                                          options=QFileDialog.Option.DontUseNativeDialog)
+    if path and not Path(path).suffix:
+        path += ".pt"
+    return path or None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """Load and check a checkpoint completely (background thread): a model, its task, history and extras."""
+    ckpt = load_checkpoint(path)
+    stored = ckpt.extra.get("task")
+    try:
+        task = TaskSpec(**stored) if isinstance(stored, dict) else TaskSpec()
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path.name} has an invalid task description: {exc}") from exc
+    if len(task.vocabulary) > ckpt.config.vocab_size:
+        raise CheckpointError(f"{path.name}: its task needs vocab_size >= {len(task.vocabulary)}, "
+                              f"the model has {ckpt.config.vocab_size}")
+    return {"model": ckpt.build("cpu"), "task": task, "history": ckpt.history, "extra": ckpt.extra, "path": path}
+
+
+class CheckpointActions(QObject):
+    """Open / Save / Save As / Open Recent for the hub's model; the lead puts the actions in the File menu."""
+
+    opened = Signal(str)
+    saved = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self, hub: ModelHub, parent_widget: QWidget | None, training_state: TrainingState | None = None) -> None:
+        super().__init__(parent_widget)
+        self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
+        self._jobs: set[QObject] = set()
+        self._generation = 0  # bumped on every model change, so a save that raced new weights stays dirty
+        hub.model_changed.connect(self._bump)
+        self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
+        self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
+        self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
+        self.open_action.setToolTip("Load a model, its training history and attention movie from a checkpoint file")
+        self.save_action.setToolTip("Save the model, its history and the attention movie")
+        self.recent_menu = QMenu("Open &recent", parent_widget)
+        self._rebuild_recent()
+
+    def _action(self, text: str, keys: str, slot) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(keys))
+        action.triggered.connect(slot)
+        return action
+
+    def _bump(self) -> None:
+        self._generation += 1
+
+    # --- saving ------------------------------------------------------------------------------------------------
+    def _on_save(self) -> None:
+        if self.hub.path is None:
+            self._on_save_as()
+        else:
+            self.save_to(self.hub.path)
+
+    def _on_save_as(self) -> None:
+        suggested = str(self.hub.path or Path.home() / f"{self.hub.task.task}-model.pt")
+        path = _ask_save_path(self.parent_widget, suggested)
+        if path:
+            self.save_to(path)
+
+    def _payload(self) -> tuple[Any, list[dict], dict]:
+        """A CPU copy of the weights and plain extras, taken on the GUI thread so training cannot change them."""
+        state = {k: v.detach().to("cpu", copy=True) for k, v in self.hub.model.state_dict().items()}
+        extra = dict(self.hub.extra)
+        extra["task"] = asdict(self.hub.task)
+        if self.training_state is not None:
+            extra.update(self.training_state.to_extra())
+        return (self.hub.config, state), list(self.hub.history), extra
+
+    def save_to(self, path: str | Path) -> None:
+        """Write the hub's model to `path` in the background; then mark it saved (emits saved or failed)."""
+        path = Path(path)
+        (config, state), history, extra = self._payload()
+        generation = self._generation
+
+        def write() -> Path:
+            model = build_model(config)
+            model.load_state_dict(state)
+            return save_checkpoint(path, model, history=history, extra=extra)
+
+        def done(written: Path) -> None:
+            if generation == self._generation:
+                self.hub.mark_saved(written)
+            else:
+                log.info("the model changed while saving %s; it stays marked unsaved", written)
+            self._remember(written)
+            self.saved.emit(str(written))
+
+        self._start(write, done, f"Could not save {path.name}")
+
+    # --- opening -----------------------------------------------------------------------------------------------
+    def _on_open(self) -> None:
+        folder = str(self.hub.path.parent) if self.hub.path else ""
+        path = _ask_open_path(self.parent_widget, folder)
+        if path and self.confirm_discard(OPEN_QUESTION):
+            self.open_path(path)
+
+    def open_path(self, path: str | Path) -> None:
+        """Load `path` in the background; on success it replaces the hub's model (emits opened or failed)."""
+        path = Path(path)
+        if self.hub.training_active:
+            self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
+            return
+
+        def done(loaded: dict[str, Any]) -> None:
+            if self.hub.training_active:  # training started while the file was read
+                self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
+                return
+            self.hub.set_model(loaded["model"], loaded["task"], origin=f"checkpoint {path.name}",
+                               history=loaded["history"], path=path, extra=loaded["extra"])
+            if self.training_state is not None:
+                self.training_state.restore(loaded["history"], loaded["extra"])
+            self._remember(path)
+            self.opened.emit(str(path))
+
+        self._start(lambda: _read(path), done, f"Could not open {path.name}")
+
+    def _start(self, fn, on_done, title: str) -> None:
+        """Run fn in the pool; keep its signal object alive until it reports."""
+        holder: list[QObject] = []
+
+        def ok(result: Any) -> None:
+            self._jobs.discard(holder[0])
+            on_done(result)
+
+        def bad(text: str) -> None:
+            self._jobs.discard(holder[0])
+            self._fail(title, text)
+
+        holder.append(run_in_background(fn, ok, bad))
+        self._jobs.add(holder[0])
+
+    def _fail(self, title: str, text: str) -> None:
+        log.warning("%s: %s", title, text)
+        _show_error(self.parent_widget, title, text)
+        self.failed.emit(text)
+
+    # --- recent files ------------------------------------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = QSettings().value(RECENT_KEY, [])
+        if isinstance(value, str):  # INI files hand a one-element list back as a plain string
+            value = [value] if value else []
+        return [str(v) for v in (value or [])][:MAX_RECENT]
+
+    def _remember(self, path: Path) -> None:
+        text = str(Path(path).resolve())
+        files = [text] + [f for f in self.recent_files() if f != text]
+        QSettings().setValue(RECENT_KEY, files[:MAX_RECENT])
+        self._rebuild_recent()
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for i, text in enumerate(files):
+            action = self.recent_menu.addAction(f"&{i + 1} {Path(text).name}")
+            action.setToolTip(text)
+            action.setData(text)
+            action.triggered.connect(lambda _checked=False, p=text: self._open_recent(p))
+        if not files:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self._clear_recent)
+
+    def _open_recent(self, path: str) -> None:
+        if self.confirm_discard(OPEN_QUESTION):
+            self.open_path(path)
+
+    def _clear_recent(self) -> None:
+        QSettings().setValue(RECENT_KEY, [])
+        self._rebuild_recent()
+
+    # --- closing -----------------------------------------------------------------------------------------------
+    def confirm_discard(self, question: str = CLOSE_QUESTION) -> bool:
+        """Before replacing or closing a model with unsaved training: Save (synchronously), Discard or Cancel."""
+        if not self.hub.dirty:
+            return True
+        answer = _ask_save_discard_cancel(self.parent_widget, question)
+        if answer == "discard":
+            return True
+        if answer == "cancel":
+            return False
+        return self._save_now()
+
+    def confirm_close(self) -> bool:
+        """For closeEvent: ends a running training first (its weights count as unsaved), then confirm_discard."""
+        if self.training_state is not None and self.training_state.busy:
+            self.training_state.shutdown()
+        return self.confirm_discard()
+
+    def _save_now(self) -> bool:
+        """Save on the GUI thread (the window is about to go): True when written."""
+        path = self.hub.path or _ask_save_path(self.parent_widget, str(Path.home() / f"{self.hub.task.task}-model.pt"))
+        if not path:
+            return False
+        _, history, extra = self._payload()
+        try:
+            save_checkpoint(path, self.hub.model, history=history, extra=extra)
+        except (CheckpointError, OSError) as exc:
+            _show_error(self.parent_widget, "Could not save the model", str(exc))
+            return False
+        self.hub.mark_saved(Path(path))
+        self._remember(Path(path))
+        self.saved.emit(str(path))
+        return True

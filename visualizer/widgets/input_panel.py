@@ -1,0 +1,95 @@
+"""Source text, task and target prefix, with the validation message shown right under the field."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
+
+ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
+TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
+
+
+class InputPanel(QWidget):
+    """Emits what the user typed; shows errors and the task's expected output it is told about."""
+
+    source_edited = Signal(str)
+    prefix_edited = Signal(str)
+    task_selected = Signal(str)
+    pads_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.source = QLineEdit()
+        self.source.setPlaceholderText("e.g. 0123456789")
+        self.source.setToolTip("Source sequence, one symbol per character (spaces are ignored). Maps update as you type.")
+        self.source.setClearButtonEnabled(True)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c9302c;")
+        self.error.setTextFormat(Qt.TextFormat.RichText)
+        self.error.hide()
+        self.task = QComboBox()
+        for key, label in TASK_LABELS.items():
+            self.task.addItem(label, key)
+        self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it")
+        self.expected = QLabel()
+        self.expected.setToolTip("The task's expected output for this source")
+        self.expected.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.prefix = QLineEdit()
+        self.prefix.setPlaceholderText("optional: tokens forced at the start of decoding")
+        self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
+        self.pads = QSpinBox()
+        self.pads.setRange(0, 16)
+        self.pads.setToolTip("Append this many <pad> tokens to the source (and teacher-forced target) so the padding "
+                             "masks have something to hide")
+        form = QFormLayout(self)
+        form.setContentsMargins(4, 4, 4, 4)
+        form.addRow("&Source:", self.source)
+        form.addRow("", self.error)
+        form.addRow("&Task:", self.task)
+        form.addRow("Expected:", self.expected)
+        form.addRow("Target &prefix:", self.prefix)
+        form.addRow("Extra <pad>s:", self.pads)
+        self.source.textEdited.connect(self.source_edited)
+        self.prefix.textEdited.connect(self.prefix_edited)
+        self.task.currentIndexChanged.connect(lambda _i: self.task_selected.emit(self.task.currentData()))
+        self.pads.valueChanged.connect(self.pads_changed)
+
+    def set_values(self, source: str, task: str, prefix: str, pads: int) -> None:
+        """Fill the fields without emitting edits (restoring settings)."""
+        for w in (self.source, self.prefix, self.task, self.pads):
+            w.blockSignals(True)
+        self.source.setText(source)
+        self.prefix.setText(prefix)
+        self.task.setCurrentIndex(max(0, self.task.findData(task)))
+        self.pads.setValue(pads)
+        for w in (self.source, self.prefix, self.task, self.pads):
+            w.blockSignals(False)
+
+    def set_error(self, message: str) -> None:
+        """Show (or clear) the message at the field: red border, and the offending symbol highlighted in red."""
+        field = self.prefix if message.startswith("Target prefix") else self.source
+        for w in (self.source, self.prefix):
+            w.setStyleSheet(ERROR_STYLE if (message and w is field) else "")
+        self.error.setVisible(bool(message))
+        self.error.setText(html.escape(message) + self._highlight(field.text(), message))
+
+    @staticmethod
+    def _highlight(text: str, message: str) -> str:
+        """A short excerpt of the input with the unknown symbol marked, or "" when the message names no position."""
+        if " at position " not in message:
+            return ""
+        try:
+            pos = int(message.split(" at position ")[1].split(".")[0]) - 1
+        except (ValueError, IndexError):
+            return ""
+        if not 0 <= pos < len(text):
+            return ""
+        lo, hi = max(0, pos - 20), min(len(text), pos + 21)
+        before, bad, after = (html.escape(text[lo:pos]), html.escape(text[pos]), html.escape(text[pos + 1 : hi]))
+        return (f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
+                f"{after}{'…' if hi < len(text) else ''}</tt>")
+
+    def set_expected(self, text: str) -> None:
+        self.expected.setText(text or "—")

@@ -1,0 +1,233 @@
+"""Mask controls (padding, causal, sliding window), the weights/scores toggle, and small mask previews.
+
+Render only: the panel edits a `MaskSpec` (True = may attend, see core_model/masks.py) and emits it; the session
+applies it and sends back the boolean masks of the current input for the previews.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core_model.masks import MaskSpec
+
+log = logging.getLogger(__name__)
+
+PREVIEW_KINDS = ("encoder_self", "decoder_self", "cross")
+PREVIEW_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+MASK_LUT = np.array([[38, 50, 56], [227, 242, 253]], dtype=np.uint8)  # 0 = masked (dark), 1 = allowed (light)
+WINDOW_RANGE = (1, 512)
+DEFAULT_WINDOW = 3
+MODES = ("weights", "scores")
+# field -> (checkbox text with mnemonic, one-sentence tooltip). Mnemonics avoid the window's Alt+E/D/R/P/T/F/M/V/H/S.
+FLAG_BOXES = {
+    "encoder_padding": ("E&ncoder padding", "Encoder queries ignore <pad> keys: padding never takes attention."),
+    "decoder_causal": ("Decoder &causal",
+                       "Query i may only see keys j <= i: the decoder cannot peek at future tokens."),
+    "decoder_padding": ("Decoder paddin&g", "Decoder self-attention ignores <pad> target keys."),
+    "cross_padding": ("Cross p&adding", "Decoder queries ignore the source's <pad> keys in cross-attention."),
+}
+WINDOW_BOXES = {
+    "encoder_window": ("Enc&oder self", "Encoder query i sees only keys j with |i - j| < width: a local band."),
+    "decoder_window": ("Decoder se&lf", "Decoder query i sees only keys j with |i - j| < width; with causal, "
+                       "exactly the last width tokens."),
+}
+MODE_TEXTS = {
+    "weights": ("Post-softmax we&ights", "Show attention weights after softmax: each row sums to 1."),
+    "scores": ("Pre-softma&x scores", "Show the raw scores q·k/√d before softmax; masked cells stay blank."),
+}
+
+
+class MaskPanel(QWidget):
+    """Checkboxes for each mask, a sliding-window width, the weights/scores mode and previews of the masks."""
+
+    spec_changed = Signal(object)  # a new MaskSpec, once per user change
+    mode_changed = Signal(str)  # "weights" (post-softmax) or "scores" (pre-softmax)
+
+    def __init__(self, spec: MaskSpec | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._spec = spec if spec is not None else MaskSpec()
+        self._updating = False  # set while the widgets follow a programmatic change: no signals then
+        self.flag_boxes = {field: self._checkbox(*FLAG_BOXES[field]) for field in FLAG_BOXES}
+        self.window_boxes = {field: self._checkbox(*WINDOW_BOXES[field]) for field in WINDOW_BOXES}
+        self.window_spin = QSpinBox()
+        self.window_spin.setRange(*WINDOW_RANGE)
+        self.window_spin.setValue(DEFAULT_WINDOW)
+        self.window_spin.setToolTip("Sliding window width: key j stays visible from query i when |i - j| < width.")
+        self.mode_buttons = {mode: QRadioButton(MODE_TEXTS[mode][0]) for mode in MODES}
+        self._mode_group = QButtonGroup(self)
+        self.preview_widget = pg.GraphicsLayoutWidget()
+        self._images: dict[str, pg.ImageItem] = {}
+        self._build_layout()
+        self._build_previews()
+        self._connect()
+        self.set_spec(self._spec)
+
+    def _checkbox(self, text: str, tip: str) -> QCheckBox:
+        box = QCheckBox(text)
+        box.setToolTip(tip)
+        return box
+
+    def _build_layout(self) -> None:
+        masks = QGroupBox("Masks")
+        masks_layout = QVBoxLayout(masks)
+        for box in self.flag_boxes.values():
+            masks_layout.addWidget(box)
+        window = QGroupBox("Sliding window")
+        window.setToolTip("Limit self-attention to nearby positions (Longformer / Mistral style local attention).")
+        window_layout = QVBoxLayout(window)
+        for box in self.window_boxes.values():
+            window_layout.addWidget(box)
+        width_row = QHBoxLayout()
+        width_label = QLabel("&Width:")
+        width_label.setBuddy(self.window_spin)
+        width_row.addWidget(width_label)
+        width_row.addWidget(self.window_spin, 1)
+        window_layout.addLayout(width_row)
+        show = QGroupBox("Heatmaps show")
+        show_layout = QVBoxLayout(show)
+        for i, mode in enumerate(MODES):
+            button = self.mode_buttons[mode]
+            button.setToolTip(MODE_TEXTS[mode][1])
+            self._mode_group.addButton(button, i)
+            show_layout.addWidget(button)
+        self.mode_buttons["weights"].setChecked(True)
+        controls = QHBoxLayout()
+        for group in (masks, window, show):
+            controls.addWidget(group)
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.preview_widget, 1)
+
+    def _build_previews(self) -> None:
+        self.preview_widget.setBackground(self.palette().color(QPalette.ColorRole.Window))
+        self.preview_widget.setMinimumHeight(120)
+        self.preview_widget.setToolTip("The masks for the current input: light = may attend, dark = masked. "
+                                       "Rows are queries, columns keys.")
+        text_colour = self.palette().color(QPalette.ColorRole.WindowText)
+        for kind in PREVIEW_KINDS:
+            plot = self.preview_widget.addPlot(title=PREVIEW_TITLES[kind])
+            plot.titleLabel.setText(PREVIEW_TITLES[kind], color=text_colour)
+            plot.hideAxis("left")
+            plot.hideAxis("bottom")
+            plot.setMouseEnabled(x=False, y=False)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.invertY(True)  # query 0 on top, like the heatmaps
+            plot.setAspectLocked(True)
+            plot.getViewBox().setBorder(pg.mkPen(text_colour, width=1))  # an all-allowed mask still shows its edge
+            image = pg.ImageItem(axisOrder="row-major")
+            image.setLookupTable(MASK_LUT)
+            image.setLevels((0, 1))
+            plot.addItem(image)
+            self._images[kind] = image
+
+    def _connect(self) -> None:
+        for field, box in self.flag_boxes.items():
+            box.toggled.connect(lambda checked, f=field: self._user_changed(**{f: checked}))
+        for field, box in self.window_boxes.items():
+            box.toggled.connect(lambda checked, f=field: self._on_window_toggled(f, checked))
+        self.window_spin.valueChanged.connect(self._on_width_changed)
+        self._mode_group.idToggled.connect(self._on_mode_toggled)
+
+    def set_spec(self, spec: MaskSpec) -> None:
+        """Show `spec` without emitting. With two different window widths the spin box shows the encoder's."""
+        self._spec = spec
+        self._updating = True
+        try:
+            for field, box in self.flag_boxes.items():
+                box.setChecked(bool(getattr(spec, field)))
+            widths = [getattr(spec, field) for field in WINDOW_BOXES if getattr(spec, field) is not None]
+            for field, box in self.window_boxes.items():
+                box.setChecked(getattr(spec, field) is not None)
+            if widths:
+                self.window_spin.setValue(int(widths[0]))
+            self._sync_spin_enabled()
+        finally:
+            self._updating = False
+
+    def spec(self) -> MaskSpec:
+        """The mask spec the panel shows."""
+        return self._spec
+
+    def mode(self) -> str:
+        """ "weights" or "scores"."""
+        return MODES[self._mode_group.checkedId()]
+
+    def set_mode(self, mode: str) -> None:
+        """Select a mode without emitting."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self._updating = True
+        try:
+            self.mode_buttons[mode].setChecked(True)
+        finally:
+            self._updating = False
+
+    def set_previews(self, previews: dict[str, np.ndarray]) -> None:
+        """Show the (Tq, Tk) bool masks of the given kinds (others keep their image); updates in place."""
+        for kind, mask in previews.items():
+            if kind not in self._images:
+                raise ValueError(f"preview kind must be one of {PREVIEW_KINDS}, got {kind!r}")
+            matrix = np.asarray(mask)
+            if matrix.ndim != 2:
+                raise ValueError(f"preview {kind!r} must be a (Tq, Tk) matrix, got shape {matrix.shape}")
+            image = self._images[kind]
+            if matrix.size == 0:
+                image.clear()
+                continue
+            image.setImage(matrix.astype(np.uint8), autoLevels=False, levels=(0, 1))
+            image.getViewBox().autoRange(padding=0.02)
+
+    def preview_matrix(self, kind: str) -> np.ndarray:
+        """What the preview of `kind` shows, as bool (Tq, Tk); empty when nothing is shown."""
+        image = self._images[kind].image
+        if image is None:
+            return np.zeros((0, 0), dtype=bool)
+        return np.asarray(image) != 0
+
+    def preview_image(self, kind: str) -> pg.ImageItem:
+        """The ImageItem that draws `kind` (for export and tests)."""
+        return self._images[kind]
+
+    def _on_window_toggled(self, field: str, checked: bool) -> None:
+        self._sync_spin_enabled()
+        self._user_changed(**{field: self.window_spin.value() if checked else None})
+
+    def _on_width_changed(self, width: int) -> None:
+        changes = {f: width for f, box in self.window_boxes.items() if box.isChecked()}
+        if changes:
+            self._user_changed(**changes)
+
+    def _on_mode_toggled(self, button_id: int, checked: bool) -> None:
+        if checked and not self._updating:
+            self.mode_changed.emit(MODES[button_id])
+
+    def _sync_spin_enabled(self) -> None:
+        self.window_spin.setEnabled(any(box.isChecked() for box in self.window_boxes.values()))
+
+    def _user_changed(self, **changes: object) -> None:
+        """Apply a user edit to the spec and emit it once, if it changed anything."""
+        if self._updating:
+            return
+        spec = replace(self._spec, **changes)
+        if spec == self._spec:
+            return
+        self._spec = spec
+        log.debug("mask spec changed: %s", spec)
+        self.spec_changed.emit(spec)

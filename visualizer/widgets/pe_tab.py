@@ -1,0 +1,297 @@
+"""The Positional encoding tab: sinusoid waveforms, the PE matrix, RoPE angles and similarity vs offset, all live."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from visualizer.state.pe_lab import (
+    MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData, PELabState, format_dims,
+)
+
+log = logging.getLogger(__name__)
+
+HIGHLIGHT = "#e69f00"
+SIN_COLOR, ROPE_COLOR = "#1f77b4", "#d95f02"
+LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit over curves: keep them readable
+TITLES = {
+    "waveforms": "Sinusoidal PE by dimension",
+    "matrix": "Sinusoidal PE matrix (base {base:g})",
+    "rope_angles": "RoPE angle m·θ<sub>i</sub> per pair (head dim {hd})",
+    "similarity": "Similarity vs relative offset",
+}
+SIN_PLOTS, ROPE_PLOTS = ("waveforms", "matrix"), ("rope_angles",)
+
+
+def _spin(lo: int, hi: int, step: int, tip: str, name: str) -> QSpinBox:
+    """A spin box that commits on Enter / focus-out / arrows, not on every keystroke (large tables are slow)."""
+    spin = QSpinBox()
+    spin.setRange(lo, hi)
+    spin.setSingleStep(step)
+    spin.setKeyboardTracking(False)
+    spin.setToolTip(tip)
+    spin.setObjectName(name)
+    return spin
+
+
+def _line(tip: str, name: str) -> QLineEdit:
+    edit = QLineEdit()
+    edit.setToolTip(tip)
+    edit.setObjectName(name)
+    return edit
+
+
+class PETab(QWidget):
+    """Renders a PELabState and turns control edits into its setters; rejected values show beside their control."""
+
+    def __init__(self, state: PELabState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._data: PELabData = state.data
+        self._errors: dict[str, QLabel] = {}
+        self._wave_curves: list[pg.PlotDataItem] = []
+        self._rope_curves: list[pg.PlotDataItem] = []
+        controls = self._build_controls()
+        plots = self._build_plots()
+        layout = QHBoxLayout(self)
+        layout.addWidget(controls)
+        layout.addLayout(plots, stretch=1)
+        state.changed.connect(self._on_changed)
+        self._on_changed(state.data)
+
+    # ----- public API
+    @property
+    def state(self) -> PELabState:
+        return self._state
+
+    def set_model_pe(self, kind: str, d_model: int, base: float, head_dim: int) -> None:
+        """Sync the lab to the loaded model's config; an unusable value shows in the model label."""
+        try:
+            self._state.set_model_pe(kind, d_model, base, head_dim)
+        except ValueError as exc:
+            log.warning("cannot sync the PE lab to the model: %s", exc)
+            self._model_label.setText(f"Loaded model uses: {kind} (d_model {d_model}); lab not synced: {exc}")
+
+    def plot_items(self) -> dict[str, pg.PlotItem]:
+        """The four plots by name, for File > Export: waveforms, matrix, rope_angles, similarity."""
+        return dict(self._plots)
+
+    # ----- construction
+    def _build_controls(self) -> QWidget:
+        panel = QWidget()
+        panel.setFixedWidth(270)
+        self._model_label = QLabel()
+        self._model_label.setObjectName("pe_model_label")
+        self._model_label.setWordWrap(True)
+        self._model_label.setToolTip("The positional encoding of the model loaded in the app; its plots are marked.")
+        form = QFormLayout()
+        for field, text, control in self._make_controls():
+            label = QLabel(text)
+            label.setToolTip(control.toolTip())
+            form.addRow(label, self._with_error(field, control))
+        form.addRow(self._wrap)
+        self._connect_controls()
+        box = QVBoxLayout(panel)
+        box.addWidget(self._model_label)
+        box.addLayout(form)
+        box.addStretch(1)
+        return panel
+
+    def _make_controls(self) -> list[tuple[str, str, QWidget]]:
+        """Every control with a tooltip; returns (state field, label, control) rows for the form."""
+        self._d_model = _spin(2, MAX_D_MODEL, 2, "Width of the sinusoidal table (even). Enter to apply.", "pe_d_model")
+        self._n_pos = _spin(1, MAX_POSITIONS, 1, "How many positions (0..n-1) every plot shows.", "pe_n_positions")
+        self._base = _line("The base of the wavelengths, 10000 in the paper (also RoPE's). Any number > 1.", "pe_base")
+        self._dims = _line(f"Dimensions drawn as waveforms: e.g. 4,5,6,7 or 4-7 (at most {MAX_DIMS}). Enter to apply.",
+                           "pe_dims")
+        self._head_dim = _spin(2, MAX_D_MODEL, 2, "RoPE head size (even): it rotates head_dim / 2 pairs.", "pe_head_dim")
+        self._ref = _spin(0, MAX_POSITIONS, 1, "Reference position m for the similarity curves (solid).", "pe_reference")
+        self._ref2 = _spin(0, MAX_POSITIONS, 1, "A second reference position (dashed): the curves coincide.",
+                           "pe_second_reference")
+        self._vectors = QComboBox()
+        self._vectors.addItems(list(ROPE_VECTORS))
+        self._vectors.setObjectName("pe_rope_vectors")
+        self._vectors.setToolTip("The fixed q and k rotated by RoPE: seeded random (seed 0) or all ones.")
+        self._wrap = QCheckBox("Wrap angles to (−π, π]")
+        self._wrap.setObjectName("pe_wrap")
+        self._wrap.setChecked(True)  # the wrapped sawtooths compare pairs better than lines of very different slope
+        self._wrap.setToolTip("Show the RoPE angles as the rotation actually seen (wrapped), not the running total.")
+        return [("d_model", "d_model", self._d_model), ("n_positions", "Positions", self._n_pos),
+                ("base", "Base", self._base), ("dims", "Dimensions", self._dims),
+                ("head_dim", "RoPE head dim", self._head_dim), ("reference", "Reference m", self._ref),
+                ("second_reference", "Second m", self._ref2), ("rope_vectors", "RoPE q, k", self._vectors)]
+
+    def _with_error(self, field: str, control: QWidget) -> QWidget:
+        """The control with its (usually empty) red error message right below it."""
+        error = QLabel()
+        error.setObjectName(f"pe_error_{field}")
+        error.setWordWrap(True)
+        error.setStyleSheet("color: #c0392b;")
+        error.setVisible(False)
+        self._errors[field] = error
+        cell = QWidget()
+        box = QVBoxLayout(cell)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(control)
+        box.addWidget(error)
+        return cell
+
+    def _connect_controls(self) -> None:
+        s = self._state
+        self._d_model.valueChanged.connect(lambda v: self._apply("d_model", s.set_d_model, v))
+        self._n_pos.valueChanged.connect(lambda v: self._apply("n_positions", s.set_n_positions, v))
+        self._head_dim.valueChanged.connect(lambda v: self._apply("head_dim", s.set_head_dim, v))
+        self._ref.valueChanged.connect(lambda v: self._apply("reference", s.set_reference, v))
+        self._ref2.valueChanged.connect(lambda v: self._apply("second_reference", s.set_second_reference, v))
+        self._base.editingFinished.connect(lambda: self._apply("base", s.set_base_text, self._base.text()))
+        self._dims.editingFinished.connect(lambda: self._apply("dims", s.set_dims_text, self._dims.text()))
+        self._vectors.currentTextChanged.connect(lambda t: self._apply("rope_vectors", s.set_rope_vectors, t))
+        self._wrap.toggled.connect(lambda _checked: self._draw_rope(self._data))
+
+    def _apply(self, field: str, setter: Callable[[object], None], value: object) -> None:
+        """Hand a user edit to the state; a rejection shows next to the control and changes nothing else."""
+        try:
+            setter(value)
+        except ValueError as exc:
+            self._errors[field].setText(str(exc))
+            self._errors[field].setVisible(True)
+            return
+        self._errors[field].clear()
+        self._errors[field].setVisible(False)
+
+    def _build_plots(self) -> QGridLayout:
+        grid = QGridLayout()
+        self._plots: dict[str, pg.PlotItem] = {}
+        axes = {"waveforms": ("position", "PE value"), "matrix": ("dimension", "position"),
+                "rope_angles": ("position m", "angle (rad)"), "similarity": ("offset k = n − m", "cosine similarity")}
+        for index, (name, (x_label, y_label)) in enumerate(axes.items()):
+            view = pg.GraphicsLayoutWidget()
+            view.setObjectName(f"pe_plot_{name}")
+            plot = view.addPlot()
+            plot.setLabel("bottom", x_label)
+            plot.setLabel("left", y_label)
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            self._plots[name] = plot
+            grid.addWidget(view, index // 2, index % 2)
+        self._wave_legend = self._plots["waveforms"].addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
+        self._rope_legend = self._plots["rope_angles"].addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
+        self._build_matrix(self._plots["matrix"])
+        self._build_similarity(self._plots["similarity"])
+        return grid
+
+    def _build_matrix(self, plot: pg.PlotItem) -> None:
+        self._image = pg.ImageItem(axisOrder="row-major")
+        plot.addItem(self._image)
+        plot.invertY(True)
+        self._colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), label="PE value",
+                                         interactive=False)
+        self._colorbar.setImageItem(self._image, insert_in=plot)
+
+    def _build_similarity(self, plot: pg.PlotItem) -> None:
+        self._sim_legend = plot.addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
+        self._sim_curves = {key: plot.plot() for key in ("sin", "sin_second", "rope", "rope_second")}
+
+    # ----- rendering
+    def _on_changed(self, data: PELabData) -> None:
+        self._data = data
+        self._sync_controls(data)
+        for error in self._errors.values():
+            error.clear()
+            error.setVisible(False)
+        self._draw_model_label(data)
+        self._draw_waveforms(data)
+        self._draw_matrix(data)
+        self._draw_rope(data)
+        self._draw_similarity(data)
+
+    def _sync_controls(self, data: PELabData) -> None:
+        """Controls always show the state (it may change from set_model_pe or drop dimensions)."""
+        p = data.params
+        values = ((self._d_model, p.d_model), (self._n_pos, p.n_positions), (self._head_dim, p.head_dim),
+                  (self._ref, p.references[0]), (self._ref2, p.references[1]))
+        for spin, value in values:
+            with QSignalBlocker(spin):
+                spin.setValue(value)
+        for edit, text in ((self._base, f"{p.base:g}"), (self._dims, format_dims(p.dims))):
+            with QSignalBlocker(edit):
+                edit.setText(text)
+        with QSignalBlocker(self._vectors):
+            self._vectors.setCurrentText(p.rope_vectors)
+
+    def _draw_model_label(self, data: PELabData) -> None:
+        pe = data.model_pe
+        self._model_label.setText(f"Loaded model uses: {pe.description}" if pe else "Loaded model uses: (no model yet)")
+        p = data.params
+        titles = {"waveforms": TITLES["waveforms"], "matrix": TITLES["matrix"].format(base=p.base),
+                  "rope_angles": TITLES["rope_angles"].format(hd=p.head_dim), "similarity": TITLES["similarity"]}
+        used = SIN_PLOTS if data.pe_kind == "sinusoidal" else ROPE_PLOTS if data.pe_kind == "rope" else ()
+        for name, title in titles.items():
+            mark = f" <span style='color:{HIGHLIGHT}'>● loaded model</span>" if name in used else ""
+            self._plots[name].setTitle(title + mark, size="10pt")
+
+    def _draw_waveforms(self, data: PELabData) -> None:
+        plot, dims = self._plots["waveforms"], data.params.dims
+        self._show_curves(plot, self._wave_curves, len(dims))
+        self._wave_legend.clear()
+        for i, (curve, dim) in enumerate(zip(self._wave_curves, dims)):
+            curve.setData(data.positions, data.waveforms[:, i], pen=pg.mkPen(pg.intColor(i, len(dims)), width=2))
+            self._wave_legend.addItem(curve, f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})")
+
+    @staticmethod
+    def _show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
+        """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
+        while len(pool) < count:
+            pool.append(plot.plot())
+        for i, curve in enumerate(pool):
+            on_plot = curve.scene() is not None
+            if i < count and not on_plot:
+                plot.addItem(curve)
+            elif i >= count and on_plot:
+                plot.removeItem(curve)
+
+    def _draw_matrix(self, data: PELabData) -> None:
+        old_shape = None if self._image.image is None else self._image.image.shape
+        self._image.setImage(data.matrix, autoLevels=False, levels=(-1.0, 1.0))
+        n, d = data.matrix.shape
+        self._image.setRect(QRectF(-0.5, -0.5, d, n))  # pixel centres on integer dimension / position
+        if old_shape != data.matrix.shape:
+            self._plots["matrix"].autoRange()
+
+    def _draw_rope(self, data: PELabData) -> None:
+        wrapped = self._wrap.isChecked()
+        angles = data.rope_angles_wrapped if wrapped else data.rope_angles
+        plot, pairs = self._plots["rope_angles"], data.rope_pairs
+        self._show_curves(plot, self._rope_curves, len(pairs))
+        self._rope_legend.clear()
+        for i, (curve, pair) in enumerate(zip(self._rope_curves, pairs)):
+            y = angles[:, pair]
+            connect = np.ones(len(y), dtype=bool)
+            if wrapped:  # no vertical line where the angle wraps from π to −π
+                connect[:-1] = np.abs(np.diff(y)) < np.pi
+            curve.setData(data.positions, y, connect=connect, pen=pg.mkPen(pg.intColor(i, len(pairs)), width=2))
+            self._rope_legend.addItem(curve, f"pair {pair} (θ = base^(−{2 * pair}/{data.params.head_dim}))")
+
+    def _draw_similarity(self, data: PELabData) -> None:
+        m0, m1 = data.params.references
+        kind = data.pe_kind
+        curves = {
+            "sin": (data.similarity_sin / data.sin_norm, SIN_COLOR, Qt.PenStyle.SolidLine, kind == "sinusoidal",
+                    f"sinusoidal PE(m)·PE(m+k), m = {m0}"),
+            "sin_second": (data.similarity_sin_second / data.sin_norm, SIN_COLOR, Qt.PenStyle.DashLine,
+                           kind == "sinusoidal", f"sinusoidal, m = {m1}"),
+            "rope": (data.similarity_rope / data.rope_norm, ROPE_COLOR, Qt.PenStyle.SolidLine, kind == "rope",
+                     f"RoPE q·k, q at m = {m0}, k at m+k"),
+            "rope_second": (data.similarity_rope_second / data.rope_norm, ROPE_COLOR, Qt.PenStyle.DashLine,
+                            kind == "rope", f"RoPE, m = {m1}"),
+        }
+        self._sim_legend.clear()
+        for key, (y, color, style, used, name) in curves.items():
+            curve = self._sim_curves[key]
+            curve.setData(data.offsets, y, pen=pg.mkPen(color, width=3.5 if used else 1.5, style=style))
+            self._sim_legend.addItem(curve, name + (" (loaded model)" if used else ""))

@@ -1,0 +1,133 @@
+"""The Playground tab: controls on the left, the three attention grids on the right, wired to a PlaygroundSession."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from core_model.model import ATTENTION_KINDS
+from visualizer.state.playground import DecodeSnapshot, PlaygroundSession
+from visualizer.state.snapshot import KIND_TITLES, MapsSnapshot
+
+from .decoder_panel import DecoderPanel, DecoderView
+from .heatmap_grid import AttentionGrid
+from .input_panel import InputPanel
+from .mask_panel import MaskPanel
+from .model_panel import ModelPanel
+
+SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
+
+
+def _group(title: str, widget: QWidget) -> QGroupBox:
+    box = QGroupBox(title)
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(4, 8, 4, 4)
+    lay.addWidget(widget)
+    return box
+
+
+def decoder_view(snap: DecodeSnapshot) -> DecoderView:
+    """Adapter from the session's plain snapshot to the panel's view type."""
+    return DecoderView(
+        output_labels=snap.output_labels, correct=snap.correct, expected_labels=snap.expected_labels,
+        top_k=snap.top_k, finished=snap.finished, can_back=bool(snap.output_ids), position=snap.position,
+        forced=snap.forced,
+    )
+
+
+class PlaygroundView(QWidget):
+    """Composition of the playground panels; all behaviour lives in the session and the widgets."""
+
+    config_requested = Signal(object)  # forwarded from the model panel
+
+    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model_panel, self.input_panel = ModelPanel(), InputPanel()
+        self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
+        left = QWidget()
+        left_lay = QVBoxLayout(left)
+        for title, w in (("Input", self.input_panel), ("Decoder stepper", self.decoder_panel),
+                         ("Masks", self.mask_panel), ("Model", self.model_panel)):
+            left_lay.addWidget(_group(title, w))
+        left_lay.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(360)
+        self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
+        self.grid_tabs = QTabWidget()
+        for kind in ATTENTION_KINDS:
+            self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind].replace("&", ""))
+            self.grid_tabs.setTabToolTip(self.grid_tabs.count() - 1, KIND_TITLES[kind] + " (Alt+E / Alt+D / Alt+R)")
+        self.scale = QComboBox()
+        self.scale.addItem("Shared colour scale", "shared")
+        self.scale.addItem("Per-map colour scale", "per_map")
+        self.scale.setToolTip("Shared: one colour scale for every map. Per map: each map stretched to its own range.")
+        self.restore_heads = QPushButton("Restore all heads")
+        self.restore_heads.setToolTip("Switch every ablated head back on (Ctrl+Shift+H)")
+        self.restore_heads.setShortcut("Ctrl+Shift+H")
+        self.output_label = QLabel()
+        self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.output_label.setToolTip("The model's argmax prediction at each decoder position")
+        top = QHBoxLayout()
+        top.addWidget(self.output_label, 1)
+        top.addWidget(self.restore_heads)
+        top.addWidget(self.scale)
+        right = QWidget()
+        right_lay = QVBoxLayout(right)
+        right_lay.setContentsMargins(0, 0, 0, 0)
+        right_lay.addLayout(top)
+        right_lay.addWidget(self.grid_tabs, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(scroll)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(1, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.splitter)
+        self._wire()
+
+    def _wire(self) -> None:
+        s, ip, dp = self.session, self.input_panel, self.decoder_panel
+        ip.source_edited.connect(s.set_source)
+        ip.prefix_edited.connect(s.set_target_prefix)
+        ip.task_selected.connect(s.set_task)
+        ip.pads_changed.connect(s.set_extra_pads)
+        s.input_error_changed.connect(ip.set_error)
+        s.expected_changed.connect(ip.set_expected)
+        self.mask_panel.spec_changed.connect(s.set_masks)
+        self.mask_panel.mode_changed.connect(s.set_mode)
+        s.previews_changed.connect(self.mask_panel.set_previews)
+        dp.step_requested.connect(s.step)
+        dp.back_requested.connect(s.back)
+        dp.run_requested.connect(s.run_to_end)
+        dp.reset_requested.connect(s.reset_decoding)
+        dp.token_forced.connect(s.force)
+        s.decoder_changed.connect(lambda snap: dp.set_view(decoder_view(snap)))
+        s.maps_changed.connect(self.show_maps)
+        s.gates_changed.connect(self._show_gates)
+        self.model_panel.config_requested.connect(self.config_requested)
+        self.restore_heads.clicked.connect(s.restore_all_heads)
+        self.scale.currentIndexChanged.connect(
+            lambda _i: [g.set_scale_mode(self.scale.currentData()) for g in self.grids.values()])
+        for grid in self.grids.values():
+            grid.head_toggled.connect(s.set_head_enabled)
+            grid.restore_all_requested.connect(s.restore_all_heads)
+            grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def show_maps(self, snap: MapsSnapshot) -> None:
+        """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
+        for kind, grid in self.grids.items():
+            grid.set_maps(snap.maps[kind])
+        stepping = bool(snap.extra.get("stepping"))
+        source = "decoded so far" if stepping else "teacher-forced expected output"
+        self.output_label.setText(f"Prediction per position: <b>{' '.join(snap.output_tokens)}</b>"
+                                  f" <span style='color:gray'>(decoder input: {source})</span>")
+
+    def _show_gates(self, gates: dict[str, np.ndarray]) -> None:
+        for kind, enabled in gates.items():
+            self.grids[kind].set_ablated(~enabled)
+        self.restore_heads.setEnabled(not all(g.all() for g in gates.values()))
