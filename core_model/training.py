@@ -123,7 +123,8 @@ class Trainer:
         self.model.to(self.device)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=self.config.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=self.config.weight_decay
+            self.model.parameters(), lr=self.config.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=self.config.weight_decay,
+            foreach=True,
         )
         self._elapsed = 0.0
 

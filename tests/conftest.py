@@ -6,6 +6,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # without a display Qt would abort the run
 
 import pytest
+import torch
+
+torch.set_num_threads(1)  # the app runs one thread; two starve each other on a busy 2-core machine
 
 
 @pytest.fixture(autouse=True)

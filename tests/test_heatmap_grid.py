@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from visualizer.state.snapshot import KindMaps
 from visualizer.widgets import export
-from visualizer.widgets.heatmap_grid import AttentionGrid
+from visualizer.widgets.heatmap_grid import AttentionGrid, fill_shown, per_map_range
 from visualizer.widgets.map_dialog import DIM_OFFSET, MapDialog, make_lut
 
 LUT = make_lut()
@@ -185,11 +185,13 @@ def test_double_click_opens_the_large_view(grid, qtbot):
     grid.set_maps(maps)
     viewport, pos = grid.graphics.viewport(), viewport_pos(grid, 1, 0, 2, 2)
     qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=pos)
-    for kind in (QEvent.Type.MouseButtonDblClick, QEvent.Type.MouseButtonRelease):  # Qt's real double-click order
-        QApplication.sendEvent(viewport, QMouseEvent(kind, QPointF(pos), viewport.mapToGlobal(QPointF(pos)),
-                                                     Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton
-                                                     if kind == QEvent.Type.MouseButtonDblClick else
-                                                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    # Qt's real order after the first click is DblClick, Release (QTest.mouseDClick sends a Press first, which
+    # pyqtgraph's scene turns into a plain second click)
+    for kind, held in ((QEvent.Type.MouseButtonDblClick, left), (QEvent.Type.MouseButtonRelease, none)):
+        event = QMouseEvent(kind, QPointF(pos), viewport.mapToGlobal(QPointF(pos)), left, held,
+                            Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(viewport, event)
     qtbot.waitUntil(lambda: grid.findChild(MapDialog) is not None and grid.findChild(MapDialog).isVisible())
     dialog = grid.findChild(MapDialog)
     assert "L2 H1" in dialog.title_label.text()
@@ -297,3 +299,39 @@ def test_map_dialog_shows_token_ticks_and_updates_in_place(qtbot, tmp_path):
     assert dialog.image_item is item and item.image.shape[:2] == (2, 2)
     assert [t for _, t in dialog.plot_item.getAxis("left")._tickLevels[0]] == ["p", "q"]
     assert QImage(str(dialog.export_png(tmp_path / "map.png"))).width() > 0
+
+
+def test_title_before_data_and_mode_validation(qtbot):
+    grid = AttentionGrid("cross")
+    qtbot.addWidget(grid)
+    assert grid.title_label.text() == "Cross-attention — weights"
+    assert grid.stack.currentWidget() is grid.placeholder
+    with pytest.raises(ValueError, match="mode"):
+        grid.set_mode("logits")
+    grid.set_mode("scores")
+    assert grid.title_label.text() == "Cross-attention — pre-softmax scores"
+
+
+def test_fill_shown_masks_and_averages_without_qt():
+    values = np.arange(2 * 3 * 2 * 2, dtype=np.float32).reshape(2, 3, 2, 2)
+    valid = np.array([[True, False], [True, True]])
+    shown = np.empty((2, 4, 2, 2), np.float32)
+    fill_shown(values, valid, shown)
+    np.testing.assert_array_equal(shown[:, :3], np.where(valid, values, np.nan))
+    np.testing.assert_allclose(shown[:, 3], np.where(valid, values.mean(axis=1), np.nan))
+    values[1, 0, 1, 1] = -np.inf  # a non-finite valid cell in one head: blank there, the others still average
+    fill_shown(values, valid, shown)
+    assert np.isnan(shown[1, 0, 1, 1])
+    assert shown[1, 3, 1, 1] == pytest.approx(values[1, 1:, 1, 1].mean())
+    lo, hi = per_map_range(shown)
+    assert lo.shape == (2, 4, 1, 1) and lo[0, 0, 0, 0] == 0 and hi[0, 0, 0, 0] == 3
+    assert per_map_range(np.full((1, 1, 2, 2), np.nan, np.float32))[1][0, 0, 0, 0] == 1.0
+
+
+def test_constant_map_and_mismatched_ablation_mask_do_not_break(grid):
+    maps = make_maps(causal=False)
+    values = np.full_like(maps.values, 0.5)
+    grid.set_scale_mode("per_map")
+    grid.set_ablated(np.ones((7, 7), bool))  # another model's shape: ignored, not an error
+    grid.set_maps(KindMaps("encoder_self", values, maps.valid, maps.query_labels, maps.key_labels))
+    np.testing.assert_array_equal(pixel(grid, 0, 0, 1, 1), LUT[128])  # a flat map sits mid-scale

@@ -28,6 +28,8 @@ class TorchSeq2Seq(nn.Module):
         self.register_buffer("pe", sinusoidal_table(max_len, d_model).float(), persistent=False)
         self.transformer = nn.Transformer(d_model, nhead, layers, layers, d_ff, dropout, batch_first=True)
         self.out = nn.Linear(d_model, vocab)
+        for table in (self.src_embed, self.tgt_embed):  # unit variance after the sqrt(d) scaling, as in ours
+            nn.init.normal_(table.weight, std=d_model**-0.5)
 
     def _embed(self, table: nn.Embedding, x: torch.Tensor) -> torch.Tensor:
         return table(x) * math.sqrt(self.d_model) + self.pe[: x.shape[1]]

@@ -70,6 +70,7 @@ class TrainingState(QObject):
         self._handled: TrainingOutcome | None = None
         self._retired: list[tuple[QThread, TrainingWorker | None]] = []
         self._start_step = 0
+        self._dropout: float | None = None
         self._model_ref = weakref.ref(hub.model)
         hub.model_changed.connect(self._on_hub_model_changed)
 
@@ -100,7 +101,9 @@ class TrainingState(QObject):
         if start_step == 0:
             self._clear()
         self.config, self.task, self.probe_text, self._start_step = config, task, probe_text, start_step
-        prefix = tuple(self.hub.history) if start_step else ()
+        self._dropout = dropout
+        last = self._handled
+        prefix = tuple(last.history) if start_step and last is not None else ()
         self._launch(TrainingWorker(model, task, config, device, self._options(config, probe_text, start_step, prefix)))
         return True
 
@@ -155,10 +158,10 @@ class TrainingState(QObject):
 
     def continue_on_cpu(self) -> bool:
         """After running out of GPU memory: the remaining steps on the CPU from the last weights the hub got."""
-        if self.busy or self.config is None or self.task is None:
+        if self.busy or self.config is None or self.task is None or self._handled is None:
             return False
-        done = int(self.hub.history[-1]["step"]) if self.hub.history else 0
-        return self.start(replace(self.config, device="cpu"), self.task, probe_text=self.probe_text, start_step=done)
+        return self.start(replace(self.config, device="cpu"), self.task, probe_text=self.probe_text,
+                          dropout=self._dropout, start_step=self._handled.step)
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:
         """Stop, quit and wait for the thread (closeEvent); the final weights still reach the hub."""

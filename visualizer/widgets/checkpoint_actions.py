@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ class CheckpointActions(QObject):
         self.recent_menu = QMenu("Open &recent", parent_widget)
         self._rebuild_recent()
 
-    def _action(self, text: str, keys: str, slot) -> QAction:
+    def _action(self, text: str, keys: str, slot: Callable[[], None]) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(keys))
         action.triggered.connect(slot)
@@ -165,7 +166,7 @@ class CheckpointActions(QObject):
 
         self._start(lambda: _read(path), done, f"Could not open {path.name}")
 
-    def _start(self, fn, on_done, title: str) -> None:
+    def _start(self, fn: Callable[[], Any], on_done: Callable[[Any], None], title: str) -> None:
         """Run fn in the pool; keep its signal object alive until it reports."""
         holder: list[QObject] = []
 

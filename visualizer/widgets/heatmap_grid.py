@@ -412,12 +412,13 @@ class AttentionGrid(QWidget):
         plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
         heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
         plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
+        # tokens go in tick level 1, which pyqtgraph drops by itself when the labels would be too crowded to read
         show_q = 0 < lay.tq <= self._max_token_ticks
         show_k = 0 < lay.tk <= self._max_token_ticks
-        plot.getAxis("right").setTicks([[(off + i + 0.5, str(q)) for off in lay.row_off
-                                         for i, q in enumerate(maps.query_labels)]] if show_q else [[]])
-        plot.getAxis("bottom").setTicks([[(off + j + 0.5, str(k)) for off in lay.col_off
-                                          for j, k in enumerate(maps.key_labels)]] if show_k else [[]])
+        plot.getAxis("right").setTicks([[], [(off + i + 0.5, str(q)) for off in lay.row_off
+                                             for i, q in enumerate(maps.query_labels)] if show_q else []])
+        plot.getAxis("bottom").setTicks([[], [(off + j + 0.5, str(k)) for off in lay.col_off
+                                              for j, k in enumerate(maps.key_labels)] if show_k else []])
 
     def _update_title(self) -> None:
         kind = KIND_TITLES.get(self._kind, self._kind or "Attention")

@@ -73,7 +73,7 @@ class InputPanel(QWidget):
         for w in (self.source, self.prefix):
             w.setStyleSheet(ERROR_STYLE if (message and w is field) else "")
         self.error.setVisible(bool(message))
-        self.error.setText(html.escape(message) + self._highlight(field.text(), message))
+        self.error.setText(html.escape(message, quote=False) + self._highlight(field.text(), message))
 
     @staticmethod
     def _highlight(text: str, message: str) -> str:
@@ -87,7 +87,7 @@ class InputPanel(QWidget):
         if not 0 <= pos < len(text):
             return ""
         lo, hi = max(0, pos - 20), min(len(text), pos + 21)
-        before, bad, after = (html.escape(text[lo:pos]), html.escape(text[pos]), html.escape(text[pos + 1 : hi]))
+        before, bad, after = (html.escape(t, quote=False) for t in (text[lo:pos], text[pos], text[pos + 1 : hi]))
         return (f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
                 f"{after}{'…' if hi < len(text) else ''}</tt>")
 

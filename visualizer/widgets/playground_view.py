@@ -56,7 +56,8 @@ class PlaygroundView(QWidget):
         scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(360)
+        scroll.setMinimumWidth(420)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
@@ -85,6 +86,7 @@ class PlaygroundView(QWidget):
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([480, 920])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
@@ -121,7 +123,7 @@ class PlaygroundView(QWidget):
     def show_maps(self, snap: MapsSnapshot) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
         for kind, grid in self.grids.items():
-            grid.set_maps(snap.maps[kind])
+            grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
         self.output_label.setText(f"Prediction per position: <b>{' '.join(snap.output_tokens)}</b>"

@@ -21,7 +21,7 @@ from core_model.tasks import TASK_NAMES, TaskSpec
 from core_model.training import TrainConfig
 from core_model.vocab import SYMBOL_POOL, VocabularyError
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.training import TrainingState
+from visualizer.state.training import MetricSeries, TrainingState
 from visualizer.workers.background import run_in_background
 from visualizer.workers.training_worker import ProbeSnapshot
 
@@ -376,7 +376,7 @@ class _Curves(QWidget):
         for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
             layout.addWidget(plot, stretch)
 
-    def set_series(self, series) -> None:  # MetricSeries
+    def set_series(self, series: MetricSeries) -> None:
         """Push the whole series into the existing curves."""
         x, ex = np.asarray(series.steps, float), np.asarray(series.eval_steps, float)
         for key, (xs, ys) in {"loss": (x, series.loss), "token_accuracy": (x, series.token_accuracy),

@@ -31,7 +31,7 @@ class ProgressSnapshot:
     loss: float
     token_accuracy: float
     lr: float
-    tokens_per_s: float  # mean over the steps since the previous snapshot
+    tokens_per_s: float  # tokens / optimisation time over the steps since the previous snapshot
     elapsed_s: float  # wall time of this run, pauses excluded
     eta_s: float
     new_steps: tuple[StepMetrics, ...] = ()
@@ -270,5 +270,7 @@ class _RunClock:
         elapsed = now - self.begin - self.paused_s
         done = last.step - self.start_step
         eta = elapsed / max(done, 1) * (total - last.step)
-        tokens_per_s = float(np.mean([m.tokens_per_s for m in new]))
+        tokens = sum(m.tokens for m in new)
+        seconds = sum(m.tokens / max(m.tokens_per_s, 1e-9) for m in new)
+        tokens_per_s = tokens / seconds if tokens and seconds > 0 else float(np.mean([m.tokens_per_s for m in new]))
         return ProgressSnapshot(last.step, total, last.loss, last.token_accuracy, last.lr, tokens_per_s, elapsed, eta, new)

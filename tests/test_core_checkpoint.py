@@ -1,0 +1,195 @@
+"""Checkpoints: exact round trip, atomic writes, and a clear CheckpointError for every kind of bad file."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from core_model import ModelConfig, build_model
+from core_model.checkpoint import FORMAT, Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
+
+CONFIG = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, positional="rope")
+
+
+def write_marker(path: str) -> None:
+    """What a malicious checkpoint would run on load; here it only leaves a file behind."""
+    Path(path).write_text("code ran")
+
+
+class Payload:
+    """Pickles into a call of write_marker(path)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self):
+        return write_marker, (self.path,)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    model = build_model(CONFIG, seed=0)
+    path = save_checkpoint(tmp_path / "model.pt", model, history=[{"step": 1.0, "loss": 2.5}])
+    return model, path
+
+
+def payload_of(path: Path) -> dict:
+    return torch.load(path, weights_only=True)
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_round_trip_is_exact(tmp_path, tie):
+    model = build_model(dataclasses.replace(CONFIG, tie_embeddings=tie), seed=1)
+    history = [{"step": 1.0, "loss": 2.25}, {"step": 2.0, "loss": 1.5}]
+    extra = {"task": {"task": "copy", "n_symbols": 10}, "probe": "0123", "ids": torch.arange(4), "ratio": 0.5}
+    path = save_checkpoint(tmp_path / "sub" / "dir" / "m.pt", model, history=history, extra=extra)
+    ckpt = load_checkpoint(path)
+    assert isinstance(ckpt, Checkpoint)
+    assert ckpt.config == model.config and ckpt.history == history
+    assert ckpt.extra.keys() == extra.keys() and torch.equal(ckpt.extra["ids"], extra["ids"])
+    assert {k: v for k, v in ckpt.extra.items() if k != "ids"} == {k: v for k, v in extra.items() if k != "ids"}
+    expected = model.state_dict()
+    assert ckpt.state_dict.keys() == expected.keys()
+    for key, value in expected.items():
+        assert ckpt.state_dict[key].dtype == value.dtype and torch.equal(ckpt.state_dict[key], value), key
+    rebuilt = ckpt.build()
+    for key, value in expected.items():
+        assert torch.equal(rebuilt.state_dict()[key], value), key
+    assert (rebuilt.generator.weight is rebuilt.src_embed.weight) == tie
+    src, tgt = torch.tensor([[3, 4, 5]]), torch.tensor([[1, 3, 4]])
+    assert torch.equal(rebuilt.eval()(src, tgt).logits, model.eval()(src, tgt).logits)
+
+
+def test_atomic_write_leaves_only_the_file(saved, tmp_path):
+    _, path = saved
+    save_checkpoint(path, build_model(CONFIG, seed=2))  # overwrite in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("serialisation broke")])
+def test_failed_write_keeps_the_old_file_and_no_temp_files(saved, tmp_path, monkeypatch, error):
+    _, path = saved
+    before = path.read_bytes()
+
+    def failing_save(obj, f, *args, **kwargs):
+        f.write(b"partial data")
+        raise error
+
+    monkeypatch.setattr(torch, "save", failing_save)
+    expected = CheckpointError if isinstance(error, OSError) else RuntimeError
+    with pytest.raises(expected) as info:
+        save_checkpoint(path, build_model(CONFIG, seed=3))
+    if isinstance(error, OSError):
+        assert "No space left on device" in str(info.value) and str(path) in str(info.value)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]
+    monkeypatch.undo()
+    assert torch.equal(load_checkpoint(path).state_dict["generator.bias"], saved[0].state_dict()["generator.bias"])
+
+
+def test_random_bytes(tmp_path):
+    path = tmp_path / "noise.pt"
+    path.write_bytes(random.Random(0).randbytes(4096))
+    with pytest.raises(CheckpointError, match=r"noise\.pt is not a readable checkpoint \(corrupt or truncated\)"):
+        load_checkpoint(path)
+
+
+def test_truncated_file(saved):
+    _, path = saved
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match=r"model\.pt is not a readable checkpoint \(corrupt or truncated\)"):
+        load_checkpoint(path)
+
+
+def test_empty_and_missing_files(tmp_path):
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="empty.pt is not a readable checkpoint"):
+        load_checkpoint(tmp_path / "empty.pt")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "nothing.pt")
+    with pytest.raises(CheckpointError, match="not a file"):
+        load_checkpoint(tmp_path)
+
+
+def test_wrong_shape(saved):
+    _, path = saved
+    payload = payload_of(path)
+    payload["state_dict"]["decoder_layers.0.ff.net.0.weight"] = torch.zeros(7, 16)
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match=r"weight decoder_layers\.0\.ff\.net\.0\.weight has shape \(7, 16\), "
+                                              r"configuration needs \(32, 16\)"):
+        load_checkpoint(path)
+
+
+def test_missing_and_unexpected_weights(saved):
+    _, path = saved
+    payload = payload_of(path)
+    del payload["state_dict"]["generator.bias"]
+    payload["state_dict"]["extra_head.weight"] = torch.zeros(2)
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match=r"missing \['generator.bias'\], unexpected \['extra_head.weight'\]"):
+        load_checkpoint(path)
+
+
+def test_build_reports_shape_errors():
+    model = build_model(CONFIG, seed=0)
+    state = dict(model.state_dict())
+    state["generator.bias"] = torch.zeros(5)
+    with pytest.raises(CheckpointError, match="weights do not fit the stored configuration"):
+        Checkpoint(CONFIG, state).build()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": "some-other-tool"}, "is not an Attention Playground checkpoint"),
+        ({"version": 99}, "has checkpoint version 99, expected 1"),
+        ({"config": {"d_model": 16, "n_heads": 3}}, "has an invalid model configuration"),
+        ({"config": {"d_model": 16, "layers": 3}}, r"unknown ModelConfig fields: \['layers'\]"),
+        ({"state_dict": [1, 2]}, "has no valid weights"),
+    ],
+)
+def test_bad_payload_fields(saved, change, message):
+    _, path = saved
+    torch.save(payload_of(path) | change, path)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path)
+
+
+def test_not_a_dict(tmp_path):
+    torch.save([FORMAT, 1], tmp_path / "list.pt")
+    with pytest.raises(CheckpointError, match="is not an Attention Playground checkpoint"):
+        load_checkpoint(tmp_path / "list.pt")
+
+
+def test_pickled_code_is_never_run(saved, tmp_path):
+    _, path = saved
+    marker = tmp_path / "marker.txt"
+    payload = payload_of(path)
+    payload["extra"] = {"innocent": Payload(marker)}
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match="contains code or objects that are not plain data"):
+        load_checkpoint(path)
+    assert not marker.exists()
+    # the file really was armed: an unsafe load runs the code
+    torch.load(path, weights_only=False)
+    assert marker.read_text() == "code ran"
+
+
+def test_temp_files_use_the_target_folder(saved, tmp_path, monkeypatch):
+    _, path = saved
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        seen.append(str(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    save_checkpoint(path, build_model(CONFIG, seed=4))
+    assert len(seen) == 1 and Path(seen[0]).parent == tmp_path and seen[0].endswith(".tmp")

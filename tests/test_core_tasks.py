@@ -1,0 +1,90 @@
+"""Toy task batches: correct targets, teacher-forcing layout, padding, determinism."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core_model import BOS, EOS, PAD
+from core_model.tasks import TASK_NAMES, Batch, TaskSpec, expected_output, make_batch
+
+
+def rows(batch: Batch) -> list[tuple[list[int], list[int], list[int]]]:
+    """Per sequence: the real source ids, the decoder input and the labels, as lists."""
+    out = []
+    for src, tgt_in, tgt_out in zip(batch.src.tolist(), batch.tgt_in.tolist(), batch.tgt_out.tolist()):
+        out.append(([t for t in src if t != PAD], tgt_in, tgt_out))
+    return out
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_targets_follow_the_task(task):
+    spec = TaskSpec(task, n_symbols=7, min_len=1, max_len=9)
+    batch = make_batch(spec, 200, torch.Generator().manual_seed(0))
+    width = batch.src.shape[1]
+    assert batch.tgt_in.shape == batch.tgt_out.shape == (200, width + 1)
+    for source, tgt_in, tgt_out in rows(batch):
+        n = len(source)
+        body = expected_output(task, source)
+        assert tgt_in == [BOS] + body + [PAD] * (width - n)
+        assert tgt_out == body + [EOS] + [PAD] * (width - n)
+
+
+def test_expected_output_examples():
+    assert expected_output("copy", [5, 3, 4]) == [5, 3, 4]
+    assert expected_output("reverse", [5, 3, 4]) == [4, 3, 5]
+    assert expected_output("sort", [5, 3, 4, 3]) == [3, 3, 4, 5]
+    with pytest.raises(ValueError, match="task must be one of"):
+        expected_output("add", [1])  # type: ignore[arg-type]
+
+
+def test_variable_lengths_are_right_padded():
+    spec = TaskSpec("copy", n_symbols=5, min_len=2, max_len=6)
+    batch = make_batch(spec, 64, torch.Generator().manual_seed(1))
+    lengths = (batch.src != PAD).sum(1)
+    assert set(lengths.tolist()) == {2, 3, 4, 5, 6}  # every allowed length occurs in 64 draws
+    assert batch.src.shape[1] == int(lengths.max())
+    for row, n in zip(batch.src, lengths):
+        assert (row[:n] != PAD).all() and (row[n:] == PAD).all()
+        assert ((row[:n] >= 3) & (row[:n] < 8)).all()  # the first five symbols: ids 3..7
+    assert batch.n_tokens == int(lengths.sum()) + 64  # every symbol plus one <eos> each
+
+
+def test_fixed_length_override():
+    spec = TaskSpec("reverse", min_len=2, max_len=4)
+    batch = make_batch(spec, 8, torch.Generator().manual_seed(2), length=7)
+    assert batch.src.shape == (8, 7) and (batch.src != PAD).all()
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+def test_same_seed_same_batch(task):
+    spec = TaskSpec(task, min_len=3, max_len=8)
+    a = make_batch(spec, 16, torch.Generator().manual_seed(42))
+    b = make_batch(spec, 16, torch.Generator().manual_seed(42))
+    c = make_batch(spec, 16, torch.Generator().manual_seed(43))
+    assert all(torch.equal(x, y) for x, y in zip((a.src, a.tgt_in, a.tgt_out), (b.src, b.tgt_in, b.tgt_out)))
+    assert not torch.equal(a.src, c.src)
+
+
+def test_generator_stream_advances():
+    gen = torch.Generator().manual_seed(0)
+    first, second = make_batch(TaskSpec(), 4, gen), make_batch(TaskSpec(), 4, gen)
+    assert not torch.equal(first.src, second.src)
+
+
+def test_batch_to_device():
+    batch = make_batch(TaskSpec(), 2, torch.Generator().manual_seed(0)).to("cpu")
+    assert batch.src.device.type == "cpu"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"task": "add"}, "task"), ({"n_symbols": 0}, "n_symbols"), ({"n_symbols": 37}, "n_symbols"),
+     ({"min_len": 0}, "min_len"), ({"min_len": 5, "max_len": 4}, "max_len")],
+)
+def test_invalid_task_spec(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        TaskSpec(**kwargs)
+
+
+def test_vocabulary_of_spec():
+    assert TaskSpec(n_symbols=4).vocabulary.symbols == "0123"

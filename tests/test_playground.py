@@ -1,0 +1,204 @@
+"""The Playground tab driven like a user: typing, masks, stepping, forcing, ablation, bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from core_model import BOS, MaskSpec, ModelConfig, build_model
+from core_model.tasks import TaskSpec
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import PlaygroundSession
+from visualizer.widgets.playground_view import PlaygroundView
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+@pytest.fixture
+def view(qtbot) -> PlaygroundView:
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
+    hub = ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model")
+    session = PlaygroundSession(hub)
+    widget = PlaygroundView(session)
+    qtbot.addWidget(widget)
+    widget.resize(1300, 850)
+    widget.show()
+    session.set_source("0123")
+    return widget
+
+
+def type_source(qtbot, view: PlaygroundView, text: str) -> None:
+    field = view.input_panel.source
+    field.selectAll()
+    qtbot.keyClick(field, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(field, text)
+
+
+def shown(view: PlaygroundView, kind: str, layer: int, head: int) -> np.ndarray:
+    return view.grids[kind].displayed_matrix(layer, head)
+
+
+def model_maps(view: PlaygroundView, src: list[int], tgt: list[int], masks: MaskSpec | None = None):
+    session = view.session
+    with torch.no_grad():
+        out = session.hub.model(torch.tensor([src]), torch.tensor([tgt]), masks or session.masks,
+                                session.head_gates(), return_attention=True)
+    return out.attention
+
+
+def ids(view: PlaygroundView, text: str) -> list[int]:
+    return view.session.vocabulary.encode(text)
+
+
+def test_typing_updates_every_map_with_the_models_numbers(qtbot, view):
+    type_source(qtbot, view, "31415")
+    pads = [0] * view.session.extra_pads
+    src = ids(view, "31415") + pads
+    tgt = [BOS] + ids(view, "31415") + pads
+    att = model_maps(view, src, tgt)
+    for kind in KINDS:
+        maps = view.grids[kind].current_maps()
+        assert maps.values.shape[0] == len(att.kind(kind))
+        for layer, weights in enumerate(att.kind(kind)):
+            for head in range(weights.shape[1]):
+                expected = weights[0, head].numpy()
+                got = shown(view, kind, layer, head)
+                valid = maps.valid
+                assert np.array_equal(np.isnan(got), ~valid)
+                np.testing.assert_allclose(got[valid], expected[valid], rtol=0, atol=1e-6)
+    assert view.grids["encoder_self"].current_maps().key_labels[:5] == ("3", "1", "4", "1", "5")
+
+
+def test_causal_mask_toggle_controls_the_upper_triangle(qtbot, view):
+    box = view.mask_panel.flag_boxes["decoder_causal"]
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton)  # causal off
+    assert not view.session.masks.decoder_causal
+    maps = view.grids["decoder_self"].current_maps()
+    upper = np.triu(np.ones(maps.values.shape[-2:], dtype=bool), k=1) & maps.valid
+    assert upper.any() and (maps.values[..., upper] > 0).all()
+    assert view.mask_panel.preview_matrix("decoder_self")[upper].all()
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton)  # causal on again
+    maps = view.grids["decoder_self"].current_maps()
+    upper = np.triu(np.ones(maps.values.shape[-2:], dtype=bool), k=1)
+    assert (maps.values[..., upper] == 0).all()
+    assert not view.mask_panel.preview_matrix("decoder_self")[upper].any()
+    assert np.isnan(shown(view, "decoder_self", 0, 0)[upper]).all()  # drawn blank, not as a colour
+
+
+def test_padding_and_window_toggles_change_preview_and_maps(qtbot, view):
+    enc = view.grids["encoder_self"]
+    n_real = 4
+    assert np.isnan(shown(view, "encoder_self", 0, 0)[:, n_real:]).all()  # pads hidden by default
+    qtbot.mouseClick(view.mask_panel.flag_boxes["encoder_padding"], Qt.MouseButton.LeftButton)
+    assert view.mask_panel.preview_matrix("encoder_self")[:, n_real:].all()
+    assert (enc.current_maps().values[..., n_real:] > 0).all()
+    qtbot.mouseClick(view.mask_panel.window_boxes["encoder_window"], Qt.MouseButton.LeftButton)
+    width = view.mask_panel.window_spin.value()
+    preview = view.mask_panel.preview_matrix("encoder_self")
+    i, j = np.indices(preview.shape)
+    assert np.array_equal(preview, np.abs(i - j) < width)
+    assert (enc.current_maps().values[..., np.abs(i - j) >= width] == 0).all()
+
+
+def test_step_back_run_reset_and_force(qtbot, view):
+    panel, session = view.decoder_panel, view.session
+    qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+    assert len(session.decode_snapshot().output_ids) == 2
+    assert view.grids["cross"].current_maps().highlight_row == 2
+    assert view.grids["decoder_self"].current_maps().values.shape[-1] == 3
+    qtbot.mouseClick(panel.buttons["back"], Qt.MouseButton.LeftButton)
+    assert len(session.decode_snapshot().output_ids) == 1
+    force = panel.force_buttons()[1]
+    forced_label = force.text().split()[1]
+    qtbot.mouseClick(force, Qt.MouseButton.LeftButton)
+    snap = session.decode_snapshot()
+    assert snap.output_labels[-1] == forced_label and snap.forced[-1]
+    assert panel.chip_states()[1][0] == forced_label
+    qtbot.mouseClick(panel.buttons["run"], Qt.MouseButton.LeftButton)
+    snap = session.decode_snapshot()
+    assert snap.finished and not panel.buttons["step"].isEnabled()
+    assert snap.output_labels[1] == forced_label  # decoding continued from the forced token
+    qtbot.mouseClick(panel.buttons["reset"], Qt.MouseButton.LeftButton)
+    assert session.decode_snapshot().output_ids == ()
+
+
+def test_forced_decoding_matches_full_recomputation(qtbot, view):
+    session = view.session
+    session.step()
+    session.force(ids(view, "7")[0])
+    session.step()
+    tokens = [BOS, *session.decode_snapshot().output_ids]
+    src = ids(view, "0123") + [0] * session.extra_pads
+    att = model_maps(view, src, tokens)
+    np.testing.assert_allclose(view.grids["cross"].current_maps().values[1, 2], att.cross[1][0, 2].numpy(), atol=1e-6)
+
+
+def test_ablating_a_head_changes_output_and_maps(qtbot, view):
+    grid = view.grids["cross"]
+    before = grid.current_maps().values.copy()
+    logits_before = view.session.last_snapshot.output_tokens
+    menu = grid.build_context_menu(0, 1)
+    action = next(a for a in menu.actions() if a.text().startswith("Ablate"))
+    action.trigger()
+    assert grid.is_ablated(0, 1)
+    assert not view.session.gates()["cross"][0, 1]
+    after = grid.current_maps().values
+    assert not np.allclose(before[1], after[1])  # a later layer sees a different input
+    enc_gates_probe = view.session.head_gates()
+    assert enc_gates_probe is not None and float(enc_gates_probe.cross[0, 1]) == 0.0
+    qtbot.mouseClick(view.restore_heads, Qt.MouseButton.LeftButton)
+    assert view.session.head_gates() is None
+    np.testing.assert_allclose(grid.current_maps().values, before, atol=1e-7)
+    assert isinstance(logits_before, tuple)
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("01x3", "Unknown symbol 'x' at position 3"),
+    ("", "Type a source sequence"),
+    ("1" * 300, "too long"),
+])
+def test_bad_input_shows_message_and_keeps_maps(qtbot, view, bad, needle):
+    before = {k: view.grids[k].current_maps() for k in KINDS}
+    field = view.input_panel.source
+    field.selectAll()
+    qtbot.keyClick(field, Qt.Key.Key_Backspace)  # empty is already bad input
+    if bad:
+        qtbot.keyClicks(field, bad[:40])
+        if len(bad) > 40:
+            field.insert(bad[40:])  # a paste
+            field.textEdited.emit(field.text())
+    error = view.input_panel.error
+    assert error.isVisible() and needle in error.text()
+    for kind in KINDS:
+        assert view.grids[kind].current_maps() is before[kind]
+
+
+def test_pasting_a_megabyte_is_refused_quickly(qtbot, view):
+    before = view.grids["cross"].current_maps()
+    field = view.input_panel.source
+    field.setMaxLength(2_000_000)
+    field.setText("5" * 1_000_000)
+    field.textEdited.emit(field.text())
+    assert "too long" in view.input_panel.error.text()
+    assert view.grids["cross"].current_maps() is before
+    type_source(qtbot, view, "12")
+    assert not view.input_panel.error.isVisible()
+    assert view.grids["cross"].current_maps() is not before
+
+
+def test_scores_mode_shows_pre_softmax_scores(qtbot, view):
+    radio = view.mask_panel.mode_buttons["scores"]
+    qtbot.mouseClick(radio, Qt.MouseButton.LeftButton)
+    session = view.session
+    src = torch.tensor([ids(view, "0123") + [0] * session.extra_pads])
+    tgt = torch.tensor([[BOS, *ids(view, "0123"), *([0] * session.extra_pads)]])
+    with torch.no_grad():
+        scores = session.hub.model(src, tgt, session.masks, return_scores=True).scores
+    maps = view.grids["encoder_self"].current_maps()
+    valid = maps.valid
+    np.testing.assert_allclose(maps.values[0, 0][valid], scores.encoder_self[0][0, 0].numpy()[valid], atol=1e-6)
+    assert np.isnan(shown(view, "encoder_self", 0, 0)[~valid]).all()
+    assert "score" in view.grids["encoder_self"].title_label.text().lower()
