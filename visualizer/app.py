@@ -23,7 +23,12 @@ def run_app(argv: list[str] | None = None) -> int:
     app = make_application(argv)
     from visualizer.main_window import MainWindow  # Qt only: torch loads in the background after first paint
 
+    from visualizer.startup_probe import install_if_requested
+
     window = MainWindow()
+    probe = install_if_requested(window)  # benchmark hook, inert unless its environment variable is set
     window.show()
     window.start_loading()
-    return app.exec()
+    code = app.exec()
+    del probe
+    return code

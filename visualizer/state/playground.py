@@ -319,7 +319,9 @@ class PlaygroundSession(QObject):
         vocab = self.vocabulary
         expected = self.expected_ids() + [EOS]
         if not (self._stepping and self._session is not None):
-            return DecodeSnapshot(False, (), (), (), (), tuple(vocab.tokens(expected)), (), False, 0)
+            preview = DecodeSession(self.hub.model, self._src_tensor(), self.masks, self.head_gates())
+            top = tuple((i, vocab.token(i), p) for i, p in preview.peek().top_k(self.top_k))
+            return DecodeSnapshot(False, (), (), (), (), tuple(vocab.tokens(expected)), top, False, 0)
         sess = self._session
         out = sess.output
         correct = tuple((expected[i] == tok) if i < len(expected) else False for i, tok in enumerate(out))

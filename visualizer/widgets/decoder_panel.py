@@ -261,6 +261,7 @@ class DecoderPanel(QWidget):
         self.caption.setWordWrap(True)
         self.chart = CandidateChart()
         self.chart.setMinimumHeight(140)
+        self.chart.setMaximumHeight(190)  # five bars; more height only adds empty space
         self.chart.candidate_clicked.connect(self.token_forced)
         self._force_buttons: list[QPushButton] = []
         self._force_grid = QGridLayout()

@@ -97,8 +97,14 @@ class ModelPanel(QWidget):
             spin.blockSignals(False)
         self.error.hide()
         self.summary.setText(
-            f"<b>Loaded model</b>: {origin}<br>{config.positional} PE, {config.norm_position}-norm {config.norm}, "
-            f"{config.activation}, d_model {config.d_model}, d_ff {config.d_ff}, {config.n_heads} heads, "
+            f"<b>Loaded model</b>: {origin}<br>{_label('positional', config.positional)} PE, "
+            f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "
+            f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, {config.n_heads} heads, "
             f"{config.n_encoder_layers}+{config.n_decoder_layers} layers, vocab {config.vocab_size}, "
             f"{parameters:,} parameters"
         )
+
+
+def _label(field: str, value: str) -> str:
+    """The human name of a choice, as the combo box shows it."""
+    return next((label for label, v in CHOICES[field] if v == value), value)

@@ -1,0 +1,44 @@
+"""Benchmark hook: with ATTENTION_PLAYGROUND_STARTUP_PROBE=<file>, record first paint and model-ready times, then quit.
+
+Times are wall-clock seconds (time.time()) so a parent process can subtract its own launch time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+ENV = "ATTENTION_PLAYGROUND_STARTUP_PROBE"
+
+
+class StartupProbe(QObject):
+    """Watches the window's first paint and the end of model loading."""
+
+    def __init__(self, window: QMainWindow, path: Path) -> None:
+        super().__init__(window)
+        self.window, self.path, self.times = window, path, {}
+        window.installEventFilter(self)
+        self._poll = QTimer(self)
+        self._poll.timeout.connect(self._check_ready)
+        self._poll.start(5)
+
+    def eventFilter(self, obj, event) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Paint and "first_paint" not in self.times:
+            self.times["first_paint"] = time.time()
+        return False
+
+    def _check_ready(self) -> None:
+        if getattr(self.window, "hub", None) is not None and "first_paint" in self.times:
+            self.times["model_ready"] = time.time()
+            self._poll.stop()
+            self.path.write_text(json.dumps(self.times))
+            QTimer.singleShot(0, QApplication.instance().quit)
+
+
+def install_if_requested(window: QMainWindow) -> StartupProbe | None:
+    target = os.environ.get(ENV)
+    return StartupProbe(window, Path(target)) if target else None
