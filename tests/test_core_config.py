@@ -45,7 +45,7 @@ INVALID_CONFIG = [
 @pytest.mark.parametrize(("field", "value", "allowed"), INVALID_CONFIG)
 def test_invalid_value_names_field_and_allowed_values(field, value, allowed):
     with pytest.raises(ValueError) as info:
-        ModelConfig(**{field: value})
+        ModelConfig(**({"positional": "sinusoidal", field: value}))
     assert field in str(info.value)
     assert allowed in str(info.value)
     assert repr(value) in str(info.value)
@@ -57,7 +57,7 @@ def test_d_model_must_divide_by_heads():
 
 
 def test_rope_needs_even_head_size():
-    ModelConfig(d_model=12, n_heads=4)  # head size 3 is fine for sinusoids
+    ModelConfig(d_model=12, n_heads=4, positional="sinusoidal")  # head size 3 is fine for sinusoids
     with pytest.raises(ValueError, match="rope.*even head size"):
         ModelConfig(d_model=12, n_heads=4, positional="rope")
 
@@ -91,9 +91,10 @@ def test_from_dict_validates_values():
 
 
 def test_architecture_differs_ignores_dropout_only():
-    base = ModelConfig()
+    base = ModelConfig(positional="sinusoidal", norm_position="post")
     assert not base.architecture_differs(dataclasses.replace(base, dropout=0.3))
     assert base.architecture_differs(dataclasses.replace(base, positional="rope"))
+    assert base.architecture_differs(dataclasses.replace(base, norm_position="pre"))
     assert base.architecture_differs(dataclasses.replace(base, d_ff=128))
 
 

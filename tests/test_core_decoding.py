@@ -24,10 +24,11 @@ def tiny(seed: int = 0, **options):
 def trained():
     """A small RoPE model that has learnt to copy well enough to stop at <eos> (about a second of training)."""
     config = ModelConfig(d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, positional="rope",
-                         max_len=32)
+                         norm_position="post", max_len=32)
     model = build_model(config, seed=0)
     task = TaskSpec("copy", n_symbols=6, min_len=2, max_len=6)
-    for _ in Trainer(model, task, TrainConfig(batch_size=32, steps=60, lr=1e-2, warmup_steps=10)).train_steps():
+    recipe = TrainConfig(batch_size=32, steps=60, lr=1e-2, schedule="warmup_cosine", warmup_steps=10, grad_clip=1.0)
+    for _ in Trainer(model, task, recipe).train_steps():
         pass
     return model.double().eval()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from core_model import BOS, PAD, AttentionMaps, HeadGates, MaskSpec, ModelConfig, build_model
+from core_model import BOS, PAD, AttentionMaps, HeadGates, MaskSpec, ModelConfig, build_model, sinusoidal_table
 from core_model.attention import AttentionResult
 from core_model.model import gates_from_numpy
 
@@ -211,3 +211,24 @@ def test_sequences_longer_than_max_len_are_refused(positional):
     model = build_model(ModelConfig(d_model=16, n_heads=2, max_len=8, positional=positional))
     with pytest.raises(ValueError, match="exceeds max_len 8"):
         model(tokens(1, 9, seed=0), tokens(1, 3, seed=1, first=BOS))
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope"])
+def test_layer_inputs_are_scaled_embeddings_plus_positions(positional):
+    """Paper §3.4-3.5: sqrt(d_model) * embedding, plus the sinusoid table (RoPE adds nothing here)."""
+    model = tiny(positional=positional, tie_embeddings=False)
+    seen: dict[str, torch.Tensor] = {}
+
+    def recorder(name: str):
+        def hook(module, args) -> None:
+            seen[name] = args[0]
+        return hook
+
+    model.encoder_layers[0].register_forward_pre_hook(recorder("enc"))
+    model.decoder_layers[0].register_forward_pre_hook(recorder("dec"))
+    model(SRC, TGT)
+    pe = sinusoidal_table(64, 16) if positional == "sinusoidal" else torch.zeros(64, 16, dtype=torch.float64)
+    expected_enc = model.src_embed(SRC) * 4.0 + pe[: SRC.shape[1]]
+    expected_dec = model.tgt_embed(TGT) * 4.0 + pe[: TGT.shape[1]]
+    assert (seen["enc"] - expected_enc).abs().max() <= EXACT
+    assert (seen["dec"] - expected_dec).abs().max() <= EXACT

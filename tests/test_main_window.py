@@ -36,7 +36,7 @@ def close_window(qtbot, window: MainWindow) -> None:
 
 @pytest.fixture
 def tiny_checkpoint(tmp_path) -> Path:
-    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=1)
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64, positional="sinusoidal"), seed=1)
     return save_checkpoint(tmp_path / "tiny.pt", model, history=[{"step": 5.0, "loss": 1.0}],
                            extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
 
@@ -92,9 +92,9 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, window):
     combo = window.playground.model_panel.combos["positional"]
     old_model = window.hub.model
     combo.setFocus()
-    qtbot.keyClick(combo, Qt.Key.Key_Down)  # sinusoidal -> RoPE, as a keyboard user would
-    combo.activated.emit(combo.currentIndex())
-    assert window.hub.config.positional == "rope"
+    with qtbot.waitSignal(combo.activated, timeout=2000):
+        qtbot.keyClick(combo, Qt.Key.Key_Down)  # sinusoidal -> RoPE, as a keyboard user would
+    qtbot.waitUntil(lambda: window.hub.config.positional == "rope", timeout=10000)
     assert window.hub.model is not old_model and window.hub.origin.startswith("untrained")
     assert "untrained" in window.statusBar().currentMessage()
     assert window.pe_tab.state.pe_kind == "rope"

@@ -47,6 +47,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     train.add_argument("--lr", type=float, help="peak learning rate")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
+    train.add_argument("--threads", type=int, default=1,
+                       help="CPU threads for torch (default 1: toy models gain nothing from more, and a busy "
+                            "machine makes several threads wait on each other)")
     ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences")
     ev.add_argument("path", type=Path)
     ev.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
@@ -93,6 +96,11 @@ def _train_setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
 
 def _train(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     task, model_config, config, device = _train_setup(ns, parser)
+    import torch
+
+    if ns.threads < 1:
+        parser.error(f"--threads must be >= 1, got {ns.threads}")
+    torch.set_num_threads(ns.threads)
     from core_model import build_model
     from core_model.checkpoint import CheckpointError, save_checkpoint
     from core_model.training import Trainer, TrainingDiverged

@@ -8,9 +8,11 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtWidgets import QMessageBox
 
 from core_model.tasks import TASK_NAMES
+from visualizer.resources_path import SHIPPED_CHECKPOINTS, resource_path
 from visualizer.settings import load_json, mask_spec_from_dict, mask_spec_to_dict, save_json
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import DEFAULT_SOURCE, PlaygroundSession
+from visualizer.workers.background import run_in_background
 
 if TYPE_CHECKING:
     from visualizer.main_window import MainWindow
@@ -74,9 +76,42 @@ def request_new_architecture(window: MainWindow, config) -> None:
         if answer != QMessageBox.StandardButton.Discard:
             _sync_model_views(window, hub.info())
             return
-    hub.new_untrained(config)
-    message = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
-               "trained (Trainer tab) or a matching checkpoint is opened.")
+    run_in_background(lambda: find_shipped_checkpoint(config), lambda found: _apply_architecture(window, config, found),
+                      lambda message: _apply_architecture(window, config, None))
+
+
+def find_shipped_checkpoint(config):
+    """A shipped trained checkpoint whose architecture equals `config` (runs off the GUI thread), or None."""
+    from core_model.checkpoint import CheckpointError, load_checkpoint
+
+    for name in SHIPPED_CHECKPOINTS:
+        path = resource_path(name)
+        if not path.is_file():
+            continue
+        try:
+            ckpt = load_checkpoint(path)
+        except CheckpointError:
+            continue
+        if not ckpt.config.architecture_differs(config):
+            return path, ckpt
+    return None
+
+
+def _apply_architecture(window: MainWindow, config, found) -> None:
+    """Use the matching shipped model when there is one, else a new untrained model; say which."""
+    from core_model.tasks import TaskSpec
+
+    hub = window.hub
+    if found is not None:
+        path, ckpt = found
+        task = TaskSpec(**ckpt.extra["task"]) if isinstance(ckpt.extra.get("task"), dict) else hub.task
+        hub.set_model(ckpt.build(hub.device), task, origin=f"trained checkpoint {path.name}", history=ckpt.history,
+                      path=path, extra=ckpt.extra, keep_previous=True)
+        message = f"Loaded the shipped trained model for this architecture ({path.name})."
+    else:
+        hub.new_untrained(config)
+        message = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
+                   "trained (Trainer tab) or a matching checkpoint is opened. Model > Restore previous model undoes it.")
     window.statusBar().showMessage(message, 12000)
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_CHECKPOINT = "copy_model.pt"
+SHIPPED_CHECKPOINTS = ("copy_rope.pt", "copy_sinusoidal.pt")  # made by the README's "Shipped models" commands
+DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # the default ModelConfig uses RoPE
 
 
 def resource_path(name: str) -> Path:

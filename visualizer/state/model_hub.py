@@ -75,8 +75,11 @@ class ModelHub(QObject):
         self.info_changed.emit(self.info())
 
     def set_model(self, model: Seq2SeqTransformer, task: TaskSpec, *, origin: str, history: list[dict] | None = None,
-                  path: Path | None = None, dirty: bool = False, extra: dict | None = None) -> None:
-        """Replace the model wholesale (load, new architecture)."""
+                  path: Path | None = None, dirty: bool = False, extra: dict | None = None,
+                  keep_previous: bool = False) -> None:
+        """Replace the model wholesale (load, new architecture); keep_previous lets restore_previous() undo it."""
+        if keep_previous:
+            self._previous = (self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
         self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
         self.history, self.path, self.dirty = list(history or []), path, dirty
         self.extra = dict(extra or {})
@@ -84,8 +87,8 @@ class ModelHub(QObject):
 
     def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0) -> None:
         """A fresh model for a changed architecture: it knows nothing until trained. The old one can be restored."""
-        self._previous = (self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
-        self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)", dirty=False)
+        self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)",
+                       keep_previous=True)
 
     def restore_previous(self) -> bool:
         """Undo the last new_untrained(); False when there is nothing to restore."""

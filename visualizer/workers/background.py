@@ -38,6 +38,10 @@ def run_in_background(fn: Callable[[], Any], on_done: Callable[[Any], None], on_
                       pool: QThreadPool | None = None) -> JobSignals:
     """Start fn on the global thread pool; callbacks run on the thread that owns the returned signals (the GUI)."""
     signals = JobSignals()
+    signals.keep_alive = signals  # held until delivery: callers need not keep a reference to get the callback
+    release = lambda *_: setattr(signals, "keep_alive", None)  # noqa: E731
+    signals.finished.connect(release)
+    signals.failed.connect(release)
     signals.finished.connect(on_done)
     signals.failed.connect(on_error)
     (pool or QThreadPool.globalInstance()).start(_Job(fn, signals))
