@@ -67,7 +67,8 @@ class ModelConfig:
         check_choice("norm_position", self.norm_position, get_args(NormPosition))
         check_choice("norm", self.norm, get_args(NormKind))
         check_choice("activation", self.activation, get_args(ActivationKind))
-        check_choice("tie_embeddings", self.tie_embeddings, (True, False))
+        if not isinstance(self.tie_embeddings, bool):
+            raise ValueError(f"tie_embeddings must be one of [True, False], got {self.tie_embeddings!r}")
 
     @property
     def head_dim(self) -> int:

@@ -155,25 +155,27 @@ def test_ablating_a_head_changes_output_and_maps(qtbot, view):
     assert isinstance(logits_before, tuple)
 
 
-@pytest.mark.parametrize("bad, needle", [
-    ("01x3", "Unknown symbol 'x' at position 3"),
-    ("", "Type a source sequence"),
-    ("1" * 300, "too long"),
+@pytest.mark.parametrize("good, action, needle", [
+    ("01", lambda qtbot, f: qtbot.keyClicks(f, "x3"), "Unknown symbol 'x' at position 3"),
+    ("0", lambda qtbot, f: qtbot.keyClick(f, Qt.Key.Key_Backspace), "Type a source sequence"),
+    ("7", lambda qtbot, f: paste(f, "1" * 300), "too long"),
 ])
-def test_bad_input_shows_message_and_keeps_maps(qtbot, view, bad, needle):
+def test_bad_input_shows_message_and_keeps_maps(qtbot, view, good, action, needle):
+    type_source(qtbot, view, good)
     before = {k: view.grids[k].current_maps() for k in KINDS}
     field = view.input_panel.source
-    field.selectAll()
-    qtbot.keyClick(field, Qt.Key.Key_Backspace)  # empty is already bad input
-    if bad:
-        qtbot.keyClicks(field, bad[:40])
-        if len(bad) > 40:
-            field.insert(bad[40:])  # a paste
-            field.textEdited.emit(field.text())
+    action(qtbot, field)
     error = view.input_panel.error
-    assert error.isVisible() and needle in error.text()
+    assert not error.isHidden() and needle in error.text()
+    assert "2px solid" in field.styleSheet()  # the field itself is marked
     for kind in KINDS:
         assert view.grids[kind].current_maps() is before[kind]
+
+
+def paste(field, text: str) -> None:
+    """What a paste does: insert at the cursor and report the edit."""
+    field.insert(text)
+    field.textEdited.emit(field.text())
 
 
 def test_pasting_a_megabyte_is_refused_quickly(qtbot, view):
@@ -185,7 +187,7 @@ def test_pasting_a_megabyte_is_refused_quickly(qtbot, view):
     assert "too long" in view.input_panel.error.text()
     assert view.grids["cross"].current_maps() is before
     type_source(qtbot, view, "12")
-    assert not view.input_panel.error.isVisible()
+    assert view.input_panel.error.isHidden()
     assert view.grids["cross"].current_maps() is not before
 
 

@@ -63,6 +63,7 @@ class PlaygroundSession(QObject):
         self._stepping = False
         self._gates: dict[str, np.ndarray] = {}
         self.last_snapshot: MapsSnapshot | None = None
+        self._first_log_probs: torch.Tensor | None = None
         self.last_error = ""
         hub.model_changed.connect(self._on_model_changed)
         self._reset_gates()
@@ -281,6 +282,7 @@ class PlaygroundSession(QObject):
         maps_source = out.attention if self.mode == "weights" else out.scores
         numpy_maps = maps_source.to_numpy()  # the session boundary: numpy from here on
         predicted = out.logits[0].argmax(-1).tolist()
+        self._first_log_probs = out.logits[0, 0].float().cpu()
         forward_ms = (time.perf_counter() - start) * 1000.0
         valid = self._valid_masks(src, tgt)
         labels = {"encoder_self": (src_labels, src_labels), "decoder_self": (tgt_labels, tgt_labels),
@@ -319,8 +321,10 @@ class PlaygroundSession(QObject):
         vocab = self.vocabulary
         expected = self.expected_ids() + [EOS]
         if not (self._stepping and self._session is not None):
-            preview = DecodeSession(self.hub.model, self._src_tensor(), self.masks, self.head_gates())
-            top = tuple((i, vocab.token(i), p) for i, p in preview.peek().top_k(self.top_k))
+            top: tuple[tuple[int, str, float], ...] = ()
+            if self._first_log_probs is not None:  # the forward pass's row 0: what Step would see first
+                probs, ids = self._first_log_probs.exp().topk(min(self.top_k, self._first_log_probs.numel()))
+                top = tuple((int(i), vocab.token(int(i)), float(p)) for i, p in zip(ids, probs))
             return DecodeSnapshot(False, (), (), (), (), tuple(vocab.tokens(expected)), top, False, 0)
         sess = self._session
         out = sess.output
