@@ -64,6 +64,7 @@ def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, histo
             torch.save(payload, fh)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is an ordinary document
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
