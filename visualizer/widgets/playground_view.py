@@ -56,7 +56,7 @@ class PlaygroundView(QWidget):
         scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(420)
+        scroll.setMinimumWidth(500)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
@@ -86,7 +86,7 @@ class PlaygroundView(QWidget):
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([480, 920])
+        self.splitter.setSizes([540, 960])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
