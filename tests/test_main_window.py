@@ -155,3 +155,18 @@ def test_architecture_change_asks_before_discarding_training(qtbot, window, monk
     spin.editingFinished.emit()
     assert window.hub.model is old and window.hub.config.n_heads == 4
     assert spin.value() == 4  # the controls show the loaded model again
+
+
+def test_device_menu_lists_cpu_and_keeps_the_model_working(qtbot, window):
+    actions = window.device_menu.actions()
+    names = [a.text() for a in actions]
+    assert "cpu" in names
+    cpu = actions[names.index("cpu")]
+    assert cpu.isChecked()
+    cpu.trigger()
+    assert "device: cpu" in window.device_label.text()
+    assert "cpu" in window.statusBar().currentMessage()
+    field = window.playground.input_panel.source
+    field.selectAll()
+    qtbot.keyClicks(field, "42")
+    assert window.playground.grids["cross"].current_maps().key_labels[:2] == ("4", "2")

@@ -132,6 +132,37 @@ def _build_menus(window: MainWindow) -> None:
                            f"Ctrl+{i + 1}")
     window._add_action(window.model_menu, "&Restore previous model", lambda: _restore_previous(window),
                        tip="Undo the last architecture change")
+    _build_device_menu(window)
+
+
+def _build_device_menu(window: MainWindow) -> None:
+    """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
+    from PySide6.QtGui import QAction, QActionGroup
+
+    from core_model.device import available_devices
+
+    menu = window.model_menu.addMenu("&Device")
+    group = QActionGroup(menu)
+    current = str(window.hub.device)
+    for name in available_devices():
+        action = QAction(name, menu, checkable=True)
+        action.setChecked(name == current or (name == "cpu" and current == "cpu"))
+        action.triggered.connect(lambda _c=False, name=name: _switch_device(window, name))
+        group.addAction(action)
+        menu.addAction(action)
+    window.device_menu = menu
+    window.hub.training_active_changed.connect(lambda active: menu.setEnabled(not active))
+
+
+def _switch_device(window: MainWindow, name: str) -> None:
+    import torch
+
+    try:
+        window.hub.set_device(torch.device(name))
+    except (RuntimeError, ValueError) as exc:
+        QMessageBox.warning(window, "Device", f"Could not move the model to {name}: {exc}")
+        return
+    window.statusBar().showMessage(f"Inference now runs on {name}", 6000)
 
 
 def _restore_previous(window: MainWindow) -> None:

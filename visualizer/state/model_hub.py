@@ -121,6 +121,6 @@ class ModelHub(QObject):
 
     def set_device(self, device: torch.device) -> None:
         """Move the inference model (the status bar shows the device)."""
+        self._model.to(device)  # may raise (e.g. out of memory): then nothing changed
         self.device = device
-        self._model.to(device)
         self._changed()
