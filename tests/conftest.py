@@ -24,3 +24,33 @@ def _isolated_settings(tmp_path, request):
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     yield
+
+
+MODAL_CALLS = {
+    "QMessageBox": ("question", "critical", "warning", "information", "about"),
+    "QFileDialog": ("getOpenFileName", "getSaveFileName", "getExistingDirectory"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_unexpected_modal_dialogs(request, monkeypatch):
+    """A modal dialog offscreen waits forever for a click: fail the test at once, naming the dialog, instead.
+
+    Tests that expect a dialog substitute their own answer (monkeypatch after this fixture), or mark themselves
+    `real_dialogs` and dismiss the real one.
+    """
+    if "qtbot" not in request.fixturenames or request.node.get_closest_marker("real_dialogs"):
+        yield
+        return
+    from PySide6 import QtWidgets
+
+    def refuse(cls_name: str, name: str):
+        def call(*args, **kwargs):
+            texts = [a for a in args if isinstance(a, str)]
+            raise AssertionError(f"unexpected modal dialog {cls_name}.{name}{tuple(texts)!r}")
+        return call
+
+    for cls_name, names in MODAL_CALLS.items():
+        for name in names:
+            monkeypatch.setattr(getattr(QtWidgets, cls_name), name, staticmethod(refuse(cls_name, name)))
+    yield

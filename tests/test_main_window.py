@@ -170,3 +170,16 @@ def test_device_menu_lists_cpu_and_keeps_the_model_working(qtbot, window):
     field.selectAll()
     qtbot.keyClicks(field, "42")
     assert window.playground.grids["cross"].current_maps().key_labels[:2] == ("4", "2")
+
+
+def test_trained_weights_bring_their_task_to_the_playground(qtbot, window):
+    hub = window.hub
+    field = window.playground.input_panel.source
+    field.selectAll()
+    qtbot.keyClicks(field, "123")
+    hub.adopt_weights(hub.model.state_dict(), [{"step": 1.0}], task=TaskSpec("reverse", 10, 1, 10))
+    panel = window.playground.input_panel
+    assert panel.task.currentData() == "reverse"
+    assert panel.expected.text() == "3 2 1"
+    assert hub.dirty and "unsaved" in window.model_label.text()
+    close_window(qtbot, window)

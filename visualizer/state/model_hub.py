@@ -103,9 +103,11 @@ class ModelHub(QObject):
         """A deep copy the trainer may own while the hub keeps serving inference."""
         return copy.deepcopy(self._model)
 
-    def adopt_weights(self, state_dict: dict[str, torch.Tensor], history: list[dict], *, origin: str = "trained here") -> None:
-        """Take trained weights back (copied: the trainer keeps training its own tensors)."""
+    def adopt_weights(self, state_dict: dict[str, torch.Tensor], history: list[dict], *, origin: str = "trained here",
+                      task: TaskSpec | None = None) -> None:
+        """Take trained weights back (copied: the trainer keeps training its own tensors) and the task they learned."""
         self._model.load_state_dict({k: v.detach().clone() for k, v in state_dict.items()})
+        self.task = task or self.task
         self._model.eval()
         self.history, self.origin, self.dirty = list(history), origin, True
         self._changed()

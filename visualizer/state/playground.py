@@ -49,6 +49,7 @@ class PlaygroundSession(QObject):
     previews_changed = Signal(object)  # {kind: (Tq, Tk) bool}
     gates_changed = Signal(object)  # {kind: (L, H) bool enabled}
     expected_changed = Signal(str)  # expected output text for the current task
+    task_synced = Signal(str)  # the task followed a new model (the one it was trained on)
 
     def __init__(self, hub: ModelHub, top_k: int = 5) -> None:
         super().__init__()
@@ -245,11 +246,16 @@ class PlaygroundSession(QObject):
             self._session.step(token if forced else None)
 
     def _on_model_changed(self) -> None:
+        if self.hub.task.task != self.task:
+            self.task = self.hub.task.task
+            self.task_synced.emit(self.task)
         self._reset_gates()
         error, ids = self._validate(self.source_text)
         self._src_ids = ids if not error else self._src_ids
         self._set_error(error)
         self._session, self._stepping = None, False
+        if not error:
+            self.expected_changed.emit(" ".join(self.vocabulary.tokens(self.expected_ids())))
         self.recompute()
 
     def _after_decode_change(self) -> None:

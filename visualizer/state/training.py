@@ -257,7 +257,7 @@ class TrainingState(QObject):
 
     def _adopt(self, outcome: TrainingOutcome) -> None:
         try:
-            self.hub.adopt_weights(outcome.state_dict, list(outcome.history))
+            self.hub.adopt_weights(outcome.state_dict, list(outcome.history), task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")
         self._model_ref = weakref.ref(self.hub.model)

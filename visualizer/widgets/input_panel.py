@@ -91,5 +91,11 @@ class InputPanel(QWidget):
         return (f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
                 f"{after}{'…' if hi < len(text) else ''}</tt>")
 
+    def set_task(self, task: str) -> None:
+        """Show `task` as selected without emitting (the model decided it)."""
+        self.task.blockSignals(True)
+        self.task.setCurrentIndex(max(0, self.task.findData(task)))
+        self.task.blockSignals(False)
+
     def set_expected(self, text: str) -> None:
         self.expected.setText(text or "—")

@@ -100,6 +100,7 @@ class PlaygroundView(QWidget):
         ip.pads_changed.connect(s.set_extra_pads)
         s.input_error_changed.connect(ip.set_error)
         s.expected_changed.connect(ip.set_expected)
+        s.task_synced.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
         self.mask_panel.mode_changed.connect(s.set_mode)
         s.previews_changed.connect(self.mask_panel.set_previews)

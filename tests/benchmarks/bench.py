@@ -1,0 +1,437 @@
+"""Attention Playground's benchmark entry point: every number of the issue "Benchmarks and the GPU path" in one table.
+
+Run: python tests/benchmarks/bench.py [--quick] [--json PATH] [--device cpu|cuda]
+
+Training comparisons interleave our model and torch.nn.Transformer step by step (the machine is shared, so noise
+hits both sides alike); evaluation time is never counted. Qt measurements live in ui_bench.py.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import logging
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+for _path in (HERE.parents[1], HERE):  # the repository (core_model, visualizer) and the sibling benchmarks
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import torch
+from torch import nn
+
+from core_model import PAD, ModelConfig, build_model
+from core_model.tasks import TaskSpec, make_batch
+from core_model.training import TrainConfig, Trainer, evaluate
+from training_bench import TorchSeq2Seq, baseline_exact_match
+
+log = logging.getLogger("bench")
+KEYSTROKE_LENGTHS = (10, 32, 128, 256)
+
+
+# ----- rows of the report --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Bar:
+    """A target: value (or value / baseline when on_ratio) must be <= or >= limit."""
+
+    op: str  # "<=" or ">="
+    limit: float
+    on_ratio: bool = False
+
+    def passed(self, x: float) -> bool:
+        return x <= self.limit if self.op == "<=" else x >= self.limit
+
+    def text(self) -> str:
+        return f"{'ratio ' if self.on_ratio else ''}{self.op} {self.limit:g}"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table and the JSON keys it stands for (value None: not measured, see note)."""
+
+    name: str
+    value: float | None
+    unit: str = ""
+    key: str | None = None
+    bar: Bar | None = None
+    baseline: float | None = None
+    baseline_key: str | None = None
+    ratio_key: str | None = None
+    note: str = ""
+    extra: dict[str, float] = field(default_factory=dict)  # more JSON keys measured with this row
+
+    @property
+    def ratio(self) -> float | None:
+        if self.value is None or not self.baseline:
+            return None
+        return self.value / self.baseline
+
+    def status(self) -> str:
+        if self.bar is None:
+            return ""
+        x = self.ratio if self.bar.on_ratio else self.value
+        if x is None:
+            return "skip" if self.note.startswith("skipped") else "FAIL"
+        return "pass" if self.bar.passed(x) else "FAIL"
+
+    def json_items(self) -> dict[str, float]:
+        items = {self.key: self.value, self.baseline_key: self.baseline, self.ratio_key: self.ratio, **self.extra}
+        return {k: float(v) for k, v in items.items() if k and v is not None and math.isfinite(v)}
+
+
+def skipped(name: str, why: str = "skipped in --quick") -> Row:
+    return Row(name, None, note=why)
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """name, value, bar, pass/fail, baseline, ratio, note: one line per row."""
+    head = f"{'measurement':<46}{'value':>10} {'unit':<6}{'bar':>14} {'':<5}{'baseline':>10}{'ratio':>8}  note"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        value = _num(r.value) if r.value is not None else "—"
+        lines.append(f"{r.name:<46}{value:>10} {r.unit:<6}{r.bar.text() if r.bar else '':>14} {r.status():<5}"
+                     f"{_num(r.baseline) if r.baseline is not None else '':>10}"
+                     f"{_num(r.ratio) if r.ratio is not None else '':>8}  {r.note}".rstrip())
+    return "\n".join(lines)
+
+
+def metrics_json(rows: Sequence[Row]) -> dict[str, float]:
+    """Every measured number under its key (rows not measured leave their keys out)."""
+    out: dict[str, float] = {}
+    for row in rows:
+        out.update(row.json_items())
+    return out
+
+
+# ----- training sides, stepped in turn --------------------------------------------------------------------------
+class OursSide:
+    """The app's model and TrainConfig recipe, one optimisation step at a time (Trainer.train_steps(1))."""
+
+    def __init__(self, name: str, config: ModelConfig, train: TrainConfig, task: TaskSpec, device: torch.device):
+        self.name, self.task, self.device = name, task, device
+        self.trainer = Trainer(build_model(config, seed=train.seed), task, train, device=device)
+        self.steps, self.seconds, self.tokens = 0, 0.0, 0
+
+    def step(self) -> None:
+        metrics = next(self.trainer.train_steps(1))  # past TrainConfig.steps the schedule holds its floor
+        self.steps, self.seconds, self.tokens = metrics.step, metrics.elapsed_s, self.tokens + metrics.tokens
+
+    def exact_match(self, n: int) -> float:
+        return evaluate(self.trainer.model, self.task, n=n, length=self.task.max_len, device=self.device).exact_match
+
+
+class BaselineSide:
+    """training_bench's nn.Transformer recipe (Adam 1e-3, batch 80), its step timed like train_baseline's."""
+
+    def __init__(self, task: TaskSpec, device: torch.device, d_model: int = 64, batch_size: int = 80, seed: int = 0):
+        self.name, self.task, self.device, self.batch_size = "nn.Transformer", task, device, batch_size
+        torch.manual_seed(seed)
+        wide = d_model != 64  # training_bench's widths: 4 heads, 2+2 layers at 64; 8 heads, 6+6 layers wider
+        self.model = TorchSeq2Seq(len(task.vocabulary), d_model, 8 if wide else 4, 6 if wide else 2, 4 * d_model)
+        self.model.to(device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.steps, self.seconds, self.tokens = 0, 0.0, 0
+
+    def step(self) -> None:
+        batch = make_batch(self.task, self.batch_size, self.generator).to(self.device)
+        start = time.perf_counter()
+        log_probs = self.model(batch.src, batch.tgt_in)
+        loss = nn.functional.nll_loss(log_probs.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # ours syncs inside the step when it reads the loss
+        self.seconds += time.perf_counter() - start
+        self.steps += 1
+        self.tokens += batch.n_tokens
+
+    def exact_match(self, n: int) -> float:
+        model = self.model if self.device.type == "cpu" else copy.deepcopy(self.model).cpu()  # its decoder is CPU-only
+        return baseline_exact_match(model, self.task, n, self.task.max_len)
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    name: str
+    steps: int | None  # steps to the confirmed target, None when the cap came first
+    seconds: float  # optimisation time until then (or until the cap)
+    steps_run: int
+
+
+def race(sides: Sequence, *, target: float = 0.99, check_every: int = 25, screen_n: int = 300,
+         confirm_n: int = 1000, max_steps: int = 2000) -> dict[str, RaceResult]:
+    """Step every side in turn (alternating who goes first); each stops once it reaches `target` exact match on
+    `screen_n` sequences and then on `confirm_n`; evaluations are not timed."""
+    active, done = list(sides), {}
+    for step in range(1, max_steps + 1):
+        for side in active if step % 2 else active[::-1]:
+            side.step()
+        if step % check_every:
+            continue
+        for side in list(active):
+            screen = side.exact_match(screen_n)
+            log.info("  step %4d  %-22s exact match %.3f (%d seqs)", step, side.name, screen, screen_n)
+            if screen >= target and side.exact_match(confirm_n) >= target:
+                done[side.name] = RaceResult(side.name, step, side.seconds, step)
+                active.remove(side)
+        if not active:
+            break
+    done.update({s.name: RaceResult(s.name, None, s.seconds, s.steps) for s in active})
+    return done
+
+
+def time_to_99_rows(device: torch.device, max_steps: int = 2000, **race_kw) -> list[Row]:
+    """Our default model (each positional kind, default TrainConfig) vs nn.Transformer, to 99% copy exact match."""
+    task = TaskSpec()
+    sides = [OursSide(pe, replace(ModelConfig(), positional=pe), TrainConfig(device=str(device)), task, device)
+             for pe in ("rope", "sinusoidal")]
+    results = race([*sides, BaselineSide(task, device)], max_steps=max_steps, **race_kw)
+    base = results["nn.Transformer"]
+    base_s = base.seconds if base.steps is not None else None
+    rows = [Row("time to 99% copy EM: nn.Transformer", base_s, "s", "time_to_99_s_nn_transformer",
+                note=_steps_note(base, max_steps), extra=_steps_extra("nn_transformer", base))]
+    default = ModelConfig().positional
+    for pe in ("rope", "sinusoidal"):
+        ours = results[pe]
+        alias = {"time_to_99_ratio_vs_nn_transformer": ours.seconds / base_s} if (
+            pe == default and ours.steps is not None and base_s) else {}
+        rows.append(Row(f"time to 99% copy EM: ours, {pe}{' (default)' if pe == default else ''}",
+                        ours.seconds if ours.steps is not None else None, "s", f"time_to_99_s_{pe}",
+                        Bar("<=", 1.0, on_ratio=True), base_s, ratio_key=f"time_to_99_ratio_{pe}",
+                        note=_steps_note(ours, max_steps), extra={**_steps_extra(pe, ours), **alias}))
+    return rows
+
+
+def _steps_note(result: RaceResult, max_steps: int) -> str:
+    if result.steps is None:
+        return f"not reached in {max_steps} steps ({result.seconds:.1f} s of steps)"
+    return f"{result.steps} steps"
+
+
+def _steps_extra(name: str, result: RaceResult) -> dict[str, float]:
+    return {f"time_to_99_steps_{name}": result.steps} if result.steps is not None else {}
+
+
+def width_config(d_model: int) -> ModelConfig:
+    """Our model at the widths training_bench.step_cost compares (the default model at 64)."""
+    wide = d_model != 64
+    layers = 6 if wide else 2
+    return replace(ModelConfig(), d_model=d_model, d_ff=4 * d_model, n_heads=8 if wide else 4,
+                   n_encoder_layers=layers, n_decoder_layers=layers)
+
+
+def measure_step_cost(d_model: int, steps: int, device: torch.device, warmup: int = 2,
+                      batch_size: int = 80) -> tuple[OursSide, BaselineSide, dict[str, tuple[float, int]]]:
+    """Both models at one width, stepped in turn; returns (seconds, tokens) of each side's timed steps.
+
+    Like training_bench.step_cost (same widths, batch 80 on both sides), but interleaved and on `device`.
+    """
+    task = TaskSpec()
+    ours = OursSide(f"ours d{d_model}", width_config(d_model), TrainConfig(batch_size=batch_size, device=str(device)),
+                    task, device)
+    base = BaselineSide(task, device, d_model, batch_size)
+    for _ in range(warmup):
+        ours.step(), base.step()
+    start = {s.name: (s.seconds, s.tokens) for s in (ours, base)}
+    for k in range(steps):
+        for side in (ours, base) if k % 2 else (base, ours):
+            side.step()
+    spent = {s.name: (s.seconds - start[s.name][0], s.tokens - start[s.name][1]) for s in (ours, base)}
+    return ours, base, spent
+
+
+def step_cost_rows(d_model: int, steps: int, device: torch.device) -> list[Row]:
+    ours, base, spent = measure_step_cost(d_model, steps, device)
+    (ours_s, ours_tok), (base_s, base_tok) = spent[ours.name], spent[base.name]
+    default = d_model == ModelConfig().d_model
+    suffix = "" if default else f"_d{d_model}"
+    label = "default model, d64" if default else f"d_model {d_model}"
+    note = f"{steps} steps each, batch 80"
+    return [Row(f"train step: {label}", 1000 * ours_s / steps, "ms", f"train_step_ms{suffix}",
+                baseline=1000 * base_s / steps, baseline_key=f"train_step_ms_nn_transformer_d{d_model}",
+                ratio_key=f"train_step_ratio_vs_nn_transformer_d{d_model}", note=note),
+            Row(f"tokens/s: {label}", ours_tok / ours_s, "tok/s", f"tokens_per_s{suffix}", baseline=base_tok / base_s,
+                baseline_key=f"tokens_per_s_nn_transformer_d{d_model}", note=note)]
+
+
+# ----- Qt measurements (ui_bench, grid_bench) ------------------------------------------------------------------
+def startup_rows(runs: int) -> list[Row]:
+    import ui_bench
+
+    result = ui_bench.measure_startup(runs)
+    note = f"median of {runs}" if runs > 1 else "1 run"
+    return [Row("start-up: launch to first paint", result.median_first_paint_s, "s", "startup_s", Bar("<=", 1.5),
+                note=f"{note}: {', '.join(f'{t:.2f}' for t in result.first_paint_s)}"),
+            Row("start-up: launch to model ready", result.median_model_ready_s, "s", "model_ready_s", note=note)]
+
+
+def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
+    """p95 key-to-repaint per source length; the headline is length 32 with the worst of the three grid tabs."""
+    import ui_bench
+
+    rows = []
+    for length in lengths:
+        r = ui_bench.measure_keystrokes(window, length, n_keys)
+        per_tab = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in r.p95_ms.items())
+        paints = min(r.paints_per_key.values())
+        note = f"worst tab; p95 per tab: {per_tab}; {n_keys} keys/tab, >= {paints:g} paints/key"
+        if r.length != length:
+            note += f"; {length} capped at the model's {r.length}"
+        key = "keystroke_ms_p95" if length == 32 else f"keystroke_ms_p95_len{r.length}"
+        extra = {f"keystroke_ms_p95_len32_{kind}": v for kind, v in r.p95_ms.items()} if length == 32 else {}
+        if length == 32 and len(lengths) > 1:
+            extra["keystroke_ms_p95_len32"] = r.worst_p95_ms
+        rows.append(Row(f"keystroke -> grids repainted, length {r.length}", r.worst_p95_ms, "ms", key,
+                        Bar("<=", 16.0) if length == 32 else None, note=note, extra=extra))
+    return rows
+
+
+def ui_rate_rows(window, device: torch.device, seconds: float, also_playground: bool) -> list[Row]:
+    """60 Hz timer on the GUI thread while training runs; Trainer tab shown (where a user watches it)."""
+    import ui_bench
+
+    rows = []
+    tabs = (("Trainer", window.trainer_tab, ""), ("Playground", window.playground, "_playground"))
+    for label, tab, suffix in tabs if also_playground else tabs[:1]:
+        r = ui_bench.measure_ui_rate_while_training(window, seconds, str(device), tab=tab)
+        rows.append(Row(f"UI Hz while training ({label} tab shown)", r.hz, "Hz", f"ui_hz_while_training{suffix}",
+                        Bar(">=", 50.0), note=f"worst gap {r.worst_gap_ms:.0f} ms, p99 {r.p99_gap_ms:.0f} ms; "
+                        f"{r.train_steps} steps in {r.seconds:g} s",
+                        extra={f"ui_worst_gap_ms_while_training{suffix}": r.worst_gap_ms,
+                               f"train_steps_per_s_during_ui{suffix}": r.train_steps / r.seconds}))
+    return rows
+
+
+def window_rows(quick: bool, device: torch.device, settings_dir: Path) -> list[Row]:
+    """One real MainWindow for the keystroke and UI-rate measurements, closed cleanly afterwards."""
+    import ui_bench
+
+    ui_bench.make_app(settings_dir)
+    window = ui_bench.open_window(str(device))
+    try:
+        lengths = (32,) if quick else KEYSTROKE_LENGTHS
+        rows = keystroke_rows(window, lengths, 10 if quick else 40)
+        if quick:
+            rows += [skipped(f"keystroke, length {n}") for n in KEYSTROKE_LENGTHS if n != 32]
+        rows += ui_rate_rows(window, device, 3.0 if quick else 10.0, also_playground=not quick)
+        if quick:
+            rows.append(skipped("UI Hz while training (Playground tab shown)"))
+    finally:
+        ui_bench.close_window(window)
+    return rows
+
+
+def grid_rows(seconds: float) -> list[Row]:
+    import grid_bench
+
+    baseline = grid_bench.measure_single_imageitem_fps(256, seconds)
+    fps = grid_bench.measure_grid_fps(6, 8, 32, seconds)
+    return [Row("grid fps: 6x8 maps (+avg) at 32x32", fps, "fps", "grid48_fps", Bar(">=", 60.0), baseline,
+                "grid48_baseline_single_imageitem_fps", "grid48_ratio_vs_single_imageitem",
+                note="baseline: one 256x256 ImageItem")]
+
+
+def rss_rows(steps: int, device: torch.device, quick: bool) -> list[Row]:
+    import ui_bench
+
+    r = ui_bench.measure_peak_rss(steps, str(device))
+    note = f"after {r.steps} training steps in the window ({r.seconds:.0f} s); loaded: {r.loaded_rss_mib:.0f} MiB"
+    if quick:
+        note += "; --quick: fewer steps than the full run's 1000"
+    return [Row("peak RSS of the app", r.peak_rss_mib, "MiB", "peak_rss_mib", note=note,
+                extra={"peak_rss_steps": r.steps, "loaded_rss_mib": r.loaded_rss_mib})]
+
+
+# ----- orchestration ----------------------------------------------------------------------------------------------
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a < 60 s smoke run: fewer samples, no time-to-99 race")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers as one JSON object")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the training parts run")
+    ns = parser.parse_args(argv)
+    if ns.device == "cuda" and not torch.cuda.is_available():
+        parser.exit(2, f"bench.py: --device cuda: CUDA is not available on this machine (torch {torch.__version__}, "
+                       f"{'a CPU-only build' if torch.version.cuda is None else 'no usable GPU'}); use --device cpu\n")
+    return ns
+
+
+def machine_info(device: torch.device, quick: bool) -> str:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    gpu = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return (f"Attention Playground benchmarks{' (--quick)' if quick else ''}\n"
+            f"machine: {platform.machine()}, {cores} usable CPU cores of {os.cpu_count()}, load average {load}\n"
+            f"python {platform.python_version()}, torch {torch.__version__}, device {device}{gpu}; "
+            f"torch.set_num_threads(1) in-process, as the app does")
+
+
+def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
+    """Each measurement in turn: child processes first (a fresh machine state), then the in-process ones."""
+    steps = (("start-up", lambda: startup_rows(1 if quick else 3)),
+             ("window: keystrokes, UI rate", lambda: window_rows(quick, device, scratch)),
+             ("grid fps", lambda: grid_rows(1.0 if quick else 2.0)),
+             ("train step d64", lambda: step_cost_rows(64, 10 if quick else 40, device)),
+             ("train step d512", lambda: _d512_or_skip(quick, device)),
+             ("time to 99%", lambda: _race_or_skip(quick, device)),
+             ("peak RSS", lambda: rss_rows(100 if quick else 1000, device, quick)))
+    rows: list[Row] = []
+    for name, measure in steps:
+        start = time.perf_counter()
+        log.info("measuring %s ...", name)
+        rows += measure()
+        log.info("  %s took %.1f s", name, time.perf_counter() - start)
+    return rows
+
+
+def _d512_or_skip(quick: bool, device: torch.device) -> list[Row]:
+    if quick and device.type == "cpu":  # ~3 s a step on one CPU thread
+        return [skipped("train step / tokens/s: d_model 512")]
+    return step_cost_rows(512, 10, device)
+
+
+def _race_or_skip(quick: bool, device: torch.device) -> list[Row]:
+    if quick:
+        return [skipped("time to 99% copy EM, ours vs nn.Transformer")]
+    return time_to_99_rows(device)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    torch.set_num_threads(1)
+    for noise in ("The PyTorch API of nested tensors", "Support for mismatched key_padding_mask"):
+        warnings.filterwarnings("ignore", message=noise)  # nn.Transformer's own notices, once per run
+    device = torch.device(ns.device)
+    header = machine_info(device, ns.quick)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        rows = run_all(ns.quick, device, Path(scratch))
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    sys.stdout.write(f"{header}\n\n{format_table(rows)}\n\ntotal {time.perf_counter() - start:.0f} s; "
+                     f"load average at the end {load}\n")
+    if ns.json is not None:
+        ns.json.write_text(json.dumps(metrics_json(rows), indent=2, allow_nan=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

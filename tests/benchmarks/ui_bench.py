@@ -1,0 +1,349 @@
+"""Qt-side measurements of the real app: keystroke-to-repaint latency, UI tick rate while training, start-up time
+and peak memory (the last two in child processes, so each sees a fresh interpreter).
+
+bench.py runs these; `python ui_bench.py --rss-child STEPS` is the child that trains in a window and reports its
+peak RSS as one JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # run as a script from anywhere
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QSettings, Qt, QTimer, qInstallMessageHandler
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+if TYPE_CHECKING:
+    from visualizer.main_window import MainWindow
+
+DIGITS = "0123456789"
+TICK_INTERVAL_MS = 16  # a 60 Hz frame clock (62.5 Hz nominal with a precise timer)
+PROBE_ENV = "ATTENTION_PLAYGROUND_STARTUP_PROBE"  # visualizer.startup_probe.ENV (not imported: it pulls in Qt widgets)
+QTHREAD_WARNING = "QThread: Destroyed while thread is still running"
+
+
+# ----- window handling ----------------------------------------------------------------------------------------
+def make_app(settings_dir: Path) -> QApplication:
+    """The QApplication, with QSettings in a scratch folder so a benchmark never reads or writes the user's."""
+    QCoreApplication.setOrganizationName("AttentionPlaygroundBench")
+    QCoreApplication.setApplicationName("AttentionPlaygroundBench")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(settings_dir))
+    qInstallMessageHandler(_qt_message)
+    return QApplication.instance() or QApplication([sys.argv[0]])
+
+
+def _qt_message(mode, context, message: str) -> None:
+    """Qt's messages to stderr, less the offscreen platform's notice at every window resize."""
+    if "propagateSizeHints" not in message:
+        sys.stderr.write(f"Qt: {message}\n")
+
+
+def wait_until(predicate, timeout_s: float, what: str) -> None:
+    """Process events until `predicate()` holds; a benchmark that hangs should say what it waited for."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        run_event_loop(0.01)
+
+
+def run_event_loop(seconds: float) -> None:
+    """A real event loop for `seconds`: unlike QTest.qWait, it lets the training thread have the GIL meanwhile."""
+    loop = QEventLoop()
+    QTimer.singleShot(max(1, round(seconds * 1000)), loop.quit)
+    loop.exec()
+
+
+def open_window(device: str | None = None, timeout_s: float = 120.0) -> MainWindow:
+    """The real window with its shipped default model, loaded, showing the Playground tab."""
+    from visualizer.main_window import MainWindow
+
+    window = MainWindow(device=device)
+    window.show()
+    window.start_loading()
+    wait_until(lambda: window.hub is not None, timeout_s, "the model to load")
+    window.tabs.setCurrentWidget(window.playground)
+    QApplication.processEvents()
+    return window
+
+
+def close_window(window: MainWindow) -> None:
+    """Close without the unsaved-training question; closeEvent stops and joins the training thread."""
+    if window.hub is not None:
+        window.hub.dirty = False
+    window.close()
+    window.deleteLater()
+    QApplication.processEvents()
+
+
+class PaintCounter(QObject):
+    """Counts paint events of one widget: proof that a measured frame really repainted it."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.widget, self.count = widget, 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+    def detach(self) -> None:
+        self.widget.removeEventFilter(self)
+
+
+# ----- keystroke latency ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeystrokeResult:
+    """Latency from a key press in the source field to the visible grid repainted, per visible grid tab."""
+
+    length: int  # source length typed at (it alternates length - 1 and length)
+    p95_ms: dict[str, float]
+    median_ms: dict[str, float]
+    paints_per_key: dict[str, float]  # paints of the visible grid per keystroke (>= 1, or nothing was shown)
+
+    @property
+    def worst_p95_ms(self) -> float:
+        return max(self.p95_ms.values())
+
+
+def set_source_length(window: MainWindow, length: int) -> int:
+    """Put a digit string of `length` (capped at what the model takes) in the source field; returns the length."""
+    session = window.session
+    length = max(2, min(length, session.max_source_len))
+    text = (DIGITS * (length // len(DIGITS) + 1))[:length]
+    edit = window.playground.input_panel.source
+    edit.setText(text)
+    edit.end(False)
+    if not session.set_source(text):
+        raise RuntimeError(f"the session refused a source of length {length}: {session.last_error}")
+    QApplication.processEvents()
+    return length
+
+
+def _keystroke_ms(edit: QWidget, key: Qt.Key, viewport: QWidget) -> float:
+    """One key press through to a repainted grid: the forward pass, all three grids' set_maps, the paint."""
+    start = time.perf_counter()
+    QTest.keyClick(edit, key)  # textEdited -> PlaygroundSession.set_source -> maps_changed -> every grid
+    viewport.repaint()  # the visible grid paints now, with the new image
+    QApplication.processEvents()  # the rest of the frame: line edit, labels, status bar
+    return (time.perf_counter() - start) * 1e3
+
+
+def measure_keystrokes(window: MainWindow, length: int, n_keys: int, warmup: int = 4) -> KeystrokeResult:
+    """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn."""
+    length = set_source_length(window, length)
+    view = window.playground
+    edit = view.input_panel.source
+    keys = [Qt.Key.Key_Backspace, Qt.Key.Key_7]
+    p95, median, paints = {}, {}, {}
+    for kind, grid in view.grids.items():
+        view.grid_tabs.setCurrentWidget(grid)
+        QApplication.processEvents()
+        viewport = grid.graphics.viewport()
+        for i in range(warmup):
+            _keystroke_ms(edit, keys[i % 2], viewport)
+        counter = PaintCounter(viewport)
+        times = np.array([_keystroke_ms(edit, keys[(warmup + i) % 2], viewport) for i in range(n_keys)])
+        counter.detach()
+        p95[kind], median[kind] = float(np.percentile(times, 95)), float(np.median(times))
+        paints[kind] = counter.count / n_keys
+    if len(edit.text()) not in (length - 1, length):
+        raise RuntimeError(f"typing went wrong: the source has {len(edit.text())} symbols, expected ~{length}")
+    return KeystrokeResult(length, p95, median, paints)
+
+
+# ----- UI tick rate while training ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UiRateResult:
+    """How regularly the GUI thread ran a 60 Hz timer while training ran in its worker thread."""
+
+    hz: float
+    worst_gap_ms: float
+    p99_gap_ms: float
+    ticks: int
+    seconds: float
+    train_steps: int  # steps the worker finished during the window (proof that training ran)
+
+
+def record_ticks(seconds: float, interval_ms: int = TICK_INTERVAL_MS) -> np.ndarray:
+    """perf_counter stamps of a precise repeating timer on the main thread, for `seconds`."""
+    stamps: list[float] = []
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+    loop = QEventLoop()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    return np.asarray(stamps)
+
+
+def tick_stats(stamps: np.ndarray) -> tuple[float, float, float]:
+    """(rate in Hz, worst gap ms, p99 gap ms) of a series of timer stamps."""
+    if len(stamps) < 2:
+        return 0.0, float("inf"), float("inf")
+    gaps = np.diff(stamps) * 1e3
+    return (len(stamps) - 1) / (stamps[-1] - stamps[0]), float(gaps.max()), float(np.percentile(gaps, 99))
+
+
+def stop_training(window: MainWindow, timeout_s: float = 60.0) -> None:
+    """Stop the run and wait until its thread is gone (the weights go back to the hub)."""
+    training = window.training
+    training.stop()
+    wait_until(lambda: not training.busy and training.training_thread is None, timeout_s, "training to stop")
+
+
+def measure_ui_rate_while_training(window: MainWindow, seconds: float, device: str, *, tab: QWidget | None = None,
+                                   steps: int = 5000) -> UiRateResult:
+    """Train with the default TrainConfig (more steps than the window lasts) while `tab` (the Trainer's) is shown."""
+    from core_model.training import TrainConfig
+
+    training = window.training
+    window.tabs.setCurrentWidget(tab if tab is not None else window.trainer_tab)
+    QApplication.processEvents()
+    if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
+        raise RuntimeError("training did not start")
+    first = training.progress.step if training.progress else 0
+    try:
+        stamps = record_ticks(seconds)
+        done = (training.progress.step if training.progress else 0) - first
+    finally:
+        stop_training(window)
+        window.tabs.setCurrentWidget(window.playground)
+    hz, worst, p99 = tick_stats(stamps)
+    return UiRateResult(hz, worst, p99, len(stamps), seconds, done)
+
+
+# ----- child processes: start-up and peak memory ---------------------------------------------------------------
+@dataclass(frozen=True)
+class StartupResult:
+    """Seconds from launching `python -m visualizer` to its first paint and to its model being ready, per run."""
+
+    first_paint_s: tuple[float, ...]
+    model_ready_s: tuple[float, ...]
+
+    @property
+    def median_first_paint_s(self) -> float:
+        return statistics.median(self.first_paint_s)
+
+    @property
+    def median_model_ready_s(self) -> float:
+        return statistics.median(self.model_ready_s)
+
+
+def _child_env(config_dir: str) -> dict[str, str]:
+    """Environment of a child app: headless, with its preferences in a scratch folder."""
+    env = dict(os.environ, XDG_CONFIG_HOME=config_dir)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return env
+
+
+def _check_child(proc: subprocess.CompletedProcess, what: str) -> None:
+    if proc.returncode != 0 or QTHREAD_WARNING in proc.stderr:
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+
+
+def startup_once(timeout_s: float = 90.0) -> tuple[float, float]:
+    """(first paint, model ready) seconds after launch, from the app's own startup probe."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.json"
+        env = _child_env(tmp)
+        env[PROBE_ENV] = str(probe)
+        launched = time.time()  # the probe writes wall-clock times
+        proc = subprocess.run([sys.executable, "-m", "visualizer"], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=timeout_s)
+        _check_child(proc, "the start-up run")
+        times = json.loads(probe.read_text())
+    return times["first_paint"] - launched, times["model_ready"] - launched
+
+
+def measure_startup(runs: int) -> StartupResult:
+    pairs = [startup_once() for _ in range(runs)]
+    return StartupResult(tuple(p for p, _ in pairs), tuple(r for _, r in pairs))
+
+
+@dataclass(frozen=True)
+class RssResult:
+    """Peak resident memory of the app process: once loaded, and after training `steps` in the window."""
+
+    peak_rss_mib: float
+    loaded_rss_mib: float
+    steps: int
+    seconds: float
+
+
+def measure_peak_rss(steps: int, device: str, timeout_s: float = 600.0) -> RssResult:
+    """Run this file as a child that opens the window, trains `steps` steps and reports ru_maxrss."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(steps), "--device", device,
+               "--settings", tmp]
+        proc = subprocess.run(cmd, cwd=REPO, env=_child_env(tmp), capture_output=True, text=True, timeout=timeout_s)
+    _check_child(proc, "the peak-memory run")
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    return RssResult(data["peak_rss_mib"], data["loaded_rss_mib"], data["steps"], data["seconds"])
+
+
+def _max_rss_mib() -> float:
+    """Peak RSS of this process image. ru_maxrss would carry the parent's peak over fork + exec, so prefer VmHWM."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB (macOS bytes: not run)
+
+
+def rss_child(steps: int, device: str, settings_dir: Path) -> dict:
+    """In the child: window, `steps` training steps through TrainingState (as the Train button does), peak RSS."""
+    from core_model.training import TrainConfig
+
+    make_app(settings_dir)
+    window = open_window(device)
+    loaded = _max_rss_mib()
+    training = window.training
+    window.tabs.setCurrentWidget(window.trainer_tab)
+    start = time.perf_counter()
+    if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
+        raise RuntimeError("training did not start")
+    wait_until(lambda: not training.busy and training.training_thread is None, 3600, "training to finish")
+    seconds = time.perf_counter() - start
+    result = {"peak_rss_mib": _max_rss_mib(), "loaded_rss_mib": loaded, "seconds": seconds,
+              "steps": training.progress.step if training.progress else 0, "state": training.state}
+    close_window(window)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Child process of bench.py's peak-memory measurement.")
+    parser.add_argument("--rss-child", type=int, required=True, metavar="STEPS")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--settings", type=Path, required=True)
+    ns = parser.parse_args(argv)
+    result = rss_child(ns.rss_child, ns.device, ns.settings)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0 if result["state"] == "finished" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
