@@ -293,7 +293,7 @@ def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
         r = ui_bench.measure_keystrokes(window, length, n_keys)
         per_tab = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in r.p95_ms.items())
         paints = min(r.paints_per_key.values())
-        note = f"worst tab; p95 per tab: {per_tab}; {n_keys} keys/tab, >= {paints:g} paints/key"
+        note = f"worst tab; p95 per tab: {per_tab}; {n_keys} keys/tab, {paints:g} grid paints/key"
         if r.length != length:
             note += f"; {length} capped at the model's {r.length}"
         key = "keystroke_ms_p95" if length == 32 else f"keystroke_ms_p95_len{r.length}"
