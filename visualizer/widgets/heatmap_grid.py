@@ -206,6 +206,11 @@ class AttentionGrid(QWidget):
         plot.showAxis("right")
         for name in ("left", "top", "right", "bottom"):
             plot.getAxis(name).setStyle(tickLength=0)
+        # fixed axis sizes: auto-sizing to new tick text re-laid out the plot and painted it twice per keystroke
+        plot.getAxis("left").setWidth(32)
+        plot.getAxis("right").setWidth(48)  # room for "<bos>" / "<pad>"
+        plot.getAxis("top").setHeight(24)
+        plot.getAxis("bottom").setHeight(24)
         self.image_item.setZValue(0)
         self.highlight_curve.setZValue(10)
 
@@ -330,6 +335,7 @@ class AttentionGrid(QWidget):
         self._ticks_key = ()
         vb = self.plot_item.getViewBox()
         vb.setRange(xRange=(0, lay.width), yRange=(0, lay.height), padding=0.01)
+        vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
         log.debug("atlas layout %s -> %dx%d", shape, lay.height, lay.width)
 
     def _compute_levels(self) -> None:

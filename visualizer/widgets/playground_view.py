@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
@@ -73,6 +73,8 @@ class PlaygroundView(QWidget):
         self.output_label = QLabel()
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
+        # a longer prediction must never widen this column: that resized (and fully repainted) the grid per key
+        self.output_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
         top.addWidget(self.output_label, 1)
         top.addWidget(self.restore_heads)
