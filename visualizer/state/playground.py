@@ -82,6 +82,9 @@ class PlaygroundSession(QObject):
     def expected_ids(self) -> list[int]:
         return expected_output(self.task, self._src_ids)
 
+    def _publish_expected(self) -> None:
+        self.expected_changed.emit(" ".join(self.vocabulary.tokens(self.expected_ids())))
+
     def gates(self) -> dict[str, np.ndarray]:
         return {k: v.copy() for k, v in self._gates.items()}
 
@@ -95,7 +98,7 @@ class PlaygroundSession(QObject):
         self.source_text, self._src_ids = text, ids
         self._set_error("")
         self._stepping, self._session = False, None
-        self.expected_changed.emit(" ".join(self.vocabulary.tokens(self.expected_ids())))
+        self._publish_expected()
         self.recompute()
         return True
 
@@ -122,7 +125,7 @@ class PlaygroundSession(QObject):
         if task not in TASK_NAMES:
             raise ValueError(f"task must be one of {list(TASK_NAMES)}, got {task!r}")
         self.task = task
-        self.expected_changed.emit(" ".join(self.vocabulary.tokens(self.expected_ids())))
+        self._publish_expected()
         self._publish_all()
 
     def set_masks(self, spec: MaskSpec) -> None:
@@ -255,7 +258,7 @@ class PlaygroundSession(QObject):
         self._set_error(error)
         self._session, self._stepping = None, False
         if not error:
-            self.expected_changed.emit(" ".join(self.vocabulary.tokens(self.expected_ids())))
+            self._publish_expected()
         self.recompute()
 
     def _after_decode_change(self) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTabWidget,
+    QVBoxLayout, QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
@@ -129,8 +130,11 @@ class PlaygroundView(QWidget):
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
-        self.output_label.setText(f"Prediction per position: <b>{' '.join(snap.output_tokens)}</b>"
+        prediction = " ".join(snap.output_tokens)
+        self.output_label.setText(f"Prediction per position: <b>{prediction}</b>"
                                   f" <span style='color:gray'>(decoder input: {source})</span>")
+        # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
+        self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")
 
     def _show_gates(self, gates: dict[str, np.ndarray]) -> None:
         for kind, enabled in gates.items():
