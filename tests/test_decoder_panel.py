@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
-from visualizer.widgets.decoder_panel import CHIP_COLOURS, DecoderPanel, DecoderView
+from visualizer.widgets.decoder_panel import DecoderPanel, DecoderView
+from visualizer.widgets.token_chips import CHIP_COLOURS
 
 TOP_K = ((7, "4", 0.62), (5, "3", 0.25), (2, "<eos>", 0.09), (9, "9", 0.04))
 RUNNING = DecoderView(
@@ -126,22 +127,49 @@ def test_shortcuts_are_listed_and_named_in_tooltips(panel):
         assert key.toString(QKeySequence.SequenceFormat.NativeText) in panel.buttons[action].toolTip()
 
 
+def _chip_pixel(panel, chip) -> str:
+    """Colour name of the pixel the user sees in the middle of a chip's left padding."""
+    image = panel.token_chips.grab().toImage()
+    ratio = image.devicePixelRatio()
+    point = chip.rect.topLeft() + QPoint(3, chip.rect.height() // 2)
+    return QColor(image.pixel(int(point.x() * ratio), int(point.y() * ratio))).name()
+
+
 def test_chips_show_labels_states_and_forced_marker(panel):
     assert panel.chip_states() == [("3", "correct"), ("1", "wrong"), ("4", "unknown")]
     chips = panel.token_chips.chips(0)
-    assert [c.text() for c in chips] == ["3", "1", "4"]
+    assert [c.text for c in chips] == ["3", "1", "4"]
     for chip, state in zip(chips, ("correct", "wrong", "unknown")):
-        assert f"background-color: {CHIP_COLOURS[state][0]}" in chip.styleSheet()
-    assert "forced by you" in chips[1].toolTip() and "underline" in chips[1].styleSheet()
-    assert "forced by you" not in chips[0].toolTip() and "underline" not in chips[0].styleSheet()
-    assert [c.text() for c in panel.token_chips.chips(1)] == ["3", "5", "<eos>"]
+        assert _chip_pixel(panel, chip) == CHIP_COLOURS[state][0]  # painted in its state's colour
+    assert "forced by you" in chips[1].tooltip and chips[1].forced
+    assert "forced by you" not in chips[0].tooltip and not chips[0].forced
+    expected = panel.token_chips.chips(1)
+    assert [c.text for c in expected] == ["3", "5", "<eos>"]
+    assert _chip_pixel(panel, expected[0]) == CHIP_COLOURS["expected"][0]
+    for top, bottom in zip(chips, expected):  # output token i sits above expected token i
+        assert top.rect.left() == bottom.rect.left() and top.rect.bottom() < bottom.rect.top()
+    assert panel.token_chips.chip_at(chips[2].rect.center()) == chips[2]
     assert panel.summary.text() == "1 / 2 correct so far"
+
+
+def test_chip_tooltip_names_token_and_state(qtbot, panel):
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    chips_widget = panel.token_chips
+    chip = chips_widget.chips(0)[1]
+    pos = chip.rect.center()
+    QApplication.sendEvent(chips_widget, QHelpEvent(QEvent.Type.ToolTip, pos, chips_widget.mapToGlobal(pos)))
+    qtbot.waitUntil(QToolTip.isVisible)
+    assert QToolTip.text() == "'1' at position 1: differs from the expected token; forced by you"
+    QToolTip.hideText()
 
 
 def test_chips_shrink_when_going_back(panel):
     panel.set_view(DecoderView(("3",), (True,), ("3", "5", "<eos>"), TOP_K, False, True, 1))
     assert panel.chip_states() == [("3", "correct")]
-    assert [c.text() for c in panel.token_chips.chips(0)] == ["3"]
+    assert [c.text for c in panel.token_chips.chips(0)] == ["3"]
 
 
 def test_bars_equal_probabilities_with_labels(panel):

@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
 from visualizer.resources_path import DEFAULT_CHECKPOINT, resource_path
+from visualizer.widgets.stable_label import fix_label_size
 from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ class MainWindow(QMainWindow):
         self.params_label, self.forward_label = QLabel(""), QLabel("")
         self.warning_label = QLabel("")
         self.warning_label.setStyleSheet("color: #c77c02;")
+        fix_label_size(self.forward_label, "forward 9999.9 ms")  # new per keystroke: must not re-lay out the bar
+        self.forward_label.setToolTip("Time of the last forward pass that captured the maps")
         for w in (self.warning_label, self.model_label, self.params_label, self.forward_label, self.device_label):
             self.statusBar().addPermanentWidget(w)
 

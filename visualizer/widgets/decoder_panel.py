@@ -22,18 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .token_chips import TokenChips, chip_state
+
 log = logging.getLogger(__name__)
 
 EOS_LABEL = "<eos>"
 BAR_THICKNESS = 0.7  # bar extent along y; rows sit at integer y
 X_MAX = 1.18  # room right of a full bar for its value label
 FORCE_COLUMNS = 5  # force buttons per row
-CHIP_COLOURS = {  # state -> (background, text)
-    "correct": ("#2e7d32", "#ffffff"),
-    "wrong": ("#c62828", "#ffffff"),
-    "unknown": ("#9e9e9e", "#ffffff"),
-    "expected": ("#eceff1", "#37474f"),
-}
 # action -> keys; the first is the one shown in tooltips and `shortcuts()`. Ctrl+Left/Right (and Shift) are also
 # word movement in a QLineEdit: a focused line edit keeps them (ShortcutOverride), so they never fire while typing;
 # F10 / F5 act from anywhere in the window, including while typing.
@@ -66,11 +62,6 @@ class DecoderView:
     forced: tuple[bool, ...] = ()  # per output token: forced by the user
 
 
-def chip_state(correct: bool | None) -> str:
-    """Colour class of an output token."""
-    return "unknown" if correct is None else ("correct" if correct else "wrong")
-
-
 def summary_text(view: DecoderView) -> str:
     """One line on how the output compares with the expectation."""
     n = len(view.output_labels)
@@ -96,81 +87,6 @@ def finished_reason(view: DecoderView) -> str:
     return "Finished: the length limit was reached. Back or Reset to continue exploring."
 
 
-class TokenChips(QWidget):
-    """Output tokens as coloured chips, with the expected output in the row beneath (same columns)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        outer = QHBoxLayout(self)
-        outer.setContentsMargins(2, 2, 2, 2)
-        self._grid = QGridLayout()
-        outer.addLayout(self._grid)
-        outer.addStretch(1)  # chips keep their natural width, packed left
-        self._grid.setHorizontalSpacing(3)
-        self._grid.addWidget(QLabel("Output:"), 0, 0)
-        self._grid.addWidget(QLabel("Expected:"), 1, 0)
-        self._rows: tuple[list[QLabel], list[QLabel]] = ([], [])  # pooled chips, reused across updates
-        self._states: list[tuple[str, str]] = []
-        self._shown: dict[tuple[int, int], tuple[str, str, bool]] = {}  # what each pooled chip displays now
-
-    def set_tokens(self, view: DecoderView) -> None:
-        """Show the output and expected rows of `view`."""
-        self._states = []
-        for i, label in enumerate(view.output_labels):
-            state = chip_state(view.correct[i] if i < len(view.correct) else None)
-            forced = i < len(view.forced) and view.forced[i]
-            self._show_chip(0, i, label, state, forced)
-            self._states.append((label, state))
-        self._hide_from(0, len(view.output_labels))
-        for i, label in enumerate(view.expected_labels):
-            self._show_chip(1, i, label, "expected", False)
-        self._hide_from(1, len(view.expected_labels))
-
-    def chip_states(self) -> list[tuple[str, str]]:
-        """(label, state) per output chip; state is "correct", "wrong" or "unknown"."""
-        return list(self._states)
-
-    def chips(self, row: int = 0) -> list[QLabel]:
-        """The visible chip labels of a row (0 = output, 1 = expected)."""
-        return [chip for chip in self._rows[row] if not chip.isHidden()]
-
-    def _chip(self, row: int, index: int) -> QLabel:
-        pool = self._rows[row]
-        while len(pool) <= index:
-            chip = QLabel(self)
-            chip.setTextFormat(Qt.TextFormat.PlainText)  # "<eos>" is a token, not a tag
-            chip.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            chip.setMinimumWidth(22)
-            self._grid.addWidget(chip, row, len(pool) + 1)
-            pool.append(chip)
-        return pool[index]
-
-    def _show_chip(self, row: int, index: int, label: str, state: str, forced: bool) -> None:
-        chip = self._chip(row, index)
-        if self._shown.get((row, index)) == (label, state, forced):
-            chip.show()  # unchanged: restyling every chip on each keystroke cost ~2 ms
-            return
-        self._shown[(row, index)] = (label, state, forced)
-        background, text = CHIP_COLOURS[state]
-        border = "2px dashed #000000" if forced else "2px solid transparent"
-        decoration = "underline" if forced else "none"
-        chip.setStyleSheet(
-            f"QLabel {{ background-color: {background}; color: {text}; border: {border}; border-radius: 4px;"
-            f" padding: 1px 4px; text-decoration: {decoration}; }}"
-        )
-        chip.setText(label)
-        tip = {"correct": "matches the expected token", "wrong": "differs from the expected token",
-               "unknown": "no expected token here", "expected": "expected token"}[state]
-        chip.setToolTip(f"{label!r} at position {index}: {tip}" + ("; forced by you" if forced else ""))
-        chip.setProperty("forced", forced)
-        chip.setProperty("state", state)
-        chip.show()
-
-    def _hide_from(self, row: int, start: int) -> None:
-        for chip in self._rows[row][start:]:
-            chip.hide()
-
-
 class CandidateChart(pg.PlotWidget):
     """Horizontal bars of the next-token probabilities; clicking a bar (or its label) forces that token."""
 
@@ -179,6 +95,8 @@ class CandidateChart(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._ids: list[int] = []
+        self._labels: tuple[str, ...] | None = None
+        self._title: str | None = None
         self._text_colour = self.palette().color(QPalette.ColorRole.WindowText)
         self.setBackground(self.palette().color(QPalette.ColorRole.Base))
         item = self.getPlotItem()
@@ -204,9 +122,18 @@ class CandidateChart(pg.PlotWidget):
         rows = np.arange(len(top_k), dtype=np.float64)
         brushes = ["#2f6fd0" if i == 0 else "#8fb3ea" for i in range(len(top_k))]  # greedy pick stands out
         self._bars.setOpts(x0=np.zeros(len(top_k)), width=probs, y=rows, height=BAR_THICKNESS, brushes=brushes)
-        self.getPlotItem().getAxis("left").setTicks([[(float(i), label) for i, (_, label, _) in enumerate(top_k)]])
+        labels = tuple(label for _, label, _ in top_k)
+        if labels != self._labels:  # ticks, range and title re-lay the plot out: only when they change
+            self._labels = labels
+            self.getPlotItem().getAxis("left").setTicks([[(float(i), label) for i, label in enumerate(labels)]])
+            self.getPlotItem().setYRange(-0.5, max(len(top_k), 1) - 0.5, padding=0.02)
         self._update_texts(probs)
-        self.getPlotItem().setYRange(-0.5, max(len(top_k), 1) - 0.5, padding=0.02)
+
+    def set_title(self, title: str) -> None:
+        """The caption above the bars (set only when it changes: pyqtgraph re-lays the plot out for a title)."""
+        if title != self._title:
+            self._title = title
+            self.setTitle(title)
 
     def bar_values(self) -> np.ndarray:
         """The bar lengths drawn (the probabilities), best first."""
@@ -225,7 +152,9 @@ class CandidateChart(pg.PlotWidget):
         for i, text in enumerate(self._texts):
             text.setVisible(i < len(probs))
             if i < len(probs):
-                text.setText(f"{probs[i]:.2f}")
+                value = f"{probs[i]:.2f}"
+                if text.toPlainText() != value:
+                    text.setText(value)
                 text.setPos(float(probs[i]) + 0.01, float(i))
 
     def _on_scene_clicked(self, event) -> None:
@@ -321,11 +250,13 @@ class DecoderPanel(QWidget):
     def set_view(self, view: DecoderView) -> None:
         """Show a decoding state: chips, summary, candidates, button states."""
         self._view = view
-        self.token_chips.set_tokens(view)
+        output = [(label, chip_state(view.correct[i] if i < len(view.correct) else None),
+                   i < len(view.forced) and view.forced[i]) for i, label in enumerate(view.output_labels)]
+        self.token_chips.set_rows(output, view.expected_labels)
         self.summary.setText(summary_text(view))
         candidates = () if view.finished else view.top_k
         self.chart.set_candidates(candidates)
-        self.chart.setTitle("" if view.finished else f"Next token at position {view.position}")
+        self.chart.set_title("" if view.finished else f"Next token at position {view.position}")
         self.caption.setText(finished_reason(view) if view.finished else "")
         self.caption.setVisible(view.finished)
         self._set_force_buttons(candidates)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTabWidget,
+    QComboBox, QGroupBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -17,6 +17,7 @@ from .heatmap_grid import AttentionGrid
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
+from .stable_label import LabelSlot
 
 SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
 
@@ -71,13 +72,13 @@ class PlaygroundView(QWidget):
         self.restore_heads = QPushButton("Restore all heads")
         self.restore_heads.setToolTip("Switch every ablated head back on (Ctrl+Shift+H)")
         self.restore_heads.setShortcut("Ctrl+Shift+H")
-        self.output_label = QLabel()
+        # new text per keystroke: in a LabelSlot it repaints only itself (in a layout it re-laid out the window)
+        self.output_slot = LabelSlot()
+        self.output_label = self.output_slot.label
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
-        # a longer prediction must never widen this column: that resized (and fully repainted) the grid per key
-        self.output_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
-        top.addWidget(self.output_label, 1)
+        top.addWidget(self.output_slot, 1)
         top.addWidget(self.restore_heads)
         top.addWidget(self.scale)
         right = QWidget()

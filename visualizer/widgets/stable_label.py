@@ -1,0 +1,43 @@
+"""Labels whose new text repaints only themselves: no layout pass, no window-wide repaint per keystroke."""
+from __future__ import annotations
+
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+
+class LabelSlot(QWidget):
+    """A one-line QLabel placed by hand in a slot of fixed height that stretches horizontally.
+
+    `QLabel.setText` calls `updateGeometry()`; inside a layout that invalidates every ancestor layout, and on
+    every keystroke the main window then re-laid out and repainted all of itself (~4 ms of a 16 ms frame). Here
+    the label has no layout: its parent takes the LayoutRequest and ignores it. Text too long is clipped, so
+    callers put the whole text in the tooltip.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel(self)
+        self.setFixedHeight(self.label.fontMetrics().height() + 6)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(200, self.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
+        self.label.setGeometry(self.rect())
+        super().resizeEvent(event)
+
+
+def fix_label_size(label: QLabel, widest_text: str) -> QLabel:
+    """Give a label the fixed size of its widest expected text, so updates never re-lay out its parent.
+
+    A widget whose minimum and maximum sizes are equal does not invalidate its parent's layout on
+    `updateGeometry()` (QWidget's rule); the status bar's forward-time label otherwise relaid the status bar
+    out on every keystroke.
+    """
+    metrics = label.fontMetrics()
+    margins = label.contentsMargins()
+    label.setFixedSize(metrics.horizontalAdvance(widest_text) + margins.left() + margins.right() + 4,
+                       metrics.height() + margins.top() + margins.bottom() + 2)
+    return label

@@ -1,0 +1,152 @@
+"""The decoder's output tokens as coloured chips above the expected output, painted by one widget.
+
+One QLabel per chip relaid out and repainted ~20 widgets per keystroke (~3 ms of a 16 ms frame); this widget
+computes the chip rectangles itself and paints them in one pass.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+CHIP_COLOURS = {  # state -> (background, text)
+    "correct": ("#2e7d32", "#ffffff"),
+    "wrong": ("#c62828", "#ffffff"),
+    "unknown": ("#9e9e9e", "#ffffff"),
+    "expected": ("#eceff1", "#37474f"),
+}
+STATE_TIPS = {"correct": "matches the expected token", "wrong": "differs from the expected token",
+              "unknown": "no expected token here", "expected": "expected token"}
+ROW_TITLES = ("Output:", "Expected:")
+MIN_CHIP_WIDTH = 22
+GAP = 3  # pixels between chips and between rows
+PAD = 5  # text padding inside a chip
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One token as drawn: where, what and how."""
+
+    row: int  # 0 = output, 1 = expected
+    index: int
+    text: str
+    state: str  # "correct", "wrong", "unknown" or "expected"
+    forced: bool
+    rect: QRect
+
+    @property
+    def tooltip(self) -> str:
+        return f"{self.text!r} at position {self.index}: {STATE_TIPS[self.state]}" + (
+            "; forced by you" if self.forced else "")
+
+    @property
+    def colours(self) -> tuple[str, str]:
+        """(background, text) colour names."""
+        return CHIP_COLOURS[self.state]
+
+
+def chip_state(correct: bool | None) -> str:
+    """Colour class of an output token."""
+    return "unknown" if correct is None else ("correct" if correct else "wrong")
+
+
+class TokenChips(QWidget):
+    """Output chips (coloured right / wrong / unknown, forced ones dashed and underlined) over the expected row.
+
+    Columns line up across the two rows, so output token i sits above expected token i.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
+        self._chips: tuple[Chip, ...] = ()
+        self._forced_font = QFont(self.font())
+        self._forced_font.setUnderline(True)
+        metrics = self.fontMetrics()
+        self._chip_height = metrics.height() + 6
+        self._title_width = max(metrics.horizontalAdvance(t) for t in ROW_TITLES) + 2 * GAP
+        self._width = self._title_width
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(2 * self._chip_height + 3 * GAP)
+
+    def set_rows(self, output: Sequence[tuple[str, str, bool]], expected: Sequence[str]) -> None:
+        """Show `output` as (text, state, forced) chips and `expected` beneath; nothing happens when unchanged."""
+        rows = (tuple(output), tuple((text, "expected", False) for text in expected))
+        if rows == self._rows:
+            return
+        self._rows = rows
+        self._chips = self._layout_chips(rows)
+        width = max((c.rect.right() for c in self._chips), default=self._title_width) + GAP + 1
+        if width != self._width:
+            self._width = width
+            self.setMinimumWidth(width)  # a scroll area around the chips scrolls past the viewport's width
+        self.update()
+
+    def chips(self, row: int = 0) -> list[Chip]:
+        """The chips of a row (0 = output, 1 = expected) as drawn."""
+        return [chip for chip in self._chips if chip.row == row]
+
+    def chip_states(self) -> list[tuple[str, str]]:
+        """(label, state) per output chip; state is "correct", "wrong" or "unknown"."""
+        return [(chip.text, chip.state) for chip in self.chips(0)]
+
+    def chip_at(self, pos: QPoint) -> Chip | None:
+        return next((chip for chip in self._chips if chip.rect.contains(pos)), None)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(self._width, self.height())
+
+    def _layout_chips(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...]) -> tuple[Chip, ...]:
+        """Chip rectangles: column widths fit the wider token of the two rows."""
+        metrics = self.fontMetrics()
+        n_columns = max(len(r) for r in rows)
+        widths = [MIN_CHIP_WIDTH] * n_columns
+        for row in rows:
+            for i, (text, _, _) in enumerate(row):
+                widths[i] = max(widths[i], metrics.horizontalAdvance(text) + 2 * PAD)
+        lefts, x = [], self._title_width
+        for w in widths:
+            lefts.append(x)
+            x += w + GAP
+        chips = []
+        for r, row in enumerate(rows):
+            top = GAP + r * (self._chip_height + GAP)
+            for i, (text, state, forced) in enumerate(row):
+                chips.append(Chip(r, i, text, state, forced, QRect(lefts[i], top, widths[i], self._chip_height)))
+        return tuple(chips)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(self.palette().windowText().color())
+        for r, title in enumerate(ROW_TITLES):
+            top = GAP + r * (self._chip_height + GAP)
+            painter.drawText(QRect(0, top, self._title_width, self._chip_height),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+        for chip in self._chips:
+            if not chip.rect.intersects(event.rect()):
+                continue
+            background, text = chip.colours
+            painter.setBrush(QColor(background))
+            pen = QPen(QColor("#000000"), 2, Qt.PenStyle.DashLine) if chip.forced else Qt.PenStyle.NoPen
+            painter.setPen(pen)
+            painter.drawRoundedRect(chip.rect.adjusted(1, 1, -1, -1), 4, 4)
+            painter.setPen(QColor(text))
+            painter.setFont(self._forced_font if chip.forced else self.font())
+            painter.drawText(chip.rect, Qt.AlignmentFlag.AlignCenter, chip.text)
+        painter.end()
+
+    def event(self, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.ToolTip:
+            assert isinstance(event, QHelpEvent)
+            chip = self.chip_at(event.pos())
+            if chip is None:
+                QToolTip.hideText()
+                event.ignore()
+            else:
+                QToolTip.showText(event.globalPos(), chip.tooltip, self, chip.rect)
+            return True
+        return super().event(event)
