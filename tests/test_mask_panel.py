@@ -6,10 +6,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
 
 from core_model.masks import MaskSpec
-from visualizer.widgets.mask_panel import MASK_LUT, MaskPanel
+from visualizer.widgets.mask_panel import MaskPanel
+from visualizer.widgets.mask_preview import MASK_LUT
 
 
 @pytest.fixture
@@ -127,23 +129,55 @@ def test_unrelated_edit_keeps_two_different_widths(qtbot, panel):
     assert got == [replace(spec, cross_padding=False)]
 
 
+def _seen_mask(panel, kind: str) -> np.ndarray:
+    """The mask as a user sees it: the preview's pixel at each cell centre, light (True) or dark (False)."""
+    preview = panel.preview_widget
+    image = preview.grab().toImage()
+    ratio = image.devicePixelRatio()
+    rect = preview.image_rect(kind)
+    tq, tk = panel.preview_matrix(kind).shape
+    seen = np.zeros((tq, tk), bool)
+    for i in range(tq):
+        for j in range(tk):
+            x = rect.left() + (j + 0.5) * rect.width() / tk
+            y = rect.top() + (i + 0.5) * rect.height() / tq
+            rgb = QColor(image.pixel(int(x * ratio), int(y * ratio))).getRgb()[:3]
+            assert rgb in (tuple(MASK_LUT[0]), tuple(MASK_LUT[1])), f"cell ({i}, {j}) has colour {rgb}"
+            seen[i, j] = rgb == tuple(MASK_LUT[1])
+    return seen
+
+
 def test_previews_show_the_given_masks(qtbot, panel):
     causal = np.tril(np.ones((5, 5), dtype=bool))
     cross = np.array([[True, True, False], [True, False, False]])
-    images = {kind: panel.preview_image(kind) for kind in ("encoder_self", "decoder_self", "cross")}
     panel.set_previews({"encoder_self": np.ones((4, 4), dtype=bool), "decoder_self": causal, "cross": cross})
-    np.testing.assert_array_equal(images["decoder_self"].image, causal.astype(np.uint8))
-    np.testing.assert_array_equal(images["cross"].image, cross.astype(np.uint8))
-    np.testing.assert_array_equal(images["encoder_self"].image, np.ones((4, 4)))
+    np.testing.assert_array_equal(_seen_mask(panel, "decoder_self"), causal)
+    np.testing.assert_array_equal(_seen_mask(panel, "cross"), cross)
+    np.testing.assert_array_equal(_seen_mask(panel, "encoder_self"), np.ones((4, 4), bool))
     np.testing.assert_array_equal(panel.preview_matrix("cross"), cross)
     assert panel.preview_matrix("decoder_self").dtype == bool
-    assert tuple(images["cross"].levels) == (0, 1)
-    np.testing.assert_array_equal(images["cross"].lut, MASK_LUT)
     assert MASK_LUT[1].sum() > MASK_LUT[0].sum()  # allowed is the light colour
+    rect = panel.preview_widget.image_rect("cross")
+    assert abs(rect.width() / 3 - rect.height() / 2) <= 1  # square cells
     panel.set_previews({"cross": cross.T})
-    assert panel.preview_image("cross") is images["cross"]  # updated in place
+    np.testing.assert_array_equal(_seen_mask(panel, "cross"), cross.T)
     np.testing.assert_array_equal(panel.preview_matrix("cross"), cross.T)
-    np.testing.assert_array_equal(panel.preview_matrix("decoder_self"), causal)
+    np.testing.assert_array_equal(_seen_mask(panel, "decoder_self"), causal)  # not given: kept
+
+
+def test_preview_tooltip_names_the_cell(qtbot, panel):
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    panel.set_previews({"cross": np.array([[True, False]])})
+    preview = panel.preview_widget
+    rect = preview.image_rect("cross")
+    pos = QPoint(rect.left() + 3 * rect.width() // 4, rect.center().y())
+    QApplication.sendEvent(preview, QHelpEvent(QEvent.Type.ToolTip, pos, preview.mapToGlobal(pos)))
+    qtbot.waitUntil(QToolTip.isVisible)
+    assert QToolTip.text() == "Cross: query 0 -> key 1 masked"
+    QToolTip.hideText()
 
 
 def test_previews_start_empty_and_reject_bad_input(panel):

@@ -9,9 +9,7 @@ import logging
 from dataclasses import replace
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -26,11 +24,10 @@ from PySide6.QtWidgets import (
 
 from core_model.masks import MaskSpec
 
+from .mask_preview import PREVIEW_KINDS, MaskPreview
+
 log = logging.getLogger(__name__)
 
-PREVIEW_KINDS = ("encoder_self", "decoder_self", "cross")
-PREVIEW_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
-MASK_LUT = np.array([[38, 50, 56], [227, 242, 253]], dtype=np.uint8)  # 0 = masked (dark), 1 = allowed (light)
 WINDOW_RANGE = (1, 512)
 DEFAULT_WINDOW = 3
 MODES = ("weights", "scores")
@@ -71,10 +68,8 @@ class MaskPanel(QWidget):
         self.window_spin.setToolTip("Sliding window width: key j stays visible from query i when |i - j| < width.")
         self.mode_buttons = {mode: QRadioButton(MODE_TEXTS[mode][0]) for mode in MODES}
         self._mode_group = QButtonGroup(self)
-        self.preview_widget = pg.GraphicsLayoutWidget()
-        self._images: dict[str, pg.ImageItem] = {}
+        self.preview_widget = MaskPreview()
         self._build_layout()
-        self._build_previews()
         self._connect()
         self.set_spec(self._spec)
 
@@ -113,29 +108,6 @@ class MaskPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.preview_widget, 1)
-
-    def _build_previews(self) -> None:
-        self.preview_widget.setBackground(self.palette().color(QPalette.ColorRole.Window))
-        self.preview_widget.setMinimumHeight(120)
-        self.preview_widget.setToolTip("The masks for the current input: light = may attend, dark = masked. "
-                                       "Rows are queries, columns keys.")
-        text_colour = self.palette().color(QPalette.ColorRole.WindowText)
-        for kind in PREVIEW_KINDS:
-            plot = self.preview_widget.addPlot(title=PREVIEW_TITLES[kind])
-            plot.titleLabel.setText(PREVIEW_TITLES[kind], color=text_colour)
-            plot.hideAxis("left")
-            plot.hideAxis("bottom")
-            plot.setMouseEnabled(x=False, y=False)
-            plot.setMenuEnabled(False)
-            plot.hideButtons()
-            plot.invertY(True)  # query 0 on top, like the heatmaps
-            plot.setAspectLocked(True)
-            plot.getViewBox().setBorder(pg.mkPen(text_colour, width=1))  # an all-allowed mask still shows its edge
-            image = pg.ImageItem(axisOrder="row-major")
-            image.setLookupTable(MASK_LUT)
-            image.setLevels((0, 1))
-            plot.addItem(image)
-            self._images[kind] = image
 
     def _connect(self) -> None:
         for field, box in self.flag_boxes.items():
@@ -180,30 +152,17 @@ class MaskPanel(QWidget):
             self._updating = False
 
     def set_previews(self, previews: dict[str, np.ndarray]) -> None:
-        """Show the (Tq, Tk) bool masks of the given kinds (others keep their image); updates in place."""
+        """Show the (Tq, Tk) bool masks of the given kinds (others keep theirs)."""
         for kind, mask in previews.items():
-            if kind not in self._images:
+            if kind not in PREVIEW_KINDS:
                 raise ValueError(f"preview kind must be one of {PREVIEW_KINDS}, got {kind!r}")
-            matrix = np.asarray(mask)
-            if matrix.ndim != 2:
-                raise ValueError(f"preview {kind!r} must be a (Tq, Tk) matrix, got shape {matrix.shape}")
-            image = self._images[kind]
-            if matrix.size == 0:
-                image.clear()
-                continue
-            image.setImage(matrix.astype(np.uint8), autoLevels=False, levels=(0, 1))
-            image.getViewBox().autoRange(padding=0.02)
+            if np.ndim(mask) != 2:
+                raise ValueError(f"preview {kind!r} must be a (Tq, Tk) matrix, got shape {np.shape(mask)}")
+        self.preview_widget.set_masks(previews)
 
     def preview_matrix(self, kind: str) -> np.ndarray:
         """What the preview of `kind` shows, as bool (Tq, Tk); empty when nothing is shown."""
-        image = self._images[kind].image
-        if image is None:
-            return np.zeros((0, 0), dtype=bool)
-        return np.asarray(image) != 0
-
-    def preview_image(self, kind: str) -> pg.ImageItem:
-        """The ImageItem that draws `kind` (for export and tests)."""
-        return self._images[kind]
+        return self.preview_widget.matrix(kind)
 
     def _on_window_toggled(self, field: str, checked: bool) -> None:
         self._sync_spin_enabled()

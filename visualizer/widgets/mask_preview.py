@@ -1,0 +1,104 @@
+"""Small previews of the three boolean masks of the current input, painted as images by one plain widget.
+
+The previews change on every keystroke; drawn by pyqtgraph they cost a scene pass and a window flush each
+(~2 ms of a 16 ms frame). Here a keystroke costs three tiny QImages and one paint.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QEvent, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QImage, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+PREVIEW_KINDS = ("encoder_self", "decoder_self", "cross")
+PREVIEW_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+MASK_LUT = np.array([[38, 50, 56], [227, 242, 253]], dtype=np.uint8)  # 0 = masked (dark), 1 = allowed (light)
+GAP = 8  # pixels between previews
+
+
+def mask_image(mask: np.ndarray) -> QImage:
+    """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked)."""
+    rgb = np.ascontiguousarray(MASK_LUT[mask.astype(np.intp)])  # (Tq, Tk, 3)
+    height, width = mask.shape
+    return QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()  # owns its pixels
+
+
+class MaskPreview(QWidget):
+    """Three titled mask images side by side, each scaled to fit (square cells, nearest neighbour)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._masks = {kind: np.zeros((0, 0), bool) for kind in PREVIEW_KINDS}
+        self._images: dict[str, QImage | None] = {kind: None for kind in PREVIEW_KINDS}
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setToolTip("The masks for the current input: light = may attend, dark = masked. "
+                        "Rows are queries, columns keys.")
+
+    def set_masks(self, masks: dict[str, np.ndarray]) -> None:
+        """Show the given (Tq, Tk) bool masks; kinds not given keep theirs."""
+        for kind, mask in masks.items():
+            matrix = np.asarray(mask, bool)
+            self._masks[kind] = matrix.copy()
+            self._images[kind] = mask_image(matrix) if matrix.size else None
+        self.update()
+
+    def matrix(self, kind: str) -> np.ndarray:
+        """The mask shown for `kind`, (Tq, Tk) bool; (0, 0) when nothing is shown."""
+        return self._masks[kind].copy()
+
+    def image_rect(self, kind: str) -> QRect:
+        """Where the mask of `kind` is drawn (empty when nothing is shown): square cells, centred in its column."""
+        mask = self._masks[kind]
+        title_h = self.fontMetrics().height() + 4
+        column = self._column(kind)
+        if not mask.size:
+            return QRect()
+        box_w, box_h = column.width(), max(self.height() - title_h - 2, 1)
+        cell = max(min(box_w / mask.shape[1], box_h / mask.shape[0]), 0.01)
+        w, h = max(round(cell * mask.shape[1]), 1), max(round(cell * mask.shape[0]), 1)
+        return QRect(column.left() + (box_w - w) // 2, title_h + (box_h - h) // 2, w, h)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(360, 130)
+
+    def _column(self, kind: str) -> QRect:
+        width = (self.width() - GAP * (len(PREVIEW_KINDS) - 1)) // len(PREVIEW_KINDS)
+        index = PREVIEW_KINDS.index(kind)
+        return QRect(index * (width + GAP), 0, width, self.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        painter = QPainter(self)
+        text = self.palette().windowText().color()
+        for kind in PREVIEW_KINDS:
+            column = self._column(kind)
+            painter.setPen(text)
+            painter.drawText(QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
+                             Qt.AlignmentFlag.AlignCenter, PREVIEW_TITLES[kind])
+            image, rect = self._images[kind], self.image_rect(kind)
+            if image is None or rect.isEmpty():
+                continue
+            painter.drawImage(rect, image)  # no smoothing: cells stay crisp squares
+            painter.setPen(QPen(QColor(text), 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect.adjusted(0, 0, -1, -1))  # an all-allowed mask still shows its edge
+        painter.end()
+
+    def event(self, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.ToolTip:
+            assert isinstance(event, QHelpEvent)
+            tip = self._cell_tip(event.pos().x(), event.pos().y())
+            QToolTip.showText(event.globalPos(), tip or self.toolTip(), self)
+            return True
+        return super().event(event)
+
+    def _cell_tip(self, x: int, y: int) -> str:
+        """"Cross: query 2 -> key 5 masked" under the mouse, "" off the images."""
+        for kind in PREVIEW_KINDS:
+            rect, mask = self.image_rect(kind), self._masks[kind]
+            if mask.size and rect.contains(x, y):
+                i = min(int((y - rect.top()) * mask.shape[0] / rect.height()), mask.shape[0] - 1)
+                j = min(int((x - rect.left()) * mask.shape[1] / rect.width()), mask.shape[1] - 1)
+                state = "may attend" if mask[i, j] else "masked"
+                return f"{PREVIEW_TITLES[kind]}: query {i} -> key {j} {state}"
+        return ""
