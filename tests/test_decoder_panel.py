@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QKeySequence
-from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QWidget
 
 from visualizer.widgets.decoder_panel import DecoderPanel, DecoderView
 from visualizer.widgets.token_chips import CHIP_COLOURS
@@ -153,10 +153,6 @@ def test_chips_show_labels_states_and_forced_marker(panel):
 
 
 def test_chip_tooltip_names_token_and_state(qtbot, panel):
-    from PySide6.QtGui import QHelpEvent
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication, QToolTip
-
     chips_widget = panel.token_chips
     chip = chips_widget.chips(0)[1]
     pos = chip.rect.center()

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QImage, QMouseEvent
+from PySide6.QtGui import QImage, QMouseEvent, QPainter
 from PySide6.QtWidgets import QApplication
 
 from visualizer.state.snapshot import KindMaps
@@ -335,3 +335,33 @@ def test_constant_map_and_mismatched_ablation_mask_do_not_break(grid):
     grid.set_ablated(np.ones((7, 7), bool))  # another model's shape: ignored, not an error
     grid.set_maps(KindMaps("encoder_self", values, maps.valid, maps.query_labels, maps.key_labels))
     np.testing.assert_array_equal(pixel(grid, 0, 0, 1, 1), LUT[128])  # a flat map sits mid-scale
+
+
+def _axis_texts(grid: AttentionGrid, name: str) -> list[str]:
+    """The tick texts an axis draws at its current size (pyqtgraph leaves out levels too crowded to read)."""
+    axis = grid.plot_item.getAxis(name)
+    image = QImage(axis.boundingRect().size().toSize(), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]]
+
+
+def test_token_labels_thin_out_instead_of_vanishing(grid):
+    keys = tuple("3141592653") + ("<pad>", "<pad>")
+    small = make_maps(1, 1, 3, 3, causal=False)
+    grid.set_maps(small)
+    QApplication.processEvents()
+    assert _axis_texts(grid, "bottom") == ["k0", "k2", "k0", "k2", "k1", "k1"]  # head and avg: even, then odd
+    assert sorted(_axis_texts(grid, "right")) == ["q0", "q1", "q2"]  # one layer
+    crowded = make_maps(2, 4, 12, 12, kind="encoder_self", causal=False)
+    crowded = KindMaps("encoder_self", crowded.values, crowded.valid, keys, keys)
+    grid.resize(700, 500)
+    grid.set_maps(crowded)
+    QApplication.processEvents()
+    shown = _axis_texts(grid, "bottom")
+    assert shown, "a crowded key axis must still label tokens"
+    assert shown[:6] == ["3", "4", "5", "2", "5", "<pad>"]  # every other token under the first map
+    assert len(shown) <= 5 * 12

@@ -5,9 +5,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QColor, QHelpEvent
+from PySide6.QtWidgets import QApplication, QCheckBox, QStyle, QStyleOptionButton, QToolTip
 
 from core_model.masks import MaskSpec
 from visualizer.widgets.mask_panel import MaskPanel
@@ -166,10 +166,6 @@ def test_previews_show_the_given_masks(qtbot, panel):
 
 
 def test_preview_tooltip_names_the_cell(qtbot, panel):
-    from PySide6.QtCore import QEvent
-    from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QApplication, QToolTip
-
     panel.set_previews({"cross": np.array([[True, False]])})
     preview = panel.preview_widget
     rect = preview.image_rect("cross")

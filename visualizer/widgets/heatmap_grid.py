@@ -129,6 +129,19 @@ def per_map_range(shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(empty, 0.0, lo).astype(np.float32), np.where(empty, 1.0, hi).astype(np.float32)
 
 
+def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
+    """Token labels of every map as axis tick levels: even positions in level 1, odd ones in level 2.
+
+    pyqtgraph drops a whole level when its text would crowd the axis; with the tokens split in two, a crowded
+    axis still labels every other token instead of none (level 0 stays empty for the layer/head titles).
+    """
+    levels: list[list[tuple[float, str]]] = [[], [], []]
+    for off in offsets:
+        for i, label in enumerate(labels):
+            levels[1 + i % 2].append((float(off) + i + 0.5, str(label)))
+    return levels
+
+
 class AttentionGrid(QWidget):
     """Layer x head attention maps of one kind, with a head-average column, tooltips, clicks and a context menu."""
 
@@ -213,6 +226,8 @@ class AttentionGrid(QWidget):
         plot.getAxis("right").setWidth(48)  # room for "<bos>" / "<pad>"
         plot.getAxis("top").setHeight(24)
         plot.getAxis("bottom").setHeight(24)
+        for name in ("right", "bottom"):  # token labels: draw a level whenever its text fits
+            plot.getAxis(name).setStyle(textFillLimits=[(0, 0.9)])
         self.image_item.setZValue(0)
         self.highlight_curve.setZValue(10)
 
@@ -450,13 +465,10 @@ class AttentionGrid(QWidget):
         plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
         heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
         plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
-        # tokens go in tick level 1, which pyqtgraph drops by itself when the labels would be too crowded to read
         show_q = 0 < lay.tq <= self._max_token_ticks
         show_k = 0 < lay.tk <= self._max_token_ticks
-        plot.getAxis("right").setTicks([[], [(off + i + 0.5, str(q)) for off in lay.row_off
-                                             for i, q in enumerate(maps.query_labels)] if show_q else []])
-        plot.getAxis("bottom").setTicks([[], [(off + j + 0.5, str(k)) for off in lay.col_off
-                                              for j, k in enumerate(maps.key_labels)] if show_k else []])
+        plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, maps.query_labels) if show_q else [])
+        plot.getAxis("bottom").setTicks(token_tick_levels(lay.col_off, maps.key_labels) if show_k else [])
 
     def _update_title(self) -> None:
         kind = KIND_TITLES.get(self._kind, self._kind or "Attention")
