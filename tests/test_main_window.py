@@ -183,3 +183,16 @@ def test_trained_weights_bring_their_task_to_the_playground(qtbot, window):
     assert panel.expected.text() == "3 2 1"
     assert hub.dirty and "unsaved" in window.model_label.text()
     close_window(qtbot, window)
+
+
+def test_start_up_model_shows_its_own_training_curves(qtbot, tmp_path):
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
+    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
+    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
+                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    win = open_window(qtbot, path)
+    xs, ys = win.trainer_tab.curves.curves["loss"].getData()
+    np.testing.assert_array_equal(xs, [1, 2, 3])
+    np.testing.assert_allclose(ys, [2.0, 1.0, 2.0 / 3])
+    assert win.trainer_tab.progress_bar.text() == "not training"
+    close_window(qtbot, win)

@@ -70,6 +70,8 @@ def _finished(state: TrainingState) -> bool:
 
 def test_train_50_steps_from_the_form(qtbot, tab, hub, state):
     before = _weights(hub.model)
+    assert tab.probe.placeholder.isVisible() and not tab.probe.graphics.isVisible()  # a sentence, not empty axes
+    assert tab.progress_bar.text() == "not training"
     _type_into(qtbot, tab.form.steps_spin, "50")
     assert tab.form.steps_spin.value() == 50
     qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)
@@ -89,6 +91,7 @@ def test_train_50_steps_from_the_form(qtbot, tab, hub, state):
     assert any(not torch.equal(before[k], v) for k, v in hub.model.state_dict().items())
     assert [s.step for s in state.snapshots] == [0, 25, 50]
     assert tab.probe.step_label.text() == "step 50"
+    assert tab.probe.graphics.isVisible() and not tab.probe.placeholder.isVisible()
     assert tab.train_button.isEnabled() and not tab.stop_button.isEnabled()
 
 

@@ -48,6 +48,8 @@ def build_tabs(window: MainWindow, startup) -> None:
     hub.training_active_changed.connect(lambda active: window.playground.model_panel.setEnabled(not active))
     window.session.maps_changed.connect(window.show_forward_time)
     window.playground.config_requested.connect(lambda config: request_new_architecture(window, config))
+    if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
+        window.training.restore(startup.history, startup.extra)
     _restore_settings(window)
     info = hub.info()
     window.update_status(info)
@@ -107,6 +109,7 @@ def _apply_architecture(window: MainWindow, config, found) -> None:
         task = TaskSpec(**ckpt.extra["task"]) if isinstance(ckpt.extra.get("task"), dict) else hub.task
         hub.set_model(ckpt.build(hub.device), task, origin=f"trained checkpoint {path.name}", history=ckpt.history,
                       path=path, extra=ckpt.extra, keep_previous=True)
+        window.training.restore(ckpt.history, ckpt.extra)
         message = f"Loaded the shipped trained model for this architecture ({path.name})."
     else:
         hub.new_untrained(config)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-    QMessageBox, QProgressBar, QPushButton, QScrollArea, QSlider, QSpinBox, QVBoxLayout, QWidget,
+    QMessageBox, QProgressBar, QPushButton, QScrollArea, QSlider, QSpinBox, QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from core_model.device import available_devices
@@ -33,7 +33,7 @@ PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-atte
 COLORMAP = "viridis"
 CELL_PX, FRAME_MS = 16, 200  # movie: pixels per attention cell, GIF frame duration
 CURVE_REFRESH_MS = 250  # curves redraw at most 4 times a second while training: each redraw costs ~10 ms
-IDLE_FORMAT, RUN_FORMAT = "no training run yet", "step %v / %m"
+IDLE_FORMAT, RUN_FORMAT = "not training", "step %v / %m"
 
 
 def _ask_yes_no(parent: QWidget, title: str, text: str) -> bool:
@@ -243,9 +243,16 @@ class ProbeView(QWidget):
         bar.addWidget(self.slider, 1)
         bar.addWidget(self.step_label)
         bar.addWidget(self.export_button)
+        self.placeholder = QLabel("The probe input's attention appears here while the model trains: press Train.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.stack = QStackedWidget()  # empty axes with made-up ranges say nothing: a sentence until data comes
+        self.stack.addWidget(self.graphics)
+        self.stack.addWidget(self.placeholder)
+        self.stack.setCurrentWidget(self.placeholder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.stack, 1)
         layout.addLayout(bar)
         self._snapshots: list[ProbeSnapshot] = []
         self._labels: tuple = ()
@@ -269,6 +276,7 @@ class ProbeView(QWidget):
         self.slider.blockSignals(False)
         self.slider.setEnabled(n > 1)
         self.export_button.setEnabled(n > 0)
+        self.stack.setCurrentWidget(self.graphics if n else self.placeholder)
         if n:
             self._show_index(self.slider.value())
         else:
