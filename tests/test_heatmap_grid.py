@@ -133,6 +133,9 @@ def test_shape_changes_reuse_items(grid):
         np.testing.assert_array_equal(pixel(grid, shape[0] - 1, shape[1] - 1, 1, 1),
                                       expected_colour(maps.values[-1, -1, 1, 1]))
         assert len(grid.plot_item.items) == n_items
+        QApplication.processEvents()
+        assert _axis_texts(grid, "top") == [f"H{h + 1}" for h in range(shape[1])] + ["avg"]
+        assert _axis_texts(grid, "left") == [f"L{layer + 1}" for layer in range(shape[0])]
 
 
 def test_empty_input_shows_a_placeholder(grid):
@@ -365,3 +368,19 @@ def test_token_labels_thin_out_instead_of_vanishing(grid):
     assert shown, "a crowded key axis must still label tokens"
     assert shown[:6] == ["3", "4", "5", "2", "5", "<pad>"]  # every other token under the first map
     assert len(shown) <= 5 * 12
+
+
+def test_hidden_grid_draws_the_latest_maps_when_shown(grid):
+    grid.set_maps(make_maps(seed=0))
+    drawn = grid.image_item.image.copy()
+    grid.hide()  # as on a tab the user is not looking at
+    newer = make_maps(seed=1)
+    grid.set_maps(newer)
+    grid.set_maps(make_maps(seed=2))  # superseded before anyone looked: never drawn
+    newest = make_maps(seed=3)
+    grid.set_maps(newest)
+    np.testing.assert_array_equal(grid.image_item.image, drawn)  # nothing coloured while hidden
+    grid.show()
+    assert not np.array_equal(grid.image_item.image, drawn)  # showing it draws
+    np.testing.assert_array_equal(pixel(grid, 1, 2, 3, 1), expected_colour(newest.values[1, 2, 3, 1]))
+    assert grid.current_maps() is newest

@@ -458,13 +458,14 @@ class AttentionGrid(QWidget):
         key = (maps.values.shape, maps.query_labels, maps.key_labels)
         if key == self._ticks_key:
             return
-        self._ticks_key = key
         lay = self._layout
         assert lay is not None
         plot = self.plot_item
-        plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
-        heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
-        plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
+        if self._ticks_key[:1] != key[:1]:  # titles depend on the shape only: a new axis text costs a repaint
+            plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
+            heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
+            plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
+        self._ticks_key = key
         show_q = 0 < lay.tq <= self._max_token_ticks
         show_k = 0 < lay.tk <= self._max_token_ticks
         plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, maps.query_labels) if show_q else [])
