@@ -13,7 +13,7 @@ from core_model import PAD, ModelConfig, build_model
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import (
-    StepMetrics, TrainConfig, Trainer, TrainingDiverged, evaluate, learning_rate, sequence_loss,
+    StepMetrics, TrainConfig, Trainer, TrainingDiverged, evaluate, learning_rate, sequence_loss, uses_autocast,
 )
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,27 @@ def test_train_steps_yields_metrics():
         assert m.lr == learning_rate(trainer.config, m.step, 16)
     assert [m.elapsed_s for m in metrics] == sorted(m.elapsed_s for m in metrics)
     assert list(trainer.train_steps()) == []
+
+
+def test_bf16_autocast_only_on_cuda():
+    assert uses_autocast(TrainConfig(), torch.device("cuda"))
+    assert not uses_autocast(TrainConfig(mixed_precision=False), torch.device("cuda"))
+    assert not uses_autocast(TrainConfig(), torch.device("cpu"))
+    assert not uses_autocast(TrainConfig(), torch.device("mps"))
+
+
+def test_cpu_training_step_computes_in_float32():
+    """mixed_precision is on by default, yet a CPU step must not fall into bf16 (its maps are fp32 too)."""
+    trainer = small_trainer(steps=1)
+    dtypes = []
+    hooks = [m.register_forward_hook(lambda _m, _i, out: dtypes.append(out.dtype))
+             for m in trainer.model.modules() if isinstance(m, torch.nn.Linear)]
+    try:
+        next(trainer.train_steps(1))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert dtypes and set(dtypes) == {torch.float32}
 
 
 def test_same_seed_same_run():
