@@ -266,3 +266,19 @@ def test_no_expectation_summary(panel):
     assert panel.chip_states() == [("a", "unknown"), ("b", "unknown")]
     assert panel.summary.text() == "2 tokens decoded"
     assert panel.token_chips.chips(1) == []
+
+
+def test_newest_output_chip_stays_in_sight(qtbot, panel):
+    """Stepping past the panel's width scrolls the chips so the token just decoded is visible."""
+    labels = tuple(str(i % 10) for i in range(40))
+    for n in (10, 25, 40):
+        panel.set_view(DecoderView(labels[:n], (True,) * n, labels + ("<eos>",), TOP_K, False, True, n))
+        newest = panel.token_chips.chips(0)[-1]
+        viewport = panel.chip_scroll.viewport()
+
+        def newest_visible() -> bool:
+            centre = panel.token_chips.mapTo(viewport, newest.rect.center())
+            return viewport.rect().contains(centre)
+
+        qtbot.waitUntil(newest_visible, timeout=2000)
+    assert panel.chip_scroll.horizontalScrollBar().value() > 0

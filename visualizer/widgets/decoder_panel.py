@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -216,7 +216,7 @@ class DecoderPanel(QWidget):
             self.buttons[action] = button
             row.addWidget(button)
         row.addStretch(1)
-        scroll = QScrollArea()
+        self.chip_scroll = scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.token_chips)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
@@ -252,7 +252,10 @@ class DecoderPanel(QWidget):
         self._view = view
         output = [(label, chip_state(view.correct[i] if i < len(view.correct) else None),
                    i < len(view.forced) and view.forced[i]) for i, label in enumerate(view.output_labels)]
+        grew = len(output) > len(self.token_chips.chips(0))
         self.token_chips.set_rows(output, view.expected_labels)
+        if grew:  # keep the newest token in sight once the scroll area has taken the chips' new width
+            QTimer.singleShot(0, self._show_newest_chip)
         self.summary.setText(summary_text(view))
         candidates = () if view.finished else view.top_k
         self.chart.set_candidates(candidates)
@@ -261,6 +264,12 @@ class DecoderPanel(QWidget):
         self.caption.setVisible(view.finished)
         self._set_force_buttons(candidates)
         self._apply_enabled()
+
+    def _show_newest_chip(self) -> None:
+        chips = self.token_chips.chips(0)
+        if chips:
+            centre = chips[-1].rect.center()
+            self.chip_scroll.ensureVisible(centre.x(), centre.y(), chips[-1].rect.width(), 0)
 
     def set_enabled_all(self, enabled: bool) -> None:
         """Enable or disable every control (e.g. while no model is loaded)."""
