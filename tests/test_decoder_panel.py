@@ -149,6 +149,8 @@ def test_chips_show_labels_states_and_forced_marker(panel):
     for top, bottom in zip(chips, expected):  # output token i sits above expected token i
         assert top.rect.left() == bottom.rect.left() and top.rect.bottom() < bottom.rect.top()
     assert panel.token_chips.chip_at(chips[2].rect.center()) == chips[2]
+    assert panel.token_chips.accessibleDescription() == (
+        "Output: 3 (correct) 1 (wrong, forced) 4 (unknown). Expected: 3 5 <eos>")
     assert panel.summary.text() == "1 / 2 correct so far"
 
 

@@ -155,6 +155,7 @@ def test_previews_show_the_given_masks(qtbot, panel):
     np.testing.assert_array_equal(_seen_mask(panel, "cross"), cross)
     np.testing.assert_array_equal(_seen_mask(panel, "encoder_self"), np.ones((4, 4), bool))
     np.testing.assert_array_equal(panel.preview_matrix("cross"), cross)
+    assert "Decoder self: 15 of 25 query-key pairs may attend" in panel.preview_widget.accessibleDescription()
     assert panel.preview_matrix("decoder_self").dtype == bool
     assert MASK_LUT[1].sum() > MASK_LUT[0].sum()  # allowed is the light colour
     rect = panel.preview_widget.image_rect("cross")

@@ -34,6 +34,7 @@ class MaskPreview(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setToolTip("The masks for the current input: light = may attend, dark = masked. "
                         "Rows are queries, columns keys.")
+        self.setAccessibleName("Mask previews")
 
     def set_masks(self, masks: dict[str, np.ndarray]) -> None:
         """Show the given (Tq, Tk) bool masks; kinds not given keep theirs."""
@@ -41,6 +42,8 @@ class MaskPreview(QWidget):
             matrix = np.asarray(mask, bool)
             self._masks[kind] = matrix.copy()
             self._images[kind] = mask_image(matrix) if matrix.size else None
+        self.setAccessibleDescription("; ".join(  # the images say nothing to a screen reader
+            f"{PREVIEW_TITLES[k]}: {int(m.sum())} of {m.size} query-key pairs may attend" for k, m in self._masks.items()))
         self.update()
 
     def matrix(self, kind: str) -> np.ndarray:

@@ -71,6 +71,7 @@ class TokenChips(QWidget):
         self._width = self._title_width
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(2 * self._chip_height + 3 * GAP)
+        self.setAccessibleName("Decoded and expected tokens")
 
     def set_rows(self, output: Sequence[tuple[str, str, bool]], expected: Sequence[str]) -> None:
         """Show `output` as (text, state, forced) chips and `expected` beneath; nothing happens when unchanged."""
@@ -79,6 +80,9 @@ class TokenChips(QWidget):
             return
         self._rows = rows
         self._chips = self._layout_chips(rows)
+        self.setAccessibleDescription(  # painted chips have no text of their own for a screen reader
+            "Output: " + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
+            + ". Expected: " + " ".join(text for text, _, _ in rows[1]))
         width = max((c.rect.right() for c in self._chips), default=self._title_width) + GAP + 1
         if width != self._width:
             self._width = width
