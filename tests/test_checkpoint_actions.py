@@ -15,8 +15,8 @@ from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.widgets import checkpoint_actions
-from visualizer.widgets.checkpoint_actions import CheckpointActions
+from visualizer.controllers import checkpoints as checkpoint_actions
+from visualizer.controllers.checkpoints import CheckpointActions
 
 WAIT_MS = 60_000
 SMALL = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)

@@ -10,10 +10,10 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent, QPainter
 from PySide6.QtWidgets import QApplication
 
-from visualizer.state.snapshot import KindMaps
-from visualizer.widgets import export
-from visualizer.widgets.heatmap_grid import AttentionGrid, fill_shown, per_map_range
-from visualizer.widgets.map_dialog import DIM_OFFSET, MapDialog, make_lut
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.common import image_export as export
+from visualizer.widgets.heatmap.grid import AttentionGrid, fill_shown, per_map_range
+from visualizer.widgets.heatmap.large_view import DIM_OFFSET, MapDialog, make_lut
 
 LUT = make_lut()
 

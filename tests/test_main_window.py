@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
-from visualizer import export_actions
+from visualizer.controllers import export as export_actions
 from visualizer.main_window import MainWindow
 
 IGNORED_QT = ("propagateSizeHints",)  # the offscreen platform's own notice, not ours

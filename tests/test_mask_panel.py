@@ -10,8 +10,8 @@ from PySide6.QtGui import QColor, QHelpEvent
 from PySide6.QtWidgets import QApplication, QCheckBox, QStyle, QStyleOptionButton, QToolTip
 
 from core_model.masks import MaskSpec
-from visualizer.widgets.mask_panel import MaskPanel
-from visualizer.widgets.mask_preview import MASK_LUT
+from visualizer.widgets.playground.mask_panel import MaskPanel
+from visualizer.widgets.playground.mask_preview import MASK_LUT
 
 
 @pytest.fixture

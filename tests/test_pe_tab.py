@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QSpinBox
 
 from visualizer.state.pe_lab import PELabParams, PELabState, compute_pe_lab, parse_dims
-from visualizer.widgets.pe_tab import PETab
+from visualizer.widgets.pe.tab import PETab
 
 
 def sinusoid(positions: np.ndarray, dims: list[int], d_model: int, base: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from core_model import BOS, MaskSpec, ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.widgets.playground_view import PlaygroundView
+from visualizer.widgets.playground.view import PlaygroundView
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 

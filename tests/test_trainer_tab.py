@@ -13,8 +13,8 @@ from core_model.tasks import TaskSpec
 from core_model.training import Trainer
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.widgets import trainer_tab
-from visualizer.widgets.trainer_tab import TrainerTab, head_mean
+from visualizer.widgets.trainer import tab as trainer_tab
+from visualizer.widgets.trainer.tab import TrainerTab, head_mean
 
 WAIT_MS = 60_000
 

@@ -24,10 +24,10 @@ def build_tabs(window: MainWindow, startup) -> None:
     """Create the state objects and tabs, connect them, restore the user's last session."""
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.training import TrainingState
-    from visualizer.widgets.checkpoint_actions import CheckpointActions
-    from visualizer.widgets.pe_tab import PETab
-    from visualizer.widgets.playground_view import PlaygroundView
-    from visualizer.widgets.trainer_tab import TrainerTab
+    from visualizer.controllers.checkpoints import CheckpointActions
+    from visualizer.widgets.pe.tab import PETab
+    from visualizer.widgets.playground.view import PlaygroundView
+    from visualizer.widgets.trainer.tab import TrainerTab
 
     hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
                    history=startup.history, path=startup.path, extra=startup.extra)
@@ -125,7 +125,7 @@ def _build_menus(window: MainWindow) -> None:
     fm.addAction(ck.save_action)
     fm.addAction(ck.save_as_action)
     fm.addSeparator()
-    from visualizer.export_actions import add_export_actions
+    from visualizer.controllers.export import add_export_actions
 
     add_export_actions(window, fm)
     fm.addSeparator()

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
 from visualizer.resources_path import DEFAULT_CHECKPOINT, resource_path
-from visualizer.widgets.stable_label import fix_label_size
+from visualizer.widgets.common.stable_label import fix_label_size
 from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
-from visualizer.state.snapshot import KindMaps
-from visualizer.widgets.heatmap_grid import AttentionGrid
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.grid import AttentionGrid
 
 log = logging.getLogger(__name__)
 

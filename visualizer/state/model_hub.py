@@ -52,6 +52,12 @@ class ModelHub(QObject):
         self.extra: dict = dict(extra or {})
         self.path, self.dirty, self._training = path, False, False
         self._previous: tuple | None = None
+        self._generation = 0
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the model, its weights or its task change: equal numbers mean the same model state."""
+        return self._generation
 
     @property
     def model(self) -> Seq2SeqTransformer:
@@ -71,6 +77,7 @@ class ModelHub(QObject):
                          self.path, self.dirty)
 
     def _changed(self) -> None:
+        self._generation += 1
         self.model_changed.emit()
         self.info_changed.emit(self.info())
 

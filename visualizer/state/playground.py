@@ -19,25 +19,10 @@ from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, expected_output
 
 from .model_hub import ModelHub
-from .snapshot import KindMaps, MapsSnapshot
+from .snapshots import DecodeSnapshot, KindMaps, MapsSnapshot
 
 log = logging.getLogger(__name__)
 DEFAULT_SOURCE = "0123456789"
-
-
-@dataclass(frozen=True)
-class DecodeSnapshot:
-    """What the decoder stepper shows; plain data."""
-
-    stepping: bool  # False: the decoder sees the expected output (teacher forcing)
-    output_ids: tuple[int, ...]
-    output_labels: tuple[str, ...]
-    forced: tuple[bool, ...]
-    correct: tuple[bool | None, ...]
-    expected_labels: tuple[str, ...]
-    top_k: tuple[tuple[int, str, float], ...]
-    finished: bool
-    position: int
 
 
 class PlaygroundSession(QObject):

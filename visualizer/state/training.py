@@ -15,10 +15,8 @@ from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.snapshot import KindMaps
-from visualizer.workers.training_worker import (
-    EvalSnapshot, ProbeSnapshot, ProgressSnapshot, TrainingOutcome, TrainingWorker, WorkerOptions,
-)
+from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.workers.training_worker import TrainingWorker, WorkerOptions
 
 log = logging.getLogger(__name__)
 BUSY_STATES = ("running", "paused", "stopping")

@@ -15,58 +15,11 @@ from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
 from core_model.training import StepMetrics, Trainer, TrainConfig, TrainingDiverged, evaluate
 from core_model.vocab import BOS
-from visualizer.state.snapshot import KindMaps
+from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
 
 log = logging.getLogger(__name__)
 EMIT_INTERVAL_S = 0.1  # progress at most ~10 times a second (QT-NOTES: more buys nothing)
 PAUSE_POLL_S = 0.05
-
-
-@dataclass(frozen=True)
-class ProgressSnapshot:
-    """Where the run stands, plus every step's metrics since the previous snapshot (so curves miss nothing)."""
-
-    step: int
-    total: int
-    loss: float
-    token_accuracy: float
-    lr: float
-    tokens_per_s: float  # tokens / optimisation time over the steps since the previous snapshot
-    elapsed_s: float  # wall time of this run, pauses excluded
-    eta_s: float
-    new_steps: tuple[StepMetrics, ...] = ()
-
-
-@dataclass(frozen=True)
-class EvalSnapshot:
-    """Held-out metrics under the current weights: teacher-forced loss/accuracy and greedy exact match."""
-
-    step: int
-    loss: float
-    token_accuracy: float
-    exact_match: float
-    n: int
-
-
-@dataclass(frozen=True)
-class ProbeSnapshot:
-    """Attention of the fixed probe source at one step: kind -> KindMaps with values (L, H, Tq, Tk)."""
-
-    step: int
-    source: str
-    maps: dict[str, KindMaps]
-
-
-@dataclass(frozen=True)
-class TrainingOutcome:
-    """Weights (detached CPU clones) and history handed back when the run pauses or ends."""
-
-    step: int
-    total: int
-    reason: str  # "paused", "completed", "stopped", "diverged", "out_of_memory", "error"
-    state_dict: dict[str, torch.Tensor]
-    history: tuple[dict, ...]
-    message: str = ""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from core_model.vocab import SYMBOL_POOL, VocabularyError
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import MetricSeries, TrainingState
 from visualizer.workers.background import run_in_background
-from visualizer.workers.training_worker import ProbeSnapshot
+from visualizer.state.snapshots import ProbeSnapshot
 
 log = logging.getLogger(__name__)
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))

@@ -9,15 +9,16 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.model import ATTENTION_KINDS
-from visualizer.state.playground import DecodeSnapshot, PlaygroundSession
-from visualizer.state.snapshot import KIND_TITLES, MapsSnapshot
+from visualizer.state.playground import PlaygroundSession
+from visualizer.state.snapshots import DecodeSnapshot
+from visualizer.state.snapshots import KIND_TITLES, MapsSnapshot
 
 from .decoder_panel import DecoderPanel, DecoderView
-from .heatmap_grid import AttentionGrid
+from visualizer.widgets.heatmap.grid import AttentionGrid
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
-from .stable_label import LabelSlot
+from visualizer.widgets.common.stable_label import LabelSlot
 
 SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QDialog, QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton, QToolTip, QVBoxLayout, QWidget,
 )
 
-from visualizer.widgets import export
+from visualizer.widgets.common import image_export as export
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QCursor, QShowEvent
 from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QToolTip, QVBoxLayout, QWidget
 
-from visualizer.state.snapshot import KIND_TITLES, KindMaps
-from visualizer.widgets import export
-from visualizer.widgets.map_dialog import (
+from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.widgets.common import image_export as export
+from visualizer.widgets.heatmap.large_view import (
     BLANK_INDEX, DEFAULT_COLORMAP, DIM_OFFSET, MapDialog, RgbaImageItem, ask_path_and_export, cell_text, colour_scale,
     finite_range, make_lut,
 )

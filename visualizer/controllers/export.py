@@ -76,7 +76,7 @@ def export_grid_csv_folder(window: MainWindow, folder: Path | None = None) -> li
 
 def export_pe_plots(window: MainWindow, fmt: str, folder: Path | None = None) -> list[Path]:
     """Each PE-tab plot as its own PNG or SVG file in a folder."""
-    from visualizer.widgets.export import export_item_png, export_item_svg
+    from visualizer.widgets.common.image_export import export_item_png, export_item_svg
 
     if folder is None:
         chosen = QFileDialog.getExistingDirectory(window, f"Export PE plots as {fmt.upper()} into folder", "",

@@ -1,0 +1,111 @@
+"""Every immutable message that crosses a thread or a signal: maps, decoder state, training progress and outcome.
+
+Widgets never see torch tensors; the one exception is TrainingOutcome.state_dict, which goes to the model hub.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from core_model.training import StepMetrics
+
+KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
+
+
+@dataclass(frozen=True)
+class KindMaps:
+    """All layers and heads of one attention kind for one input.
+
+    values: (L, H, Tq, Tk) float32, post-softmax weights or pre-softmax scores.
+    valid: (Tq, Tk) bool, True where the mask let the query see the key; invalid cells are drawn blank.
+    """
+
+    kind: str
+    values: np.ndarray
+    valid: np.ndarray
+    query_labels: tuple[str, ...]
+    key_labels: tuple[str, ...]
+    highlight_row: int | None = None  # the newest decoder query, when stepping
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.values.shape[1])
+
+
+@dataclass(frozen=True)
+class MapsSnapshot:
+    """Everything the heatmaps show for one forward pass."""
+
+    maps: dict[str, KindMaps]
+    mode: str = "weights"  # "weights" (post-softmax) or "scores" (pre-softmax)
+    forward_ms: float = 0.0
+    output_tokens: tuple[str, ...] = ()
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DecodeSnapshot:
+    """What the decoder stepper shows; plain data."""
+
+    stepping: bool  # False: the decoder sees the expected output (teacher forcing)
+    output_ids: tuple[int, ...]
+    output_labels: tuple[str, ...]
+    forced: tuple[bool, ...]
+    correct: tuple[bool | None, ...]
+    expected_labels: tuple[str, ...]
+    top_k: tuple[tuple[int, str, float], ...]
+    finished: bool
+    position: int
+
+
+@dataclass(frozen=True)
+class ProgressSnapshot:
+    """Where the run stands, plus every step's metrics since the previous snapshot (so curves miss nothing)."""
+
+    step: int
+    total: int
+    loss: float
+    token_accuracy: float
+    lr: float
+    tokens_per_s: float  # tokens / optimisation time over the steps since the previous snapshot
+    elapsed_s: float  # wall time of this run, pauses excluded
+    eta_s: float
+    new_steps: tuple[StepMetrics, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalSnapshot:
+    """Held-out metrics under the current weights: teacher-forced loss/accuracy and greedy exact match."""
+
+    step: int
+    loss: float
+    token_accuracy: float
+    exact_match: float
+    n: int
+
+
+@dataclass(frozen=True)
+class ProbeSnapshot:
+    """Attention of the fixed probe source at one step: kind -> KindMaps with values (L, H, Tq, Tk)."""
+
+    step: int
+    source: str
+    maps: dict[str, KindMaps]
+
+
+@dataclass(frozen=True)
+class TrainingOutcome:
+    """Weights (detached CPU clones) and history handed back when the run pauses or ends."""
+
+    step: int
+    total: int
+    reason: str  # "paused", "completed", "stopped", "diverged", "out_of_memory", "error"
+    state_dict: dict[str, torch.Tensor]
+    history: tuple[dict, ...]
+    message: str = ""
