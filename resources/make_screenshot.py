@@ -21,25 +21,26 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from visualizer.app import make_application
-    from visualizer.main_window import MainWindow
+    from visualizer.composition import Application
 
     app = make_application([])
-    window = MainWindow()
+    root = Application()
+    window = root.window
     window.resize(1500, 940)
     window.show()
-    window.start_loading()
+    root.start_loading()
     deadline = time.monotonic() + 60
-    while window.hub is None and time.monotonic() < deadline:
+    while root.hub is None and time.monotonic() < deadline:
         app.processEvents()
         time.sleep(0.01)
-    if window.hub is None:
+    if root.hub is None:
         raise SystemExit("the model did not load within 60 s")
-    field = window.playground.input_panel.source
+    field = root.playground.input_panel.source
     field.setText(args.source)
     field.textEdited.emit(args.source)
     for _ in range(args.steps):
-        window.session.step()
-    window.playground.grid_tabs.setCurrentWidget(window.playground.grids[args.tab])
+        root.session.step()
+    root.playground.grid_tabs.setCurrentWidget(root.playground.grids[args.tab])
     window.tabs.setCurrentIndex(args.page)
     for _ in range(20):
         app.processEvents()
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if shot.isNull():
         shot = window.grab()
     shot.save(str(args.out))
-    window.hub.dirty = False
+    root.hub.dirty = False
     window.close()
     app.processEvents()
     return 0

@@ -21,14 +21,13 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 def run_app(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = make_application(argv)
-    from visualizer.main_window import MainWindow  # Qt only: torch loads in the background after first paint
-
+    from visualizer.composition import Application  # Qt only here: torch loads in the background after first paint
     from visualizer.startup_probe import install_if_requested
 
-    window = MainWindow()
-    probe = install_if_requested(window)  # benchmark hook, inert unless its environment variable is set
-    window.show()
-    window.start_loading()
+    root = Application()
+    probe = install_if_requested(root.window, root.ready)  # benchmark hook, inert unless its variable is set
+    root.window.show()
+    root.start_loading()
     code = app.exec()
     del probe
     return code

@@ -1,226 +1,200 @@
-"""Builds the window's tabs once the model is loaded, wires them together, and saves/restores preferences."""
+"""The composition root: the one place that builds the app's objects and connects them.
+
+Only the entry point (`visualizer.app`) imports this module. The window is a shell; state objects, controllers and
+views are built here once the model has loaded, and each receives only what it needs (a provider, a sink).
+"""
 from __future__ import annotations
 
 import logging
+import time
+from pathlib import Path
+
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
+from PySide6.QtGui import QAction, QActionGroup
 
-from core_model.tasks import TASK_NAMES
-from visualizer.resources_path import SHIPPED_CHECKPOINTS, resource_path
-from visualizer.settings import load_json, mask_spec_from_dict, mask_spec_to_dict, save_json
-from visualizer.state.model_hub import ModelHub
-from visualizer.state.playground import DEFAULT_SOURCE, PlaygroundSession
+from visualizer.main_window import MainWindow
+from visualizer.resources_path import DEFAULT_CHECKPOINT, resource_path
 from visualizer.workers.background import run_in_background
+from visualizer.workers.loader import StartupModel, load_startup_model
 
-if TYPE_CHECKING:
-    from visualizer.main_window import MainWindow
-
-log = logging.getLogger(__name__)
-
-
-def build_tabs(window: MainWindow, startup) -> None:
-    """Create the state objects and tabs, connect them, restore the user's last session."""
-    from visualizer.state.pe_lab import PELabState
-    from visualizer.state.training import TrainingState
+if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's first paint (they import torch)
+    from visualizer.controllers.architecture import ArchitectureController
     from visualizer.controllers.checkpoints import CheckpointActions
+    from visualizer.controllers.export import Exporter
+    from visualizer.controllers.preferences import Preferences
+    from visualizer.state.model_hub import ModelHub
+    from visualizer.state.pe_lab import PELabState
+    from visualizer.state.playground import PlaygroundSession
+    from visualizer.state.snapshots import ModelInfo, PlaygroundFrame
+    from visualizer.state.training import TrainingState
     from visualizer.widgets.pe.tab import PETab
     from visualizer.widgets.playground.view import PlaygroundView
     from visualizer.widgets.trainer.tab import TrainerTab
 
-    hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
-                   history=startup.history, path=startup.path, extra=startup.extra)
-    window.hub = hub
-    window.session = PlaygroundSession(hub)
-    window.playground = PlaygroundView(window.session)
-    window.pe_state = PELabState()
-    window.pe_tab = PETab(window.pe_state)
-    window.training = TrainingState(hub)
-    window.trainer_tab = TrainerTab(hub, window.training)
-    window.checkpoints = CheckpointActions(hub, window, window.training)
-    window.tabs.addTab(window.playground, "&Playground")
-    window.tabs.addTab(window.pe_tab, "Positional &encoding")
-    window.tabs.addTab(window.trainer_tab, "&Trainer")
-    _build_menus(window)
-    hub.info_changed.connect(window.update_status)
-    hub.info_changed.connect(lambda info: _sync_model_views(window, info))
-    hub.training_active_changed.connect(lambda active: window.playground.model_panel.setEnabled(not active))
-    window.session.maps_changed.connect(window.show_forward_time)
-    window.playground.config_requested.connect(lambda config: request_new_architecture(window, config))
-    if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
-        window.training.restore(startup.history, startup.extra)
-    _restore_settings(window)
-    info = hub.info()
-    window.update_status(info)
-    _sync_model_views(window, info)
+log = logging.getLogger(__name__)
+TAB_TITLES = ("&Playground", "Positional &encoding", "&Trainer")
+GLOBAL_SHORTCUTS = ("Ctrl+1/2/3: switch tabs", "Ctrl+O / Ctrl+S / Ctrl+Shift+S: open / save / save as",
+                    "Ctrl+Q: quit", "Ctrl+Shift+H: restore all heads",
+                    "Alt+E / Alt+D / Alt+R: encoder / decoder / cross grids")
 
 
-def _sync_model_views(window: MainWindow, info) -> None:
-    c = info.config
-    window.playground.model_panel.set_config(c, info.origin, info.parameters)
-    window.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
+class Application(QObject):
+    """Owns the window and, once the model is ready, every state object, controller and tab."""
 
+    ready = Signal()  # the tabs are built and wired
 
-def request_new_architecture(window: MainWindow, config) -> None:
-    """Build a new, untrained model for a changed architecture, after asking when trained work would be lost."""
-    hub = window.hub
-    if hub.training_active:
-        QMessageBox.information(window, "Training in progress", "Stop training before changing the architecture.")
-        _sync_model_views(window, hub.info())
-        return
-    if hub.dirty:
-        answer = QMessageBox.question(
-            window, "Discard trained weights?",
-            "The current model has unsaved training. Building a new architecture replaces it.\n\nSave it first "
-            "with File > Save, or continue and discard it?",
-            QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
-        if answer != QMessageBox.StandardButton.Discard:
-            _sync_model_views(window, hub.info())
-            return
-    run_in_background(lambda: find_shipped_checkpoint(config), lambda found: _apply_architecture(window, config, found),
-                      lambda message: _apply_architecture(window, config, None))
+    def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
+        super().__init__()
+        self.window = MainWindow()
+        geometry = QSettings().value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.window.restoreGeometry(geometry)
+        self._checkpoint = checkpoint if checkpoint is not None else resource_path(DEFAULT_CHECKPOINT)
+        self._device_name = device
+        self.hub: ModelHub | None = None
+        self.session: PlaygroundSession | None = None
+        self.training: TrainingState | None = None
+        self.pe_state: PELabState | None = None
+        self.playground: PlaygroundView | None = None
+        self.pe_tab: PETab | None = None
+        self.trainer_tab: TrainerTab | None = None
+        self.checkpoints: CheckpointActions | None = None
+        self.exporter: Exporter | None = None
+        self.architecture: ArchitectureController | None = None
+        self.preferences: Preferences | None = None
+        self.device_menu = None
+        self.loaded_at: float | None = None
+        self._loading = None
 
+    def start_loading(self) -> None:
+        """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
+        path, device = self._checkpoint, self._device_name
+        self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
+                                          self.window.show_load_error)
 
-def find_shipped_checkpoint(config):
-    """A shipped trained checkpoint whose architecture equals `config` (runs off the GUI thread), or None."""
-    from core_model.checkpoint import CheckpointError, load_checkpoint
+    def _on_loaded(self, startup: StartupModel) -> None:
+        self._build(startup)
+        self.window.show_tabs()
+        self.loaded_at = time.perf_counter()
+        if startup.warning:
+            self.window.set_warning(startup.warning)
+            self.window.show_message(startup.warning, 15000)
+        self.ready.emit()
 
-    for name in SHIPPED_CHECKPOINTS:
-        path = resource_path(name)
-        if not path.is_file():
-            continue
-        try:
-            ckpt = load_checkpoint(path)
-        except CheckpointError:
-            continue
-        if not ckpt.config.architecture_differs(config):
-            return path, ckpt
-    return None
+    # ----- building -----
+    def _build(self, startup: StartupModel) -> None:
+        """Create the state objects, controllers and tabs, connect them, restore the user's last session."""
+        from visualizer.controllers.architecture import ArchitectureController
+        from visualizer.controllers.checkpoints import CheckpointActions
+        from visualizer.controllers.export import Exporter
+        from visualizer.controllers.preferences import Preferences
+        from visualizer.state.model_hub import ModelHub
+        from visualizer.state.pe_lab import PELabState
+        from visualizer.state.playground import PlaygroundSession
+        from visualizer.state.training import TrainingState
+        from visualizer.widgets.pe.tab import PETab
+        from visualizer.widgets.playground.view import PlaygroundView
+        from visualizer.widgets.trainer.tab import TrainerTab
 
+        win = self.window
+        hub = self.hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
+                                  history=startup.history, path=startup.path, extra=startup.extra)
+        self.session = PlaygroundSession(hub)
+        self.training = TrainingState(hub)
+        self.pe_state = PELabState()
+        self.playground = PlaygroundView(self.session)
+        self.pe_tab = PETab(self.pe_state)
+        self.trainer_tab = TrainerTab(hub, self.training)
+        for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
+            win.add_tab(widget, title)
+        self.checkpoints = CheckpointActions(hub, win, self.training)
+        self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
+                                 win)
+        self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
+        self.preferences = Preferences(win, win.tabs, self.session, self.playground)
+        self._build_menus()
+        self._wire()
+        if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
+            self.training.restore(startup.history, startup.extra)
+        self.preferences.restore()
+        self._show_model(hub.info())
 
-def _apply_architecture(window: MainWindow, config, found) -> None:
-    """Use the matching shipped model when there is one, else a new untrained model; say which."""
-    from core_model.tasks import TaskSpec
+    def _wire(self) -> None:
+        hub, win = self.hub, self.window
+        hub.info_changed.connect(self._show_model)
+        hub.training_active_changed.connect(lambda active: self.playground.model_panel.setEnabled(not active))
+        hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
+        self.session.frame_changed.connect(self._show_frame_time)
+        self.playground.config_requested.connect(self.architecture.request)
+        self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
+        win.set_close_guard(self._close)
+        win.set_shortcut_help(self.shortcut_help)
 
-    hub = window.hub
-    if found is not None:
-        path, ckpt = found
-        task = TaskSpec(**ckpt.extra["task"]) if isinstance(ckpt.extra.get("task"), dict) else hub.task
-        hub.set_model(ckpt.build(hub.device), task, origin=f"trained checkpoint {path.name}", history=ckpt.history,
-                      path=path, extra=ckpt.extra, keep_previous=True)
-        window.training.restore(ckpt.history, ckpt.extra)
-        message = f"Loaded the shipped trained model for this architecture ({path.name})."
-    else:
-        hub.new_untrained(config)
-        message = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
-                   "trained (Trainer tab) or a matching checkpoint is opened. Model > Restore previous model undoes it.")
-    window.statusBar().showMessage(message, 12000)
-
-
-def _build_menus(window: MainWindow) -> None:
-    ck, fm = window.checkpoints, window.file_menu
-    fm.addAction(ck.open_action)
-    fm.addMenu(ck.recent_menu)
-    fm.addAction(ck.save_action)
-    fm.addAction(ck.save_as_action)
-    fm.addSeparator()
-    from visualizer.controllers.export import add_export_actions
-
-    add_export_actions(window, fm)
-    fm.addSeparator()
-    window._add_action(fm, "&Quit", window.close, "Ctrl+Q")
-    for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
-        window._add_action(window.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: window.tabs.setCurrentIndex(i),
+    def _build_menus(self) -> None:
+        win, ck, fm = self.window, self.checkpoints, self.window.file_menu
+        fm.addAction(ck.open_action)
+        fm.addMenu(ck.recent_menu)
+        fm.addAction(ck.save_action)
+        fm.addAction(ck.save_as_action)
+        fm.addSeparator()
+        export_menu = fm.addMenu("&Export")
+        for entry in self.exporter.actions():
+            if entry is None:
+                export_menu.addSeparator()
+            else:
+                win.add_action(export_menu, *entry)
+        fm.addSeparator()
+        win.add_action(fm, "&Quit", win.close, "Ctrl+Q")
+        for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
+            win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
                            f"Ctrl+{i + 1}")
-    window._add_action(window.model_menu, "&Restore previous model", lambda: _restore_previous(window),
+        win.add_action(win.model_menu, "&Restore previous model", self.architecture.restore_previous,
                        tip="Undo the last architecture change")
-    _build_device_menu(window)
+        self._build_device_menu()
 
+    def _build_device_menu(self) -> None:
+        """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
+        from core_model.device import available_devices
 
-def _build_device_menu(window: MainWindow) -> None:
-    """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
-    from PySide6.QtGui import QAction, QActionGroup
+        menu = self.window.model_menu.addMenu("&Device")
+        group = QActionGroup(menu)
+        current = str(self.hub.device)
+        for name in available_devices():
+            action = QAction(name, menu, checkable=True)
+            action.setChecked(name == current)
+            action.triggered.connect(lambda _c=False, name=name: self.architecture.switch_device(name))
+            group.addAction(action)
+            menu.addAction(action)
+        self.device_menu = menu
 
-    from core_model.device import available_devices
+    # ----- showing -----
+    def _show_model(self, info: ModelInfo) -> None:
+        self.window.show_model_info(info)
+        c = info.config
+        self.playground.model_panel.set_config(c, info.origin, info.parameters)
+        self.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
-    menu = window.model_menu.addMenu("&Device")
-    group = QActionGroup(menu)
-    current = str(window.hub.device)
-    for name in available_devices():
-        action = QAction(name, menu, checkable=True)
-        action.setChecked(name == current or (name == "cpu" and current == "cpu"))
-        action.triggered.connect(lambda _c=False, name=name: _switch_device(window, name))
-        group.addAction(action)
-        menu.addAction(action)
-    window.device_menu = menu
-    window.hub.training_active_changed.connect(lambda active: menu.setEnabled(not active))
+    def _show_frame_time(self, frame: PlaygroundFrame) -> None:
+        self.window.show_forward_time(frame.maps.forward_ms)
 
+    def shortcut_help(self) -> str:
+        lines = list(GLOBAL_SHORTCUTS)
+        if self.playground is not None:
+            for name, seq in self.playground.decoder_panel.shortcuts().items():
+                lines.append(f"{seq.toString()}: {name}")
+        return "\n".join(lines)
 
-def _switch_device(window: MainWindow, name: str) -> None:
-    import torch
-
-    try:
-        window.hub.set_device(torch.device(name))
-    except (RuntimeError, ValueError) as exc:
-        QMessageBox.warning(window, "Device", f"Could not move the model to {name}: {exc}")
-        return
-    window.statusBar().showMessage(f"Inference now runs on {name}", 6000)
-
-
-def _restore_previous(window: MainWindow) -> None:
-    if not window.hub.restore_previous():
-        window.statusBar().showMessage("There is no previous model to restore", 5000)
-
-
-def shortcut_help(window: MainWindow) -> str:
-    lines = ["Ctrl+1/2/3: switch tabs", "Ctrl+O / Ctrl+S / Ctrl+Shift+S: open / save / save as", "Ctrl+Q: quit",
-             "Ctrl+Shift+H: restore all heads", "Alt+E / Alt+D / Alt+R: encoder / decoder / cross grids"]
-    if window.playground is not None:
-        for name, seq in window.playground.decoder_panel.shortcuts().items():
-            lines.append(f"{seq.toString()}: {name}")
-    return "\n".join(lines)
-
-
-def _restore_settings(window: MainWindow) -> None:
-    st, session, view = window.settings, window.session, window.playground
-    source = str(st.value("input/source", DEFAULT_SOURCE))
-    task = str(st.value("input/task", session.task))
-    task = task if task in TASK_NAMES else session.task
-    prefix = str(st.value("input/prefix", ""))
-    try:
-        pads = int(st.value("input/pads", 2))
-    except (TypeError, ValueError):
-        pads = 2
-    view.input_panel.set_values(source, task, prefix, pads)
-    session.task, session.extra_pads = task, max(0, min(16, pads))
-    spec = mask_spec_from_dict(load_json(st, "masks/spec", {}))
-    view.mask_panel.set_spec(spec)
-    session.masks = spec
-    if not session.set_source(source):
-        session.set_source(DEFAULT_SOURCE)
-    if prefix:
-        session.set_target_prefix(prefix)
-    tab = st.value("window/tab", 0)
-    window.tabs.setCurrentIndex(int(tab) if str(tab).isdigit() else 0)
-    splitter = st.value("window/splitter")
-    if isinstance(splitter, QByteArray):
-        view.splitter.restoreState(splitter)
-
-
-def save_settings(window: MainWindow) -> None:
-    st = window.settings
-    st.setValue("window/geometry", window.saveGeometry())
-    if window.session is None:
-        return
-    view = window.playground
-    st.setValue("input/source", view.input_panel.source.text())
-    st.setValue("input/task", window.session.task)
-    st.setValue("input/prefix", view.input_panel.prefix.text())
-    st.setValue("input/pads", window.session.extra_pads)
-    save_json(st, "masks/spec", mask_spec_to_dict(window.session.masks))
-    st.setValue("window/tab", window.tabs.currentIndex())
-    st.setValue("window/splitter", view.splitter.saveState())
-    st.sync()
-
-
+    # ----- closing -----
+    def _close(self) -> bool:
+        """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
+        if self.checkpoints is not None and not self.checkpoints.confirm_close():
+            return False
+        if self.training is not None:
+            self.training.shutdown(5000)
+        if self.preferences is not None:
+            self.preferences.save()
+        else:
+            QSettings().setValue("window/geometry", self.window.saveGeometry())
+        return True

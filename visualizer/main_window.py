@@ -1,38 +1,36 @@
-"""Main window: composes the tabs, menus and status bar and wires them; behaviour lives in state/ and widgets/.
+"""The window shell: a loading screen, tabs, menus and a status bar, with public methods to fill them.
 
-The window appears before torch is imported; the model loads in the background and the tabs are built then.
+It knows no model, session or controller. `visualizer.composition` builds those and hands the window their
+widgets, actions and hooks (what closing must do, what F1 lists); the window only shows them.
 """
 from __future__ import annotations
 
 import logging
-import time
-from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QMessageBox, QStackedWidget, QTabWidget, QWidget
 
-from visualizer.resources_path import DEFAULT_CHECKPOINT, resource_path
 from visualizer.widgets.common.stable_label import fix_label_size
-from visualizer.workers.background import run_in_background
+
+if TYPE_CHECKING:  # the window paints before torch is imported; the snapshot types import it
+    from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
+UNTRAINED_WARNING = "Untrained model: train it in the Trainer tab or open a checkpoint"
 
 
 class MainWindow(QMainWindow):
-    """Attention Playground's window."""
+    """Attention Playground's window: paints at once, before torch is imported."""
 
-    def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.setWindowTitle("Attention Playground")
         self.resize(1400, 900)
-        self._checkpoint = checkpoint if checkpoint is not None else resource_path(DEFAULT_CHECKPOINT)
-        self._device_name = device
-        self.settings = QSettings()
-        self.hub = self.session = self.training = self.checkpoints = None
-        self.playground = self.pe_tab = self.trainer_tab = None
-        self._loading_jobs = None
-        self.loaded_at: float | None = None
+        self._close_guard: Callable[[], bool] | None = None
+        self._shortcut_help: Callable[[], str] = lambda: ""
         self.stack = QStackedWidget()
         self.loading_label = QLabel("Loading the model…")
         self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -46,14 +44,13 @@ class MainWindow(QMainWindow):
         self.model_menu = self.menuBar().addMenu("&Model")
         self.view_menu = self.menuBar().addMenu("&View")
         self.help_menu = self.menuBar().addMenu("&Help")
-        self._add_action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
-        self._add_action(self.help_menu, "&About", self.show_about)
-        geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+        self.add_action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self.add_action(self.help_menu, "&About", self.show_about)
 
-    # ----- construction -----
-    def _add_action(self, menu, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
+    # ----- filling the shell -----
+    def add_action(self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
+                   tip: str = "") -> QAction:
+        """A menu entry with an optional shortcut and status tip."""
         action = QAction(text, self)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
@@ -63,6 +60,26 @@ class MainWindow(QMainWindow):
         menu.addAction(action)
         return action
 
+    def add_tab(self, widget: QWidget, title: str) -> int:
+        return self.tabs.addTab(widget, title)
+
+    def show_tabs(self) -> None:
+        """Replace the loading screen by the tabs."""
+        self.stack.setCurrentWidget(self.tabs)
+
+    def show_load_error(self, message: str) -> None:
+        self.loading_label.setText(f"Could not start the model: {message}")
+        QMessageBox.critical(self, "Attention Playground", f"Could not start the model:\n{message}")
+
+    def set_close_guard(self, guard: Callable[[], bool]) -> None:
+        """`guard()` runs when the user closes the window; False keeps it open (e.g. Cancel on unsaved work)."""
+        self._close_guard = guard
+
+    def set_shortcut_help(self, provider: Callable[[], str]) -> None:
+        """What F1 lists, one shortcut per line."""
+        self._shortcut_help = provider
+
+    # ----- status -----
     def _build_status_bar(self) -> None:
         self.device_label, self.model_label = QLabel("device: …"), QLabel("")
         self.params_label, self.forward_label = QLabel(""), QLabel("")
@@ -73,61 +90,36 @@ class MainWindow(QMainWindow):
         for w in (self.warning_label, self.model_label, self.params_label, self.forward_label, self.device_label):
             self.statusBar().addPermanentWidget(w)
 
-    def start_loading(self) -> None:
-        """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
-        from visualizer.workers.loader import load_startup_model
+    def show_message(self, text: str, timeout_ms: int = 8000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
 
-        path, device = self._checkpoint, self._device_name
-        self._loading_jobs = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
-                                               self._on_load_failed)
+    def set_warning(self, text: str) -> None:
+        self.warning_label.setText(text)
 
-    def _on_load_failed(self, message: str) -> None:
-        self.loading_label.setText(f"Could not start the model: {message}")
-        QMessageBox.critical(self, "Attention Playground", f"Could not start the model:\n{message}")
+    def show_model_info(self, info: ModelInfo) -> None:
+        self.device_label.setText(f"device: {info.device}")
+        dirty = " • unsaved training" if info.dirty else ""
+        self.model_label.setText(f"{info.summary}{dirty}")
+        self.params_label.setText(f"{info.parameters:,} params")
+        self.warning_label.setText(UNTRAINED_WARNING if info.origin.startswith("untrained") else "")
+        title = info.path.name if info.path else info.origin
+        self.setWindowTitle(f"Attention Playground — {title}{' *' if info.dirty else ''}")
 
-    def _on_loaded(self, startup) -> None:
-        from visualizer.composition import build_tabs
+    def show_forward_time(self, forward_ms: float) -> None:
+        self.forward_label.setText(f"forward {forward_ms:.1f} ms")
 
-        build_tabs(self, startup)
-        self.stack.setCurrentWidget(self.tabs)
-        self.loaded_at = time.perf_counter()
-        if startup.warning:
-            self.warning_label.setText(startup.warning)
-            self.statusBar().showMessage(startup.warning, 15000)
-
-    # ----- menus' actions -----
+    # ----- help -----
     def show_shortcuts(self) -> None:
-        from visualizer.composition import shortcut_help
-
-        QMessageBox.information(self, "Keyboard shortcuts", shortcut_help(self))
+        QMessageBox.information(self, "Keyboard shortcuts", self._shortcut_help())
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About Attention Playground",
                           "<b>Attention Playground</b><br>An encoder-decoder Transformer (Vaswani et al., 2017) "
                           "whose every head you can watch, mask, ablate, step and train.")
 
-    def update_status(self, info) -> None:
-        self.device_label.setText(f"device: {info.device}")
-        dirty = " • unsaved training" if info.dirty else ""
-        self.model_label.setText(f"{info.summary}{dirty}")
-        self.params_label.setText(f"{info.parameters:,} params")
-        untrained = info.origin.startswith("untrained")
-        self.warning_label.setText("Untrained model: train it in the Trainer tab or open a checkpoint" if untrained else "")
-        title = info.path.name if info.path else info.origin
-        self.setWindowTitle(f"Attention Playground — {title}{' *' if info.dirty else ''}")
-
-    def show_forward_time(self, snap) -> None:
-        self.forward_label.setText(f"forward {snap.forward_ms:.1f} ms")
-
     # ----- closing -----
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
-        if self.checkpoints is not None and not self.checkpoints.confirm_close():
+        if self._close_guard is not None and not self._close_guard():
             event.ignore()
             return
-        if self.training is not None:
-            self.training.shutdown(5000)
-        from visualizer.composition import save_settings
-
-        save_settings(self)
         super().closeEvent(event)
-

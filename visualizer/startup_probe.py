@@ -9,22 +9,27 @@ import os
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 ENV = "ATTENTION_PLAYGROUND_STARTUP_PROBE"
 
 
 class StartupProbe(QObject):
-    """Watches the window's first paint and the end of model loading."""
+    """Watches the window's first paint and the end of model loading (`ready` fired)."""
 
-    def __init__(self, window: QMainWindow, path: Path) -> None:
+    def __init__(self, window: QMainWindow, ready: SignalInstance, path: Path) -> None:
         super().__init__(window)
         self.window, self.path, self.times = window, path, {}
+        self._ready = False
         window.installEventFilter(self)
+        ready.connect(self._on_ready)
         self._poll = QTimer(self)
         self._poll.timeout.connect(self._check_ready)
         self._poll.start(5)
+
+    def _on_ready(self) -> None:
+        self._ready = True
 
     def eventFilter(self, obj, event) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Paint and "first_paint" not in self.times:
@@ -32,13 +37,13 @@ class StartupProbe(QObject):
         return False
 
     def _check_ready(self) -> None:
-        if getattr(self.window, "hub", None) is not None and "first_paint" in self.times:
+        if self._ready and "first_paint" in self.times:
             self.times["model_ready"] = time.time()
             self._poll.stop()
             self.path.write_text(json.dumps(self.times))
             QTimer.singleShot(0, QApplication.instance().quit)
 
 
-def install_if_requested(window: QMainWindow) -> StartupProbe | None:
+def install_if_requested(window: QMainWindow, ready: SignalInstance) -> StartupProbe | None:
     target = os.environ.get(ENV)
-    return StartupProbe(window, Path(target)) if target else None
+    return StartupProbe(window, ready, Path(target)) if target else None

@@ -30,7 +30,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 if TYPE_CHECKING:
-    from visualizer.main_window import MainWindow
+    from visualizer.composition import Application
 
 DIGITS = "0123456789"
 TICK_INTERVAL_MS = 16  # a 60 Hz frame clock (62.5 Hz nominal with a precise timer)
@@ -71,25 +71,25 @@ def run_event_loop(seconds: float) -> None:
     loop.exec()
 
 
-def open_window(device: str | None = None, timeout_s: float = 120.0) -> MainWindow:
-    """The real window with its shipped default model, loaded, showing the Playground tab."""
-    from visualizer.main_window import MainWindow
+def open_window(device: str | None = None, timeout_s: float = 120.0) -> Application:
+    """The real app with its shipped default model, loaded, showing the Playground tab."""
+    from visualizer.composition import Application
 
-    window = MainWindow(device=device)
-    window.show()
-    window.start_loading()
-    wait_until(lambda: window.hub is not None, timeout_s, "the model to load")
-    window.tabs.setCurrentWidget(window.playground)
+    root = Application(device=device)
+    root.window.show()
+    root.start_loading()
+    wait_until(lambda: root.hub is not None, timeout_s, "the model to load")
+    root.window.tabs.setCurrentWidget(root.playground)
     QApplication.processEvents()
-    return window
+    return root
 
 
-def close_window(window: MainWindow) -> None:
+def close_window(root: Application) -> None:
     """Close without the unsaved-training question; closeEvent stops and joins the training thread."""
-    if window.hub is not None:
-        window.hub.dirty = False
-    window.close()
-    window.deleteLater()
+    if root.hub is not None:
+        root.hub.dirty = False
+    root.window.close()
+    root.window.deleteLater()
     QApplication.processEvents()
 
 
@@ -125,7 +125,7 @@ class KeystrokeResult:
         return max(self.p95_ms.values())
 
 
-def set_source_length(window: MainWindow, length: int) -> int:
+def set_source_length(window: Application, length: int) -> int:
     """Put a digit string of `length` (capped at what the model takes) in the source field; returns the length."""
     session = window.session
     length = max(2, min(length, session.max_source_len))
@@ -142,7 +142,7 @@ def set_source_length(window: MainWindow, length: int) -> int:
 def _keystroke_ms(edit: QWidget, key: Qt.Key, counter: PaintCounter, timeout_s: float = 2.0) -> float:
     """One key press until the visible grid has painted the new maps, then the rest of that frame.
 
-    The key runs textEdited -> PlaygroundSession.set_source -> maps_changed -> every grid's set_maps synchronously;
+    The key runs textEdited -> PlaygroundSession.set_source -> frame_changed -> every grid's set_maps synchronously;
     the grid's paint comes from the event loop, as it does for a user. A key that never paints raises.
     """
     before = counter.count
@@ -156,7 +156,7 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, counter: PaintCounter, timeout_s: 
     return (time.perf_counter() - start) * 1e3
 
 
-def measure_keystrokes(window: MainWindow, length: int, n_keys: int, warmup: int = 4) -> KeystrokeResult:
+def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 4) -> KeystrokeResult:
     """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn."""
     length = set_source_length(window, length)
     view = window.playground
@@ -215,20 +215,20 @@ def tick_stats(stamps: np.ndarray) -> tuple[float, float, float]:
     return (len(stamps) - 1) / (stamps[-1] - stamps[0]), float(gaps.max()), float(np.percentile(gaps, 99))
 
 
-def stop_training(window: MainWindow, timeout_s: float = 60.0) -> None:
+def stop_training(window: Application, timeout_s: float = 60.0) -> None:
     """Stop the run and wait until its thread is gone (the weights go back to the hub)."""
     training = window.training
     training.stop()
     wait_until(lambda: not training.busy and training.training_thread is None, timeout_s, "training to stop")
 
 
-def measure_ui_rate_while_training(window: MainWindow, seconds: float, device: str, *, tab: QWidget | None = None,
+def measure_ui_rate_while_training(window: Application, seconds: float, device: str, *, tab: QWidget | None = None,
                                    steps: int = 5000) -> UiRateResult:
     """Train with the default TrainConfig (more steps than the window lasts) while `tab` (the Trainer's) is shown."""
     from core_model.training import TrainConfig
 
     training = window.training
-    window.tabs.setCurrentWidget(tab if tab is not None else window.trainer_tab)
+    window.window.tabs.setCurrentWidget(tab if tab is not None else window.trainer_tab)
     QApplication.processEvents()
     if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
         raise RuntimeError("training did not start")
@@ -238,7 +238,7 @@ def measure_ui_rate_while_training(window: MainWindow, seconds: float, device: s
         done = (training.progress.step if training.progress else 0) - first
     finally:
         stop_training(window)
-        window.tabs.setCurrentWidget(window.playground)
+        window.window.tabs.setCurrentWidget(window.playground)
     hz, worst, p99 = tick_stats(stamps)
     return UiRateResult(hz, worst, p99, len(stamps), seconds, done)
 
@@ -330,7 +330,7 @@ def rss_child(steps: int, device: str, settings_dir: Path) -> dict:
     window = open_window(device)
     loaded = _max_rss_mib()
     training = window.training
-    window.tabs.setCurrentWidget(window.trainer_tab)
+    window.window.tabs.setCurrentWidget(window.trainer_tab)
     start = time.perf_counter()
     if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
         raise RuntimeError("training did not start")

@@ -67,7 +67,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 class CheckpointActions(QObject):
-    """Open / Save / Save As / Open Recent for the hub's model; the lead puts the actions in the File menu."""
+    """Open / Save / Save As / Open Recent for the hub's model; the composition root puts the actions in File."""
 
     opened = Signal(str)
     saved = Signal(str)
@@ -77,8 +77,6 @@ class CheckpointActions(QObject):
         super().__init__(parent_widget)
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
-        self._generation = 0  # bumped on every model change, so a save that raced new weights stays dirty
-        hub.model_changed.connect(self._bump)
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
@@ -92,9 +90,6 @@ class CheckpointActions(QObject):
         action.setShortcut(QKeySequence(keys))
         action.triggered.connect(slot)
         return action
-
-    def _bump(self) -> None:
-        self._generation += 1
 
     # --- saving ------------------------------------------------------------------------------------------------
     def _on_save(self) -> None:
@@ -122,7 +117,7 @@ class CheckpointActions(QObject):
         """Write the hub's model to `path` in the background; then mark it saved (emits saved or failed)."""
         path = Path(path)
         (config, state), history, extra = self._payload()
-        generation = self._generation
+        generation = self.hub.generation  # a save that raced new weights leaves the model marked unsaved
 
         def write() -> Path:
             model = build_model(config)
@@ -130,7 +125,7 @@ class CheckpointActions(QObject):
             return save_checkpoint(path, model, history=history, extra=extra)
 
         def done(written: Path) -> None:
-            if generation == self._generation:
+            if generation == self.hub.generation:
                 self.hub.mark_saved(written)
             else:
                 log.info("the model changed while saving %s; it stays marked unsaved", written)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -11,29 +10,9 @@ from PySide6.QtCore import QObject, Signal
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.tasks import TaskSpec
+from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """A plain description of the current model for labels and the status bar."""
-
-    config: ModelConfig
-    task: TaskSpec
-    origin: str  # e.g. "shipped copy-task checkpoint", "untrained"
-    trained_steps: int
-    parameters: int
-    device: str
-    path: Path | None = None
-    dirty: bool = False
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def summary(self) -> str:
-        c = self.config
-        return (f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
-                f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers")
 
 
 class ModelHub(QObject):
@@ -72,8 +51,7 @@ class ModelHub(QObject):
         return self._training
 
     def info(self) -> ModelInfo:
-        steps = int(self.history[-1]["step"]) if self.history else 0
-        return ModelInfo(self.config, self.task, self.origin, steps, self._model.parameter_count(), str(self.device),
+        return ModelInfo(self.config, self.task, self.origin, self._model.parameter_count(), str(self.device),
                          self.path, self.dirty)
 
     def _changed(self) -> None:

@@ -5,13 +5,36 @@ Widgets never see torch tensors; the one exception is TrainingOutcome.state_dict
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
 
+from core_model.config import ModelConfig
+from core_model.tasks import TaskSpec
 from core_model.training import StepMetrics
 
 KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A plain description of the hub's current model for labels and the status bar."""
+
+    config: ModelConfig
+    task: TaskSpec
+    origin: str  # e.g. "trained checkpoint copy_rope.pt", "untrained (new architecture)"
+    parameters: int
+    device: str
+    path: Path | None = None
+    dirty: bool = False
+
+    @property
+    def summary(self) -> str:
+        c = self.config
+        return (f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
+                f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers")
 
 
 @dataclass(frozen=True)
@@ -47,6 +70,28 @@ class MapsSnapshot:
     forward_ms: float = 0.0
     output_tokens: tuple[str, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
+
+
+InputField = Literal["source", "prefix"]
+
+
+@dataclass(frozen=True)
+class InputError:
+    """Why typed text was refused, and where: the input panel marks the field and the character."""
+
+    field: InputField
+    message: str
+    position: int | None = None  # 0-based index of the offending character in the field's text
+
+
+@dataclass(frozen=True)
+class PlaygroundFrame:
+    """Everything one forward pass of the playground shows: maps, decoder state, mask previews, expected output."""
+
+    maps: MapsSnapshot
+    decoder: DecodeSnapshot
+    previews: dict[str, np.ndarray]  # kind -> (Tq, Tk) bool, True where the masks let a query see a key
+    expected: tuple[str, ...]  # the task's expected output for this source
 
 
 @dataclass(frozen=True)
@@ -109,3 +154,4 @@ class TrainingOutcome:
     state_dict: dict[str, torch.Tensor]
     history: tuple[dict, ...]
     message: str = ""
+

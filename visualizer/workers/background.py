@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ class _Job(QRunnable):
         try:
             result = self.fn()
         except Exception as exc:  # noqa: BLE001 - reported to the UI as text, never raised into the event loop
-            log.debug("background job failed:\n%s", traceback.format_exc())
+            log.warning("background job failed", exc_info=True)
             self.signals.failed.emit(str(exc) or type(exc).__name__)
         else:
             self.signals.finished.emit(result)

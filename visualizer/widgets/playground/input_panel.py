@@ -6,8 +6,11 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
+from visualizer.state.snapshots import InputError
+
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
+MAX_EXTRA_PADS = 16
 
 
 class InputPanel(QWidget):
@@ -40,7 +43,7 @@ class InputPanel(QWidget):
         self.prefix.setPlaceholderText("optional: tokens forced at the start of decoding")
         self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
         self.pads = QSpinBox()
-        self.pads.setRange(0, 16)
+        self.pads.setRange(0, MAX_EXTRA_PADS)
         self.pads.setToolTip("Append this many <pad> tokens to the source (and teacher-forced target) so the padding "
                              "masks have something to hide")
         form = QFormLayout(self)
@@ -67,24 +70,21 @@ class InputPanel(QWidget):
         for w in (self.source, self.prefix, self.task, self.pads):
             w.blockSignals(False)
 
-    def set_error(self, message: str) -> None:
-        """Show (or clear) the message at the field: red border, and the offending symbol highlighted in red."""
-        field = self.prefix if message.startswith("Target prefix") else self.source
+    def set_error(self, error: InputError | None) -> None:
+        """Show (or clear) the message at the field it is about: red border, the offending symbol marked in red."""
+        field = self.prefix if error is not None and error.field == "prefix" else self.source
         for w in (self.source, self.prefix):
-            w.setStyleSheet(ERROR_STYLE if (message and w is field) else "")
-        self.error.setVisible(bool(message))
-        self.error.setText(html.escape(message, quote=False) + self._highlight(field.text(), message))
+            w.setStyleSheet(ERROR_STYLE if (error is not None and w is field) else "")
+        self.error.setVisible(error is not None)
+        if error is None:
+            self.error.setText("")
+            return
+        self.error.setText(html.escape(error.message, quote=False) + self._highlight(field.text(), error.position))
 
     @staticmethod
-    def _highlight(text: str, message: str) -> str:
-        """A short excerpt of the input with the unknown symbol marked, or "" when the message names no position."""
-        if " at position " not in message:
-            return ""
-        try:
-            pos = int(message.split(" at position ")[1].split(".")[0]) - 1
-        except (ValueError, IndexError):
-            return ""
-        if not 0 <= pos < len(text):
+    def _highlight(text: str, pos: int | None) -> str:
+        """A short excerpt of the input with the character at 0-based `pos` marked, or "" without a position."""
+        if pos is None or not 0 <= pos < len(text):
             return ""
         lo, hi = max(0, pos - 20), min(len(text), pos + 21)
         before, bad, after = (html.escape(t, quote=False) for t in (text[lo:pos], text[pos], text[pos + 1 : hi]))
@@ -97,5 +97,5 @@ class InputPanel(QWidget):
         self.task.setCurrentIndex(max(0, self.task.findData(task)))
         self.task.blockSignals(False)
 
-    def set_expected(self, text: str) -> None:
-        self.expected.setText(text or "—")
+    def set_expected(self, tokens: tuple[str, ...]) -> None:
+        self.expected.setText(" ".join(tokens) or "—")

@@ -10,15 +10,15 @@ from PySide6.QtWidgets import (
 
 from core_model.model import ATTENTION_KINDS
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.snapshots import DecodeSnapshot
-from visualizer.state.snapshots import KIND_TITLES, MapsSnapshot
+from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
+
+from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.heatmap.grid import AttentionGrid
 
 from .decoder_panel import DecoderPanel, DecoderView
-from visualizer.widgets.heatmap.grid import AttentionGrid
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
-from visualizer.widgets.common.stable_label import LabelSlot
 
 SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
 
@@ -104,18 +104,15 @@ class PlaygroundView(QWidget):
         ip.task_selected.connect(s.set_task)
         ip.pads_changed.connect(s.set_extra_pads)
         s.input_error_changed.connect(ip.set_error)
-        s.expected_changed.connect(ip.set_expected)
-        s.task_synced.connect(ip.set_task)
+        s.task_changed.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
         self.mask_panel.mode_changed.connect(s.set_mode)
-        s.previews_changed.connect(self.mask_panel.set_previews)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
         dp.reset_requested.connect(s.reset_decoding)
         dp.token_forced.connect(s.force)
-        s.decoder_changed.connect(lambda snap: dp.set_view(decoder_view(snap)))
-        s.maps_changed.connect(self.show_maps)
+        s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)
         self.model_panel.config_requested.connect(self.config_requested)
         self.restore_heads.clicked.connect(s.restore_all_heads)
@@ -125,6 +122,13 @@ class PlaygroundView(QWidget):
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def show_frame(self, frame: PlaygroundFrame) -> None:
+        """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
+        self.input_panel.set_expected(frame.expected)
+        self.mask_panel.set_previews(frame.previews)
+        self.show_maps(frame.maps)
+        self.decoder_panel.set_view(decoder_view(frame.decoder))
 
     def show_maps(self, snap: MapsSnapshot) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""

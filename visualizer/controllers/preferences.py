@@ -1,0 +1,111 @@
+"""User preferences through QSettings: what the app restores at start-up and saves on close.
+
+Restoring goes through the session's own setters, so a restored value is validated exactly as a typed one is; every
+number read back is clamped to its range first (a settings file is user-editable text).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget
+
+from core_model import MaskSpec
+from core_model.tasks import TASK_NAMES
+from visualizer.state.playground import DEFAULT_SOURCE, PlaygroundSession
+from visualizer.widgets.playground.input_panel import MAX_EXTRA_PADS
+from visualizer.widgets.playground.view import PlaygroundView
+
+log = logging.getLogger(__name__)
+
+
+def load_json(settings: QSettings, key: str, default: Any) -> Any:
+    """A JSON value stored under key, or default when absent or unreadable."""
+    raw = settings.value(key)
+    if raw is None:
+        return default
+    try:
+        return json.loads(str(raw))
+    except (TypeError, ValueError):
+        log.warning("ignoring unreadable setting %s", key)
+        return default
+
+
+def save_json(settings: QSettings, key: str, value: Any) -> None:
+    settings.setValue(key, json.dumps(value))
+
+
+def mask_spec_from_dict(data: object) -> MaskSpec:
+    """A MaskSpec from stored settings; a bad entry falls back to the defaults."""
+    if not isinstance(data, dict):
+        return MaskSpec()
+    try:
+        return MaskSpec(**data)
+    except (TypeError, ValueError, OverflowError):
+        return MaskSpec()
+
+
+def mask_spec_to_dict(spec: MaskSpec) -> dict:
+    return asdict(spec)
+
+
+def clamped_int(value: object, low: int, high: int, default: int) -> int:
+    """An integer setting forced into [low, high]; anything unreadable gives `default`."""
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+    return max(low, min(high, number))
+
+
+@dataclass
+class Preferences:
+    """Reads and writes the window's and the playground's preferences."""
+
+    window: QMainWindow
+    tabs: QTabWidget
+    session: PlaygroundSession
+    view: PlaygroundView
+
+    @property
+    def splitter(self) -> QSplitter:
+        return self.view.splitter
+
+    def restore(self) -> None:
+        """Put the last session back: fields first (silently), then the session's setters in dependency order."""
+        st, session = QSettings(), self.session
+        source = str(st.value("input/source", DEFAULT_SOURCE))
+        task = str(st.value("input/task", session.task))
+        task = task if task in TASK_NAMES else session.task
+        prefix = str(st.value("input/prefix", ""))
+        pads = clamped_int(st.value("input/pads", 2), 0, MAX_EXTRA_PADS, 2)
+        spec = mask_spec_from_dict(load_json(st, "masks/spec", {}))
+        self.view.input_panel.set_values(source, task, prefix, pads)
+        self.view.mask_panel.set_spec(spec)
+        session.set_extra_pads(pads)
+        session.set_task(task)
+        session.set_masks(spec)
+        if not session.set_source(source):
+            self.view.input_panel.set_values(DEFAULT_SOURCE, task, prefix, pads)
+            session.set_source(DEFAULT_SOURCE)
+        if prefix:
+            session.set_target_prefix(prefix)
+        self.tabs.setCurrentIndex(clamped_int(st.value("window/tab", 0), 0, max(0, self.tabs.count() - 1), 0))
+        splitter = st.value("window/splitter")
+        if isinstance(splitter, QByteArray):
+            self.splitter.restoreState(splitter)
+
+    def save(self) -> None:
+        st = QSettings()
+        st.setValue("window/geometry", self.window.saveGeometry())
+        st.setValue("input/source", self.view.input_panel.source.text())
+        st.setValue("input/task", self.session.task)
+        st.setValue("input/prefix", self.view.input_panel.prefix.text())
+        st.setValue("input/pads", self.session.extra_pads)
+        save_json(st, "masks/spec", mask_spec_to_dict(self.session.masks))
+        st.setValue("window/tab", self.tabs.currentIndex())
+        st.setValue("window/splitter", self.splitter.saveState())
+        st.sync()
