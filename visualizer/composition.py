@@ -15,7 +15,6 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup
 
 from visualizer.main_window import MainWindow
-from visualizer.resources_path import DEFAULT_CHECKPOINT, resource_path
 from visualizer.workers.background import run_in_background
 from visualizer.workers.loader import StartupModel, load_startup_model
 
@@ -51,7 +50,7 @@ class Application(QObject):
         geometry = QSettings().value("window/geometry")
         if isinstance(geometry, QByteArray):
             self.window.restoreGeometry(geometry)
-        self._checkpoint = checkpoint if checkpoint is not None else resource_path(DEFAULT_CHECKPOINT)
+        self._checkpoint = checkpoint  # None: the shipped default, resolved by the loader off the GUI thread
         self._device_name = device
         self.hub: ModelHub | None = None
         self.session: PlaygroundSession | None = None

@@ -10,9 +10,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig
-from core_model.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from core_model.checkpoint import Checkpoint
+from core_model.shipped import find_shipped_checkpoint
 from core_model.tasks import TaskSpec
-from visualizer.resources_path import SHIPPED_CHECKPOINTS, resource_path
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
@@ -21,21 +21,6 @@ log = logging.getLogger(__name__)
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
                      "trained (Trainer tab) or a matching checkpoint is opened. Model > Restore previous model "
                      "undoes it.")
-
-
-def find_shipped_checkpoint(config: ModelConfig) -> tuple[Path, Checkpoint] | None:
-    """A shipped trained checkpoint whose architecture equals `config` (runs off the GUI thread), or None."""
-    for name in SHIPPED_CHECKPOINTS:
-        path = resource_path(name)
-        if not path.is_file():
-            continue
-        try:
-            ckpt = load_checkpoint(path)
-        except CheckpointError:
-            continue
-        if not ckpt.config.architecture_differs(config):
-            return path, ckpt
-    return None
 
 
 def checkpoint_task(ckpt: Checkpoint, default: TaskSpec) -> TaskSpec:

@@ -24,13 +24,14 @@ class StartupModel:
 
 
 def load_startup_model(checkpoint: Path | None, device_name: str | None = None) -> StartupModel:
-    """Load `checkpoint`, or fall back to an untrained default model with a warning."""
+    """Load `checkpoint` (None: the shipped default), or fall back to an untrained default model with a warning."""
     import torch
 
     torch.set_num_threads(1)  # QT-NOTES: two threads starve the GUI thread on 2 cores
     from core_model import ModelConfig, build_model
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
+    from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
     from core_model.tasks import TaskSpec
 
     try:
@@ -38,7 +39,8 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     except ValueError as exc:
         log.warning("%s; using the CPU", exc)
         device = torch.device("cpu")
-    if checkpoint is not None and checkpoint.is_file():
+    checkpoint = checkpoint if checkpoint is not None else resource_path(DEFAULT_CHECKPOINT)
+    if checkpoint.is_file():
         try:
             ckpt = load_checkpoint(checkpoint)
             task = TaskSpec(**ckpt.extra["task"]) if isinstance(ckpt.extra.get("task"), dict) else TaskSpec()
