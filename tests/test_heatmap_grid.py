@@ -12,8 +12,10 @@ from PySide6.QtWidgets import QApplication
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.common import image_export as export
-from visualizer.widgets.heatmap.grid import AttentionGrid, fill_shown, per_map_range
-from visualizer.widgets.heatmap.large_view import DIM_OFFSET, MapDialog, make_lut
+from visualizer.widgets.heatmap.atlas import fill_shown, per_map_range
+from visualizer.widgets.heatmap.colours import DIM_OFFSET, make_lut
+from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.large_view import MapDialog
 
 LUT = make_lut()
 

@@ -8,7 +8,8 @@ from pyqtgraph.exporters import ImageExporter
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QSpinBox
 
-from visualizer.state.pe_lab import PELabParams, PELabState, compute_pe_lab, parse_dims
+from core_model.pe_analysis import PELabParams
+from visualizer.state.pe_lab import PELabState, parse_dims
 from visualizer.widgets.pe.tab import PETab
 
 
@@ -261,13 +262,6 @@ def test_state_emits_once_per_real_change(qtbot):
     assert blocker.args[0].params.base == 500.0
     with qtbot.assertNotEmitted(state.changed):
         state.set_base(500.0)
-
-
-def test_data_is_read_only_float64():
-    data = compute_pe_lab(PELabParams())
-    for array in (data.waveforms, data.matrix, data.rope_angles, data.similarity_sin, data.similarity_rope):
-        assert array.dtype == np.float64 and not array.flags.writeable
-    assert data.waveforms.shape == (100, 4) and data.rope_angles.shape == (100, 8)
 
 
 @pytest.mark.parametrize("text, dims", [("4,5,6,7", (4, 5, 6, 7)), ("4-7", (4, 5, 6, 7)), (" 1 3, 5 ", (1, 3, 5))])

@@ -1,106 +1,25 @@
-"""One attention map shown large, with token labels on both axes; also the colouring helpers the grid shares."""
+"""One attention map shown large, with token labels on both axes and its own exports."""
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QCursor, QImage
-from PySide6.QtWidgets import (
-    QDialog, QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton, QToolTip, QVBoxLayout, QWidget,
-)
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QToolTip, QVBoxLayout, QWidget
 
+from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
-
-log = logging.getLogger(__name__)
-
-N_COLOURS = 256
-BLANK_INDEX = N_COLOURS  # LUT row that is fully transparent: masked cells and gutters
-DIM_OFFSET = N_COLOURS + 1  # added to a colour index to pick the dimmed (ablated-head) copy of the colormap
-DEFAULT_COLORMAP = "viridis"
-
-
-def make_lut(name: str = DEFAULT_COLORMAP) -> np.ndarray:
-    """Colour table (2 * 257, 4) uint8: the colormap, a transparent row, a dimmed colormap, a transparent row."""
-    base = pg.colormap.get(name).getLookupTable(0.0, 1.0, N_COLOURS, alpha=True).astype(np.uint8)
-    base[:, 3] = 255
-    dim = base.copy()
-    dim[:, :3] = (base[:, :3].astype(np.float32) * 0.3 + 90).astype(np.uint8)  # washed-out grey
-    blank = np.zeros((1, 4), np.uint8)
-    return np.ascontiguousarray(np.concatenate([base, blank, dim, blank]))
-
-
-def colour_scale(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float,
-                 out: np.ndarray | None = None) -> np.ndarray:
-    """LUT indices as float32 (floor on cast) for values scaled to [lo, hi]; NaN -> BLANK_INDEX.
-
-    lo/hi broadcast against values (scalars, or per-map (L, C, 1, 1)); `out` (float32, values' shape) avoids
-    allocating on every frame.
-    """
-    lo = np.asarray(lo, np.float32)
-    span = np.asarray(hi, np.float32) - lo
-    flat = span <= 0  # a constant map: show it mid-scale rather than dividing by zero
-    lo = np.where(flat, lo - 0.5, lo).astype(np.float32)
-    scale = (N_COLOURS / np.where(flat, 1.0, span)).astype(np.float32)
-    scaled = np.subtract(values, lo, out=out, dtype=np.float32)
-    scaled *= scale
-    np.clip(scaled, 0, N_COLOURS - 1, out=scaled)  # NaN stays NaN
-    np.copyto(scaled, BLANK_INDEX, where=np.isnan(scaled))
-    return scaled
-
-
-def colour_indices(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
-    """LUT indices (uint16) for values scaled to [lo, hi]; NaN becomes BLANK_INDEX."""
-    return colour_scale(values, lo, hi).astype(np.uint16)
-
-
-def finite_range(values: np.ndarray) -> tuple[float, float]:
-    """(min, max) over finite entries; (0, 1) when nothing is finite."""
-    if values.size:
-        lo, hi = float(np.fmin.reduce(values, axis=None)), float(np.fmax.reduce(values, axis=None))  # skip NaN
-        if np.isfinite(lo) and np.isfinite(hi):
-            return lo, hi
-    finite = values[np.isfinite(values)]  # rare: infinities present, or nothing but NaN
-    if finite.size == 0:
-        return 0.0, 1.0
-    return float(finite.min()), float(finite.max())
-
-
-def cell_text(prefix: str, i: int, j: int, query: str, key: str, value: float, masked: bool) -> str:
-    """The hover text of one cell: "L1 H2 query 3 'a' -> key 0 '<bos>': 0.873" ("masked" for blank cells)."""
-    shown = "masked" if masked else f"{value:.3f}"
-    return f"{prefix} query {i} '{query}' -> key {j} '{key}': {shown}"
+from visualizer.widgets.heatmap.atlas import AVG, cell_text
+from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
+from visualizer.widgets.heatmap.exporters import ask_path_and_export
 
 
 def token_ticks(labels: Sequence[str]) -> list[list[tuple[float, str]]]:
     """Axis ticks at cell centres (pixel k spans [k, k+1]) for AxisItem.setTicks."""
     return [[(k + 0.5, str(label)) for k, label in enumerate(labels)]]
-
-
-class RgbaImageItem(pg.ImageItem):
-    """ImageItem for RGBA uint8 images coloured by us: converted once per update to Qt's fastest format.
-
-    pyqtgraph hands Qt an RGBA8888 QImage, which the raster engine converts on every paint; premultiplied
-    ARGB32 draws about twice as fast (measured here: 1.0 vs 1.9 ms to draw a 6x9-map atlas at 1100x700 px).
-    Any other image (float, levels, LUT) takes pyqtgraph's normal path.
-    """
-
-    def render(self) -> None:
-        image = self.image
-        if (image is None or image.ndim != 3 or image.shape[2] != 4 or image.dtype != np.uint8
-                or self.levels is not None or self.lut is not None or self.axisOrder != "row-major"
-                or self.autoDownsample or image.size == 0):
-            super().render()
-            return
-        rgba = np.ascontiguousarray(image)
-        height, width = rgba.shape[:2]
-        wrapped = QImage(rgba.data, width, height, width * 4, QImage.Format.Format_RGBA8888)
-        self.qimage = wrapped.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)  # a copy: owns its pixels
-        self._renderRequired = False  # pyqtgraph 0.14 ImageItem.render() bookkeeping
-        self._unrenderable = False
 
 
 class MapDialog(QDialog):
@@ -182,6 +101,15 @@ class MapDialog(QDialog):
         if shape_changed:
             self.plot_item.getViewBox().setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
 
+    def show_grid_map(self, maps: KindMaps, average: np.ndarray, layer: int, head: int, mode_text: str) -> None:
+        """Show map (layer, head) of a grid's maps; head -1 is the head average, given as `average` (Tq, Tk)."""
+        if head == AVG:
+            name, values, valid = f"L{layer + 1} avg", average, ~np.isnan(average)
+        else:
+            name, values, valid = f"L{layer + 1} H{head + 1}", maps.values[layer, head], maps.valid
+        title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
+        self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
+
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
         """Update axis ticks only when the tokens changed (axes re-layout is the slow part)."""
         if query_labels != self._query_labels:
@@ -233,14 +161,29 @@ class MapDialog(QDialog):
         ask_path_and_export(self, "Export map as CSV", "CSV file (*.csv)", self.export_csv)
 
 
-def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action: Callable[[str], object]) -> None:
-    """Non-native save dialog, then the export; a failure goes to a message box, never an exception."""
-    path, _ = QFileDialog.getSaveFileName(parent, caption, "", file_filter,
-                                          options=QFileDialog.Option.DontUseNativeDialog)
-    if not path:
-        return
-    try:
-        action(path)
-    except OSError as exc:
-        log.warning("%s failed: %s", caption, exc)
-        QMessageBox.warning(parent, caption, str(exc))
+class GridLargeView:
+    """A grid's one large view: made on first use, reused, and kept on its (layer, head) as new maps arrive."""
+
+    def __init__(self, parent: QWidget) -> None:
+        self._parent = parent
+        self._dialog: MapDialog | None = None
+        self._target: tuple[int, int] | None = None
+
+    def is_visible(self) -> bool:
+        return self._dialog is not None and self._dialog.isVisible()
+
+    def open(self, layer: int, head: int) -> MapDialog:
+        """Aim the dialog at a map (the caller refreshes it with force=True, then shows it)."""
+        if self._dialog is None:
+            self._dialog = MapDialog(self._parent)
+        self._target = (layer, head)
+        return self._dialog
+
+    def refresh(self, maps: KindMaps | None, shown: np.ndarray | None, mode_text: str, force: bool = False) -> None:
+        """Show the target map of `maps`; `shown` is the grid's (L, H + 1, Tq, Tk) values, None when empty."""
+        dialog, target = self._dialog, self._target
+        if dialog is None or target is None or maps is None or not (force or dialog.isVisible()):
+            return
+        layer, head = target
+        if layer < maps.n_layers and head < maps.n_heads and shown is not None:
+            dialog.show_grid_map(maps, shown[layer, -1], layer, head, mode_text)

@@ -11,9 +11,8 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from visualizer.state.pe_lab import (
-    MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData, PELabState, format_dims,
-)
+from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
+from visualizer.state.pe_lab import PELabState, format_dims
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,153 @@
+"""The atlas: every layer x head map (plus a head-average column) packed into ONE image; geometry and numbers.
+
+One ImageItem per map repaints ~40 times/s for 48 maps (QT-NOTES.md); a single RGBA atlas with transparent
+gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. No widgets here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from PySide6.QtCore import QRectF
+
+from visualizer.widgets.heatmap.colours import finite_range
+
+AVG = -1  # the head index of the head-average column
+
+
+@dataclass(frozen=True, eq=False)  # identity equality: the arrays make value equality ambiguous
+class AtlasLayout:
+    """Where each (layer, column) map sits in the atlas; column n_heads is the head average.
+
+    Map pixel (i, j) of map (l, c) is atlas pixel (row_off[l] + i, col_off[c] + j), i.e. view x in
+    [col_off[c] + j, +1) and view y in [row_off[l] + i, +1).
+    """
+
+    n_layers: int
+    n_heads: int
+    tq: int
+    tk: int
+    row_off: np.ndarray  # (L,)
+    col_off: np.ndarray  # (H + 1,)
+    height: int
+    width: int
+    row_step: int  # atlas rows from one layer to the next (Tq + gutter)
+    col_step: int  # atlas columns from one head to the next (Tk + gutter)
+    row_owner: np.ndarray  # (height,) layer of each atlas row, -1 in gutters
+    col_owner: np.ndarray  # (width,) column of each atlas column, -1 in gutters
+
+    @classmethod
+    def build(cls, n_layers: int, n_heads: int, tq: int, tk: int, gutter: int = 1, avg_gap: int = 2) -> AtlasLayout:
+        """Precompute offsets and index arrays once per shape, so a frame is a few vectorised numpy ops."""
+        row_off = np.arange(n_layers) * (tq + gutter)
+        col_off = np.arange(n_heads + 1) * (tk + gutter)
+        col_off[n_heads] += avg_gap - gutter  # a wider gap sets the average apart
+        height, width = int(row_off[-1] + tq), int(col_off[-1] + tk)
+        row_owner = np.full(height, -1)
+        col_owner = np.full(width, -1)
+        for layer, off in enumerate(row_off):
+            row_owner[off:off + tq] = layer
+        for col, off in enumerate(col_off):
+            col_owner[off:off + tk] = col
+        return cls(n_layers, n_heads, tq, tk, row_off, col_off, height, width, tq + gutter, tk + gutter,
+                   row_owner, col_owner)
+
+    def map_views(self, atlas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Writable strided views of a (height, width) atlas: heads (L, Tq, H, Tk) and average (L, Tq, Tk).
+
+        Precomputed once per shape, so filling the atlas is two strided copies and never touches the gutters.
+        """
+        s_row, s_col = atlas.strides
+        heads = as_strided(atlas, shape=(self.n_layers, self.tq, self.n_heads, self.tk),
+                           strides=(s_row * self.row_step, s_row, s_col * self.col_step, s_col))
+        avg = as_strided(atlas[:, int(self.col_off[-1]):], shape=(self.n_layers, self.tq, self.tk),
+                         strides=(s_row * self.row_step, s_row, s_col))
+        return heads, avg
+
+    def column(self, head: int) -> int:
+        """Atlas column of a head (-1 = average)."""
+        return self.n_heads if head == AVG else head
+
+    def map_rect(self, layer: int, head: int) -> QRectF:
+        """The map's rectangle in view coordinates."""
+        col = self.column(head)
+        return QRectF(float(self.col_off[col]), float(self.row_off[layer]), float(self.tk), float(self.tq))
+
+    def cell_at(self, x: float, y: float) -> tuple[int, int, int, int] | None:
+        """(layer, head, i, j) under a view point (head -1 = average), None in gutters or outside."""
+        col_px, row_px = int(np.floor(x)), int(np.floor(y))
+        if not (0 <= row_px < self.height and 0 <= col_px < self.width):
+            return None
+        layer, col = int(self.row_owner[row_px]), int(self.col_owner[col_px])
+        if layer < 0 or col < 0:
+            return None
+        head = AVG if col == self.n_heads else col
+        return layer, head, row_px - int(self.row_off[layer]), col_px - int(self.col_off[col])
+
+    def row_outline(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """One NaN-separated polyline (xs, ys): a rectangle around query row `row` of every map."""
+        x0 = np.repeat(self.col_off[None, :], self.n_layers, axis=0).ravel().astype(float)  # (L * (H+1),)
+        y0 = np.repeat(self.row_off[:, None], self.n_heads + 1, axis=1).ravel().astype(float) + row
+        x1, y1, gap = x0 + self.tk, y0 + 1, np.full_like(x0, np.nan)
+        xs = np.stack([x0, x1, x1, x0, x0, gap], axis=1).ravel()
+        ys = np.stack([y0, y0, y1, y1, y0, gap], axis=1).ravel()
+        return xs, ys
+
+
+def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray) -> None:
+    """Write values (NaN where blank) and the head average into `shown` in place.
+
+    Shape: values (L, H, Tq, Tk), valid (Tq, Tk) -> shown (L, H + 1, Tq, Tk). The average is the mean over heads
+    of the shown cells; the mask is shared by all heads, so a plain mean is exact unless some head has a
+    non-finite value in a valid cell (then the slower masked mean runs).
+    """
+    heads = shown[:, :-1]
+    np.copyto(heads, values)
+    np.copyto(heads, np.float32(np.nan), where=~valid)
+    finite = np.isfinite(heads)
+    if np.count_nonzero(finite) == np.count_nonzero(valid) * values.shape[0] * values.shape[1]:
+        np.mean(heads, axis=1, out=shown[:, -1])
+        return
+    heads[~finite] = np.nan
+    total = np.where(finite, heads, 0.0).sum(axis=1, dtype=np.float32)
+    count = finite.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shown[:, -1] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def per_map_range(shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-map (min, max) over non-NaN cells, (0, 1) for all-blank maps. (L, C, Tq, Tk) -> two (L, C, 1, 1)."""
+    lo = np.fmin.reduce(shown, axis=(2, 3), keepdims=True)  # fmin/fmax skip NaN
+    hi = np.fmax.reduce(shown, axis=(2, 3), keepdims=True)
+    empty = np.isnan(lo)
+    return np.where(empty, 0.0, lo).astype(np.float32), np.where(empty, 1.0, hi).astype(np.float32)
+
+
+def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """The values at the colormap's ends: per-map ranges (L, C, 1, 1), else [0, 1] for weights, else the
+    global finite range for scores (a shared scale keeps maps comparable; softmax weights are always in [0, 1])."""
+    if scale_mode == "per_map":
+        return per_map_range(shown)
+    if mode == "weights":
+        return 0.0, 1.0
+    return finite_range(shown)
+
+
+def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
+    """Token labels of every map as axis tick levels: even positions in level 1, odd ones in level 2.
+
+    pyqtgraph drops a whole level when its text would crowd the axis; with the tokens split in two, a crowded
+    axis still labels every other token instead of none (level 0 stays empty for the layer/head titles).
+    """
+    levels: list[list[tuple[float, str]]] = [[], [], []]
+    for off in offsets:
+        for i, label in enumerate(labels):
+            levels[1 + i % 2].append((float(off) + i + 0.5, str(label)))
+    return levels
+
+
+def cell_text(prefix: str, i: int, j: int, query: str, key: str, value: float, masked: bool) -> str:
+    """The hover text of one cell: "L1 H2 query 3 'a' -> key 0 '<bos>': 0.873" ("masked" for blank cells)."""
+    shown = "masked" if masked else f"{value:.3f}"
+    return f"{prefix} query {i} '{query}' -> key {j} '{key}': {shown}"
