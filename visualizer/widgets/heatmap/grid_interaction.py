@@ -5,19 +5,40 @@ Everything here goes through the grid's public API and intent signals; the sessi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt, SignalInstance
 from PySide6.QtGui import QAction, QCursor
-from PySide6.QtWidgets import QMenu, QToolTip
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QMenu, QToolTip
 
+from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
 
-if TYPE_CHECKING:
-    from visualizer.widgets.heatmap.grid import AttentionGrid
+
+class AttentionGridApi(Protocol):
+    """What this module uses of AttentionGrid (typed here so the grid module is not imported back)."""
+
+    graphics: QGraphicsView
+    image_item: QGraphicsItem
+    head_toggled: SignalInstance
+    restore_all_requested: SignalInstance
+    map_clicked: SignalInstance
+
+    def cell_at(self, scene_pos: QPointF) -> tuple[int, int, int, int] | None: ...
+    def current_maps(self) -> KindMaps | None: ...
+    def kind(self) -> str: ...
+    def is_ablated(self, layer: int, head: int) -> bool: ...
+    def tooltip_text_at(self, layer: int, head: int, i: int, j: int) -> str: ...
+    def open_large_view(self, layer: int, head: int) -> object: ...
+    def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu: ...
+    def export_png(self, path: str | Path, width: int | None = None) -> Path: ...
+    def export_svg(self, path: str | Path) -> Path: ...
+    def export_matrices_npy(self, path: str | Path) -> Path: ...
+    def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path: ...
 
 
-def show_hover_text(grid: AttentionGrid, scene_pos: QPointF) -> None:
+def show_hover_text(grid: AttentionGridApi, scene_pos: QPointF) -> None:
     """The cell under the mouse as the image's tooltip, refreshed live while a tooltip is up."""
     cell = grid.cell_at(scene_pos)
     text = grid.tooltip_text_at(*cell) if cell is not None else ""
@@ -26,7 +47,7 @@ def show_hover_text(grid: AttentionGrid, scene_pos: QPointF) -> None:
         QToolTip.showText(QCursor.pos(), text, grid.graphics)
 
 
-def handle_click(grid: AttentionGrid, event) -> None:
+def handle_click(grid: AttentionGridApi, event) -> None:
     """Left click: map_clicked; double click: large view; right click: the context menu."""
     cell = grid.cell_at(event.scenePos())
     if cell is None or grid.current_maps() is None:
@@ -43,12 +64,12 @@ def handle_click(grid: AttentionGrid, event) -> None:
         event.accept()
 
 
-def build_map_menu(grid: AttentionGrid, layer: int, head: int) -> QMenu:
+def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     """Ablate/restore, large view and export actions for one map (head -1 = average: no ablation).
 
     The actions only emit the grid's intent signals or call its public export / large-view methods.
     """
-    menu = QMenu(grid)
+    menu = QMenu(grid)  # the grid is the menu's parent widget
     kind = grid.kind()
     if head >= 0:
         ablated = grid.is_ablated(layer, head)
