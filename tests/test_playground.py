@@ -204,3 +204,66 @@ def test_scores_mode_shows_pre_softmax_scores(qtbot, view):
     np.testing.assert_allclose(maps.values[0, 0][valid], scores.encoder_self[0][0, 0].numpy()[valid], atol=1e-6)
     assert np.isnan(shown(view, "encoder_self", 0, 0)[~valid]).all()
     assert "score" in view.grids["encoder_self"].title_label.text().lower()
+
+
+SESSION_SIGNALS = ("frame_changed", "input_error_changed", "gates_changed", "task_changed")
+
+
+def record_session_signals(session) -> list[tuple[str, object]]:
+    seen: list[tuple[str, object]] = []
+    for name in SESSION_SIGNALS:
+        getattr(session, name).connect(lambda payload, name=name: seen.append((name, payload)))
+    return seen
+
+
+def marked_symbol(label) -> str:
+    """The text a user sees in red-background highlight in the rendered rich text of `label`."""
+    from PySide6.QtGui import QColor, QTextDocument
+
+    doc = QTextDocument()
+    doc.setHtml(label.text())
+    marked, block = [], doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().background().color() == QColor("#d9534f"):
+                marked.append(fragment.text())
+            it += 1
+        block = block.next()
+    return "".join(marked)
+
+
+def test_a_keystroke_emits_one_frame_and_nothing_back_to_the_field(qtbot, view):
+    type_source(qtbot, view, "0123")
+    seen = record_session_signals(view.session)
+    qtbot.keyClicks(view.input_panel.source, "7")
+    assert [name for name, _ in seen] == ["frame_changed"]
+    frame = seen[0][1]
+    assert frame.maps.maps["encoder_self"].key_labels[:5] == tuple("01237")
+    assert frame.expected == tuple("01237")  # the expected output travels in the frame, drawn by the view
+    assert view.input_panel.expected.text() == "0 1 2 3 7"
+
+
+def test_a_bad_symbol_emits_one_structured_error_at_its_position(qtbot, view):
+    type_source(qtbot, view, "0123")
+    seen = record_session_signals(view.session)
+    qtbot.keyClicks(view.input_panel.source, "x")
+    assert [name for name, _ in seen] == ["input_error_changed"]
+    error = seen[0][1]
+    assert (error.field, error.position) == ("source", 4)  # 0-based: "0123x"
+    assert "at position 5" in view.input_panel.error.text()
+    assert marked_symbol(view.input_panel.error) == "x"
+    seen.clear()
+    qtbot.keyClick(view.input_panel.source, Qt.Key.Key_Backspace)
+    assert [name for name, _ in seen] == ["input_error_changed", "frame_changed"]
+    assert seen[0][1] is None and view.input_panel.error.isHidden()
+
+
+def test_a_prefix_error_names_the_prefix_field_and_marks_its_symbol(qtbot, view):
+    qtbot.keyClicks(view.input_panel.prefix, "0y")
+    error = view.session.last_error
+    assert (error.field, error.position) == ("prefix", 1)
+    assert "at position 2" in view.input_panel.error.text()
+    assert marked_symbol(view.input_panel.error) == "y"
+    assert "border" in view.input_panel.prefix.styleSheet() and view.input_panel.source.styleSheet() == ""
