@@ -194,3 +194,32 @@ def test_past_kv_equals_full_causal_self_attention():
         assert (step.output[:, 0] - full.output[:, t]).abs().max() <= EXACT
         assert (step.weights[:, :, 0] - full.weights[:, :, t, : t + 1]).abs().max() <= EXACT
     assert past[0].shape == (B, NH, 6, DM // NH)
+
+
+@pytest.mark.parametrize("name", list(MASKS))
+def test_attention_returns_scores_and_weights_before_dropout(name):
+    mask = MASKS[name]
+    q, k, v = qkv(5)
+    raw = torch.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(D)
+    visible = torch.ones(B, H, TQ, TK, dtype=torch.bool) if mask is None else mask.expand(B, H, TQ, TK)
+    expected_scores = raw.masked_fill(~visible, float("-inf"))
+    expected_weights = torch.softmax(expected_scores, dim=-1)
+    result = attention(q, k, v, mask)
+    assert torch.equal(torch.isneginf(result.scores), ~visible)
+    assert (result.scores[visible] - raw[visible]).abs().max() <= EXACT
+    torch.manual_seed(11)
+    keep = F.dropout(torch.ones(B, H, TQ, TK, dtype=torch.float64), 0.5)  # 0 or 1/(1-p): the mask drawn below
+    torch.manual_seed(11)
+    dropped = attention(q, k, v, mask, dropout_p=0.5)
+    assert (dropped.weights - expected_weights).abs().max() <= EXACT  # weights shown are before dropout
+    expected_out = torch.einsum("bhqk,bhkd->bhqd", expected_weights * keep, v)
+    assert (dropped.output - expected_out).abs().max() <= EXACT
+    assert (keep == 0).any() and (dropped.output - result.output).abs().max() > 1e-3  # dropout did act
+
+
+def test_attention_without_dropout_draws_no_random_numbers():
+    torch.manual_seed(3)
+    attention(*qkv(6), dropout_p=0.0)
+    after = torch.rand(4)
+    torch.manual_seed(3)
+    assert torch.equal(after, torch.rand(4))

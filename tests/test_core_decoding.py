@@ -188,3 +188,17 @@ def test_top_k():
     probs = [p for _, p in top]
     assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-9
     assert len(record.top_k(100)) == 13
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope"])
+def test_max_output_len_keeps_bos_and_output_within_max_len(positional):
+    from core_model.decoding import max_output_len
+
+    model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=6, positional=positional), seed=0).eval()
+    assert max_output_len(model) == 6 - len([BOS])
+    src = torch.tensor([[3, 4, 5]])
+    out = greedy_decode(model, src, max_new_tokens=100, masks=MaskSpec())
+    assert out.shape[1] <= max_output_len(model)
+    session = DecodeSession(model, src, max_new_tokens=100)
+    session.run()
+    assert session.max_new_tokens == max_output_len(model) and len(session.tokens) <= model.config.max_len
