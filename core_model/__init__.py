@@ -17,7 +17,8 @@ from .vocab import BOS, EOS, PAD, Vocabulary, VocabularyError
 
 __all__ = [
     "ATTENTION_KINDS", "AttentionMaps", "AttentionResult", "BOS", "EOS", "HeadGates", "MaskSpec", "ModelConfig",
-    "MultiHeadAttention", "PAD", "ScaledAttention", "Seq2SeqOutput", "Seq2SeqTransformer", "Vocabulary", "VocabularyError",
+    "MultiHeadAttention", "PAD", "ScaledAttention", "Seq2SeqOutput", "Seq2SeqTransformer", "Vocabulary",
+    "VocabularyError",
     "apply_rope", "attention", "attention_scores", "build_model", "causal_mask", "combine", "fast_attention",
     "padding_mask", "rope_angles", "rope_frequencies", "sinusoidal_table", "window_mask",
 ]

@@ -56,7 +56,8 @@ class Checkpoint:
         if stored is None:
             return TaskSpec()
         if not isinstance(stored, dict):
-            raise CheckpointError(f"the checkpoint's task must be a dict of TaskSpec fields, got {type(stored).__name__}")
+            kind = type(stored).__name__
+            raise CheckpointError(f"the checkpoint's task must be a dict of TaskSpec fields, got {kind}")
         unknown = sorted(set(stored) - {f.name for f in fields(TaskSpec)})
         if unknown:
             raise CheckpointError(f"the checkpoint's task has unknown fields {unknown}")

@@ -42,7 +42,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     train.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
     train.add_argument("--min-len", type=int, help="shortest source sequence")
     train.add_argument("--max-len", type=int, help="longest source sequence")
-    train.add_argument("--symbols", type=int, help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
+    train.add_argument("--symbols", type=int,
+                       help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
     train.add_argument("--batch-size", type=int)
     train.add_argument("--lr", type=float, help="peak learning rate")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
