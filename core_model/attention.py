@@ -26,18 +26,29 @@ def attention_scores(q: Tensor, k: Tensor, mask: Tensor | None = None) -> Tensor
     return scores
 
 
-def softmax_weights(scores: Tensor, mask: Tensor | None = None) -> Tensor:
-    """Softmax over keys; rows with every key masked become all zeros instead of NaN."""
+@dataclass(frozen=True)
+class ScaledAttention:
+    """What `attention` computed for every head: the output and both views of who attended to whom."""
+
+    output: Tensor  # (B, H, Tq, Dv)
+    weights: Tensor  # (B, H, Tq, Tk), post-softmax, before dropout; all zeros on a fully masked row
+    scores: Tensor  # (B, H, Tq, Tk), pre-softmax, -inf where masked
+
+
+def attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, dropout_p: float = 0.0
+) -> ScaledAttention:
+    """softmax(QK^T / sqrt(d_k)) V (paper eq. 1), keeping the scores and weights so they can be shown.
+
+    Args: dropout_p drops attention weights (paper §5.4) before they multiply V; pass 0 outside training.
+    Shape: q (B, H, Tq, D), k (B, H, Tk, D), v (B, H, Tk, Dv), mask broadcastable to (B, H, Tq, Tk).
+    """
+    scores = attention_scores(q, k, mask)
     weights = torch.softmax(scores, dim=-1)
     if mask is not None:
         weights = weights.masked_fill(~mask, 0.0)  # also clears the NaN of fully masked rows
-    return weights
-
-
-def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """softmax(QK^T / sqrt(d_k)) V, returning (output (B, H, Tq, Dv), weights (B, H, Tq, Tk))."""
-    weights = softmax_weights(attention_scores(q, k, mask), mask)
-    return weights @ v, weights  # (B, H, Tq, Tk) @ (B, H, Tk, Dv) -> (B, H, Tq, Dv)
+    dropped = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
+    return ScaledAttention(dropped @ v, weights, scores)  # (B, H, Tq, Tk) @ (B, H, Tk, Dv) -> (B, H, Tq, Dv)
 
 
 def fast_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0) -> Tensor:
@@ -114,21 +125,20 @@ class MultiHeadAttention(nn.Module):
             k, v = self.project_kv(x_kv, 0 if past_kv is None else past_kv[0].shape[2])
             if past_kv is not None:
                 k, v = torch.cat((past_kv[0], k), dim=2), torch.cat((past_kv[1], v), dim=2)
-        weights = scores = None
-        if need_weights or need_scores:
-            scores = attention_scores(q, k, mask)
-            weights = softmax_weights(scores, mask)
-            dropped = F.dropout(weights, self.dropout, self.training)
-            heads = dropped @ v  # (B, H, Tq, Tk) @ (B, H, Tk, D) -> (B, H, Tq, D)
+        dropout_p = self.dropout if self.training else 0.0
+        plain = None
+        if need_weights or need_scores:  # the capture path: the one plain attention function
+            plain = attention(q, k, v, mask, dropout_p=dropout_p)
+            heads = plain.output  # (B, H, Tq, D)
         else:
-            heads = fast_attention(q, k, v, mask, self.dropout if self.training else 0.0)
+            heads = fast_attention(q, k, v, mask, dropout_p)
         if head_gate is not None:
             heads = heads * head_gate.to(heads.dtype).view(1, -1, 1, 1)
         b, _, tq, _ = heads.shape
         out = self.out_proj(heads.transpose(1, 2).reshape(b, tq, -1))  # (B, H, Tq, D) -> (B, Tq, d)
         return AttentionResult(
             output=out,
-            weights=weights.detach() if need_weights else None,
-            scores=scores.detach() if need_scores else None,
+            weights=plain.weights.detach() if need_weights else None,
+            scores=plain.scores.detach() if need_scores else None,
             kv=(k, v),
         )

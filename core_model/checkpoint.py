@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,12 @@ import torch
 
 from .config import ModelConfig
 from .model import Seq2SeqTransformer, build_model
+from .tasks import TaskSpec
 
 log = logging.getLogger(__name__)
 FORMAT = "attention-playground-checkpoint"
 VERSION = 1
+MESSAGE_CHARS = 300  # longest excerpt of a library's error message quoted back to the user
 
 
 class CheckpointError(Exception):
@@ -43,6 +45,26 @@ class Checkpoint:
         except RuntimeError as exc:
             raise CheckpointError(f"weights do not fit the stored configuration: {_first_line(exc)}") from exc
         return model.to(device)
+
+    @property
+    def task(self) -> TaskSpec:
+        """The task the weights were trained on (`extra["task"]`); the default TaskSpec when none was stored.
+
+        A stored description that is not a dict, has unknown keys or invalid values raises CheckpointError.
+        """
+        stored = self.extra.get("task")
+        if stored is None:
+            return TaskSpec()
+        if not isinstance(stored, dict):
+            kind = type(stored).__name__
+            raise CheckpointError(f"the checkpoint's task must be a dict of TaskSpec fields, got {kind}")
+        unknown = sorted(set(stored) - {f.name for f in fields(TaskSpec)})
+        if unknown:
+            raise CheckpointError(f"the checkpoint's task has unknown fields {unknown}")
+        try:
+            return TaskSpec(**stored)
+        except ValueError as exc:
+            raise CheckpointError(f"the checkpoint's task is invalid: {exc}") from exc
 
 
 def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, history: list[dict[str, float]] | None = None,
@@ -121,4 +143,4 @@ def _check_shapes(ckpt: Checkpoint, name: str) -> None:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    return text[0][:MESSAGE_CHARS] if text else type(exc).__name__

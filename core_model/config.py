@@ -4,10 +4,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
+from .vocab import N_SPECIALS
+
 PositionalKind = Literal["sinusoidal", "rope"]
 NormPosition = Literal["pre", "post"]
 NormKind = Literal["layernorm", "rmsnorm"]
 ActivationKind = Literal["relu", "gelu"]
+PE_BASE = 10000.0  # the 10000 of paper §3.5's sinusoids; RoFormer (Su et al. 2021) keeps it as RoPE's theta
+PE_BASE_RANGE = (2.0, 1e9)  # the pe_base values ModelConfig accepts, both ends included
 
 
 def check_choice(field: str, value: object, allowed: tuple[object, ...]) -> None:
@@ -37,7 +41,7 @@ def check_float(field: str, value: object, low: float, high: float, *, high_open
 class ModelConfig:
     """Architecture of the encoder-decoder; defaults are the app's small copy-task model."""
 
-    vocab_size: int = 13  # <pad>, <bos>, <eos> + 10 digit symbols
+    vocab_size: int = 13  # <pad>, <bos>, <eos> + 10 digit symbols: Vocabulary.size_for(10)
     d_model: int = 64  # width of every residual stream
     n_heads: int = 4  # attention heads per attention sublayer
     n_encoder_layers: int = 2
@@ -46,7 +50,7 @@ class ModelConfig:
     dropout: float = 0.0  # paper uses 0.1; a toy copy model learns faster without it
     max_len: int = 256  # longest sequence the positional encoding is built for
     positional: PositionalKind = "rope"  # "sinusoidal" is the paper; RoPE learns the copy task ~3x faster
-    pe_base: float = 10000.0  # the 10000 of paper §3.5 (also RoPE's theta)
+    pe_base: float = PE_BASE  # the 10000 of paper §3.5 (also RoPE's theta)
     norm_position: NormPosition = "pre"  # "post" is the paper; "pre" trains faster and more stably
     norm: NormKind = "layernorm"
     activation: ActivationKind = "relu"
@@ -54,7 +58,7 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            check_int(name, getattr(self, name), 4 if name == "vocab_size" else 1)
+            check_int(name, getattr(self, name), N_SPECIALS + 1 if name == "vocab_size" else 1)  # >= 1 symbol
         check_int("n_encoder_layers", self.n_encoder_layers, 1)
         check_int("n_decoder_layers", self.n_decoder_layers, 1)
         if self.d_model % self.n_heads:
@@ -62,7 +66,7 @@ class ModelConfig:
         if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError("positional 'rope' needs an even head size (d_model / n_heads)")
         check_float("dropout", self.dropout, 0.0, 1.0, high_open=True)
-        check_float("pe_base", self.pe_base, 2.0, 1e9)
+        check_float("pe_base", self.pe_base, *PE_BASE_RANGE)
         check_choice("positional", self.positional, get_args(PositionalKind))
         check_choice("norm_position", self.norm_position, get_args(NormPosition))
         check_choice("norm", self.norm, get_args(NormKind))

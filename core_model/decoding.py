@@ -16,8 +16,9 @@ from .model import HeadGates, Seq2SeqTransformer
 from .vocab import BOS, EOS, PAD
 
 
-def _new_caches(model: Seq2SeqTransformer) -> list[LayerCache]:
-    return [LayerCache() for _ in model.decoder_layers]
+def max_output_len(model: Seq2SeqTransformer) -> int:
+    """Most tokens a decoder may generate: <bos> plus the output must fit the model's max_len positions."""
+    return model.config.max_len - 1
 
 
 @torch.no_grad()
@@ -28,11 +29,11 @@ def greedy_decode(
     """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>."""
     masks = replace(masks or MaskSpec(), decoder_padding=False)
     memory = model.encode(src, masks, head_gates).memory
-    caches = _new_caches(model)
+    caches = [LayerCache() for _ in model.decoder_layers]
     token = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     out = []
-    for pos in range(min(max_new_tokens, model.config.max_len - 1)):
+    for pos in range(min(max_new_tokens, max_output_len(model))):
         hidden = model.decode(token, memory, src, masks, head_gates, q_pos=pos, caches=caches).hidden
         token = model.log_probs(hidden[:, -1:]).argmax(-1)  # (B, 1)
         token = token.masked_fill(done[:, None], PAD)
@@ -75,14 +76,14 @@ class DecodeSession:
         if self.src.dim() != 2 or self.src.shape[0] != 1:
             raise ValueError(f"DecodeSession decodes one source at a time: src must be (1, S), got {tuple(self.src.shape)}")
         self.masks = replace(self.masks, decoder_padding=False)
-        limit = self.model.config.max_len - 1
+        limit = max_output_len(self.model)
         self.max_new_tokens = limit if self.max_new_tokens is None else min(self.max_new_tokens, limit)
         with torch.no_grad():
             enc = self.model.encode(self.src, self.masks, self.head_gates, need_weights=True)
         self.memory, self.encoder_attention = enc.memory, enc.weights
         self.tokens: list[int] = [BOS]
         self.steps: list[StepRecord] = []
-        self._caches = _new_caches(self.model)
+        self._caches = [LayerCache() for _ in self.model.decoder_layers]
         self._pending: StepRecord | None = None
 
     @property

@@ -1,4 +1,4 @@
-"""Encoder and decoder layers (paper §3.1), with pre- or post-norm written out side by side."""
+"""Encoder and decoder layers (paper §3.1), with pre- or post-norm written out side by side in each `forward`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,13 +11,15 @@ from .positional import RotaryEmbedding
 
 NORMS: dict[str, type[nn.Module]] = {"layernorm": nn.LayerNorm, "rmsnorm": nn.RMSNorm}
 ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "gelu": nn.GELU}
+# The Annotated Transformer's LayerNorm epsilon (PyTorch's default is 1e-5); checkpoints were trained with it.
+NORM_EPS = 1e-6
 
 
 def make_norm(kind: str, d_model: int) -> nn.Module:
     """LayerNorm or RMSNorm by name; an unknown name fails loudly."""
     if kind not in NORMS:
         raise ValueError(f"norm must be one of {sorted(NORMS)}, got {kind!r}")
-    return NORMS[kind](d_model, eps=1e-6)
+    return NORMS[kind](d_model, eps=NORM_EPS)
 
 
 class FeedForward(nn.Module):
@@ -45,45 +47,48 @@ class AttentionRequest:
     need_scores: bool = False
 
 
-class Sublayer(nn.Module):
-    """Residual + norm around one block: pre-norm x + f(norm(x)), or post-norm norm(x + f(x)) as in the paper."""
+class NormSlot(nn.Module):
+    """Holds one sublayer's norm as `.norm`, so state_dict keys stay `sub_attn.norm.weight` etc.
+
+    Every checkpoint saved so far (the shipped ones included) uses those keys; this keeps them loading strictly.
+    """
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.pre = config.norm_position == "pre"
         self.norm = make_norm(config.norm, config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
-
-    def forward(self, x: Tensor, block) -> tuple[Tensor, AttentionResult | None]:
-        """block maps the (normed, for pre-norm) input to (output, result or None)."""
-        if self.pre:
-            out, result = block(self.norm(x))
-            return x + self.dropout(out), result
-        out, result = block(x)
-        return self.norm(x + self.dropout(out)), result
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention then feed-forward."""
+    """Self-attention then feed-forward, each inside a residual connection with a norm."""
 
     def __init__(self, config: ModelConfig, rope: RotaryEmbedding | None) -> None:
         super().__init__()
+        self.norm_first = config.norm_position == "pre"
         self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout, rope)
         self.ff = FeedForward(config.d_model, config.d_ff, config.activation, config.dropout)
-        self.sub_attn, self.sub_ff = Sublayer(config), Sublayer(config)
+        self.sub_attn, self.sub_ff = NormSlot(config), NormSlot(config)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor, req: AttentionRequest) -> tuple[Tensor, AttentionResult]:
         """x: (B, S, d) -> (B, S, d) and the self-attention result."""
-
-        def sa_block(h: Tensor) -> tuple[Tensor, AttentionResult]:
-            r = self.self_attn(
-                h, h, req.mask, head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores
-            )
-            return r.output, r
-
-        x, result = self.sub_attn(x, sa_block)
-        x, _ = self.sub_ff(x, lambda h: (self.ff(h), None))
+        norm1, norm2 = self.sub_attn.norm, self.sub_ff.norm
+        if self.norm_first:  # pre-norm: x + f(norm(x))
+            out, result = self._sa_block(norm1(x), req)
+            x = x + out
+            x = x + self._ff_block(norm2(x))
+        else:  # post-norm, as in the paper: norm(x + f(x))
+            out, result = self._sa_block(x, req)
+            x = norm1(x + out)
+            x = norm2(x + self._ff_block(x))
         return x, result
+
+    def _sa_block(self, x: Tensor, req: AttentionRequest) -> tuple[Tensor, AttentionResult]:
+        r = self.self_attn(x, x, req.mask, head_gate=req.head_gate, need_weights=req.need_weights,
+                           need_scores=req.need_scores)
+        return self.dropout(r.output), r
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout(self.ff(x))
 
 
 @dataclass
@@ -99,10 +104,12 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, config: ModelConfig, rope: RotaryEmbedding | None) -> None:
         super().__init__()
+        self.norm_first = config.norm_position == "pre"
         self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout, rope)
         self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout, rope)
         self.ff = FeedForward(config.d_model, config.d_ff, config.activation, config.dropout)
-        self.sub_self, self.sub_cross, self.sub_ff = Sublayer(config), Sublayer(config), Sublayer(config)
+        self.sub_self, self.sub_cross, self.sub_ff = NormSlot(config), NormSlot(config), NormSlot(config)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(
         self,
@@ -115,25 +122,40 @@ class DecoderLayer(nn.Module):
         cache: LayerCache | None = None,
     ) -> tuple[Tensor, AttentionResult, AttentionResult]:
         """x: (B, T, d) targets at positions q_pos...; memory: (B, S, d). Updates cache in place when given."""
-
-        def sa_block(h: Tensor) -> tuple[Tensor, AttentionResult]:
-            r = self.self_attn(
-                h, h, self_req.mask, q_pos=q_pos, past_kv=cache.self_kv if cache else None,
-                head_gate=self_req.head_gate, need_weights=self_req.need_weights, need_scores=self_req.need_scores,
-            )
-            return r.output, r
-
-        def ca_block(h: Tensor) -> tuple[Tensor, AttentionResult]:
-            r = self.cross_attn(
-                h, memory, cross_req.mask, q_pos=q_pos, static_kv=cache.cross_kv if cache else None,
-                head_gate=cross_req.head_gate, need_weights=cross_req.need_weights,
-                need_scores=cross_req.need_scores,
-            )
-            return r.output, r
-
-        x, self_result = self.sub_self(x, sa_block)
-        x, cross_result = self.sub_cross(x, ca_block)
-        x, _ = self.sub_ff(x, lambda h: (self.ff(h), None))
+        norm1, norm2, norm3 = self.sub_self.norm, self.sub_cross.norm, self.sub_ff.norm
+        if self.norm_first:  # pre-norm: x + f(norm(x))
+            out, self_result = self._sa_block(norm1(x), self_req, q_pos, cache)
+            x = x + out
+            out, cross_result = self._ca_block(norm2(x), memory, cross_req, q_pos, cache)
+            x = x + out
+            x = x + self._ff_block(norm3(x))
+        else:  # post-norm, as in the paper: norm(x + f(x))
+            out, self_result = self._sa_block(x, self_req, q_pos, cache)
+            x = norm1(x + out)
+            out, cross_result = self._ca_block(x, memory, cross_req, q_pos, cache)
+            x = norm2(x + out)
+            x = norm3(x + self._ff_block(x))
         if cache is not None:
             cache.self_kv, cache.cross_kv = self_result.kv, cross_result.kv
         return x, self_result, cross_result
+
+    def _sa_block(
+        self, x: Tensor, req: AttentionRequest, q_pos: int, cache: LayerCache | None
+    ) -> tuple[Tensor, AttentionResult]:
+        r = self.self_attn(
+            x, x, req.mask, q_pos=q_pos, past_kv=cache.self_kv if cache else None,
+            head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores,
+        )
+        return self.dropout(r.output), r
+
+    def _ca_block(
+        self, x: Tensor, memory: Tensor, req: AttentionRequest, q_pos: int, cache: LayerCache | None
+    ) -> tuple[Tensor, AttentionResult]:
+        r = self.cross_attn(
+            x, memory, req.mask, q_pos=q_pos, static_kv=cache.cross_kv if cache else None,
+            head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores,
+        )
+        return self.dropout(r.output), r
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout(self.ff(x))

@@ -1,8 +1,11 @@
 """The encoder-decoder Transformer (Vaswani et al. 2017), composed from parts, with optional attention capture."""
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Generic, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -11,10 +14,12 @@ from torch import Tensor, nn
 from .config import ModelConfig
 from .layers import AttentionRequest, DecoderLayer, EncoderLayer, LayerCache, make_norm
 from .masks import MaskSpec
-from .positional import RotaryEmbedding, SinusoidalEncoding, embedding_scale
+from .positional import RotaryEmbedding, SinusoidalEncoding
+from .vocab import BOS
 
 AttentionKind = Literal["encoder_self", "decoder_self", "cross"]
 ATTENTION_KINDS: tuple[AttentionKind, ...] = ("encoder_self", "decoder_self", "cross")
+MapT = TypeVar("MapT", Tensor, np.ndarray)  # torch inside the model, numpy past the session boundary
 
 
 @dataclass(frozen=True)
@@ -29,19 +34,31 @@ class HeadGates:
         gates = getattr(self, kind)
         return None if gates is None else gates[index]
 
+    @classmethod
+    def from_numpy(cls, gates: Mapping[str, np.ndarray], device: torch.device | str = "cpu") -> HeadGates:
+        """Gates from {kind: (L, H) array of 0/1 or scales}, for front ends that keep numpy state.
+
+        A kind left out stays all on; an unknown kind raises ValueError naming the allowed ones.
+        """
+        unknown = sorted(set(gates) - set(ATTENTION_KINDS))
+        if unknown:
+            raise ValueError(f"head gate kinds must be among {list(ATTENTION_KINDS)}, got {unknown}")
+        return cls(**{k: torch.as_tensor(v, dtype=torch.float32, device=device) for k, v in gates.items()})
+
 
 @dataclass(frozen=True)
-class AttentionMaps:
+class AttentionMaps(Generic[MapT]):
     """Post-softmax weights (or pre-softmax scores) per layer, each (B, H, Tq, Tk), detached."""
 
-    encoder_self: tuple[Any, ...]
-    decoder_self: tuple[Any, ...]
-    cross: tuple[Any, ...]
+    encoder_self: tuple[MapT, ...]
+    decoder_self: tuple[MapT, ...]
+    cross: tuple[MapT, ...]
 
-    def kind(self, name: AttentionKind) -> tuple[Any, ...]:
+    def kind(self, name: AttentionKind) -> tuple[MapT, ...]:
+        """The maps of one kind chosen by name (front ends loop over ATTENTION_KINDS)."""
         return getattr(self, name)
 
-    def to_numpy(self) -> AttentionMaps:
+    def to_numpy(self: AttentionMaps[Tensor]) -> AttentionMaps[np.ndarray]:
         """Float32 numpy copies on the CPU (the session boundary: widgets never see torch)."""
         conv = lambda t: t.detach().to("cpu", torch.float32).numpy().copy()  # noqa: E731
         return AttentionMaps(**{f.name: tuple(conv(t) for t in getattr(self, f.name)) for f in fields(self)})
@@ -49,11 +66,18 @@ class AttentionMaps:
 
 @dataclass
 class Seq2SeqOutput:
-    """logits are log-probabilities (the generator ends in log-softmax). (B, T, V)."""
+    """What the model computed: log-probabilities (B, T, V), and maps when they were asked for."""
 
-    logits: Tensor
-    attention: AttentionMaps | None = None
-    scores: AttentionMaps | None = None
+    log_probs: Tensor  # (B, T, V); the generator ends in log-softmax, so these are not raw logits
+    attention: AttentionMaps[Tensor] | None = None
+    scores: AttentionMaps[Tensor] | None = None
+
+    @property
+    def logits(self) -> Tensor:
+        """Deprecated name of `log_probs`, kept until every front end has switched; warns on use."""
+        warnings.warn("Seq2SeqOutput.logits is renamed log_probs (it holds log-probabilities)", DeprecationWarning,
+                      stacklevel=2)
+        return self.log_probs
 
 
 @dataclass
@@ -81,7 +105,7 @@ class Seq2SeqTransformer(nn.Module):
         d = config.d_model
         self.src_embed = nn.Embedding(config.vocab_size, d)
         self.tgt_embed = self.src_embed if config.tie_embeddings else nn.Embedding(config.vocab_size, d)
-        self.scale = embedding_scale(d)
+        self.scale = math.sqrt(d)  # paper §3.4: embeddings are multiplied by sqrt(d_model)
         self.sinusoid = SinusoidalEncoding(d, config.max_len, config.pe_base) if config.positional == "sinusoidal" else None
         rope = RotaryEmbedding(config.head_dim, config.max_len, config.pe_base) if config.positional == "rope" else None
         self.rope = rope
@@ -104,9 +128,10 @@ class Seq2SeqTransformer(nn.Module):
         each component has unit variance, the same scale as the sinusoids, so position is not drowned by content.
         """
         embeddings = {id(self.src_embed.weight), id(self.tgt_embed.weight)}
+        embedding_std = self.config.d_model**-0.5  # fairseq's Embedding init, N(0, 1/d_model)
         for name, p in self.named_parameters():
             if id(p) in embeddings:
-                nn.init.normal_(p, std=self.config.d_model**-0.5)
+                nn.init.normal_(p, std=embedding_std)
             elif p.dim() > 1:
                 nn.init.xavier_uniform_(p)
             elif name.endswith("bias"):
@@ -140,11 +165,11 @@ class Seq2SeqTransformer(nn.Module):
     ) -> DecoderResult:
         """tgt: (B, T) ids at positions q_pos... (earlier ones live in caches) -> hidden (B, T, d)."""
         masks, gates = masks or MaskSpec(), head_gates or HeadGates()
-        keys = tgt if q_pos == 0 else torch.cat((tgt.new_full((tgt.shape[0], q_pos), 1), tgt), dim=1)
-        self_mask = masks.decoder_self(keys, q_offset=q_pos)  # earlier positions stand in as non-pad keys
+        # cached positions hold real tokens, never PAD: <bos> stands in for them in the padding mask
+        keys = tgt if q_pos == 0 else torch.cat((tgt.new_full((tgt.shape[0], q_pos), BOS), tgt), dim=1)
+        self_mask = masks.decoder_self(keys, q_offset=q_pos)
         cross_mask = masks.cross(src)
         x = self._embed(self.tgt_embed, tgt, q_pos)
-        out = DecoderResult(x)
         sw, cw, ss, cs = [], [], [], []
         for i, layer in enumerate(self.decoder_layers):
             x, rs, rc = layer(
@@ -154,9 +179,7 @@ class Seq2SeqTransformer(nn.Module):
                 q_pos=q_pos, cache=caches[i] if caches is not None else None,
             )
             sw.append(rs.weights), cw.append(rc.weights), ss.append(rs.scores), cs.append(rc.scores)
-        out.hidden = self.decoder_norm(x)
-        out.self_weights, out.cross_weights, out.self_scores, out.cross_scores = map(_kept, (sw, cw, ss, cs))
-        return out
+        return DecoderResult(self.decoder_norm(x), *map(_kept, (sw, cw, ss, cs)))
 
     def log_probs(self, hidden: Tensor) -> Tensor:
         """Generator: linear then log-softmax. (B, T, d) -> (B, T, V)."""
@@ -196,7 +219,3 @@ def build_model(config: ModelConfig, device: torch.device | str | None = None, s
             model = Seq2SeqTransformer(config)
     return model.to(device) if device is not None else model
 
-
-def gates_from_numpy(enabled: dict[str, np.ndarray], device: torch.device | str = "cpu") -> HeadGates:
-    """HeadGates from {kind: (L, H) array of 0/1 or scales}, for front ends that keep numpy state."""
-    return HeadGates(**{k: torch.as_tensor(v, dtype=torch.float32, device=device) for k, v in enabled.items()})

@@ -1,13 +1,13 @@
 """Positional information: sinusoidal tables (paper §3.5) and rotary embeddings (RoFormer, Su et al. 2021)."""
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor, nn
 
+from .config import PE_BASE
 
-def sinusoidal_table(n_positions: int, d_model: int, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
+
+def sinusoidal_table(n_positions: int, d_model: int, base: float = PE_BASE, dtype: torch.dtype = torch.float64) -> Tensor:
     """PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(same). -> (n_positions, d_model).
 
     An odd d_model keeps the last sine column and drops its cosine partner.
@@ -21,12 +21,12 @@ def sinusoidal_table(n_positions: int, d_model: int, base: float = 10000.0, dtyp
     return table.to(dtype)
 
 
-def rope_frequencies(head_dim: int, base: float = 10000.0) -> Tensor:
+def rope_frequencies(head_dim: int, base: float = PE_BASE) -> Tensor:
     """theta_i = base^(-2i/d) for each dimension pair i. -> (head_dim // 2,) float64."""
     return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
 
 
-def rope_angles(n_positions: int, head_dim: int, base: float = 10000.0) -> Tensor:
+def rope_angles(n_positions: int, head_dim: int, base: float = PE_BASE) -> Tensor:
     """Rotation angle m * theta_i of pair i at position m. -> (n_positions, head_dim // 2) float64."""
     return torch.arange(n_positions, dtype=torch.float64)[:, None] * rope_frequencies(head_dim, base)[None, :]
 
@@ -73,7 +73,3 @@ class RotaryEmbedding(nn.Module):
         sin = self.sin[offset : offset + t].to(x.dtype)
         return apply_rope(x, cos, sin)
 
-
-def embedding_scale(d_model: int) -> float:
-    """Paper §3.4: embeddings are multiplied by sqrt(d_model)."""
-    return math.sqrt(d_model)

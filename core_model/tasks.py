@@ -9,10 +9,17 @@ import torch
 from torch import Tensor
 
 from .config import check_choice, check_int
-from .vocab import BOS, EOS, PAD, SYMBOL_POOL, Vocabulary
+from .vocab import BOS, EOS, N_SPECIALS, PAD, SYMBOL_POOL, Vocabulary
 
 TaskName = Literal["copy", "reverse", "sort"]
 TASK_NAMES: tuple[TaskName, ...] = get_args(TaskName)
+# Positions a source of n symbols costs beyond n: the decoder reads <bos> + target and must also emit <eos>.
+SEQUENCE_OVERHEAD = 2
+
+
+def max_source_len(model_max_len: int) -> int:
+    """Longest source a model built for `model_max_len` positions can take (< 1: none fits)."""
+    return model_max_len - SEQUENCE_OVERHEAD
 
 _TARGETS: dict[str, Callable[[list[int]], list[int]]] = {
     "copy": lambda ids: list(ids),
@@ -64,10 +71,29 @@ class TaskSpec:
     def vocabulary(self) -> Vocabulary:
         return Vocabulary.of_size(self.n_symbols)
 
+    @property
+    def vocab_size(self) -> int:
+        """The smallest ModelConfig.vocab_size that can learn this task."""
+        return Vocabulary.size_for(self.n_symbols)
+
+    def check_fits(self, model_max_len: int) -> None:
+        """Raise a ValueError naming the limit when the longest source does not fit a model's positions."""
+        limit = max_source_len(model_max_len)
+        if self.max_len > limit:
+            raise ValueError(
+                f"max_len must be at most {limit} (the model's max_len {model_max_len} minus {SEQUENCE_OVERHEAD} "
+                f"for <bos> and <eos>), got {self.max_len}"
+            )
+
+    def default_source(self) -> str:
+        """The task's symbols in order, repeated or cut to its longest length ("0123456789" by default)."""
+        symbols = self.vocabulary.symbols
+        return (symbols * (self.max_len // len(symbols) + 1))[: self.max_len]
+
 
 def make_batch(spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None = None) -> Batch:
     """Random sources of lengths in [min_len, max_len] (or exactly `length`), padded on the right."""
-    first = len(spec.vocabulary) - spec.n_symbols
+    first = N_SPECIALS  # the first symbol id
     if length is None:
         lengths = torch.randint(spec.min_len, spec.max_len + 1, (batch_size,), generator=generator)
     else:

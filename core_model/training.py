@@ -144,7 +144,7 @@ class Trainer:
         start = time.perf_counter()
         self.model.train()
         with self._autocast():
-            log_probs = self.model(batch.src, batch.tgt_in, self.masks).logits.float()
+            log_probs = self.model(batch.src, batch.tgt_in, self.masks).log_probs.float()
         loss = sequence_loss(log_probs, batch.tgt_out, self.config.label_smoothing)
         if not torch.isfinite(loss):
             self.optimizer.zero_grad(set_to_none=True)
@@ -196,7 +196,7 @@ def evaluate(
     loss_sum = 0.0
     for start in range(0, n, batch_size):
         batch = make_batch(task, min(batch_size, n - start), gen, length).to(device)
-        log_probs = model(batch.src, batch.tgt_in, masks).logits.float()
+        log_probs = model(batch.src, batch.tgt_in, masks).log_probs.float()
         keep = batch.tgt_out != PAD
         loss_sum += float(sequence_loss(log_probs, batch.tgt_out)) * int(keep.sum())
         correct += int(((log_probs.argmax(-1) == batch.tgt_out) & keep).sum())

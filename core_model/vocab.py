@@ -6,11 +6,21 @@ from dataclasses import dataclass
 
 PAD, BOS, EOS = 0, 1, 2
 SPECIALS = ("<pad>", "<bos>", "<eos>")
+N_SPECIALS = len(SPECIALS)  # ids below this are specials; a vocabulary is N_SPECIALS + its symbols
 SYMBOL_POOL = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+def _check_n_symbols(n_symbols: int) -> None:
+    if not 1 <= n_symbols <= len(SYMBOL_POOL):
+        raise ValueError(f"n_symbols must be in [1, {len(SYMBOL_POOL)}], got {n_symbols}")
+
+
 class VocabularyError(ValueError):
-    """Input text holds a symbol the vocabulary does not know."""
+    """Input text holds a symbol the vocabulary does not know.
+
+    `symbol` is the offending character, `position` its 0-based index in the text as typed (whitespace counts),
+    `allowed` the vocabulary's symbols in id order, so a front end can point at the character and list choices.
+    """
 
     def __init__(self, symbol: str, position: int, allowed: str) -> None:
         self.symbol, self.position, self.allowed = symbol, position, allowed
@@ -32,16 +42,21 @@ class Vocabulary:
     @classmethod
     def of_size(cls, n_symbols: int) -> Vocabulary:
         """The first n symbols of 0-9a-z."""
-        if not 1 <= n_symbols <= len(SYMBOL_POOL):
-            raise ValueError(f"n_symbols must be in [1, {len(SYMBOL_POOL)}], got {n_symbols}")
+        _check_n_symbols(n_symbols)
         return cls(SYMBOL_POOL[:n_symbols])
 
+    @staticmethod
+    def size_for(n_symbols: int) -> int:
+        """vocab_size a model needs for the first n symbols of the pool: the specials come first."""
+        _check_n_symbols(n_symbols)
+        return N_SPECIALS + n_symbols
+
     def __len__(self) -> int:
-        return len(SPECIALS) + len(self.symbols)
+        return N_SPECIALS + len(self.symbols)
 
     @property
     def symbol_ids(self) -> range:
-        return range(len(SPECIALS), len(self))
+        return range(N_SPECIALS, len(self))
 
     def encode(self, text: str) -> list[int]:
         """Symbols to ids; whitespace is ignored; an unknown symbol raises VocabularyError (position in text)."""
@@ -52,15 +67,15 @@ class Vocabulary:
             idx = self.symbols.find(ch)
             if idx < 0:
                 raise VocabularyError(ch, pos, self.symbols)
-            ids.append(idx + len(SPECIALS))
+            ids.append(idx + N_SPECIALS)
         return ids
 
     def token(self, idx: int) -> str:
         """Printable name of one id."""
-        if 0 <= idx < len(SPECIALS):
+        if 0 <= idx < N_SPECIALS:
             return SPECIALS[idx]
-        if len(SPECIALS) <= idx < len(self):
-            return self.symbols[idx - len(SPECIALS)]
+        if N_SPECIALS <= idx < len(self):
+            return self.symbols[idx - N_SPECIALS]
         raise ValueError(f"token id {idx} outside vocabulary of size {len(self)}")
 
     def tokens(self, ids: Iterable[int]) -> list[str]:
@@ -73,6 +88,6 @@ class Vocabulary:
             i = int(i)
             if i == EOS:
                 break
-            if i >= len(SPECIALS):
+            if i >= N_SPECIALS:
                 out.append(self.token(i))
         return "".join(out)

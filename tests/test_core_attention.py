@@ -43,7 +43,8 @@ def test_attention_equals_sdpa(name):
     if mask is not None:
         assert mask.expand(B, H, TQ, TK).any(-1).all()  # no fully masked row: SDPA would give NaN there
     q, k, v = qkv()
-    out, weights = attention(q, k, v, mask)
+    result = attention(q, k, v, mask)
+    out, weights = result.output, result.weights
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     assert (out - expected).abs().max() <= REF
     assert weights.shape == (B, H, TQ, TK)
@@ -59,7 +60,7 @@ def test_weights_are_softmax_of_scaled_scores(name):
     visible = torch.ones(B, H, TQ, TK, dtype=torch.bool) if mask is None else mask.expand(B, H, TQ, TK)
     assert (scores[visible] - raw[visible]).abs().max() <= EXACT
     assert torch.isneginf(scores[~visible]).all()
-    _, weights = attention(q, k, v, mask)
+    weights = attention(q, k, v, mask).weights
     expected = torch.softmax(raw.masked_fill(~visible, float("-inf")), dim=-1)
     assert (weights - expected).abs().max() <= EXACT
 
@@ -69,14 +70,14 @@ def test_fully_masked_row_gives_zeros_and_finite_gradients():
     mask[1, 0, 2] = False  # query 2 of the second sequence sees nothing
     for path in ("plain", "fast"):
         q, k, v = qkv(2, requires_grad=True)
-        out = attention(q, k, v, mask)[0] if path == "plain" else fast_attention(q, k, v, mask)
+        out = attention(q, k, v, mask).output if path == "plain" else fast_attention(q, k, v, mask)
         assert torch.isfinite(out).all(), path
         assert torch.equal(out[1, :, 2], torch.zeros(H, D)), path
         (out * torch.randn_like(out)).sum().backward()
         for t in (q, k, v):
             assert torch.isfinite(t.grad).all(), path
         assert torch.equal(q.grad[1, :, 2], torch.zeros(H, D, dtype=torch.float64)), path
-    _, weights = attention(*qkv(2), mask)
+    weights = attention(*qkv(2), mask).weights
     assert torch.equal(weights[1, :, 2], torch.zeros(H, TK, dtype=torch.float64))
 
 
@@ -88,7 +89,8 @@ def test_rows_sum_to_one_over_visible_keys(tq, tk, seed, keep):
     gen = torch.Generator().manual_seed(seed)
     mask = torch.rand(B, 1, tq, tk, generator=gen) < keep  # any pattern, fully masked rows included
     q, k, v = qkv(seed, tq, tk)
-    out, weights = attention(q, k, v, mask)
+    result = attention(q, k, v, mask)
+    out, weights = result.output, result.weights
     visible = mask.expand_as(weights)
     assert torch.isfinite(weights).all() and torch.isfinite(out).all()
     assert (weights[~visible] == 0).all()
@@ -192,3 +194,32 @@ def test_past_kv_equals_full_causal_self_attention():
         assert (step.output[:, 0] - full.output[:, t]).abs().max() <= EXACT
         assert (step.weights[:, :, 0] - full.weights[:, :, t, : t + 1]).abs().max() <= EXACT
     assert past[0].shape == (B, NH, 6, DM // NH)
+
+
+@pytest.mark.parametrize("name", list(MASKS))
+def test_attention_returns_scores_and_weights_before_dropout(name):
+    mask = MASKS[name]
+    q, k, v = qkv(5)
+    raw = torch.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(D)
+    visible = torch.ones(B, H, TQ, TK, dtype=torch.bool) if mask is None else mask.expand(B, H, TQ, TK)
+    expected_scores = raw.masked_fill(~visible, float("-inf"))
+    expected_weights = torch.softmax(expected_scores, dim=-1)
+    result = attention(q, k, v, mask)
+    assert torch.equal(torch.isneginf(result.scores), ~visible)
+    assert (result.scores[visible] - raw[visible]).abs().max() <= EXACT
+    torch.manual_seed(11)
+    keep = F.dropout(torch.ones(B, H, TQ, TK, dtype=torch.float64), 0.5)  # 0 or 1/(1-p): the mask drawn below
+    torch.manual_seed(11)
+    dropped = attention(q, k, v, mask, dropout_p=0.5)
+    assert (dropped.weights - expected_weights).abs().max() <= EXACT  # weights shown are before dropout
+    expected_out = torch.einsum("bhqk,bhkd->bhqd", expected_weights * keep, v)
+    assert (dropped.output - expected_out).abs().max() <= EXACT
+    assert (keep == 0).any() and (dropped.output - result.output).abs().max() > 1e-3  # dropout did act
+
+
+def test_attention_without_dropout_draws_no_random_numbers():
+    torch.manual_seed(3)
+    attention(*qkv(6), dropout_p=0.0)
+    after = torch.rand(4)
+    torch.manual_seed(3)
+    assert torch.equal(after, torch.rand(4))

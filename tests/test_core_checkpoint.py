@@ -61,7 +61,7 @@ def test_round_trip_is_exact(tmp_path, tie):
         assert torch.equal(rebuilt.state_dict()[key], value), key
     assert (rebuilt.generator.weight is rebuilt.src_embed.weight) == tie
     src, tgt = torch.tensor([[3, 4, 5]]), torch.tensor([[1, 3, 4]])
-    assert torch.equal(rebuilt.eval()(src, tgt).logits, model.eval()(src, tgt).logits)
+    assert torch.equal(rebuilt.eval()(src, tgt).log_probs, model.eval()(src, tgt).log_probs)
 
 
 def test_atomic_write_leaves_only_the_file(saved, tmp_path):
@@ -193,3 +193,44 @@ def test_temp_files_use_the_target_folder(saved, tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", spy)
     save_checkpoint(path, build_model(CONFIG, seed=4))
     assert len(seen) == 1 and Path(seen[0]).parent == tmp_path and seen[0].endswith(".tmp")
+
+
+# --- the task a checkpoint was trained on ----------------------------------------------------------------------
+
+
+def task_checkpoint(task: object) -> Checkpoint:
+    model = build_model(CONFIG, seed=0)
+    extra = {} if task is None else {"task": task}
+    return Checkpoint(CONFIG, model.state_dict(), extra=extra)
+
+
+def test_task_round_trips_through_a_file(tmp_path):
+    from core_model.tasks import TaskSpec
+
+    stored = {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4}
+    path = save_checkpoint(tmp_path / "t.pt", build_model(CONFIG, seed=0), extra={"task": dict(stored)})
+    task = load_checkpoint(path).task
+    assert isinstance(task, TaskSpec)
+    assert (task.task, task.n_symbols, task.min_len, task.max_len) == ("reverse", 5, 2, 4)
+    assert task_checkpoint(None).task == TaskSpec("copy", 10, 10, 10)  # nothing stored: the default task
+
+
+@pytest.mark.parametrize(("task", "message"), [
+    ("copy", "must be a dict of TaskSpec fields, got str"),
+    ({"task": "copy", "length": 3}, r"unknown fields \['length'\]"),
+    ({"task": "shuffle"}, r"task must be one of \['copy', 'reverse', 'sort'\]"),
+    ({"n_symbols": "5"}, "n_symbols must be an integer"),
+    ({"min_len": 5, "max_len": 3}, "max_len must be an integer >= 5"),
+])
+def test_malformed_task_raises_checkpoint_error_naming_the_field(task, message):
+    with pytest.raises(CheckpointError, match=message):
+        task_checkpoint(task).task
+
+
+@pytest.mark.parametrize("name", ["copy_rope", "copy_sinusoidal"])
+def test_shipped_checkpoints_load_strictly_with_their_task(name):
+    path = Path(__file__).resolve().parents[1] / "resources" / f"{name}.pt"
+    ckpt = load_checkpoint(path)
+    model = ckpt.build()  # strict key matching
+    assert list(ckpt.state_dict) == list(model.state_dict())
+    assert ckpt.task.vocab_size <= ckpt.config.vocab_size

@@ -175,3 +175,23 @@ def test_import_core_model_loads_no_qt():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                           timeout=120, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("n_symbols", [1, 10, 36])
+def test_size_for_counts_the_specials(n_symbols):
+    from core_model.vocab import N_SPECIALS
+
+    assert N_SPECIALS == len(["<pad>", "<bos>", "<eos>"]) == PAD + BOS + EOS  # ids 0, 1, 2
+    assert Vocabulary.size_for(n_symbols) == n_symbols + 3 == len(Vocabulary.of_size(n_symbols))
+    for bad in (0, 37):
+        with pytest.raises(ValueError, match=r"n_symbols must be in \[1, 36\]"):
+            Vocabulary.size_for(bad)
+
+
+def test_unknown_symbol_position_is_zero_based_and_counts_whitespace():
+    vocab = Vocabulary("0123")
+    for text, position in (("x", 0), ("0x", 1), ("0 1 x", 4), ("  3x", 3)):
+        with pytest.raises(VocabularyError) as info:
+            vocab.encode(text)
+        assert info.value.position == position and text[info.value.position] == info.value.symbol == "x"
+        assert info.value.allowed == "0123"

@@ -60,7 +60,7 @@ def test_cached_steps_equal_full_recomputation(positional, norm_position, masks)
     full = full_pass(model, SRC, session)
     for i, record in enumerate(session.steps):
         assert record.position == i
-        assert (record.log_probs - full.logits[0, i]).abs().max() <= EXACT
+        assert (record.log_probs - full.log_probs[0, i]).abs().max() <= EXACT
         for layer in range(2):
             self_row = full.attention.decoder_self[layer][0, :, i]
             assert (record.self_attention[layer] - self_row[:, : i + 1]).abs().max() <= EXACT
@@ -136,10 +136,10 @@ def test_force_changes_later_steps_like_a_recompute():
     assert record.forced and record.token == forced_token and session.tokens[-1] == forced_token
     later = [session.step(), session.step()]
     tgt = torch.tensor([session.tokens[:-1]])
-    logits = model(SRC, tgt, session.masks).logits[0]
+    full_log_probs = model(SRC, tgt, session.masks).log_probs[0]
     for rec in later:
-        assert (rec.log_probs - logits[rec.position]).abs().max() <= EXACT
-    unforced = model(SRC, torch.tensor([session.tokens[:2] + [chosen]]), session.masks).logits[0, 2]
+        assert (rec.log_probs - full_log_probs[rec.position]).abs().max() <= EXACT
+    unforced = model(SRC, torch.tensor([session.tokens[:2] + [chosen]]), session.masks).log_probs[0, 2]
     assert (unforced - later[0].log_probs).abs().max() > 1e-6  # forcing did change what came next
 
 
@@ -188,3 +188,17 @@ def test_top_k():
     probs = [p for _, p in top]
     assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-9
     assert len(record.top_k(100)) == 13
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope"])
+def test_max_output_len_keeps_bos_and_output_within_max_len(positional):
+    from core_model.decoding import max_output_len
+
+    model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=6, positional=positional), seed=0).eval()
+    assert max_output_len(model) == 6 - len([BOS])
+    src = torch.tensor([[3, 4, 5]])
+    out = greedy_decode(model, src, max_new_tokens=100, masks=MaskSpec())
+    assert out.shape[1] <= max_output_len(model)
+    session = DecodeSession(model, src, max_new_tokens=100)
+    session.run()
+    assert session.max_new_tokens == max_output_len(model) and len(session.tokens) <= model.config.max_len

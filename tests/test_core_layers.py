@@ -75,3 +75,16 @@ def test_decoder_layer_equals_torch(norm_position, activation):
     mine, _, _ = ours(x, memory, AttentionRequest(causal_mask(6)), AttentionRequest(padding_mask(SRC)))
     expected = theirs(x, memory, tgt_mask=~causal_mask(6), memory_key_padding_mask=SRC == PAD)
     assert (mine - expected).abs().max() <= REF
+
+
+def test_state_dict_keys_stay_as_saved_checkpoints_have_them():
+    """Checkpoints written before the layers were rewritten use these keys; they must keep loading strictly."""
+    cfg = config("pre", "relu")
+    attn = [f"{m}.{p}" for m in ("q_proj", "k_proj", "v_proj") for p in ("weight", "bias")] + ["out_proj.weight"]
+    ff = ["ff.net.0.weight", "ff.net.0.bias", "ff.net.3.weight", "ff.net.3.bias"]
+    norm = lambda slot: [f"{slot}.norm.weight", f"{slot}.norm.bias"]  # noqa: E731
+    encoder = [f"self_attn.{k}" for k in attn] + ff + norm("sub_attn") + norm("sub_ff")
+    decoder = ([f"self_attn.{k}" for k in attn] + [f"cross_attn.{k}" for k in attn] + ff
+               + norm("sub_self") + norm("sub_cross") + norm("sub_ff"))
+    assert sorted(EncoderLayer(cfg, rope=None).state_dict()) == sorted(encoder)
+    assert sorted(DecoderLayer(cfg, rope=None).state_dict()) == sorted(decoder)

@@ -10,7 +10,6 @@ import torch
 
 from core_model import BOS, PAD, AttentionMaps, HeadGates, MaskSpec, ModelConfig, build_model, sinusoidal_table
 from core_model.attention import AttentionResult
-from core_model.model import gates_from_numpy
 
 EXACT = 1e-12
 OPTIONS = {
@@ -46,10 +45,10 @@ TGT = torch.tensor([[BOS, 3, 4, 5, 6, 7, 8], [BOS, 9, 10, 11, 12, PAD, PAD]])
 def test_every_combination_runs_and_trains(options):
     model = tiny(torch.float32, **options).train()
     out = model(SRC, TGT, return_attention=True, return_scores=True)
-    assert out.logits.shape == (2, 7, 13)
-    assert (out.logits.exp().sum(-1) - 1).abs().max() < 1e-5  # log-probabilities
+    assert out.log_probs.shape == (2, 7, 13)
+    assert (out.log_probs.exp().sum(-1) - 1).abs().max() < 1e-5  # log-probabilities
     check_maps(out.attention, out.scores, model.config)
-    loss = -out.logits.gather(-1, TGT.roll(-1, 1)[..., None]).mean()
+    loss = -out.log_probs.gather(-1, TGT.roll(-1, 1)[..., None]).mean()
     loss.backward()
     for name, p in model.named_parameters():
         assert p.grad is not None, name
@@ -79,13 +78,13 @@ def check_maps(maps: AttentionMaps, scores: AttentionMaps, config: ModelConfig) 
 def test_decoder_is_causal(options, masks):
     model = tiny(**options)
     src, tgt = tokens(2, 5, seed=1), tokens(2, 7, seed=2, first=BOS)
-    reference = model(src, tgt, masks).logits
+    reference = model(src, tgt, masks).log_probs
     for t in (0, 3):
         changed = tgt.clone()
         changed[:, t + 1 :] = (tgt[:, t + 1 :] - 3 + 1) % 10 + 3  # other symbols after position t
-        logits = model(src, changed, masks).logits
-        assert (logits[:, : t + 1] - reference[:, : t + 1]).abs().max() <= EXACT
-        assert (logits[:, t + 1 :] - reference[:, t + 1 :]).abs().max() > 1e-6  # the change did matter later
+        changed_log_probs = model(src, changed, masks).log_probs
+        assert (changed_log_probs[:, : t + 1] - reference[:, : t + 1]).abs().max() <= EXACT
+        assert (changed_log_probs[:, t + 1 :] - reference[:, t + 1 :]).abs().max() > 1e-6  # the change did matter later
 
 
 @pytest.mark.parametrize("masks", [MaskSpec(), MaskSpec(encoder_window=2, decoder_window=3)], ids=["full", "window"])
@@ -99,17 +98,17 @@ def test_source_padding_does_not_change_real_positions(options, masks):
     assert (padded_memory[:, :5] - memory).abs().max() <= EXACT
     out = model(src, tgt, masks, return_attention=True)
     out_padded = model(padded, tgt, masks, return_attention=True)
-    assert (out_padded.logits - out.logits).abs().max() <= EXACT
+    assert (out_padded.log_probs - out.log_probs).abs().max() <= EXACT
     assert (out_padded.attention.cross[-1][..., 5:] == 0).all()
     unmasked = dataclasses.replace(masks, encoder_padding=False, cross_padding=False)
-    assert (model(padded, tgt, unmasked).logits - out.logits).abs().max() > 1e-6  # without masks pads leak in
+    assert (model(padded, tgt, unmasked).log_probs - out.log_probs).abs().max() > 1e-6  # without masks pads leak in
 
 
 def test_target_padding_does_not_change_real_positions():
     model = tiny()
     src, tgt = tokens(2, 5, seed=5), tokens(2, 6, seed=6, first=BOS)
     padded = torch.cat((tgt, torch.full((2, 2), PAD)), dim=1)
-    assert (model(src, padded).logits[:, :6] - model(src, tgt).logits).abs().max() <= EXACT
+    assert (model(src, padded).log_probs[:, :6] - model(src, tgt).log_probs).abs().max() <= EXACT
 
 
 @pytest.mark.parametrize("norm_position", ["pre", "post"])
@@ -140,15 +139,15 @@ def gates(model, kind: str, layer: int, heads: list[int]) -> HeadGates:
 def test_gates_of_one_equal_no_gates():
     model = tiny()
     ones = HeadGates(*(torch.ones(2, 2) for _ in range(3)))
-    assert torch.equal(model(SRC, TGT, head_gates=ones).logits, model(SRC, TGT).logits)
+    assert torch.equal(model(SRC, TGT, head_gates=ones).log_probs, model(SRC, TGT).log_probs)
 
 
 @pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
 def test_zeroing_one_head_changes_output(kind):
     model = tiny()
     for layer in (0, 1):
-        changed = model(SRC, TGT, head_gates=gates(model, kind, layer, [1])).logits
-        assert (changed - model(SRC, TGT).logits).abs().max() > 1e-6
+        changed = model(SRC, TGT, head_gates=gates(model, kind, layer, [1])).log_probs
+        assert (changed - model(SRC, TGT).log_probs).abs().max() > 1e-6
 
 
 def attention_module(model, kind: str, layer: int):
@@ -163,20 +162,30 @@ def attention_module(model, kind: str, layer: int):
                                               ("cross", 1)])
 def test_all_heads_off_equals_removing_the_sublayer(kind, layer, norm_position, monkeypatch):
     model = tiny(norm_position=norm_position)
-    ablated = model(SRC, TGT, head_gates=gates(model, kind, layer, [0, 1])).logits
+    ablated = model(SRC, TGT, head_gates=gates(model, kind, layer, [0, 1])).log_probs
     monkeypatch.setattr(attention_module(model, kind, layer), "forward",
                         lambda x_q, *args, **kwargs: AttentionResult(output=torch.zeros_like(x_q)))
-    removed = model(SRC, TGT).logits
+    removed = model(SRC, TGT).log_probs
     assert torch.equal(ablated, removed)
     monkeypatch.undo()
-    assert (model(SRC, TGT).logits - removed).abs().max() > 1e-6
+    assert (model(SRC, TGT).log_probs - removed).abs().max() > 1e-6
 
 
 def test_gates_from_numpy():
     model = tiny(torch.float32)
     enabled = {"cross": np.array([[1, 0], [1, 1]])}
-    from_numpy = model(SRC, TGT, head_gates=gates_from_numpy(enabled)).logits
-    assert torch.equal(from_numpy, model(SRC, TGT, head_gates=gates(model, "cross", 0, [1])).logits)
+    gates_np = HeadGates.from_numpy(enabled)
+    assert gates_np.encoder_self is None and gates_np.decoder_self is None  # kinds left out stay all on
+    assert gates_np.cross.dtype == torch.float32 and gates_np.cross.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    from_numpy = model(SRC, TGT, head_gates=gates_np).log_probs
+    assert torch.equal(from_numpy, model(SRC, TGT, head_gates=gates(model, "cross", 0, [1])).log_probs)
+    scaled = HeadGates.from_numpy({"encoder_self": np.full((2, 2), 0.5)}, device="cpu")
+    assert torch.equal(scaled.encoder_self, torch.tensor([[0.5, 0.5], [0.5, 0.5]]))
+
+
+def test_gates_from_numpy_refuses_unknown_kinds():
+    with pytest.raises(ValueError, match=r"encoder_self.*decoder_self.*cross.*\['self'\]"):
+        HeadGates.from_numpy({"self": np.ones((2, 2))})
 
 
 # --- construction -----------------------------------------------------------------------------------------------
@@ -232,3 +241,10 @@ def test_layer_inputs_are_scaled_embeddings_plus_positions(positional):
     expected_dec = model.tgt_embed(TGT) * 4.0 + pe[: TGT.shape[1]]
     assert (seen["enc"] - expected_enc).abs().max() <= EXACT
     assert (seen["dec"] - expected_dec).abs().max() <= EXACT
+
+
+def test_logits_is_a_deprecated_alias_of_log_probs():
+    out = tiny(torch.float32)(SRC, TGT)
+    with pytest.warns(DeprecationWarning, match="log_probs"):
+        alias = out.logits
+    assert alias is out.log_probs

@@ -88,3 +88,45 @@ def test_invalid_task_spec(kwargs, field):
 
 def test_vocabulary_of_spec():
     assert TaskSpec(n_symbols=4).vocabulary.symbols == "0123"
+
+
+# --- domain rules: how long a source may be, how big a vocabulary must be, the default source --------------------
+
+
+@pytest.mark.parametrize("model_max_len", [3, 12, 256])
+def test_max_source_len_leaves_room_for_bos_and_eos(model_max_len):
+    from core_model.tasks import SEQUENCE_OVERHEAD, max_source_len
+
+    n = max_source_len(model_max_len)
+    assert SEQUENCE_OVERHEAD == 2
+    assert n + len(["<bos>", "<eos>"]) == model_max_len  # <bos> + n symbols + <eos> fill the model exactly
+    spec = TaskSpec(min_len=1, max_len=n)
+    batch = make_batch(spec, 4, torch.Generator().manual_seed(0), length=n)
+    assert batch.tgt_in.shape[1] + 1 == model_max_len  # <bos> + body, and the <eos> label still fits
+
+
+def test_check_fits_names_the_limit():
+    TaskSpec(min_len=1, max_len=10).check_fits(12)  # 10 + 2 == 12: fits exactly
+    with pytest.raises(ValueError, match=r"max_len must be at most 9 .*max_len 11.*got 10"):
+        TaskSpec(min_len=1, max_len=10).check_fits(11)
+    with pytest.raises(ValueError, match="at most 0"):
+        TaskSpec(min_len=1, max_len=1).check_fits(2)
+
+
+@pytest.mark.parametrize("n_symbols", [1, 7, 10, 36])
+def test_task_vocab_size_counts_specials(n_symbols):
+    spec = TaskSpec(n_symbols=n_symbols)
+    assert spec.vocab_size == n_symbols + len(["<pad>", "<bos>", "<eos>"])
+    batch = make_batch(spec, 64, torch.Generator().manual_seed(1))
+    assert int(batch.tgt_in.max()) < spec.vocab_size  # every id a batch holds fits a model of that size
+
+
+@pytest.mark.parametrize(("n_symbols", "max_len", "expected"), [
+    (10, 10, "0123456789"), (3, 7, "0120120"), (12, 5, "01234"), (1, 3, "000"), (36, 1, "0"),
+])
+def test_default_source_repeats_or_cuts_the_symbols(n_symbols, max_len, expected):
+    spec = TaskSpec(n_symbols=n_symbols, min_len=1, max_len=max_len)
+    assert spec.default_source() == expected
+    assert TaskSpec().default_source() == "0123456789"
+    ids = spec.vocabulary.encode(spec.default_source())
+    assert len(ids) == max_len and sorted(set(ids)) == list(spec.vocabulary.symbol_ids)[: min(n_symbols, max_len)]

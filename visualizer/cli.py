@@ -42,7 +42,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     train.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
     train.add_argument("--min-len", type=int, help="shortest source sequence")
     train.add_argument("--max-len", type=int, help="longest source sequence")
-    train.add_argument("--symbols", type=int, help="number of task symbols (vocabulary = symbols + 3)")
+    train.add_argument("--symbols", type=int,
+                       help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
     train.add_argument("--batch-size", type=int)
     train.add_argument("--lr", type=float, help="peak learning rate")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
@@ -80,12 +81,10 @@ def _train_setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         if "min_len" in task_kw and "max_len" not in task_kw:
             task_kw["max_len"] = max(base.max_len, task_kw["min_len"])
         task = TaskSpec(task=ns.task, **task_kw)
-        vocab = len(task.vocabulary)
         defaults = ModelConfig()
         model_kw = _given(ns, {"positional": "positional"})
-        model_config = ModelConfig(vocab_size=max(defaults.vocab_size, vocab), **model_kw)
-        if task.max_len + 2 > model_config.max_len:
-            raise ValueError(f"--max-len must be at most {model_config.max_len - 2}, got {task.max_len}")
+        model_config = ModelConfig(vocab_size=max(defaults.vocab_size, task.vocab_size), **model_kw)
+        task.check_fits(model_config.max_len)
         train_kw = _given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
         config = TrainConfig(device=ns.device or "auto", **train_kw)
         device = pick_device(config.device)
@@ -135,7 +134,7 @@ def _train(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
-    from core_model.tasks import TaskSpec
+    from core_model.tasks import max_source_len
     from core_model.training import evaluate
 
     if ns.n < 1:
@@ -147,16 +146,16 @@ def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         ckpt = load_checkpoint(ns.path)
         model = ckpt.build(device)
+        task = ckpt.task
     except CheckpointError as exc:
         raise CliError(str(exc)) from None
-    task = _stored_task(ckpt.extra, TaskSpec)
     if ns.task is not None:
         task = replace(task, task=ns.task)
     length = task.max_len if ns.length is None else ns.length
-    if length < 1 or length + 2 > model.config.max_len:
-        parser.error(f"--length must be in [1, {model.config.max_len - 2}], got {length}")
-    if len(task.vocabulary) > model.config.vocab_size:
-        raise CliError(f"the task needs vocab_size >= {len(task.vocabulary)}, the model has {model.config.vocab_size}")
+    if not 1 <= length <= max_source_len(model.config.max_len):
+        parser.error(f"--length must be in [1, {max_source_len(model.config.max_len)}], got {length}")
+    if task.vocab_size > model.config.vocab_size:
+        raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
     start = time.perf_counter()
     result = evaluate(model, task, n=ns.n, length=length, seed=ns.seed, device=device)
     out = {"exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
@@ -164,17 +163,6 @@ def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
            "seconds": round(time.perf_counter() - start, 3), "device": str(device), "path": str(ns.path)}
     sys.stdout.write(json.dumps(out) + "\n")
     return 0
-
-
-def _stored_task(extra: dict[str, Any], task_cls: type) -> Any:
-    """The TaskSpec a checkpoint was trained on, or the default when it holds none."""
-    stored = extra.get("task")
-    if not isinstance(stored, dict):
-        return task_cls()
-    try:
-        return task_cls(**stored)
-    except (TypeError, ValueError) as exc:
-        raise CliError(f"the checkpoint's task description is invalid: {exc}") from None
 
 
 class ProgressBar:
