@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from core_model import ModelConfig
 from core_model.checkpoint import Checkpoint
 from core_model.shipped import find_shipped_checkpoint
-from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
@@ -21,12 +20,6 @@ log = logging.getLogger(__name__)
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
                      "trained (Trainer tab) or a matching checkpoint is opened. Model > Restore previous model "
                      "undoes it.")
-
-
-def checkpoint_task(ckpt: Checkpoint, default: TaskSpec) -> TaskSpec:
-    """The task a checkpoint was trained on, or `default` when it names none."""
-    stored = ckpt.extra.get("task")
-    return TaskSpec(**stored) if isinstance(stored, dict) else default
 
 
 class ArchitectureController(QObject):
@@ -63,7 +56,7 @@ class ArchitectureController(QObject):
         hub = self.hub
         if found is not None:
             path, ckpt = found
-            hub.set_model(ckpt.build(hub.device), checkpoint_task(ckpt, hub.task),
+            hub.set_model(ckpt.build(hub.device), ckpt.task,
                           origin=f"trained checkpoint {path.name}", history=ckpt.history, path=path,
                           extra=ckpt.extra, keep_previous=True)
             self.training.restore(ckpt.history, ckpt.extra)

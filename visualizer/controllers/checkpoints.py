@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from core_model import build_model
 from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
@@ -55,11 +54,7 @@ def _ask_save_path(parent: QWidget | None, suggested: str) -> str | None:
 def _read(path: Path) -> dict[str, Any]:
     """Load and check a checkpoint completely (background thread): a model, its task, history and extras."""
     ckpt = load_checkpoint(path)
-    stored = ckpt.extra.get("task")
-    try:
-        task = TaskSpec(**stored) if isinstance(stored, dict) else TaskSpec()
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"{path.name} has an invalid task description: {exc}") from exc
+    task = ckpt.task
     if len(task.vocabulary) > ckpt.config.vocab_size:
         raise CheckpointError(f"{path.name}: its task needs vocab_size >= {len(task.vocabulary)}, "
                               f"the model has {ckpt.config.vocab_size}")

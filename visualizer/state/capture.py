@@ -29,7 +29,7 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
     with torch.inference_mode():  # ~0.3 ms cheaper than no_grad per keystroke; nothing here needs autograd
         out = model(src, tgt, masks, gates, return_attention=mode == "weights", return_scores=mode == "scores")
     numpy_maps = (out.attention if mode == "weights" else out.scores).to_numpy()
-    log_probs = _log_probs(out)
+    log_probs = out.log_probs
     predicted = log_probs[0].argmax(-1).tolist()
     first = log_probs[0, 0].float().cpu()
     forward_ms = (time.perf_counter() - start) * 1000.0
@@ -44,10 +44,6 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
         maps[kind] = KindMaps(kind, values, valid[kind], q, k, None if kind == "encoder_self" else highlight)
     snap = MapsSnapshot(maps, mode, forward_ms, tuple(vocab.tokens(predicted)), {"stepping": highlight is not None})
     return Capture(snap, {k: v.copy() for k, v in valid.items()}, first)
-
-
-def _log_probs(out) -> torch.Tensor:
-    return out.logits
 
 
 def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[str, np.ndarray]:

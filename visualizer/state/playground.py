@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core_model import BOS, PAD, MaskSpec, Vocabulary, VocabularyError
 from core_model.model import ATTENTION_KINDS, HeadGates
-from core_model.tasks import TASK_NAMES, expected_output
+from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, max_source_len
 
 from .capture import capture_maps
 from .model_hub import ModelHub
@@ -22,7 +22,7 @@ from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from .stepper import Stepper, StepperInputs
 
 log = logging.getLogger(__name__)
-DEFAULT_SOURCE = "0123456789"
+DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
 MODES = ("weights", "scores")
 
 
@@ -59,7 +59,7 @@ class PlaygroundSession(QObject):
     @property
     def max_source_len(self) -> int:
         """Longest source the model can take together with the padding shown."""
-        return self.hub.config.max_len - 2 - self.extra_pads
+        return max_source_len(self.hub.config.max_len) - self.extra_pads
 
     @property
     def last_snapshot(self) -> MapsSnapshot | None:
@@ -175,7 +175,7 @@ class PlaygroundSession(QObject):
             return InputError("source", f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
                               f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)", exc.position), []
         if not ids:
-            return InputError("source", "Type a source sequence, e.g. 0123456789"), []
+            return InputError("source", f"Type a source sequence, e.g. {DEFAULT_SOURCE}"), []
         if len(ids) > limit:
             return InputError("source", f"Input is too long ({len(ids)} symbols); at most {limit} fit this model"), []
         return None, ids
@@ -202,8 +202,7 @@ class PlaygroundSession(QObject):
     def head_gates(self) -> HeadGates | None:
         if all(g.all() for g in self._gates.values()):
             return None
-        dev = self.hub.device
-        return HeadGates(**{k: torch.as_tensor(g, dtype=torch.float32, device=dev) for k, g in self._gates.items()})
+        return HeadGates.from_numpy(self._gates, self.hub.device)
 
     def _src_tensor(self) -> torch.Tensor:
         ids = self._src_ids + [PAD] * self.extra_pads
@@ -211,7 +210,7 @@ class PlaygroundSession(QObject):
 
     def _stepper_inputs(self) -> StepperInputs:
         return StepperInputs(self.hub.model, self._src_tensor(), self.masks, self.head_gates(),
-                             self.hub.config.max_len - 2, tuple(self.vocabulary.encode(self.target_prefix)))
+                             max_source_len(self.hub.config.max_len), tuple(self.vocabulary.encode(self.target_prefix)))
 
     def _on_model_changed(self) -> None:
         if self.hub.task.task != self.task:

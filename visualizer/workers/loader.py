@@ -43,7 +43,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     if checkpoint.is_file():
         try:
             ckpt = load_checkpoint(checkpoint)
-            task = TaskSpec(**ckpt.extra["task"]) if isinstance(ckpt.extra.get("task"), dict) else TaskSpec()
+            task = ckpt.task
             model = ckpt.build(device)
             _warm_up(model, device)
             return StartupModel(model, task, device, f"trained checkpoint {checkpoint.name}",
