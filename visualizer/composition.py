@@ -74,7 +74,12 @@ class Application(QObject):
                                           self.window.show_load_error)
 
     def _on_loaded(self, startup: StartupModel) -> None:
-        self._build(startup)
+        try:
+            self._build(startup)
+        except Exception as exc:  # noqa: BLE001 - a broken start must say why, never leave "Loading..." up
+            log.warning("could not build the window", exc_info=True)
+            self.window.show_load_error(f"{type(exc).__name__}: {exc}")
+            return
         self.window.show_tabs()
         self.loaded_at = time.perf_counter()
         if startup.warning:
@@ -117,8 +122,19 @@ class Application(QObject):
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
-        self.preferences.restore()
+        self._restore_preferences()
         self._show_model(hub.info())
+
+    def _restore_preferences(self) -> None:
+        """The user's last session; settings that break the restore are dropped and the defaults used instead."""
+        try:
+            self.preferences.restore()
+        except Exception as exc:  # noqa: BLE001 - a settings file is user-editable text: never let it block start-up
+            log.warning("could not restore the saved preferences; using the defaults", exc_info=True)
+            self.preferences.forget()
+            self.preferences.restore()
+            self.window.show_message(f"Your saved preferences could not be restored ({exc}); the defaults are used.",
+                                     15000)
 
     def _wire(self) -> None:
         hub, win = self.hub, self.window

@@ -17,9 +17,13 @@ from core_model import MaskSpec
 from core_model.tasks import TASK_NAMES
 from visualizer.state.playground import DEFAULT_SOURCE, PlaygroundSession
 from visualizer.widgets.playground.input_panel import MAX_EXTRA_PADS
+from visualizer.widgets.playground.mask_panel import WINDOW_RANGE
 from visualizer.widgets.playground.view import PlaygroundView
 
 log = logging.getLogger(__name__)
+WINDOW_FIELDS = ("encoder_window", "decoder_window")
+RESTORED_KEYS = ("input/source", "input/task", "input/prefix", "input/pads", "masks/spec", "window/tab",
+                 "window/splitter")
 
 
 def load_json(settings: QSettings, key: str, default: Any) -> Any:
@@ -39,9 +43,13 @@ def save_json(settings: QSettings, key: str, value: Any) -> None:
 
 
 def mask_spec_from_dict(data: object) -> MaskSpec:
-    """A MaskSpec from stored settings; a bad entry falls back to the defaults."""
+    """A MaskSpec from stored settings: window widths clamped to what the controls offer; anything bad -> defaults."""
     if not isinstance(data, dict):
         return MaskSpec()
+    data = dict(data)
+    for field in WINDOW_FIELDS:
+        if data.get(field) is not None:
+            data[field] = clamped_int(data[field], WINDOW_RANGE[0], WINDOW_RANGE[1], WINDOW_RANGE[0])
     try:
         return MaskSpec(**data)
     except (TypeError, ValueError, OverflowError):
@@ -97,6 +105,12 @@ class Preferences:
         splitter = st.value("window/splitter")
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
+
+    def forget(self) -> None:
+        """Drop the restorable values (not the geometry or recent files): the next restore uses the defaults."""
+        st = QSettings()
+        for key in RESTORED_KEYS:
+            st.remove(key)
 
     def save(self) -> None:
         st = QSettings()
