@@ -59,7 +59,7 @@ class TrainingState(QObject):
         self._retired: list[tuple[QThread, TrainingWorker | None]] = []
         self._start_step = 0
         self._dropout: float | None = None
-        self._generation, self._adopting = hub.generation, False
+        self._generation = hub.generation
         hub.model_changed.connect(self._on_hub_model_changed)
 
     @property
@@ -255,13 +255,10 @@ class TrainingState(QObject):
         self.out_of_memory.emit(text)
 
     def _adopt(self, outcome: TrainingOutcome) -> None:
-        self._adopting = True
-        try:
+        try:  # while this runs the state is busy, so _on_hub_model_changed leaves the curves alone
             self.hub.adopt_weights(outcome.state_dict, list(outcome.history), task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")
-        finally:
-            self._adopting = False
         self._generation = self.hub.generation  # adopting bumps it: these curves describe the new number
 
     def _set_state(self, state: RunState) -> None:
@@ -279,7 +276,7 @@ class TrainingState(QObject):
     @Slot()
     def _on_hub_model_changed(self) -> None:
         """Curves and snapshots describe one model: forget them when another model replaces it."""
-        if self._adopting or self.busy or self.hub.generation == self._generation:
+        if self.busy or self.hub.generation == self._generation:
             return
         self._generation = self.hub.generation
         self._clear()
