@@ -86,9 +86,14 @@ def test_stop_ends_after_the_current_step():
 
 
 def test_pause_flushes_waits_and_resumes():
-    pause = threading.Event()
+    pause, stop = threading.Event(), threading.Event()
     rec = Recorder(eval_2=pause.set, pause_2=pause.clear)  # the front end resumes at once
-    end = _run(small_trainer(5), rec, Cadence(eval_every=1, emit_interval_s=1e9), pause=pause)
+    safety = threading.Timer(30, stop.set)  # a loop that never calls on_pause must not hang the suite
+    safety.start()
+    try:
+        end = _run(small_trainer(5), rec, Cadence(eval_every=1, emit_interval_s=1e9), stop=stop, pause=pause)
+    finally:
+        safety.cancel()
     assert end == RunEnd("completed", 5)
     i = rec.calls.index(("pause", 2))
     assert rec.calls[i - 1] == ("progress", 2) and rec.calls[i + 1] == ("resume", 2)  # flushed, then paused
