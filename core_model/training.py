@@ -20,6 +20,10 @@ from .vocab import PAD
 
 log = logging.getLogger(__name__)
 ScheduleKind = Literal["noam", "constant", "warmup_cosine"]
+DivergedQuantity = Literal["loss", "grad_norm"]
+ADAM_BETAS = (0.9, 0.98)  # paper §5.3: beta1, beta2 (AdamW with weight_decay 0 is the paper's Adam)
+ADAM_EPS = 1e-9  # paper §5.3
+COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (our choice, not the paper's)
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ def learning_rate(config: TrainConfig, step: int, d_model: int) -> float:
     if step <= config.warmup_steps:
         return config.lr * step / config.warmup_steps
     frac = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
-    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+    cosine = 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))  # 1 -> 0 over the steps after warm-up
+    return config.lr * (COSINE_FLOOR + (1 - COSINE_FLOOR) * cosine)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,22 @@ class StepMetrics:
 
 
 class TrainingDiverged(RuntimeError):
-    """The loss became NaN or inf; the model keeps the weights from before the bad step."""
+    """The loss or the gradient norm became NaN or inf; the model keeps the weights from before the bad step.
+
+    Structured so front ends word their own message: `step` is the 1-based step that failed, `quantity` what
+    became non-finite, `value` its value.
+    """
+
+    def __init__(self, step: int, quantity: DivergedQuantity, value: float) -> None:
+        self.step, self.quantity, self.value = step, quantity, value
+        kept = f"weights kept from step {step - 1}" if quantity == "loss" else "weights kept"
+        super().__init__(f"{self.what} at step {step}; {kept}")
+
+    @property
+    def what(self) -> str:
+        """E.g. "loss became nan" or "gradient norm became inf"."""
+        name = "loss" if self.quantity == "loss" else "gradient norm"
+        return f"{name} became {self.value}"
 
 
 @dataclass
@@ -128,8 +148,8 @@ class Trainer:
         self.model.to(self.device)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=self.config.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=self.config.weight_decay,
-            foreach=True,
+            self.model.parameters(), lr=self.config.lr, betas=ADAM_BETAS, eps=ADAM_EPS,
+            weight_decay=self.config.weight_decay, foreach=True,
         )
         self._elapsed = 0.0
 
@@ -148,14 +168,14 @@ class Trainer:
         loss = sequence_loss(log_probs, batch.tgt_out, self.config.label_smoothing)
         if not torch.isfinite(loss):
             self.optimizer.zero_grad(set_to_none=True)
-            raise TrainingDiverged(f"loss became {loss.item()} at step {self.step + 1}; weights kept from step {self.step}")
+            raise TrainingDiverged(self.step + 1, "loss", loss.item())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         clip = self.config.grad_clip if self.config.grad_clip is not None else float("inf")
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
         if not math.isfinite(grad_norm):
             self.optimizer.zero_grad(set_to_none=True)
-            raise TrainingDiverged(f"gradient norm became {grad_norm} at step {self.step + 1}; weights kept")
+            raise TrainingDiverged(self.step + 1, "grad_norm", grad_norm)
         self.optimizer.step()
         self.step += 1
         keep = batch.tgt_out != PAD

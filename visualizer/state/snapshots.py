@@ -13,8 +13,9 @@ import torch
 
 from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
-from core_model.training import StepMetrics
+from core_model.training_loop import EndReason, Progress
 
+OutcomeReason = Literal[EndReason, "paused", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
 
 
@@ -109,19 +110,7 @@ class DecodeSnapshot:
     position: int
 
 
-@dataclass(frozen=True)
-class ProgressSnapshot:
-    """Where the run stands, plus every step's metrics since the previous snapshot (so curves miss nothing)."""
-
-    step: int
-    total: int
-    loss: float
-    token_accuracy: float
-    lr: float
-    tokens_per_s: float  # tokens / optimisation time over the steps since the previous snapshot
-    elapsed_s: float  # wall time of this run, pauses excluded
-    eta_s: float
-    new_steps: tuple[StepMetrics, ...] = ()
+ProgressSnapshot = Progress  # the loop's own report is already immutable plain data: sent as it is
 
 
 @dataclass(frozen=True)
@@ -150,7 +139,7 @@ class TrainingOutcome:
 
     step: int
     total: int
-    reason: str  # "paused", "completed", "stopped", "diverged", "out_of_memory", "error"
+    reason: OutcomeReason
     state_dict: dict[str, torch.Tensor]
     history: tuple[dict, ...]
     message: str = ""

@@ -1,12 +1,10 @@
-"""View model of the Trainer tab: runs the worker thread, keeps the metric series and the probe snapshots."""
+"""View model of the Trainer tab: runs the worker thread, keeps the run's curves and probe snapshots."""
 from __future__ import annotations
 
 import logging
-import math
-import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from typing import Literal
 
-import numpy as np
 import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
@@ -14,52 +12,44 @@ from core_model import build_model
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
+from core_model.training_loop import MAX_SNAPSHOTS, Cadence
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.state.snapshots import EvalSnapshot, OutcomeReason, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.state.training_record import (
+    MetricSeries, MetricsView, record_to_extra, series_from_checkpoint, snapshots_from_plain, snapshots_to_plain,
+)
 from visualizer.workers.training_worker import TrainingWorker, WorkerOptions
 
+__all__ = ["MAX_SNAPSHOTS", "MetricSeries", "MetricsView", "RunState", "TrainingState", "snapshots_from_plain",
+           "snapshots_to_plain"]
 log = logging.getLogger(__name__)
-BUSY_STATES = ("running", "paused", "stopping")
-FAILED_REASONS = ("diverged", "out_of_memory", "error")
-MAX_SNAPSHOTS = 400  # probe spacing grows for long runs so a movie (and a checkpoint) stays small
-
-
-@dataclass
-class MetricSeries:
-    """Curves of one run as plain lists (np.asarray at draw time)."""
-
-    steps: list[int] = field(default_factory=list)
-    loss: list[float] = field(default_factory=list)
-    token_accuracy: list[float] = field(default_factory=list)
-    lr: list[float] = field(default_factory=list)
-    eval_steps: list[int] = field(default_factory=list)
-    eval_loss: list[float] = field(default_factory=list)
-    eval_token_accuracy: list[float] = field(default_factory=list)
-    eval_exact_match: list[float] = field(default_factory=list)
-
-    def eval_dict(self) -> dict[str, list]:
-        return {"steps": list(self.eval_steps), "loss": list(self.eval_loss),
-                "token_accuracy": list(self.eval_token_accuracy), "exact_match": list(self.eval_exact_match)}
+RunState = Literal["idle", "running", "paused", "stopping", "finished", "failed"]
+BUSY_STATES: tuple[RunState, ...] = ("running", "paused", "stopping")
+FAILED_REASONS: tuple[OutcomeReason, ...] = ("diverged", "out_of_memory", "error")
 
 
 class TrainingState(QObject):
-    """Starts, pauses and stops training on a copy of the hub's model and hands the weights back to the hub."""
+    """Starts, pauses and stops training on a copy of the hub's model and hands the weights back to the hub.
 
-    state_changed = Signal(str)  # "idle", "running", "paused", "stopping", "finished", "failed"
-    metrics_appended = Signal()  # series or progress changed (also after restore)
-    snapshot_added = Signal(int)  # index into snapshots
-    snapshots_reset = Signal()  # snapshots replaced wholesale (restore, new run, other model)
+    The curves and snapshots describe one model state, identified by the hub's `generation`: the one recorded
+    after this state's own hand-back (or restore). Another change of the hub's model forgets them.
+    """
+
+    state_changed = Signal(str)  # RunState
+    metrics_changed = Signal(object)  # MetricsView: curves, progress or last evaluation changed (also on restore)
+    snapshots_changed = Signal(object)  # tuple[ProbeSnapshot, ...]: all snapshots (one more, or a new set)
+    model_replaced = Signal()  # another model (not this state's trained weights) took the hub while idle
     message = Signal(str)
     out_of_memory = Signal(str)
 
     def __init__(self, hub: ModelHub, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.hub = hub
-        self.state = "idle"
+        self.state: RunState = "idle"
         self.series = MetricSeries()
         self.progress: ProgressSnapshot | None = None
         self.last_eval: EvalSnapshot | None = None
-        self.snapshots: list[ProbeSnapshot] = []
+        self._snapshots: tuple[ProbeSnapshot, ...] = ()
         self.config: TrainConfig | None = None
         self.task: TaskSpec | None = None
         self.probe_text = ""
@@ -69,7 +59,7 @@ class TrainingState(QObject):
         self._retired: list[tuple[QThread, TrainingWorker | None]] = []
         self._start_step = 0
         self._dropout: float | None = None
-        self._model_ref = weakref.ref(hub.model)
+        self._generation = hub.generation
         hub.model_changed.connect(self._on_hub_model_changed)
 
     @property
@@ -80,6 +70,15 @@ class TrainingState(QObject):
     def training_thread(self) -> QThread | None:
         """The running QThread (None when idle), for shutdown checks."""
         return self._thread
+
+    @property
+    def snapshots(self) -> tuple[ProbeSnapshot, ...]:  # an immutable tuple: share it freely
+        return self._snapshots
+
+    @property
+    def metrics(self) -> MetricsView:
+        """The curves and latest figures as an immutable copy."""
+        return self.series.view(self.progress, self.last_eval)
 
     def start(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = "0123456789",
               dropout: float | None = None, start_step: int = 0) -> bool:
@@ -98,11 +97,12 @@ class TrainingState(QObject):
             return False
         if start_step == 0:
             self._clear()
-        self.config, self.task, self.probe_text, self._start_step = config, task, probe_text, start_step
-        self._dropout = dropout
-        last = self._handled
-        prefix = tuple(last.history) if start_step and last is not None else ()
-        self._launch(TrainingWorker(model, task, config, device, self._options(config, probe_text, start_step, prefix)))
+        self.config, self.task, self.probe_text = config, task, probe_text
+        self._start_step, self._dropout = start_step, dropout
+        prefix = tuple(self._handled.history) if start_step and self._handled is not None else ()
+        options = WorkerOptions(probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step,
+                                history_prefix=prefix)
+        self._launch(TrainingWorker(model, task, config, device, options))
         return True
 
     def _training_model(self, dropout: float | None) -> torch.nn.Module:
@@ -114,12 +114,21 @@ class TrainingState(QObject):
             model.load_state_dict(state)
         return model
 
-    @staticmethod
-    def _options(config: TrainConfig, probe_text: str, start_step: int, prefix: tuple) -> WorkerOptions:
-        eval_every = min(100, max(10, config.steps // 10))
-        probe_every = max(25, math.ceil(config.steps / MAX_SNAPSHOTS))
-        return WorkerOptions(probe_text=probe_text, eval_every=eval_every, probe_every=probe_every,
-                             start_step=start_step, history_prefix=prefix)
+    def stored_config(self) -> TrainConfig:
+        """The recipe a checkpoint stored with the hub's model, else the defaults."""
+        stored = self.hub.extra.get("train_config")
+        try:
+            return TrainConfig(**stored) if isinstance(stored, dict) else TrainConfig()
+        except (TypeError, ValueError):
+            return TrainConfig()
+
+    def build_matching_model(self, task: TaskSpec) -> int | None:
+        """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
+        if self.busy:
+            return None
+        vocab_size = task.n_symbols + 3
+        self.hub.new_untrained(replace(self.hub.config, vocab_size=vocab_size), task)
+        return vocab_size
 
     def _launch(self, worker: TrainingWorker) -> None:
         thread = QThread()
@@ -129,7 +138,7 @@ class TrainingState(QObject):
         worker.probe_updated.connect(self._on_probe)
         worker.paused.connect(self._on_paused)
         worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
+        worker.failed.connect(self.message)  # already a sentence for the status line
         worker.out_of_memory.connect(self._on_out_of_memory)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
@@ -196,26 +205,22 @@ class TrainingState(QObject):
     @Slot(object)
     def _on_progress(self, snap: ProgressSnapshot) -> None:
         self.progress = snap
-        s = self.series
-        for m in snap.new_steps:
-            s.steps.append(m.step), s.loss.append(m.loss), s.token_accuracy.append(m.token_accuracy), s.lr.append(m.lr)
-        self.metrics_appended.emit()
+        self.series.add_steps(snap.new_steps)
+        self._emit_metrics()
 
     @Slot(object)
     def _on_evaluated(self, snap: EvalSnapshot) -> None:
         self.last_eval = snap
-        s = self.series
-        s.eval_steps.append(snap.step), s.eval_loss.append(snap.loss)
-        s.eval_token_accuracy.append(snap.token_accuracy), s.eval_exact_match.append(snap.exact_match)
-        self.metrics_appended.emit()
+        self.series.add_eval(snap)
+        self._emit_metrics()
 
     @Slot(object)
     def _on_probe(self, snap: ProbeSnapshot) -> None:
-        if self.snapshots and self.snapshots[-1].step == snap.step:
-            self.snapshots[-1] = snap  # e.g. the first probe of a continued run repeats the last one
-        else:
-            self.snapshots.append(snap)
-        self.snapshot_added.emit(len(self.snapshots) - 1)
+        kept = self._snapshots
+        if kept and kept[-1].step == snap.step:
+            kept = kept[:-1]  # e.g. the first probe of a continued run repeats the last one
+        self._snapshots = (*kept, snap)
+        self.snapshots_changed.emit(self._snapshots)
 
     @Slot(object)
     def _on_paused(self, outcome: TrainingOutcome) -> None:
@@ -245,107 +250,48 @@ class TrainingState(QObject):
         return f"Stopped at step {outcome.step} of {outcome.total}{scores}."
 
     @Slot(str)
-    def _on_failed(self, text: str) -> None:
-        self.message.emit(text)
-
-    @Slot(str)
     def _on_out_of_memory(self, text: str) -> None:
         self.message.emit(text)
         self.out_of_memory.emit(text)
 
     def _adopt(self, outcome: TrainingOutcome) -> None:
-        try:
+        try:  # while this runs the state is busy, so _on_hub_model_changed leaves the curves alone
             self.hub.adopt_weights(outcome.state_dict, list(outcome.history), task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")
-        self._model_ref = weakref.ref(self.hub.model)
+        self._generation = self.hub.generation  # adopting bumps it: these curves describe the new number
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: RunState) -> None:
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
 
+    def _emit_metrics(self) -> None:
+        self.metrics_changed.emit(self.metrics)
     def _clear(self) -> None:
-        self.series, self.progress, self.last_eval, self.snapshots = MetricSeries(), None, None, []
-        self.metrics_appended.emit()
-        self.snapshots_reset.emit()
+        self.series, self.progress, self.last_eval, self._snapshots = MetricSeries(), None, None, ()
+        self._emit_metrics()
+        self.snapshots_changed.emit(self._snapshots)
 
     @Slot()
     def _on_hub_model_changed(self) -> None:
         """Curves and snapshots describe one model: forget them when another model replaces it."""
-        if self._model_ref() is not self.hub.model and not self.busy:
-            self._model_ref = weakref.ref(self.hub.model)
-            self._clear()
+        if self.busy or self.hub.generation == self._generation:
+            return
+        self._generation = self.hub.generation
+        self._clear()
+        self.model_replaced.emit()
 
     def restore(self, history: list[dict], extra: dict) -> None:
         """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
-        self._model_ref = weakref.ref(self.hub.model)
-        series = MetricSeries()
-        for row in history:
-            try:
-                values = (int(row["step"]), float(row["loss"]), float(row["token_accuracy"]), float(row["lr"]))
-            except (KeyError, TypeError, ValueError):
-                continue
-            series.steps.append(values[0]), series.loss.append(values[1])
-            series.token_accuracy.append(values[2]), series.lr.append(values[3])
-        _restore_eval(series, extra.get("eval_series"))
-        self.series, self.progress, self.last_eval = series, None, None
-        self.snapshots = snapshots_from_plain(extra.get("probe_snapshots"))
-        self.probe_text = self.snapshots[-1].source if self.snapshots else self.probe_text
-        self.metrics_appended.emit()
-        self.snapshots_reset.emit()
+        self._generation = self.hub.generation
+        self.series, self.progress, self.last_eval = series_from_checkpoint(history, extra), None, None
+        self._snapshots = snapshots_from_plain(extra.get("probe_snapshots"))
+        self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
+        self._emit_metrics()
+        self.snapshots_changed.emit(self._snapshots)
 
     def to_extra(self) -> dict:
         """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""
-        if self._model_ref() is not self.hub.model:
-            return {}
-        out: dict = {"eval_series": self.series.eval_dict(), "probe_snapshots": snapshots_to_plain(self.snapshots)}
-        if self.config is not None:
-            out["train_config"] = self.config.to_dict()
-        return out
-
-
-def _restore_eval(series: MetricSeries, data: object) -> None:
-    if not isinstance(data, dict):
-        return
-    try:
-        columns = [list(map(float, data[k])) for k in ("steps", "loss", "token_accuracy", "exact_match")]
-    except (KeyError, TypeError, ValueError):
-        return
-    if len({len(c) for c in columns}) == 1:
-        series.eval_steps = [int(v) for v in columns[0]]
-        series.eval_loss, series.eval_token_accuracy, series.eval_exact_match = columns[1:]
-
-
-def snapshots_to_plain(snapshots: list[ProbeSnapshot]) -> dict:
-    """Stack same-shaped snapshots into tensors: data `torch.load(weights_only=True)` accepts."""
-    if not snapshots:
-        return {}
-    first = snapshots[0]
-    same = [s for s in snapshots if s.source == first.source and s.maps.keys() == first.maps.keys()
-            and all(s.maps[k].values.shape == first.maps[k].values.shape for k in first.maps)]
-    kinds = {
-        kind: {"values": torch.from_numpy(np.stack([s.maps[kind].values for s in same])),  # (N, L, H, Tq, Tk)
-               "valid": torch.from_numpy(np.ascontiguousarray(m.valid)),
-               "query_labels": list(m.query_labels), "key_labels": list(m.key_labels)}
-        for kind, m in first.maps.items()
-    }
-    return {"source": first.source, "steps": [int(s.step) for s in same], "kinds": kinds}
-
-
-def snapshots_from_plain(data: object) -> list[ProbeSnapshot]:
-    """Inverse of snapshots_to_plain; anything malformed gives an empty movie, never an exception."""
-    if not isinstance(data, dict) or not data:
-        return []
-    try:
-        steps, kinds = [int(s) for s in data["steps"]], data["kinds"]
-        parsed = {k: (np.asarray(v["values"], np.float32), np.asarray(v["valid"], bool),
-                      tuple(map(str, v["query_labels"])), tuple(map(str, v["key_labels"]))) for k, v in kinds.items()}
-        if any(values.ndim != 5 or values.shape[0] != len(steps) for values, *_ in parsed.values()):
-            raise ValueError("snapshot arrays do not match the steps")
-        return [ProbeSnapshot(step, str(data["source"]),
-                              {k: KindMaps(k, values[i].copy(), valid, q, kl) for k, (values, valid, q, kl) in parsed.items()})
-                for i, step in enumerate(steps)]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        log.warning("ignoring stored attention snapshots: %s", exc)
-        return []
+        same = self._generation == self.hub.generation
+        return record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None) if same else {}

@@ -1,10 +1,9 @@
-"""The training loop off the GUI thread: a QObject moved to a QThread, polling stop/pause, emitting snapshots."""
+"""Signal plumbing around core_model's training loop: a QObject moved to a QThread that turns hooks into signals."""
 from __future__ import annotations
 
 import gc
 import logging
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -13,24 +12,22 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
-from core_model.training import StepMetrics, Trainer, TrainConfig, TrainingDiverged, evaluate
+from core_model.training import Trainer, TrainConfig, TrainingDiverged, evaluate
+from core_model.training_loop import Cadence, Progress, RunEnd, TrainingHooks, run_training
 from core_model.vocab import BOS
-from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.state.snapshots import EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome
 
 log = logging.getLogger(__name__)
-EMIT_INTERVAL_S = 0.1  # progress at most ~10 times a second (QT-NOTES: more buys nothing)
-PAUSE_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
 class WorkerOptions:
     """How often the worker evaluates and probes, and what it probes."""
 
-    probe_text: str = "0123456789"
-    eval_every: int = 100
+    probe_text: str = "0123456789"  # empty: no probe snapshots
+    cadence: Cadence = field(default_factory=Cadence)
     eval_n: int = 200
-    eval_seed: int = 4321
-    probe_every: int = 25
+    eval_seed: int = 4321  # held-out sequences, drawn apart from the training stream
     start_step: int = 0  # continue a run (e.g. on the CPU after running out of GPU memory)
     history_prefix: tuple[dict, ...] = field(default_factory=tuple)
 
@@ -60,7 +57,7 @@ def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: tor
 
 
 class TrainingWorker(QObject):
-    """Owns a model copy and a Trainer; `run` trains until done, stopped or failed (pausing hands weights back)."""
+    """Owns a model copy and a Trainer; `run` calls `run_training` with hooks that emit these signals."""
 
     progressed = Signal(object)  # ProgressSnapshot
     evaluated = Signal(object)  # EvalSnapshot
@@ -98,7 +95,7 @@ class TrainingWorker(QObject):
         try:
             self.outcome = self._train()
         except Exception as exc:  # noqa: BLE001 - any failure must reach the UI, never kill the thread silently
-            log.exception("training failed")
+            log.warning("training failed", exc_info=True)
             self.failed.emit(f"Training stopped: {exc}")
             self.outcome = self._outcome("error", str(exc))
         finally:
@@ -112,118 +109,49 @@ class TrainingWorker(QObject):
     def _train(self) -> TrainingOutcome:
         self.trainer = Trainer(self.model, self.task, self.config, device=self.device)
         self.trainer.step = self.options.start_step
-        self._clock = _RunClock(self.options.start_step)
-        self._emit_probe()
-        try:
-            while self.trainer.step < self.config.steps:
-                if self._stop.is_set():
-                    return self._finish("stopped")
-                if self._pause.is_set():
-                    self._pause_here()
-                    continue
-                metrics = next(self.trainer.train_steps(1))
-                self._after_step(metrics)
-        except TrainingDiverged as exc:
-            return self._diverged(exc)
-        except torch.cuda.OutOfMemoryError as exc:
-            if self.device.type == "cuda":
-                torch.cuda.empty_cache()
-            message = f"Out of memory on {self.device} at step {self.trainer.step + 1}: {str(exc).splitlines()[0]}"
+        hooks = TrainingHooks(on_progress=self._on_progress, on_eval=self._on_eval, on_probe=self._on_probe,
+                              on_pause=self._on_pause, on_resume=self._on_resume)
+        end = run_training(self.trainer, stop=self._stop, pause=self._pause, hooks=hooks, cadence=self.options.cadence)
+        return self._outcome(end.reason, self._end_message(end))
+
+    def _end_message(self, end: RunEnd) -> str:
+        """The sentence for the status line; emitted as `failed` or `out_of_memory` when the run did not complete."""
+        if isinstance(end.error, TrainingDiverged):
+            exc = end.error
+            message = f"Training stopped: {exc.what} at step {exc.step}; the weights from step {exc.step - 1} are kept."
+            self.failed.emit(message)
+            return message
+        if end.reason == "out_of_memory":
+            message = f"Out of memory on {self.device} at step {end.step + 1}: {end.error_line}"
             self.out_of_memory.emit(message)
-            return self._finish("out_of_memory", message)
-        return self._finish("completed")
+            return message
+        return ""
 
-    def _after_step(self, metrics: StepMetrics) -> None:
-        step = metrics.step
-        last = step >= self.config.steps
-        self._clock.add(metrics)
-        if last or self._clock.due():
-            self.progressed.emit(self._clock.snapshot(self.config.steps))
-        if last or step % self.options.eval_every == 0:
-            self._emit_eval()
-        if last or step % self.options.probe_every == 0:
-            self._emit_probe()
+    def _on_progress(self, progress: Progress) -> None:
+        self.progressed.emit(progress)
 
-    def _emit_eval(self) -> None:
+    def _on_eval(self, step: int) -> None:
         opts = self.options
         result = evaluate(self.model, self.task, n=opts.eval_n, length=self.task.max_len, seed=opts.eval_seed,
                           device=self.device, masks=self.trainer.masks, batch_size=opts.eval_n)
-        self.evaluated.emit(EvalSnapshot(self.trainer.step, result.loss, result.token_accuracy, result.exact_match, result.n))
+        self.evaluated.emit(EvalSnapshot(step, result.loss, result.token_accuracy, result.exact_match, result.n))
 
-    def _emit_probe(self) -> None:
+    def _on_probe(self, step: int) -> None:
         if self.options.probe_text:
             maps = probe_maps(self.model, self.task, self.options.probe_text, self.device)
-            self.probe_updated.emit(ProbeSnapshot(self.trainer.step, self.options.probe_text, maps))
+            self.probe_updated.emit(ProbeSnapshot(step, self.options.probe_text, maps))
 
-    def _pause_here(self) -> None:
-        """Hand the weights back, let the GUI thread collect garbage, and wait for resume or stop."""
-        self._flush_progress()
-        self._clock.pause()
+    def _on_pause(self, _step: int) -> None:
+        """Hand the weights back and let the GUI thread collect garbage while the loop waits."""
         self.paused.emit(self._outcome("paused"))
         gc.collect()
         gc.enable()
-        while self._pause.is_set() and not self._stop.is_set():
-            time.sleep(PAUSE_POLL_S)
+
+    def _on_resume(self, _step: int) -> None:
         gc.disable()
-        self._clock.resume()
 
-    def _diverged(self, exc: TrainingDiverged) -> TrainingOutcome:
-        step = self.trainer.step
-        what = str(exc).split(" at step")[0]
-        message = f"Training stopped: {what} at step {step + 1}; the weights from step {step} are kept."
-        self.failed.emit(message)
-        return self._finish("diverged", message)
-
-    def _finish(self, reason: str, message: str = "") -> TrainingOutcome:
-        self._flush_progress()
-        return self._outcome(reason, message)
-
-    def _flush_progress(self) -> None:
-        if self._clock.pending:
-            self.progressed.emit(self._clock.snapshot(self.config.steps))
-
-    def _outcome(self, reason: str, message: str = "") -> TrainingOutcome:
+    def _outcome(self, reason: OutcomeReason, message: str = "") -> TrainingOutcome:
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
         history = self.options.history_prefix + tuple(asdict(m) for m in (self.trainer.history if self.trainer else ()))
         step = self.trainer.step if self.trainer else self.options.start_step
         return TrainingOutcome(step, self.config.steps, reason, state, history, message)
-
-
-class _RunClock:
-    """Wall time of the run without pauses, and the steps not yet reported."""
-
-    def __init__(self, start_step: int) -> None:
-        self.start_step = start_step
-        self.begin = time.perf_counter()
-        self.paused_s = 0.0
-        self.paused_at: float | None = None
-        self.last_emit = self.begin
-        self.pending: list[StepMetrics] = []
-
-    def add(self, metrics: StepMetrics) -> None:
-        self.pending.append(metrics)
-
-    def due(self) -> bool:
-        return time.perf_counter() - self.last_emit >= EMIT_INTERVAL_S
-
-    def pause(self) -> None:
-        self.paused_at = time.perf_counter()
-
-    def resume(self) -> None:
-        if self.paused_at is not None:
-            self.paused_s += time.perf_counter() - self.paused_at
-            self.paused_at = None
-
-    def snapshot(self, total: int) -> ProgressSnapshot:
-        """Summarise and clear the pending steps."""
-        now = time.perf_counter()
-        self.last_emit = now
-        new, self.pending = tuple(self.pending), []
-        last = new[-1]
-        elapsed = now - self.begin - self.paused_s
-        done = last.step - self.start_step
-        eta = elapsed / max(done, 1) * (total - last.step)
-        tokens = sum(m.tokens for m in new)
-        seconds = sum(m.tokens / max(m.tokens_per_s, 1e-9) for m in new)
-        tokens_per_s = tokens / seconds if tokens and seconds > 0 else float(np.mean([m.tokens_per_s for m in new]))
-        return ProgressSnapshot(last.step, total, last.loss, last.token_accuracy, last.lr, tokens_per_s, elapsed, eta, new)

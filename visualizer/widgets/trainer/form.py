@@ -1,0 +1,175 @@
+"""The Trainer tab's form: task and training hyperparameters, checked against the current model as they are typed."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget,
+)
+
+from core_model.device import available_devices
+from core_model.tasks import TASK_NAMES, TaskSpec
+from core_model.training import TrainConfig
+from core_model.vocab import SYMBOL_POOL, VocabularyError
+
+SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
+
+
+def _spin(low: int, high: int, tip: str) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setToolTip(tip)
+    return box
+
+
+def _dspin(low: float, high: float, decimals: int, step: float, tip: str) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setDecimals(decimals)
+    box.setRange(low, high)
+    box.setSingleStep(step)
+    box.setToolTip(tip)
+    return box
+
+
+def default_probe(task: TaskSpec) -> str:
+    """The task's symbols in order, repeated or cut to its longest length ("0123456789" for the default task)."""
+    symbols = SYMBOL_POOL[:task.n_symbols]
+    return (symbols * (task.max_len // len(symbols) + 1))[:task.max_len]
+
+
+class TrainerForm(QGroupBox):
+    """Hyperparameters with inline errors (a red label next to the field); emits `changed` on every edit."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Task and training", parent)
+        self.task_combo = QComboBox()
+        self.task_combo.addItems(list(TASK_NAMES))
+        self.min_len_spin = _spin(1, 510, "Shortest source sequence")
+        self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
+        self.symbols_spin = _spin(1, len(SYMBOL_POOL), "Number of task symbols (the model needs vocab_size >= symbols + 3)")
+        self.batch_spin = _spin(1, 4096, "Sequences per optimisation step")
+        self.steps_spin = _spin(1, 1_000_000, "Optimisation steps of this run")
+        self.schedule_combo = QComboBox()
+        for text, key in SCHEDULES:
+            self.schedule_combo.addItem(text, key)
+        self.lr_spin = _dspin(1e-6, 10.0, 6, 1e-4, "Peak learning rate (constant and warm-up + cosine)")
+        self.noam_spin = _dspin(0.001, 100.0, 3, 0.1, "Noam factor: lr = factor * d_model^-0.5 * min(...)")
+        self.warmup_spin = _spin(0, 1_000_000, "Warm-up steps (Noam needs at least 1)")
+        self.smoothing_spin = _dspin(0.0, 0.99, 2, 0.05, "Label smoothing (the paper uses 0.1)")
+        self.dropout_spin = _dspin(0.0, 0.9, 2, 0.05, "Dropout of the training copy (no parameters: weights carry over)")
+        self.seed_spin = _spin(0, 2**31 - 1, "Seed of the training batches")
+        self.device_combo = QComboBox()
+        self.device_combo.addItems(available_devices())
+        self.probe_edit = QLineEdit("0123456789")
+        self.probe_edit.setToolTip("Source whose attention maps are recorded during training")
+        self.build_button = QPushButton("Build matching model")
+        self.build_button.setToolTip("Replace the current model by an untrained one whose vocabulary fits the task")
+        self.errors: dict[str, QLabel] = {}
+        self._layout_rows()
+        for box in (self.min_len_spin, self.max_len_spin, self.symbols_spin, self.batch_spin, self.steps_spin,
+                    self.warmup_spin, self.seed_spin, self.lr_spin, self.noam_spin, self.smoothing_spin, self.dropout_spin):
+            box.valueChanged.connect(self.changed)
+        for combo in (self.task_combo, self.schedule_combo, self.device_combo):
+            combo.currentIndexChanged.connect(self.changed)
+        self.probe_edit.textChanged.connect(self.changed)
+        self.schedule_combo.currentIndexChanged.connect(self._on_schedule)
+
+    def _layout_rows(self) -> None:
+        form = QFormLayout(self)
+        rows = (("Task", "task", self.task_combo), ("Min length", "min_len", self.min_len_spin),
+                ("Max length", "max_len", self.max_len_spin), ("Symbols", "symbols", self.symbols_spin),
+                ("Batch size", "batch", self.batch_spin), ("Steps", "steps", self.steps_spin),
+                ("Schedule", "schedule", self.schedule_combo), ("Learning rate", "lr", self.lr_spin),
+                ("Noam factor", "noam", self.noam_spin), ("Warm-up steps", "warmup", self.warmup_spin),
+                ("Label smoothing", "smoothing", self.smoothing_spin), ("Dropout", "dropout", self.dropout_spin),
+                ("Seed", "seed", self.seed_spin), ("Device", "device", self.device_combo),
+                ("Probe input", "probe", self.probe_edit))
+        for label, key, field in rows:
+            row = QWidget()
+            line = QHBoxLayout(row)
+            line.setContentsMargins(0, 0, 0, 0)
+            line.addWidget(field, 1)
+            error = QLabel()
+            error.setStyleSheet("color: #c62828;")
+            error.setWordWrap(True)
+            error.hide()
+            line.addWidget(error, 2)
+            if key == "symbols":
+                line.addWidget(self.build_button)
+                self.build_button.hide()
+            self.errors[key] = error
+            form.addRow(label, row)
+
+    def _on_schedule(self) -> None:
+        noam = self.schedule() == "noam"
+        self.noam_spin.setEnabled(noam)
+        self.lr_spin.setEnabled(not noam)
+
+    def schedule(self) -> str:
+        return str(self.schedule_combo.currentData())
+
+    def set_values(self, task: TaskSpec, config: TrainConfig, dropout: float, device: str) -> None:
+        """Fill the form (no signals per field: one `changed` at the end)."""
+        self.blockSignals(True)
+        self.task_combo.setCurrentText(task.task)
+        self.symbols_spin.setValue(task.n_symbols)
+        self.max_len_spin.setValue(task.max_len)
+        self.min_len_spin.setValue(task.min_len)
+        for box, value in ((self.batch_spin, config.batch_size), (self.steps_spin, config.steps),
+                           (self.warmup_spin, config.warmup_steps), (self.seed_spin, config.seed),
+                           (self.lr_spin, config.lr), (self.noam_spin, config.noam_factor),
+                           (self.smoothing_spin, config.label_smoothing), (self.dropout_spin, dropout)):
+            box.setValue(value)
+        self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
+        names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
+        match = [n for n in names if n == device or n.split(":")[0] == device]
+        self.device_combo.setCurrentText(match[0] if match else "cpu")
+        self.probe_edit.setText(default_probe(task))
+        self.blockSignals(False)
+        self._on_schedule()
+        self.changed.emit()
+
+    def task_spec(self) -> TaskSpec:
+        """The task as typed (raises ValueError when the lengths cross)."""
+        return TaskSpec(self.task_combo.currentText(), self.symbols_spin.value(), self.min_len_spin.value(),
+                        self.max_len_spin.value())
+
+    def train_config(self) -> TrainConfig:
+        return TrainConfig(
+            batch_size=self.batch_spin.value(), steps=self.steps_spin.value(), lr=self.lr_spin.value(),
+            schedule=self.schedule(), warmup_steps=self.warmup_spin.value(), noam_factor=self.noam_spin.value(),
+            label_smoothing=self.smoothing_spin.value(), seed=self.seed_spin.value(),
+            device=self.device_combo.currentText())
+
+    def validate(self, vocab_size: int, model_max_len: int) -> bool:
+        """Cross-field checks against the current model; shows each problem next to its field."""
+        found = {key: "" for key in self.errors}
+        lo, hi, symbols = self.min_len_spin.value(), self.max_len_spin.value(), self.symbols_spin.value()
+        if lo > hi:
+            found["max_len"] = f"must be at least the min length ({lo})"
+        elif hi + 2 > model_max_len:
+            found["max_len"] = f"the model handles at most {model_max_len - 2}"
+        if symbols + 3 > vocab_size:
+            found["symbols"] = (f"the model knows {vocab_size - 3} symbols (vocab_size {vocab_size}); "
+                                f"build a new model with vocab_size {symbols + 3}")
+        if self.schedule() == "noam" and self.warmup_spin.value() < 1:
+            found["warmup"] = "Noam needs at least 1 warm-up step"
+        found["probe"] = self._probe_error(symbols, model_max_len)
+        for key, text in found.items():
+            self.errors[key].setText(text)
+            self.errors[key].setVisible(bool(text))
+        self.build_button.setVisible(bool(found["symbols"]))
+        return not any(found.values())
+
+    def _probe_error(self, symbols: int, model_max_len: int) -> str:
+        text = self.probe_edit.text()
+        try:
+            ids = TaskSpec(n_symbols=symbols).vocabulary.encode(text)
+        except VocabularyError as exc:
+            return str(exc)
+        if not ids:
+            return "type at least one symbol"
+        if len(ids) + 2 > model_max_len:
+            return f"at most {model_max_len - 2} symbols"
+        return ""
