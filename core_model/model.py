@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Generic, Literal, TypeVar
@@ -71,13 +70,6 @@ class Seq2SeqOutput:
     log_probs: Tensor  # (B, T, V); the generator ends in log-softmax, so these are not raw logits
     attention: AttentionMaps[Tensor] | None = None
     scores: AttentionMaps[Tensor] | None = None
-
-    @property
-    def logits(self) -> Tensor:
-        """Deprecated name of `log_probs`, kept until every front end has switched; warns on use."""
-        warnings.warn("Seq2SeqOutput.logits is renamed log_probs (it holds log-probabilities)", DeprecationWarning,
-                      stacklevel=2)
-        return self.log_probs
 
 
 @dataclass

@@ -15,6 +15,7 @@ from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
+from visualizer.workers.training_worker import TrainingWorker
 from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
 
@@ -46,7 +47,7 @@ class Setup:
 
     def __init__(self, qtbot, config: ModelConfig, task: TaskSpec) -> None:
         self.hub = ModelHub(build_model(config, seed=1), task, device=torch.device("cpu"), origin="test")
-        self.state = TrainingState(self.hub)
+        self.state = TrainingState(self.hub, TrainingWorker)
         self.window = QWidget()
         qtbot.addWidget(self.window)
         self.actions = CheckpointActions(self.hub, self.window, self.state)

@@ -241,10 +241,3 @@ def test_layer_inputs_are_scaled_embeddings_plus_positions(positional):
     expected_dec = model.tgt_embed(TGT) * 4.0 + pe[: TGT.shape[1]]
     assert (seen["enc"] - expected_enc).abs().max() <= EXACT
     assert (seen["dec"] - expected_dec).abs().max() <= EXACT
-
-
-def test_logits_is_a_deprecated_alias_of_log_probs():
-    out = tiny(torch.float32)(SRC, TGT)
-    with pytest.warns(DeprecationWarning, match="log_probs"):
-        alias = out.logits
-    assert alias is out.log_probs

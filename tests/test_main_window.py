@@ -195,3 +195,19 @@ def test_start_up_model_shows_its_own_training_curves(qtbot, tmp_path):
     np.testing.assert_allclose(ys, [2.0, 1.0, 2.0 / 3])
     assert app.trainer_tab.progress_bar.text() == "not training"
     close_window(qtbot, app)
+
+
+def test_moving_the_model_to_another_device_keeps_its_training_curves(qtbot, tmp_path):
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
+    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
+    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
+                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    app = open_window(qtbot, path)
+    generation = app.hub.generation
+    cpu = next(a for a in app.device_menu.actions() if a.text() == "cpu")
+    cpu.trigger()
+    assert "cpu" in app.window.statusBar().currentMessage()
+    assert app.hub.generation == generation  # same model, same weights: not a new model
+    xs, _ = app.trainer_tab.curves.curves["loss"].getData()
+    np.testing.assert_array_equal(xs, [1, 2, 3])
+    close_window(qtbot, app)

@@ -13,6 +13,7 @@ from core_model.tasks import TaskSpec
 from core_model.training import Trainer
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
+from visualizer.workers.training_worker import TrainingWorker
 from visualizer.widgets.trainer import tab as trainer_tab
 from visualizer.widgets.trainer.tab import TrainerTab, head_mean
 
@@ -41,7 +42,7 @@ def hub() -> ModelHub:
 
 @pytest.fixture
 def state(qtbot, hub):
-    st = TrainingState(hub)
+    st = TrainingState(hub, TrainingWorker)
     yield st
     assert st.shutdown(20_000)  # QT-NOTES: a QThread alive at teardown aborts pytest
     assert st.training_thread is None

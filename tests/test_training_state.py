@@ -12,6 +12,7 @@ from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
+from visualizer.workers.training_worker import TrainingWorker
 from visualizer.state.training_record import MetricsView
 from visualizer.workers import training_worker
 
@@ -35,7 +36,7 @@ def hub() -> ModelHub:
 
 @pytest.fixture
 def state(qtbot, hub):
-    st = TrainingState(hub)
+    st = TrainingState(hub, TrainingWorker)
     yield st
     assert st.shutdown(20_000)
     assert st.training_thread is None

@@ -101,12 +101,13 @@ class Application(QObject):
         from visualizer.widgets.pe.tab import PETab
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
+        from visualizer.workers.training_worker import TrainingWorker
 
         win = self.window
         hub = self.hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
                                   history=startup.history, path=startup.path, extra=startup.extra)
         self.session = PlaygroundSession(hub)
-        self.training = TrainingState(hub)
+        self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
         self.playground = PlaygroundView(self.session)
         self.pe_tab = PETab(self.pe_state)

@@ -110,4 +110,5 @@ class ModelHub(QObject):
         """Move the inference model (the status bar shows the device)."""
         self._model.to(device)  # may raise (e.g. out of memory): then nothing changed
         self.device = device
-        self._changed()
+        self.model_changed.emit()  # the same model and weights elsewhere: the generation stays
+        self.info_changed.emit(self.info())

@@ -13,7 +13,7 @@ import torch
 
 from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
-from core_model.training_loop import EndReason, Progress
+from core_model.training_loop import Cadence, EndReason, Progress
 
 OutcomeReason = Literal[EndReason, "paused", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
@@ -144,3 +144,14 @@ class TrainingOutcome:
     history: tuple[dict, ...]
     message: str = ""
 
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """How often the worker evaluates and probes, and what it probes."""
+
+    probe_text: str = field(default_factory=lambda: TaskSpec().default_source())  # "": no probe snapshots
+    cadence: Cadence = field(default_factory=Cadence)
+    eval_n: int = 200
+    eval_seed: int = 4321  # held-out sequences, drawn apart from the training stream
+    start_step: int = 0  # continue a run (e.g. on the CPU after running out of GPU memory)
+    history_prefix: tuple[dict, ...] = field(default_factory=tuple)

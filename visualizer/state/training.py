@@ -14,15 +14,18 @@ from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from core_model.training_loop import MAX_SNAPSHOTS, Cadence
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.snapshots import EvalSnapshot, OutcomeReason, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.state.snapshots import (
+    EvalSnapshot, OutcomeReason, ProbeSnapshot, ProgressSnapshot, TrainingOutcome, WorkerOptions,
+)
+from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
 from visualizer.state.training_record import (
     MetricSeries, MetricsView, record_to_extra, series_from_checkpoint, snapshots_from_plain, snapshots_to_plain,
 )
-from visualizer.workers.training_worker import TrainingWorker, WorkerOptions
 
 __all__ = ["MAX_SNAPSHOTS", "MetricSeries", "MetricsView", "RunState", "TrainingState", "snapshots_from_plain",
            "snapshots_to_plain"]
 log = logging.getLogger(__name__)
+DEFAULT_PROBE = TaskSpec().default_source()
 RunState = Literal["idle", "running", "paused", "stopping", "finished", "failed"]
 BUSY_STATES: tuple[RunState, ...] = ("running", "paused", "stopping")
 FAILED_REASONS: tuple[OutcomeReason, ...] = ("diverged", "out_of_memory", "error")
@@ -42,9 +45,9 @@ class TrainingState(QObject):
     message = Signal(str)
     out_of_memory = Signal(str)
 
-    def __init__(self, hub: ModelHub, parent: QObject | None = None) -> None:
+    def __init__(self, hub: ModelHub, start_worker: WorkerFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.hub = hub
+        self.hub, self._start_worker = hub, start_worker
         self.state: RunState = "idle"
         self.series = MetricSeries()
         self.progress: ProgressSnapshot | None = None
@@ -54,9 +57,9 @@ class TrainingState(QObject):
         self.task: TaskSpec | None = None
         self.probe_text = ""
         self._thread: QThread | None = None
-        self._worker: TrainingWorker | None = None
+        self._worker: TrainingWorkerApi | None = None
         self._handled: TrainingOutcome | None = None
-        self._retired: list[tuple[QThread, TrainingWorker | None]] = []
+        self._retired: list[tuple[QThread, TrainingWorkerApi | None]] = []
         self._start_step = 0
         self._dropout: float | None = None
         self._generation = hub.generation
@@ -80,7 +83,7 @@ class TrainingState(QObject):
         """The curves and latest figures as an immutable copy."""
         return self.series.view(self.progress, self.last_eval)
 
-    def start(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = "0123456789",
+    def start(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
               dropout: float | None = None, start_step: int = 0) -> bool:
         """Train a copy of the hub's model; returns False (with a message) when it cannot start."""
         if self.busy:
@@ -102,7 +105,7 @@ class TrainingState(QObject):
         prefix = tuple(self._handled.history) if start_step and self._handled is not None else ()
         options = WorkerOptions(probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step,
                                 history_prefix=prefix)
-        self._launch(TrainingWorker(model, task, config, device, options))
+        self._launch(self._start_worker(model, task, config, device, options))
         return True
 
     def _training_model(self, dropout: float | None) -> torch.nn.Module:
@@ -126,11 +129,11 @@ class TrainingState(QObject):
         """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
         if self.busy:
             return None
-        vocab_size = task.n_symbols + 3
+        vocab_size = task.vocab_size
         self.hub.new_untrained(replace(self.hub.config, vocab_size=vocab_size), task)
         return vocab_size
 
-    def _launch(self, worker: TrainingWorker) -> None:
+    def _launch(self, worker: TrainingWorkerApi) -> None:
         thread = QThread()
         worker.moveToThread(thread)
         worker.progressed.connect(self._on_progress)

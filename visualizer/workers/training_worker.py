@@ -15,21 +15,11 @@ from core_model.tasks import TaskSpec, expected_output
 from core_model.training import Trainer, TrainConfig, TrainingDiverged, evaluate
 from core_model.training_loop import Cadence, Progress, RunEnd, TrainingHooks, run_training
 from core_model.vocab import BOS
-from visualizer.state.snapshots import EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome
+from visualizer.state.snapshots import (
+    EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,
+)
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class WorkerOptions:
-    """How often the worker evaluates and probes, and what it probes."""
-
-    probe_text: str = "0123456789"  # empty: no probe snapshots
-    cadence: Cadence = field(default_factory=Cadence)
-    eval_n: int = 200
-    eval_seed: int = 4321  # held-out sequences, drawn apart from the training stream
-    start_step: int = 0  # continue a run (e.g. on the CPU after running out of GPU memory)
-    history_prefix: tuple[dict, ...] = field(default_factory=tuple)
 
 
 def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: torch.device) -> dict[str, KindMaps]:

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.device import available_devices
-from core_model.tasks import TASK_NAMES, TaskSpec
+from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
 from core_model.training import TrainConfig
-from core_model.vocab import SYMBOL_POOL, VocabularyError
+from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
 
@@ -30,12 +30,6 @@ def _dspin(low: float, high: float, decimals: int, step: float, tip: str) -> QDo
     return box
 
 
-def default_probe(task: TaskSpec) -> str:
-    """The task's symbols in order, repeated or cut to its longest length ("0123456789" for the default task)."""
-    symbols = SYMBOL_POOL[:task.n_symbols]
-    return (symbols * (task.max_len // len(symbols) + 1))[:task.max_len]
-
-
 class TrainerForm(QGroupBox):
     """Hyperparameters with inline errors (a red label next to the field); emits `changed` on every edit."""
 
@@ -47,7 +41,8 @@ class TrainerForm(QGroupBox):
         self.task_combo.addItems(list(TASK_NAMES))
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
         self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
-        self.symbols_spin = _spin(1, len(SYMBOL_POOL), "Number of task symbols (the model needs vocab_size >= symbols + 3)")
+        self.symbols_spin = _spin(1, len(SYMBOL_POOL), f"Number of task symbols (the model's vocab_size must cover "
+                                                       f"them and the {N_SPECIALS} special tokens)")
         self.batch_spin = _spin(1, 4096, "Sequences per optimisation step")
         self.steps_spin = _spin(1, 1_000_000, "Optimisation steps of this run")
         self.schedule_combo = QComboBox()
@@ -61,7 +56,7 @@ class TrainerForm(QGroupBox):
         self.seed_spin = _spin(0, 2**31 - 1, "Seed of the training batches")
         self.device_combo = QComboBox()
         self.device_combo.addItems(available_devices())
-        self.probe_edit = QLineEdit("0123456789")
+        self.probe_edit = QLineEdit(TaskSpec().default_source())
         self.probe_edit.setToolTip("Source whose attention maps are recorded during training")
         self.build_button = QPushButton("Build matching model")
         self.build_button.setToolTip("Replace the current model by an untrained one whose vocabulary fits the task")
@@ -125,7 +120,7 @@ class TrainerForm(QGroupBox):
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]
         self.device_combo.setCurrentText(match[0] if match else "cpu")
-        self.probe_edit.setText(default_probe(task))
+        self.probe_edit.setText(task.default_source())
         self.blockSignals(False)
         self._on_schedule()
         self.changed.emit()
@@ -148,11 +143,11 @@ class TrainerForm(QGroupBox):
         lo, hi, symbols = self.min_len_spin.value(), self.max_len_spin.value(), self.symbols_spin.value()
         if lo > hi:
             found["max_len"] = f"must be at least the min length ({lo})"
-        elif hi + 2 > model_max_len:
-            found["max_len"] = f"the model handles at most {model_max_len - 2}"
-        if symbols + 3 > vocab_size:
-            found["symbols"] = (f"the model knows {vocab_size - 3} symbols (vocab_size {vocab_size}); "
-                                f"build a new model with vocab_size {symbols + 3}")
+        elif hi > max_source_len(model_max_len):
+            found["max_len"] = f"the model handles at most {max_source_len(model_max_len)}"
+        if Vocabulary.size_for(symbols) > vocab_size:
+            found["symbols"] = (f"the model knows {vocab_size - N_SPECIALS} symbols (vocab_size {vocab_size}); "
+                                f"build a new model with vocab_size {Vocabulary.size_for(symbols)}")
         if self.schedule() == "noam" and self.warmup_spin.value() < 1:
             found["warmup"] = "Noam needs at least 1 warm-up step"
         found["probe"] = self._probe_error(symbols, model_max_len)
@@ -170,6 +165,6 @@ class TrainerForm(QGroupBox):
             return str(exc)
         if not ids:
             return "type at least one symbol"
-        if len(ids) + 2 > model_max_len:
-            return f"at most {model_max_len - 2} symbols"
+        if len(ids) > max_source_len(model_max_len):
+            return f"at most {max_source_len(model_max_len)} symbols"
         return ""

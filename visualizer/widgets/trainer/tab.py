@@ -16,11 +16,11 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import MetricsView, TrainingState
 from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
-from visualizer.widgets.trainer.form import TrainerForm, default_probe
+from visualizer.widgets.trainer.form import TrainerForm
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 
-__all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "default_probe", "head_mean", "render_frame",
+__all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame",
            "write_movie"]
 log = logging.getLogger(__name__)
 STATE_TEXT = {"idle": "Idle", "running": "Running", "paused": "Paused", "stopping": "Stopping…",
