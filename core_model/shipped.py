@@ -36,3 +36,13 @@ def find_shipped_checkpoint(config: ModelConfig) -> tuple[Path, Checkpoint] | No
         if not ckpt.config.architecture_differs(config):
             return path, ckpt
     return None
+
+
+def is_shipped(path: Path) -> bool:
+    """True for the files of resources/: shipped models are read-only (saving over one means Save As)."""
+    try:
+        target = Path(path).resolve()
+        return any(target == resource_path(name).resolve() for name in SHIPPED_CHECKPOINTS) or \
+            target.parent == resource_path(DEFAULT_CHECKPOINT).resolve().parent
+    except OSError:
+        return False

@@ -54,3 +54,27 @@ def _no_unexpected_modal_dialogs(request, monkeypatch):
         for name in names:
             monkeypatch.setattr(getattr(QtWidgets, cls_name), name, staticmethod(refuse(cls_name, name)))
     yield
+
+
+@pytest.fixture
+def hub():
+    """A tiny model (5 copy symbols, lengths 3-5) in a ModelHub: enough for the training tests to run in seconds."""
+    from core_model import ModelConfig, build_model
+    from core_model.tasks import TaskSpec
+    from visualizer.state.model_hub import ModelHub
+
+    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
+    return ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
+                    device=torch.device("cpu"), origin="test")
+
+
+@pytest.fixture
+def state(qtbot, hub):
+    """A TrainingState on `hub`; its thread is stopped and joined at teardown (QT-NOTES: a live QThread aborts pytest)."""
+    from visualizer.state.training import TrainingState
+    from visualizer.workers.training_worker import TrainingWorker
+
+    st = TrainingState(hub, TrainingWorker)
+    yield st
+    assert st.shutdown(20_000)
+    assert st.training_thread is None

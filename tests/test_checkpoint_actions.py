@@ -197,3 +197,54 @@ def test_confirm_close_stops_a_running_training_first(qtbot, make, monkeypatch):
     assert setup.actions.confirm_close() is True
     assert setup.state.training_thread is None and not setup.hub.training_active
     assert asked and setup.hub.dirty  # the weights trained so far counted as unsaved
+
+
+def test_close_then_save_on_a_full_disk_keeps_the_window_and_the_work(qtbot, make, tmp_path, errors, monkeypatch):
+    setup = make()
+    setup.hub.path, setup.hub.dirty = tmp_path / "model.pt", True
+    before = _weights(setup.hub.model)
+
+    def full_disk(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:664] . PytorchStreamWriter failed writing file")
+
+    monkeypatch.setattr(checkpoint_actions, "save_checkpoint", full_disk)
+    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: "save")
+    assert setup.actions.confirm_close() is False  # the window stays open
+    assert errors and "model.pt was not written" in errors[0][1] and "Save As" in errors[0][1]
+    assert setup.hub.dirty and not (tmp_path / "model.pt").exists()
+    for name, value in _weights(setup.hub.model).items():
+        assert torch.equal(value, before[name])
+
+
+def test_cancel_while_training_keeps_the_window_and_the_run(qtbot, make, monkeypatch):
+    setup = make()
+    asked: list[str] = []
+    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "cancel")
+    assert setup.state.start(TrainConfig(batch_size=8, steps=100_000, device="cpu"), setup.hub.task, probe_text="1")
+    qtbot.waitUntil(lambda: setup.state.progress is not None, timeout=WAIT_MS)
+    assert setup.actions.confirm_close() is False
+    assert asked and "Training is still running" in asked[0]
+    assert setup.state.state == "running" and setup.state.training_thread is not None
+    step = setup.state.progress.step
+    qtbot.waitUntil(lambda: setup.state.progress.step > step, timeout=WAIT_MS)  # it really goes on training
+
+
+def test_save_on_a_shipped_model_asks_for_a_new_file_and_leaves_the_shipped_one(qtbot, make, tmp_path, errors,
+                                                                                 monkeypatch):
+    from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
+
+    shipped = resource_path(DEFAULT_CHECKPOINT)
+    original = shipped.read_bytes()
+    setup = make()
+    setup.hub.path, setup.hub.dirty = shipped, True
+    asked: list[str] = []
+    target = tmp_path / "mine.pt"
+    monkeypatch.setattr(checkpoint_actions, "_ask_save_path", lambda parent, suggested: asked.append(suggested) or str(target))
+    with qtbot.waitSignal(setup.actions.saved, timeout=WAIT_MS):
+        setup.actions.save_action.trigger()  # Ctrl+S
+    assert asked and Path(asked[0]).parent != shipped.parent  # Save As, suggesting a file outside the package
+    assert target.is_file() and setup.hub.path == target and not setup.hub.dirty
+    assert shipped.read_bytes() == original
+    with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
+        setup.actions.save_to(shipped)  # chosen explicitly: refused, untouched
+    assert "read-only" in errors[-1][1] and shipped.read_bytes() == original

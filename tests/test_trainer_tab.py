@@ -24,30 +24,6 @@ def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """The app's setting (QT-NOTES): with two threads on two busy cores a step takes ~30 times longer."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
-def hub() -> ModelHub:
-    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
-    return ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
-                    device=torch.device("cpu"), origin="test")
-
-
-@pytest.fixture
-def state(qtbot, hub):
-    st = TrainingState(hub, TrainingWorker)
-    yield st
-    assert st.shutdown(20_000)  # QT-NOTES: a QThread alive at teardown aborts pytest
-    assert st.training_thread is None
-
-
 @pytest.fixture
 def tab(qtbot, hub, state) -> TrainerTab:
     widget = TrainerTab(hub, state)

@@ -19,29 +19,6 @@ from visualizer.workers import training_worker
 WAIT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
-def hub() -> ModelHub:
-    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
-    return ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
-                    device=torch.device("cpu"), origin="test")
-
-
-@pytest.fixture
-def state(qtbot, hub):
-    st = TrainingState(hub, TrainingWorker)
-    yield st
-    assert st.shutdown(20_000)
-    assert st.training_thread is None
-
-
 def _train(qtbot, state: TrainingState, hub: ModelHub, steps: int = 30) -> None:
     assert state.start(TrainConfig(batch_size=8, steps=steps, device="cpu"), hub.task, probe_text="0123")
     qtbot.waitUntil(lambda: not state.busy and state.training_thread is None, timeout=WAIT_MS)

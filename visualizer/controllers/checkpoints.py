@@ -12,7 +12,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from core_model import build_model
-from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core_model.checkpoint import load_checkpoint, save_checkpoint
+from core_model.shipped import is_shipped
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
@@ -20,8 +21,11 @@ from visualizer.workers.background import run_in_background
 log = logging.getLogger(__name__)
 RECENT_KEY, MAX_RECENT = "recent_files", 8
 CLOSE_QUESTION = "Save changes to the trained model before closing?"
+TRAINING_CLOSE_QUESTION = ("Training is still running. Closing stops it.\n\nSave the model trained so far before "
+                           "closing? (Cancel keeps the window open and training running.)")
 OPEN_QUESTION = "Save changes to the trained model before opening another one?"
 FILE_FILTER = "Attention Playground checkpoints (*.pt);;All files (*)"
+SHIPPED_REFUSAL = "The models shipped with the app are read-only: choose another file with File > Save As."
 
 
 def _show_error(parent: QWidget | None, title: str, text: str) -> None:
@@ -87,15 +91,23 @@ class CheckpointActions(QObject):
         return action
 
     # --- saving ------------------------------------------------------------------------------------------------
+    def _own_file(self) -> Path | None:
+        """Where Save writes without asking: the model's own file, never a shipped (read-only) one."""
+        path = self.hub.path
+        return None if path is None or is_shipped(path) else path
+
+    def _suggested_path(self) -> str:
+        return str(self._own_file() or Path.home() / f"{self.hub.task.task}-model.pt")
+
     def _on_save(self) -> None:
-        if self.hub.path is None:
+        target = self._own_file()
+        if target is None:
             self._on_save_as()
         else:
-            self.save_to(self.hub.path)
+            self.save_to(target)
 
     def _on_save_as(self) -> None:
-        suggested = str(self.hub.path or Path.home() / f"{self.hub.task.task}-model.pt")
-        path = _ask_save_path(self.parent_widget, suggested)
+        path = _ask_save_path(self.parent_widget, self._suggested_path())
         if path:
             self.save_to(path)
 
@@ -111,6 +123,9 @@ class CheckpointActions(QObject):
     def save_to(self, path: str | Path) -> None:
         """Write the hub's model to `path` in the background; then mark it saved (emits saved or failed)."""
         path = Path(path)
+        if is_shipped(path):
+            self._fail(f"Could not save {path.name}", SHIPPED_REFUSAL)
+            return
         (config, state), history, extra = self._payload()
         generation = self.hub.generation  # a save that raced new weights leaves the model marked unsaved
 
@@ -224,21 +239,37 @@ class CheckpointActions(QObject):
         return self._save_now()
 
     def confirm_close(self) -> bool:
-        """For closeEvent: ends a running training first (its weights count as unsaved), then confirm_discard."""
-        if self.training_state is not None and self.training_state.busy:
-            self.training_state.shutdown()
-        return self.confirm_discard()
+        """For closeEvent: asks first; only when the window really closes does a running training stop.
+
+        Cancel keeps everything as it was, training included. Save stops training (its weights reach the hub) and
+        writes them; if writing fails the window stays open with the weights still in it.
+        """
+        training = self.training_state
+        busy = training is not None and training.busy
+        if not busy:
+            return self.confirm_discard()
+        answer = _ask_save_discard_cancel(self.parent_widget, TRAINING_CLOSE_QUESTION)
+        if answer == "cancel":
+            return False
+        training.shutdown()
+        return answer == "discard" or self._save_now()
 
     def _save_now(self) -> bool:
         """Save on the GUI thread (the window is about to go): True when written."""
-        path = self.hub.path or _ask_save_path(self.parent_widget, str(Path.home() / f"{self.hub.task.task}-model.pt"))
+        path = self._own_file() or _ask_save_path(self.parent_widget, self._suggested_path())
         if not path:
+            return False
+        if is_shipped(Path(path)):
+            _show_error(self.parent_widget, "Could not save the model", SHIPPED_REFUSAL)
             return False
         _, history, extra = self._payload()
         try:
             save_checkpoint(path, self.hub.model, history=history, extra=extra)
-        except (CheckpointError, OSError) as exc:
-            _show_error(self.parent_widget, "Could not save the model", str(exc))
+        except Exception as exc:  # noqa: BLE001 - a full disk can surface as RuntimeError: keep the window and work
+            log.warning("saving %s failed", path, exc_info=True)
+            _show_error(self.parent_widget, "Could not save the model",
+                        f"{Path(path).name} was not written: {exc or type(exc).__name__}\n\nThe window stays open "
+                        "with the model; choose File > Save As to try another place.")
             return False
         self.hub.mark_saved(Path(path))
         self._remember(Path(path))
