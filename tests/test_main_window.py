@@ -211,3 +211,40 @@ def test_moving_the_model_to_another_device_keeps_its_training_curves(qtbot, tmp
     xs, _ = app.trainer_tab.curves.curves["loss"].getData()
     np.testing.assert_array_equal(xs, [1, 2, 3])
     close_window(qtbot, app)
+
+
+def test_huge_numbers_in_the_settings_file_are_clamped_and_the_window_starts(qtbot, tiny_checkpoint):
+    import json
+
+    st = QSettings()
+    st.setValue("window/tab", str(10**20))
+    st.setValue("input/pads", str(10**20))
+    st.setValue("masks/spec", json.dumps({"encoder_window": 10**20, "decoder_window": -5}))
+    st.sync()
+    app = open_window(qtbot, tiny_checkpoint)
+    assert app.window.stack.currentWidget() is app.window.tabs  # not stuck on "Loading the model..."
+    assert app.playground.input_panel.pads.value() == app.session.extra_pads == 16
+    assert app.window.tabs.currentIndex() == app.window.tabs.count() - 1
+    assert (app.session.masks.encoder_window, app.session.masks.decoder_window) == (512, 1)
+    assert app.playground.mask_panel.spec() == app.session.masks
+    close_window(qtbot, app)
+
+
+def test_a_restore_that_fails_falls_back_to_the_defaults_and_says_so(qtbot, tiny_checkpoint, monkeypatch):
+    from visualizer.controllers.preferences import Preferences
+
+    QSettings().setValue("input/source", "97531")
+    original, calls = Preferences.restore, []
+
+    def breaks_once(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OverflowError("Python int too large to convert to C int")
+        original(self)
+
+    monkeypatch.setattr(Preferences, "restore", breaks_once)
+    app = open_window(qtbot, tiny_checkpoint)
+    assert app.window.stack.currentWidget() is app.window.tabs
+    assert "could not be restored" in app.window.statusBar().currentMessage()
+    assert app.playground.input_panel.source.text() == "0123456789"  # the defaults, not the broken settings
+    close_window(qtbot, app)
