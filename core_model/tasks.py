@@ -85,6 +85,12 @@ class TaskSpec:
                 f"for <bos> and <eos>), got {self.max_len}"
             )
 
+    def check_vocab(self, model_vocab_size: int) -> None:
+        """Raise a ValueError when a model's vocabulary is too small for this task's symbols plus the specials."""
+        if self.vocab_size > model_vocab_size:
+            raise ValueError(f"the task needs vocab_size >= {self.vocab_size} ({self.n_symbols} symbols and "
+                             f"{N_SPECIALS} special tokens), the model has {model_vocab_size}")
+
     def default_source(self) -> str:
         """The task's symbols in order, repeated or cut to its longest length ("0123456789" by default)."""
         symbols = self.vocabulary.symbols

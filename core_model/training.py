@@ -142,9 +142,7 @@ class Trainer:
     history: list[StepMetrics] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        vocab = len(self.task.vocabulary)
-        if vocab > self.model.config.vocab_size:
-            raise ValueError(f"task needs vocab_size >= {vocab}, model has {self.model.config.vocab_size}")
+        self.task.check_vocab(self.model.config.vocab_size)
         self.model.to(self.device)
         self.generator = torch.Generator().manual_seed(self.config.seed)
         self.optimizer = torch.optim.AdamW(

@@ -291,3 +291,18 @@ def test_builder_passes_an_acyclic_package(tmp_path: Path) -> None:
 def test_find_cycles_reports_every_elementary_cycle() -> None:
     edges = {"a": {"b", "c"}, "b": {"a", "c"}, "c": {"a"}, "d": {"d"}}
     assert find_cycles(edges) == [["d"], ["a", "b"], ["a", "c"], ["a", "b", "c"]]
+
+
+ENTRY_POINTS = {"visualizer.app", "resources.make_screenshot"}  # the app and the screenshot script start the app
+
+
+def test_only_the_entry_points_import_the_composition_root(project_graph: ImportGraph) -> None:
+    importers = {src for src, targets in project_graph.edges.items() if "visualizer.composition" in targets}
+    assert importers <= ENTRY_POINTS, f"visualizer.composition imported by {sorted(importers - ENTRY_POINTS)}"
+
+
+def test_workers_depend_only_on_core_model_and_the_message_types(project_graph: ImportGraph) -> None:
+    allowed = ("core_model", "visualizer.workers", "visualizer.state.snapshots")
+    wrong = {f"{src} -> {dst}" for src, targets in project_graph.edges.items() if src.startswith("visualizer.workers")
+             for dst in targets if not dst.startswith(allowed)}
+    assert not wrong, "workers import beyond core_model and state.snapshots:\n" + "\n".join(sorted(wrong))

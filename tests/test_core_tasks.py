@@ -130,3 +130,13 @@ def test_default_source_repeats_or_cuts_the_symbols(n_symbols, max_len, expected
     assert TaskSpec().default_source() == "0123456789"
     ids = spec.vocabulary.encode(spec.default_source())
     assert len(ids) == max_len and sorted(set(ids)) == list(spec.vocabulary.symbol_ids)[: min(n_symbols, max_len)]
+
+
+@pytest.mark.parametrize("n_symbols", [1, 10, 36])
+def test_check_vocab_admits_exactly_the_symbols_plus_three_specials(n_symbols):
+    task = TaskSpec(n_symbols=n_symbols)
+    needed = n_symbols + len(("<pad>", "<bos>", "<eos>"))  # counted here, independently of the vocabulary module
+    task.check_vocab(needed)
+    task.check_vocab(needed + 5)
+    with pytest.raises(ValueError, match=f"vocab_size >= {needed}"):
+        task.check_vocab(needed - 1)

@@ -59,9 +59,10 @@ def _read(path: Path) -> dict[str, Any]:
     """Load and check a checkpoint completely (background thread): a model, its task, history and extras."""
     ckpt = load_checkpoint(path)
     task = ckpt.task
-    if len(task.vocabulary) > ckpt.config.vocab_size:
-        raise CheckpointError(f"{path.name}: its task needs vocab_size >= {len(task.vocabulary)}, "
-                              f"the model has {ckpt.config.vocab_size}")
+    try:
+        task.check_vocab(ckpt.config.vocab_size)
+    except ValueError as exc:
+        raise CheckpointError(f"{path.name}: {exc}") from exc
     return {"model": ckpt.build("cpu"), "task": task, "history": ckpt.history, "extra": ckpt.extra, "path": path}
 
 

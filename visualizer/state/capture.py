@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -18,7 +20,7 @@ class Capture:
     """The maps snapshot, the mask previews and the log-probabilities of the first decoder position."""
 
     maps: MapsSnapshot
-    previews: dict[str, np.ndarray]
+    previews: Mapping[str, np.ndarray]
     first_log_probs: torch.Tensor  # (V,) float32 on the CPU
 
 
@@ -39,11 +41,18 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
               "cross": (tgt_labels, src_labels)}
     maps = {}
     for kind in ATTENTION_KINDS:
-        values = np.stack([layer[0] for layer in numpy_maps.kind(kind)])  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
+        values = _frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]
         maps[kind] = KindMaps(kind, values, valid[kind], q, k, None if kind == "encoder_self" else highlight)
-    snap = MapsSnapshot(maps, mode, forward_ms, tuple(vocab.tokens(predicted)), {"stepping": highlight is not None})
-    return Capture(snap, {k: v.copy() for k, v in valid.items()}, first)
+    snap = MapsSnapshot(MappingProxyType(maps), mode, forward_ms, tuple(vocab.tokens(predicted)),
+                        MappingProxyType({"stepping": highlight is not None}))
+    return Capture(snap, MappingProxyType(valid), first)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only array: a frame is shared by every view that draws it, so none may change it."""
+    array.flags.writeable = False
+    return array
 
 
 def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[str, np.ndarray]:
@@ -54,7 +63,7 @@ def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[s
         full = torch.ones(tq, tk, dtype=torch.bool, device=src.device)
         if mask is not None:
             full = (full & mask).reshape(-1, tq, tk)[0]
-        return full.cpu().numpy().copy()
+        return _frozen(full.cpu().numpy().copy())
 
     return {"encoder_self": dense(masks.encoder_self(src), s, s),
             "decoder_self": dense(masks.decoder_self(tgt), t, t),

@@ -4,6 +4,7 @@ Widgets never see torch tensors; the one exception is TrainingOutcome.state_dict
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -66,11 +67,11 @@ class KindMaps:
 class MapsSnapshot:
     """Everything the heatmaps show for one forward pass."""
 
-    maps: dict[str, KindMaps]
+    maps: Mapping[str, KindMaps]  # read-only when made by the session
     mode: str = "weights"  # "weights" (post-softmax) or "scores" (pre-softmax)
     forward_ms: float = 0.0
     output_tokens: tuple[str, ...] = ()
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
 
 
 InputField = Literal["source", "prefix"]
@@ -91,7 +92,7 @@ class PlaygroundFrame:
 
     maps: MapsSnapshot
     decoder: DecodeSnapshot
-    previews: dict[str, np.ndarray]  # kind -> (Tq, Tk) bool, True where the masks let a query see a key
+    previews: Mapping[str, np.ndarray]  # kind -> (Tq, Tk) bool, True where the masks let a query see a key; read-only
     expected: tuple[str, ...]  # the task's expected output for this source
 
 
