@@ -99,11 +99,15 @@ def hostile_payloads(draw) -> object:
                 if isinstance(payload.get("state_dict"), dict) else payload.get("state_dict")
         elif kind == "weight_value" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             key = draw(st.sampled_from(sorted(payload["state_dict"])))
+            if not isinstance(payload["state_dict"][key], torch.Tensor) or payload["state_dict"][key].numel() == 0:
+                continue
             tensor = payload["state_dict"][key].clone().float()
             tensor.view(-1)[0] = draw(st.sampled_from([math.nan, math.inf, -math.inf]))
             payload["state_dict"][key] = tensor
         elif kind == "weight_type" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             key = draw(st.sampled_from(sorted(payload["state_dict"])))
+            if not isinstance(payload["state_dict"][key], torch.Tensor) or payload["state_dict"][key].layout != torch.strided:
+                continue
             payload["state_dict"][key] = draw(st.sampled_from([
                 payload["state_dict"][key].to(torch.int64), "weights", [1.0], torch.zeros(1).expand(10**6),
                 payload["state_dict"][key].to_sparse() if payload["state_dict"][key].dim() == 2 else None]))
