@@ -12,29 +12,47 @@ NormKind = Literal["layernorm", "rmsnorm"]
 ActivationKind = Literal["relu", "gelu"]
 PE_BASE = 10000.0  # the 10000 of paper §3.5's sinusoids; RoFormer (Su et al. 2021) keeps it as RoPE's theta
 PE_BASE_RANGE = (2.0, 1e9)  # the pe_base values ModelConfig accepts, both ends included
+# Upper limits: a checkpoint file names these numbers, so without limits a 1 MB file could ask for gigabytes.
+# Each admits every model the app, its tests and benchmarks build (largest: d_model 512, 6+6 layers, d_ff 2048;
+# vocabularies of at most 39 symbols + 3 specials) with ample headroom, and refuses sizes no toy task needs.
+MAX_VOCAB_SIZE = 1024  # 25x the largest task vocabulary
+MAX_D_MODEL = 2048  # 4x the widest benchmark model
+MAX_D_FF = 8192  # 4 * MAX_D_MODEL, the paper's ratio
+MAX_HEADS = 64
+MAX_LAYERS = 24  # per stack; 4x the deepest benchmark model
+MAX_LEN = 4096  # positions; attention maps grow with its square, so a few thousand is already slow to show
+MAX_MODEL_BYTES = 512 * 2**20  # weights + position tables; ~3x the d_model 512 6+6 benchmark model (~180 MB)
 
 
 def check_choice(field: str, value: object, allowed: tuple[object, ...]) -> None:
     """Raise a ValueError that names the field and its allowed values."""
     if value not in allowed:
-        raise ValueError(f"{field} must be one of {list(allowed)}, got {value!r}")
+        raise ValueError(f"{field} must be one of {list(allowed)}, got {_short(value)}")
 
 
-def check_int(field: str, value: object, minimum: int) -> None:
-    """Raise a ValueError unless value is an int >= minimum (bools are refused)."""
+def check_int(field: str, value: object, minimum: int, maximum: int | None = None) -> None:
+    """Raise a ValueError unless value is an int >= minimum (and <= maximum when given; bools are refused)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{field} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{field} must be an integer >= {minimum}, got {_short(value)}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{field} must be an integer in [{minimum}, {maximum}], got {_short(value)}")
+
+
+def _short(value: object) -> str:
+    """A repr short enough for a message (a hostile file may hold a 10**5-digit number)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "a huge number"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_float(field: str, value: object, low: float, high: float, *, high_open: bool = False) -> None:
     """Raise a ValueError unless low <= value <= high (or < high when high_open)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok:
-        v = float(value)
+        v = float(value) if isinstance(value, float) or abs(value) < 2**1000 else float("inf")  # no OverflowError
         ok = v == v and low <= v and (v < high if high_open else v <= high)
     if not ok:
         bracket = ")" if high_open else "]"
-        raise ValueError(f"{field} must be a number in [{low}, {high}{bracket}, got {value!r}")
+        raise ValueError(f"{field} must be a number in [{low}, {high}{bracket}, got {_short(value)}")
 
 
 @dataclass(frozen=True)
@@ -57,10 +75,13 @@ class ModelConfig:
     tie_embeddings: bool = True  # paper §3.4: source, target embeddings and generator share weights
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            check_int(name, getattr(self, name), N_SPECIALS + 1 if name == "vocab_size" else 1)  # >= 1 symbol
-        check_int("n_encoder_layers", self.n_encoder_layers, 1)
-        check_int("n_decoder_layers", self.n_decoder_layers, 1)
+        check_int("vocab_size", self.vocab_size, N_SPECIALS + 1, MAX_VOCAB_SIZE)  # >= 1 symbol
+        check_int("d_model", self.d_model, 1, MAX_D_MODEL)
+        check_int("n_heads", self.n_heads, 1, MAX_HEADS)
+        check_int("d_ff", self.d_ff, 1, MAX_D_FF)
+        check_int("max_len", self.max_len, 1, MAX_LEN)
+        check_int("n_encoder_layers", self.n_encoder_layers, 1, MAX_LAYERS)
+        check_int("n_decoder_layers", self.n_decoder_layers, 1, MAX_LAYERS)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
@@ -72,7 +93,26 @@ class ModelConfig:
         check_choice("norm", self.norm, get_args(NormKind))
         check_choice("activation", self.activation, get_args(ActivationKind))
         if not isinstance(self.tie_embeddings, bool):
-            raise ValueError(f"tie_embeddings must be one of [True, False], got {self.tie_embeddings!r}")
+            raise ValueError(f"tie_embeddings must be one of [True, False], got {_short(self.tie_embeddings)}")
+        if self.estimated_bytes > MAX_MODEL_BYTES:
+            raise ValueError(f"this configuration needs about {self.estimated_bytes / 2**20:,.0f} MiB of weights, "
+                             f"more than the limit of {MAX_MODEL_BYTES // 2**20} MiB")
+
+    @property
+    def estimated_bytes(self) -> int:
+        """Memory the built model takes, from arithmetic alone (an upper bound: tied weights counted twice).
+
+        Checked before anything is allocated, so an oversized configuration fails in microseconds.
+        """
+        d, ff, v = self.d_model, self.d_ff, self.vocab_size
+        attention = 4 * (d * d + d)  # q, k, v, o projections with biases
+        feed_forward = 2 * d * ff + ff + d
+        norm = 2 * d
+        encoder = self.n_encoder_layers * (attention + feed_forward + 2 * norm)
+        decoder = self.n_decoder_layers * (2 * attention + feed_forward + 3 * norm)
+        parameters = encoder + decoder + 2 * norm + 3 * v * d + v  # + embeddings (src, tgt) and generator
+        tables = self.max_len * d * 8 if self.positional == "sinusoidal" else self.max_len * self.head_dim * 8
+        return 4 * parameters + tables  # float32 weights; float64 position tables
 
     @property
     def head_dim(self) -> int:

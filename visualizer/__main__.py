@@ -1,19 +1,47 @@
 """Entry point: `attention-playground` opens the window; `attention-playground train|eval ...` runs headless."""
 from __future__ import annotations
 
+import difflib
 import sys
+
+VERBS = ("train", "eval")
+HELP_FLAGS = ("-h", "--help")
+USAGE = """usage: attention-playground [Qt options]          open the window
+       attention-playground train --task TASK --out FILE [options]
+       attention-playground eval FILE [options]
+
+Headless commands (no window, no display needed):
+  train   train a model on a toy task and save a checkpoint
+  eval    greedy exact match of a checkpoint on fresh sequences
+Run `attention-playground train --help` or `eval --help` for their options.
+Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch before importing Qt so the headless commands never need a display."""
+    """Dispatch before importing Qt so headless commands, --help and typos never need a display."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("train", "eval"):
+    if args and args[0] in VERBS:
         from visualizer.cli import main as cli_main
 
         return cli_main(args)
+    if any(arg in HELP_FLAGS for arg in args):
+        sys.stdout.write(USAGE)
+        return 0
+    if args and not args[0].startswith("-"):  # a word that is not a verb nor an option: a mistyped command
+        return _unknown_command(args[0])
     from visualizer.app import run_app
 
     return run_app(args)
+
+
+def _unknown_command(word: str) -> int:
+    """Usage and a one-line error on stderr, with the closest verb when there is one; exit status 2."""
+    close = difflib.get_close_matches(word, VERBS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else f" (choose from {', '.join(map(repr, VERBS))})"
+    sys.stderr.write(USAGE.split("\n\n")[0] + "\n")
+    sys.stderr.write(f"attention-playground: error: unknown command {word[:60]!r}{hint}\n")
+    return 2
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -10,12 +9,18 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from visualizer.cli_output import json_line, save_or_fall_back
+
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
 
 
 class CliError(Exception):
     """A failure that ends the command with exit status 1 and a one-line message."""
+
+
+class ArgumentError(Exception):
+    """A bad argument worth one line (not argparse's usage block): exit status 2."""
 
 
 def main(args: list[str]) -> int:
@@ -30,6 +35,9 @@ def main(args: list[str]) -> int:
     except CliError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
+    except ArgumentError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -66,13 +74,23 @@ def _given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:
     return {field: getattr(ns, attr) for attr, field in mapping.items() if getattr(ns, attr) is not None}
 
 
+def _device(name: str | None):
+    """The device named by --device; an unknown or unavailable one is a one-line error listing the available ones."""
+    from core_model.device import pick_device
+
+    try:
+        return pick_device(name)
+    except ValueError as exc:
+        raise ArgumentError(f"--device: {exc}") from None
+
+
 def _train_setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     """Task, model config, train config and device from the arguments; invalid values are argument errors."""
     from core_model import ModelConfig
-    from core_model.device import pick_device
     from core_model.tasks import TaskSpec
     from core_model.training import TrainConfig
 
+    device = _device(ns.device)
     try:
         base = TaskSpec()
         task_kw = _given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len"})
@@ -87,7 +105,6 @@ def _train_setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         task.check_fits(model_config.max_len)
         train_kw = _given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
         config = TrainConfig(device=ns.device or "auto", **train_kw)
-        device = pick_device(config.device)
     except ValueError as exc:
         parser.error(str(exc))
     return task, model_config, config, device
@@ -101,7 +118,6 @@ def _train(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--threads must be >= 1, got {ns.threads}")
     torch.set_num_threads(ns.threads)
     from core_model import build_model
-    from core_model.checkpoint import CheckpointError, save_checkpoint
     from core_model.training import Trainer, TrainingDiverged
 
     start = time.perf_counter()
@@ -113,36 +129,54 @@ def _train(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
     except TrainingDiverged as exc:
         bar.close()
-        raise CliError(f"training diverged: {exc}") from None
+        raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
     bar.close()
     result = trainer.evaluate(n=1000, length=task.max_len)
     last = trainer.history[-1]
     final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
              "exact_match": result.exact_match, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
              "device": str(device), "out": str(ns.out)}
-    extra = {"task": asdict(task), "train_config": config.to_dict(), "final_metrics": final}
-    try:
-        save_checkpoint(ns.out, trainer.model, history=[asdict(m) for m in trainer.history], extra=extra)
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"could not write {ns.out}: {exc.strerror or exc}") from None
-    sys.stdout.write(json.dumps(final) + "\n")
+    _, problem = _save(ns.out, trainer, task, config, final)
+    if problem:  # the model is kept in a spare file when it can be; exit 1 either way
+        raise CliError(problem)
+    sys.stdout.write(json_line(final))
     return 0
+
+
+def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]) -> tuple[Path | None, str]:
+    """Save the trainer's model to `out`, or to a spare file in the temp folder when `out` cannot be written."""
+    from core_model.checkpoint import save_checkpoint
+
+    extra = {"task": asdict(task), "train_config": config.to_dict(), "final_metrics": _finite(final)}
+    history = [asdict(m) for m in trainer.history]
+    return save_or_fall_back(out, lambda path: save_checkpoint(path, trainer.model, history=history, extra=extra))
+
+
+def _keep_last_good(out: Path, trainer: Any, task: Any, config: Any) -> str:
+    """After divergence: write the weights of the last good step (the trainer keeps them) and say where, or why not."""
+    step = trainer.step  # steps completed; the failed step changed no weights
+    if step < 1:
+        return "nothing was written (no step had completed)"
+    written, problem = _save(out, trainer, task, config, {"step": step, "diverged": True, "out": str(out)})
+    if written is None:
+        return problem
+    note = f"the weights from step {step} were written to {written}"
+    return f"{note} ({problem})" if problem else note
+
+
+def _finite(data: dict[str, Any]) -> dict[str, Any]:
+    """The metrics with non-finite numbers as None (a checkpoint's extras stay plain, comparable data)."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()}
 
 
 def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model.checkpoint import CheckpointError, load_checkpoint
-    from core_model.device import pick_device
     from core_model.tasks import max_source_len
     from core_model.training import evaluate
 
     if ns.n < 1:
         parser.error(f"--n must be >= 1, got {ns.n}")
-    try:
-        device = pick_device(ns.device)
-    except ValueError as exc:
-        parser.error(str(exc))
+    device = _device(ns.device)
     try:
         ckpt = load_checkpoint(ns.path)
         model = ckpt.build(device)
@@ -161,7 +195,7 @@ def _eval(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out = {"exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
            "n": result.n, "task": task.task, "length": length, "seed": ns.seed,
            "seconds": round(time.perf_counter() - start, 3), "device": str(device), "path": str(ns.path)}
-    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.write(json_line(out))
     return 0
 
 

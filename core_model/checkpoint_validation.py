@@ -1,0 +1,168 @@
+"""Every field of a loaded checkpoint payload checked before anything is built from it.
+
+A file is untrusted input: its numbers ask for memory, its types may be anything `torch.load(weights_only=True)`
+can rebuild. Each check raises CheckpointError naming the file and what is wrong in words, and none of them
+allocates more than the file already holds (weight shapes are compared against a model built on the meta device).
+"""
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+import torch
+
+from .config import ModelConfig
+from .model import Seq2SeqTransformer
+
+FORMAT = "attention-playground-checkpoint"
+VERSION = 1
+PAYLOAD_KEYS = frozenset({"format", "version", "config", "state_dict", "history", "extra"})
+WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)  # what load_state_dict can copy
+PLAIN_SCALARS = (type(None), bool, int, float, str, bytes)
+MAX_EXTRA_DEPTH = 64  # nesting of lists and dicts in `extra`; deeper only comes from a crafted file
+
+
+def _short(value: object) -> str:
+    """A repr of at most a few dozen characters, whatever a hostile file put there."""
+    r = reprlib.Repr()
+    r.maxstring, r.maxother, r.maxlist, r.maxdict, r.maxlevel, r.maxlong = 40, 40, 3, 3, 2, 40
+    return r.repr(value)
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be written or read: corrupt, truncated, mismatched or unsafe."""
+
+
+def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], list, dict]:
+    """The validated (config, state_dict, history, extra) of a payload read from the file `name`."""
+    if not isinstance(payload, dict):
+        raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it holds a {type(payload).__name__})")
+    if "format" not in payload:
+        raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it has no format marker)")
+    if payload["format"] != FORMAT:
+        raise CheckpointError(f"{name} is not an Attention Playground checkpoint "
+                              f"(wrong format marker {_short(payload['format'])})")
+    version = payload.get("version")
+    if type(version) is not int:
+        raise CheckpointError(f"{name} has an invalid checkpoint version {_short(version)}, expected {VERSION}")
+    if version != VERSION:
+        newer = "; it was written by a newer version of the app" if version > VERSION else ""
+        raise CheckpointError(f"{name} has checkpoint version {_short(version)}, expected {VERSION}{newer}")
+    unknown = sorted(str(k)[:40] for k in set(payload) - PAYLOAD_KEYS)
+    if unknown:
+        raise CheckpointError(f"{name} has unknown fields {unknown[:5]}")
+    config = check_config(payload.get("config"), name)
+    state = check_weights(payload.get("state_dict"), config, name)
+    history = check_history(payload.get("history", []), name)
+    extra = check_extra(payload.get("extra", {}), name)
+    return config, state, history, extra
+
+
+def check_config(data: object, name: str) -> ModelConfig:
+    """A ModelConfig within the size limits (ModelConfig refuses oversized ones before anything is built)."""
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise CheckpointError(f"{name} has an invalid model configuration: not a dict of named fields")
+    try:
+        return ModelConfig.from_dict(dict(data))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CheckpointError(f"{name} has an invalid model configuration: {str(exc)[:300]}") from exc
+
+
+def expected_shapes(config: ModelConfig) -> dict[str, torch.Size]:
+    """The weight shapes a model of `config` has, from a model built on the meta device (no memory used)."""
+    with torch.device("meta"):
+        model = Seq2SeqTransformer(config)
+    return {key: value.shape for key, value in model.state_dict().items()}
+
+
+def check_weights(state: object, config: ModelConfig, name: str) -> dict[str, torch.Tensor]:
+    """Names, shapes, dtypes and values of the weights: they must fit `config` exactly and be finite."""
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise CheckpointError(f"{name} has no valid weights (expected a dict of named tensors)")
+    expected = expected_shapes(config)
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(k[:80] for k in set(state) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{name}: weights do not match its configuration "
+                              f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+    for key, shape in expected.items():
+        tensor = state[key]
+        check_plain_tensor(tensor, f"{name}: weight {key}")
+        if tensor.shape != shape:
+            raise CheckpointError(f"{name}: weight {key} has shape {_shape(tensor)}, configuration needs {tuple(shape)}")
+        if tensor.dtype not in WEIGHT_DTYPES:
+            raise CheckpointError(f"{name}: weight {key} has type {tensor.dtype}, expected a floating-point type")
+        bad = int((~torch.isfinite(tensor)).sum())
+        if bad:
+            raise CheckpointError(f"{name}: weight {key} has {bad} non-finite values (NaN or infinity) "
+                                  f"out of {tensor.numel()}; the model was saved after training diverged")
+    return dict(state)
+
+
+def check_plain_tensor(tensor: torch.Tensor, what: str) -> None:
+    """A dense CPU tensor whose data is really in the file (no sparse, meta or overlapping views)."""
+    if tensor.layout != torch.strided or tensor.is_quantized or tensor.is_nested:
+        raise CheckpointError(f"{what} is a {tensor.layout} tensor; only dense tensors are accepted")
+    if tensor.device.type != "cpu":
+        raise CheckpointError(f"{what} is on device {tensor.device.type}, not stored data")
+    if tensor.numel() and tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
+        raise CheckpointError(f"{what} claims {tensor.numel()} values but stores fewer (a crafted view)")
+
+
+def check_history(history: object, name: str) -> list[dict[str, float]]:
+    """A list of rows, each a dict of metric name -> number (what the trainer records per step)."""
+    if not isinstance(history, list):
+        raise CheckpointError(f"{name}: its training history must be a list of rows, got {type(history).__name__}")
+    for i, row in enumerate(history):
+        if not isinstance(row, dict):
+            raise CheckpointError(f"{name}: row {i} of its training history must be a dict, got {type(row).__name__}")
+        for key, value in row.items():
+            if not isinstance(key, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CheckpointError(f"{name}: row {i} of its training history has a non-numeric entry "
+                                      f"{_short(key)}: {type(value).__name__}")
+    return list(history)
+
+
+def check_extra(extra: object, name: str) -> dict[str, Any]:
+    """Plain data only: numbers, strings, lists, tuples, dicts with string keys and dense tensors."""
+    if not isinstance(extra, dict):
+        raise CheckpointError(f"{name}: its extra data must be a dict, got {type(extra).__name__}")
+    problem = find_non_plain(extra)
+    if problem:
+        raise CheckpointError(f"{name}: its extra data {problem}")
+    return dict(extra)
+
+
+def find_non_plain(root: object) -> str | None:
+    """What is wrong with `root` as plain data, or None. Iterative, and each container is visited once."""
+    seen: set[int] = set()
+    stack: list[tuple[object, str, int]] = [(root, "extra", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, PLAIN_SCALARS):
+            continue
+        if isinstance(value, torch.Tensor):
+            try:
+                check_plain_tensor(value, where)
+            except CheckpointError as exc:
+                return f"holds an unusable tensor: {exc}"
+            continue
+        if not isinstance(value, (list, tuple, dict)):
+            return f"holds a {type(value).__name__} at {where}; only plain data is accepted"
+        if depth >= MAX_EXTRA_DEPTH:
+            return f"is nested deeper than {MAX_EXTRA_DEPTH} levels at {where[:200]}"
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"has a key of type {type(key).__name__} at {where[:200]}; keys must be strings"
+                stack.append((item, f"{where}[{key[:40]!r}]", depth + 1))
+        else:
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+    return None
+
+
+def _shape(tensor: torch.Tensor) -> tuple[int, ...]:
+    return tuple(tensor.shape)

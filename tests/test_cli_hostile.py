@@ -1,0 +1,187 @@
+"""The CLI against hostile files, failed saves, divergence, typos and bad devices: one line, right exit status."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import core_model.training as training_module
+from core_model import ModelConfig, build_model
+from core_model.checkpoint import load_checkpoint, save_checkpoint
+from visualizer.__main__ import main as entry_main
+from visualizer.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ["train", "--task", "copy", "--steps", "3", "--batch-size", "4", "--max-len", "3", "--device", "cpu"]
+MAX_CHILD_RSS_BYTES = 2**30
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", QT_QPA_PLATFORM="")  # no display either
+    return subprocess.run([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def _payload() -> dict:
+    config = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
+    return {"format": "attention-playground-checkpoint", "version": 1, "config": config.to_dict(),
+            "state_dict": build_model(config, seed=0).state_dict(), "history": [], "extra": {}}
+
+
+def _hostile(path: Path, kind: str) -> None:
+    payload = _payload()
+    if kind == "layers":
+        payload["config"]["n_encoder_layers"] = 10**6
+    elif kind == "d_model":
+        payload["config"] |= {"d_model": 16384, "d_ff": 16384}
+    elif kind == "max_len":
+        payload["config"]["max_len"] = 10**9
+    elif kind == "huge_d_model":
+        payload["config"]["d_model"] = 10**9
+    elif kind == "nan":
+        payload["state_dict"]["generator.bias"][0] = math.nan
+    elif kind == "history":
+        payload["history"] = 5
+    elif kind == "extra":
+        payload["extra"] = {"task": [1, 2]}
+    elif kind == "view":
+        payload["extra"] = {"x": torch.zeros(1).expand(10**5, 10**5)}
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("a.txt", "plain zip")
+    else:
+        torch.save(payload, path)
+
+
+HOSTILE = ["layers", "d_model", "max_len", "huge_d_model", "nan", "history", "extra", "view", "empty", "zip"]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_eval_of_a_hostile_file_is_quick_small_and_one_line(tmp_path, kind):
+    path = tmp_path / f"{kind}.pt"
+    _hostile(path, kind)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = _run("eval", str(path), "--device", "cpu")
+    took = time.perf_counter() - start
+    rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # max over children so far (KiB on Linux)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attention-playground: error: ") and f"{kind}.pt" in lines[0]
+    assert "Traceback" not in proc.stderr and took < 30  # mostly interpreter and torch start-up
+    assert max(rss_kib, before) * 1024 < MAX_CHILD_RSS_BYTES
+
+
+def _strict(text: str) -> dict:
+    def refuse(name: str):
+        raise ValueError(f"invalid JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_metrics_print_valid_json(tmp_path, capsys, monkeypatch):
+    path = save_checkpoint(tmp_path / "m.pt", build_model(ModelConfig(), seed=0))
+    real = training_module.evaluate
+
+    def nan_loss(*args, **kwargs):
+        result = real(*args, **kwargs)
+        result.loss = math.nan
+        return result
+
+    monkeypatch.setattr(training_module, "evaluate", nan_loss)
+    assert main(["eval", str(path), "--n", "5", "--device", "cpu"]) == 0
+    result = _strict(capsys.readouterr().out)
+    assert result["loss"] is None and "loss was nan" in result["notes"][0]
+
+
+def test_divergence_writes_the_last_good_weights_and_says_so(tmp_path, capsys, monkeypatch):
+    real_loss, calls = training_module.sequence_loss, []
+
+    def nan_from_step_3(lp, labels, s=0.0):
+        calls.append(1)
+        return real_loss(lp, labels, s) * (float("nan") if len(calls) >= 3 else 1.0)
+
+    monkeypatch.setattr(training_module, "sequence_loss", nan_from_step_3)
+    out = tmp_path / "diverged.pt"
+    code = main([*TRAIN[:4], "5", *TRAIN[5:], "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 1 and "training diverged" in err and f"the weights from step 2 were written to {out}" in err
+    ckpt = load_checkpoint(out)
+    assert [row["step"] for row in ckpt.history] == [1, 2] and ckpt.extra["final_metrics"]["diverged"] is True
+
+
+def test_divergence_before_any_step_says_nothing_was_written(tmp_path, capsys, monkeypatch):
+    real_loss = training_module.sequence_loss
+    monkeypatch.setattr(training_module, "sequence_loss", lambda lp, labels, s=0.0: real_loss(lp, labels, s) * math.nan)
+    out = tmp_path / "never.pt"
+    assert main([*TRAIN, "--out", str(out)]) == 1
+    assert "nothing was written" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("error", [RuntimeError("[enforce fail at inline_container.cc] file write failed"),
+                                   OSError(28, "No space left on device"), PermissionError(13, "Permission denied")])
+def test_failed_save_keeps_the_model_in_a_spare_file_and_the_old_file_intact(tmp_path, capsys, monkeypatch, error):
+    import core_model.checkpoint_files as files
+
+    out = tmp_path / "m.pt"
+    save_checkpoint(out, build_model(ModelConfig(), seed=9))
+    before = out.read_bytes()
+    spare_dir = tmp_path / "spare"
+    spare_dir.mkdir()
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(spare_dir))
+    real_mkstemp = files.tempfile.mkstemp
+
+    def fails_next_to_out(*args, dir=None, **kwargs):
+        if Path(dir) == tmp_path:
+            raise error
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", fails_next_to_out)
+    code = main([*TRAIN, "--out", str(out)])
+    captured = capsys.readouterr()
+    spares = list(spare_dir.iterdir())
+    assert code == 1 and captured.out == "" and len(spares) == 1
+    line = captured.err.strip().splitlines()[-1]
+    assert line.startswith("attention-playground: error: could not write") and f"saved to {spares[0]} instead" in line
+    assert out.read_bytes() == before
+    assert [row["step"] for row in load_checkpoint(spares[0]).history] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(("word", "hint"), [("traim", "did you mean 'train'?"), ("bogus", "choose from")])
+def test_unknown_commands_print_usage_and_exit_2_without_qt(word, hint):
+    proc = _run(word)
+    assert proc.returncode == 2 and hint in proc.stderr and "usage:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_usage_and_exits_0_without_qt(flag):
+    proc = _run(flag)
+    assert proc.returncode == 0 and "attention-playground train" in proc.stdout and proc.stderr == ""
+
+
+def test_gui_options_still_reach_the_window(monkeypatch):
+    import visualizer.app as app
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(app, "run_app", lambda args: seen.append(args) or 0)
+    assert entry_main(["-platform", "offscreen"]) == 0 and entry_main([]) == 0
+    assert seen == [["-platform", "offscreen"], []]
+
+
+@pytest.mark.parametrize("verb", [["eval", "x.pt"], TRAIN[:-2] + ["--out", "x.pt"]])
+def test_unknown_device_is_one_line_listing_the_available_ones(verb, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main([*verb, "--device", "banana"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown device 'banana'" in err[0] and "available devices: cpu" in err[0]
