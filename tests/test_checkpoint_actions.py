@@ -248,3 +248,20 @@ def test_save_on_a_shipped_model_asks_for_a_new_file_and_leaves_the_shipped_one(
     with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
         setup.actions.save_to(shipped)  # chosen explicitly: refused, untouched
     assert "read-only" in errors[-1][1] and shipped.read_bytes() == original
+
+
+def test_opening_a_file_with_nan_weights_says_so_and_changes_nothing(qtbot, make, tmp_path, errors):
+    setup = make()
+    before = _weights(setup.hub.model)
+    state = {k: v.clone() for k, v in build_model(SMALL, seed=4).state_dict().items()}
+    state["generator.bias"][:2] = float("nan")
+    path = tmp_path / "nan.pt"
+    torch.save({"format": "attention-playground-checkpoint", "version": 1, "config": SMALL.to_dict(),
+                "state_dict": state, "history": [], "extra": {"task": {"task": "sort", "n_symbols": 5,
+                                                                         "min_len": 2, "max_len": 5}}}, path)
+    with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
+        setup.actions.open_path(path)
+    assert errors and "nan.pt" in errors[0][1] and "non-finite" in errors[0][1] and "generator.bias" in errors[0][1]
+    assert setup.hub.path is None
+    for name, value in _weights(setup.hub.model).items():
+        assert torch.equal(value, before[name])
