@@ -39,10 +39,9 @@ def find_shipped_checkpoint(config: ModelConfig) -> tuple[Path, Checkpoint] | No
 
 
 def is_shipped(path: Path) -> bool:
-    """True for the files of resources/: shipped models are read-only (saving over one means Save As)."""
+    """True for a shipped checkpoint: those are read-only (saving over one means Save As)."""
     try:
         target = Path(path).resolve()
-        return any(target == resource_path(name).resolve() for name in SHIPPED_CHECKPOINTS) or \
-            target.parent == resource_path(DEFAULT_CHECKPOINT).resolve().parent
+        return any(target == resource_path(name).resolve() for name in SHIPPED_CHECKPOINTS)
     except OSError:
         return False
