@@ -26,7 +26,7 @@ from .token_chips import TokenChips, chip_state
 log = logging.getLogger(__name__)
 
 EOS_LABEL = "<eos>"
-FORCE_COLUMNS = 5  # force buttons per row
+FORCE_COLUMNS = 3  # force buttons per row: five candidates in two rows fit the narrowest column
 # action -> keys; the first is the one shown in tooltips and `shortcuts()`. Ctrl+Left/Right (and Shift) are also
 # word movement in a QLineEdit: a focused line edit keeps them (ShortcutOverride), so they never fire while typing;
 # F10 / F5 act from anywhere in the window, including while typing.

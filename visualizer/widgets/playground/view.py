@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -19,16 +19,11 @@ from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
+from .section import Section
 
+# the column is laid out to fit this width (1280 px window); it scrolls vertically, never sideways
+MIN_COLUMN_WIDTH = 440
 SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
-
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    lay = QVBoxLayout(box)
-    lay.setContentsMargins(4, 8, 4, 4)
-    lay.addWidget(widget)
-    return box
 
 
 def decoder_view(snap: DecodeSnapshot) -> DecoderView:
@@ -52,14 +47,16 @@ class PlaygroundView(QWidget):
         self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
         left = QWidget()
         left_lay = QVBoxLayout(left)
-        for title, w in (("Input", self.input_panel), ("Decoder stepper", self.decoder_panel),
-                         ("Masks", self.mask_panel), ("Model", self.model_panel)):
-            left_lay.addWidget(_group(title, w))
+        self.sections = {title: Section(title, w) for title, w in (
+            ("Input", self.input_panel), ("Decoder stepper", self.decoder_panel), ("Masks", self.mask_panel),
+            ("Model", self.model_panel))}
+        for section in self.sections.values():
+            left_lay.addWidget(section)
         left_lay.addStretch(1)
-        scroll = QScrollArea()
+        self.control_scroll = scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(500)
+        scroll.setMinimumWidth(MIN_COLUMN_WIDTH)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
