@@ -146,6 +146,7 @@ class DecoderPanel(QWidget):
             for key in keys:
                 shortcut = QShortcut(QKeySequence(key), self)
                 shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+                shortcut.setWhatsThis(f"{ACTION_TITLES[action]} (decoder stepper): {ACTION_HELP[action]}")
                 shortcut.activated.connect(button.click)  # a disabled button ignores click()
                 self._shortcuts[action].append(shortcut)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
@@ -23,7 +24,8 @@ from .section import Section
 
 # the column is laid out to fit this width (1280 px window); it scrolls vertically, never sideways
 MIN_COLUMN_WIDTH = 440
-SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
+SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
 
 
 def decoder_view(snap: DecodeSnapshot) -> DecoderView:
@@ -61,8 +63,12 @@ class PlaygroundView(QWidget):
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
-            self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind].replace("&", ""))
-            self.grid_tabs.setTabToolTip(self.grid_tabs.count() - 1, KIND_TITLES[kind] + " (Alt+E / Alt+D / Alt+R)")
+            index = self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind])
+            self.grid_tabs.setTabToolTip(index, f"{KIND_TITLES[kind]} ({GRID_KEYS[kind]})")
+            shortcut = QShortcut(QKeySequence(GRID_KEYS[kind]), self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.setWhatsThis(f"Show the {KIND_TITLES[kind]} grid")
+            shortcut.activated.connect(lambda i=index: self.grid_tabs.setCurrentIndex(i))
         self.scale = QComboBox()
         self.scale.addItem("Shared colour scale", "shared")
         self.scale.addItem("Per-map colour scale", "per_map")
@@ -93,6 +99,7 @@ class PlaygroundView(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
         self._wire()
+        self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
