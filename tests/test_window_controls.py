@@ -115,3 +115,25 @@ def test_apply_builds_and_undo_brings_back_several_models_with_their_weights(qtb
         assert app.hub.model is expected
     assert app.hub.origin == "trained" or not app.hub.origin.startswith("untrained")
     assert not app.undo_action.isEnabled()
+
+
+def test_teacher_forcing_and_stepping_are_a_visible_switch_with_a_chip_legend(qtbot, app):
+    view, panel = app.playground, app.playground.decoder_panel
+    field = view.input_panel.source
+    field.setText("01234")
+    field.textEdited.emit("01234")
+    full = view.grids["decoder_self"].current_maps().values.shape[-1]
+    assert panel.mode_buttons["teacher"].isChecked() and "expected output" in panel.mode_label.text()
+    qtbot.mouseClick(panel.buttons["reset"], Qt.MouseButton.LeftButton)
+    assert panel.mode_buttons["stepping"].isChecked() and "decoded so far" in panel.mode_label.text()
+    assert view.grids["decoder_self"].current_maps().values.shape[-1] == 1
+    qtbot.mouseClick(panel.mode_buttons["teacher"], Qt.MouseButton.LeftButton)
+    assert panel.mode_buttons["teacher"].isChecked() and not panel.mode_buttons["stepping"].isChecked()
+    assert view.grids["decoder_self"].current_maps().values.shape[-1] == full
+    qtbot.mouseClick(panel.mode_buttons["stepping"], Qt.MouseButton.LeftButton)
+    assert app.session.decode_snapshot().stepping
+    assert panel.legend.isVisible() and panel.legend.texts() == [
+        "right", "wrong", "no expectation", "expected", "forced by you"]
+    image = panel.legend.grab().toImage()
+    colours = {image.pixelColor(r.center().x(), r.top() + 3).name() for r, *_ in panel.legend._items}
+    assert {"#2e7d32", "#c62828", "#9e9e9e", "#eceff1"} <= colours

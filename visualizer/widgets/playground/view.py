@@ -33,7 +33,7 @@ def decoder_view(snap: DecodeSnapshot) -> DecoderView:
     return DecoderView(
         output_labels=snap.output_labels, correct=snap.correct, expected_labels=snap.expected_labels,
         top_k=snap.top_k, finished=snap.finished, can_back=bool(snap.output_ids), position=snap.position,
-        forced=snap.forced,
+        forced=snap.forced, stepping=snap.stepping,
     )
 
 
@@ -115,6 +115,7 @@ class PlaygroundView(QWidget):
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
         dp.reset_requested.connect(s.reset_decoding)
+        dp.teacher_forcing_requested.connect(s.stop_stepping)
         dp.token_forced.connect(s.force)
         s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)
