@@ -93,6 +93,8 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, app):
     combo.setFocus()
     with qtbot.waitSignal(combo.activated, timeout=2000):
         qtbot.keyClick(combo, Qt.Key.Key_Down)  # sinusoidal -> RoPE, as a keyboard user would
+    assert app.hub.config.positional == "sinusoidal"  # nothing is built before Apply
+    qtbot.mouseClick(app.playground.model_panel.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: app.hub.config.positional == "rope", timeout=10000)
     assert app.hub.model is not old_model and app.hub.origin.startswith("untrained")
     assert "untrained" in app.window.statusBar().currentMessage()
@@ -101,7 +103,7 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, app):
     maps = app.playground.grids["cross"].current_maps()
     src = torch.tensor([app.session.vocabulary.encode("0123456789") + [0] * app.session.extra_pads])
     assert maps.values.shape[0] == app.hub.config.n_decoder_layers and src.shape[1] == maps.values.shape[-1]
-    app.window.model_menu.actions()[0].trigger()  # Model > Restore previous model
+    app.undo_action.trigger()  # Model > Undo architecture change
     assert app.hub.model is old_model and app.hub.config.positional == "sinusoidal"
 
 
@@ -151,7 +153,7 @@ def test_architecture_change_asks_before_discarding_training(qtbot, app, monkeyp
     old = app.hub.model
     spin = app.playground.model_panel.spins["n_heads"]
     spin.setValue(2)
-    spin.editingFinished.emit()
+    qtbot.mouseClick(app.playground.model_panel.apply_button, Qt.MouseButton.LeftButton)
     assert app.hub.model is old and app.hub.config.n_heads == 4
     assert spin.value() == 4  # the controls show the loaded model again
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup
 
 from visualizer.main_window import MainWindow
+from visualizer.shortcut_list import shortcut_entries
 from visualizer.workers.background import run_in_background
 from visualizer.workers.loader import StartupModel, load_startup_model
 
@@ -33,10 +34,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.widgets.trainer.tab import TrainerTab
 
 log = logging.getLogger(__name__)
-TAB_TITLES = ("&Playground", "Positional &encoding", "&Trainer")
-GLOBAL_SHORTCUTS = ("Ctrl+1/2/3: switch tabs", "Ctrl+O / Ctrl+S / Ctrl+Shift+S: open / save / save as",
-                    "Ctrl+Q: quit", "Ctrl+Shift+H: restore all heads",
-                    "Alt+E / Alt+D / Alt+R: encoder / decoder / cross grids")
+TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R pick the grids (view.py)
 
 
 class Application(QObject):
@@ -142,6 +140,7 @@ class Application(QObject):
         hub.info_changed.connect(self._show_model)
         hub.training_active_changed.connect(lambda active: self.playground.model_panel.setEnabled(not active))
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
+        hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(self._show_frame_time)
         self.playground.config_requested.connect(self.architecture.request)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
@@ -166,8 +165,10 @@ class Application(QObject):
         for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
             win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
                            f"Ctrl+{i + 1}")
-        win.add_action(win.model_menu, "&Restore previous model", self.architecture.restore_previous,
-                       tip="Undo the last architecture change")
+        self.undo_action = win.add_action(win.model_menu, "&Undo architecture change",
+                                          self.architecture.restore_previous, "Ctrl+Alt+Z",
+                                          tip="Bring back the model before the last architecture change, weights "
+                                              "included")
         self._build_device_menu()
 
     def _build_device_menu(self) -> None:
@@ -188,6 +189,9 @@ class Application(QObject):
     # ----- showing -----
     def _show_model(self, info: ModelInfo) -> None:
         self.window.show_model_info(info)
+        self.undo_action.setEnabled(self.hub.undo_depth > 0)
+        self.undo_action.setStatusTip(f"Bring back the model before the last architecture change, weights included "
+                                      f"({self.hub.undo_depth} of up to 5 kept)")
         c = info.config
         self.playground.model_panel.set_config(c, info.origin, info.parameters)
         self.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
@@ -196,11 +200,8 @@ class Application(QObject):
         self.window.show_forward_time(frame.maps.forward_ms)
 
     def shortcut_help(self) -> str:
-        lines = list(GLOBAL_SHORTCUTS)
-        if self.playground is not None:
-            for name, seq in self.playground.decoder_panel.shortcuts().items():
-                lines.append(f"{seq.toString()}: {name}")
-        return "\n".join(lines)
+        """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
+        return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
 
     # ----- closing -----
     def _close(self) -> bool:

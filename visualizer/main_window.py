@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QMessageBox, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import (
+    QLabel, QMainWindow, QMenu, QMessageBox, QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
+)
 
 from visualizer.widgets.common.stable_label import fix_label_size
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:  # the window paints before torch is imported; the snapshot ty
 
 log = logging.getLogger(__name__)
 UNTRAINED_WARNING = "Untrained model: train it in the Trainer tab or open a checkpoint"
+TRAINING_NOTICE = "Training this model (Trainer tab): the maps show the weights of the last pause or stop"
 
 
 class MainWindow(QMainWindow):
@@ -31,6 +34,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self._close_guard: Callable[[], bool] | None = None
         self._shortcut_help: Callable[[], str] = lambda: ""
+        self._untrained, self._training, self._warning = False, False, ""
         self.stack = QStackedWidget()
         self.loading_label = QLabel("Loading the model…")
         self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -38,7 +42,18 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.stack.addWidget(self.loading_label)
         self.stack.addWidget(self.tabs)
-        self.setCentralWidget(self.stack)
+        # the warning is a banner above the tabs, not a status-bar widget: status messages never run into it
+        self.warning_label = QLabel("")
+        self.warning_label.setWordWrap(True)
+        self.warning_label.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 3px 6px;")
+        self.warning_label.hide()
+        central = QWidget()
+        central_lay = QVBoxLayout(central)
+        central_lay.setContentsMargins(0, 0, 0, 0)
+        central_lay.setSpacing(0)
+        central_lay.addWidget(self.warning_label)
+        central_lay.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
         self._build_status_bar()
         self.file_menu = self.menuBar().addMenu("&File")
         self.model_menu = self.menuBar().addMenu("&Model")
@@ -83,25 +98,36 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         self.device_label, self.model_label = QLabel("device: …"), QLabel("")
         self.params_label, self.forward_label = QLabel(""), QLabel("")
-        self.warning_label = QLabel("")
-        self.warning_label.setStyleSheet("color: #c77c02;")
         fix_label_size(self.forward_label, "forward 9999.9 ms")  # new per keystroke: must not re-lay out the bar
         self.forward_label.setToolTip("Time of the last forward pass that captured the maps")
-        for w in (self.warning_label, self.model_label, self.params_label, self.forward_label, self.device_label):
+        for w in (self.model_label, self.params_label, self.forward_label, self.device_label):
             self.statusBar().addPermanentWidget(w)
 
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
         self.statusBar().showMessage(text, timeout_ms)
 
     def set_warning(self, text: str) -> None:
+        """A warning about the present model (e.g. why it is untrained); the next model replaces it."""
+        self._warning = text
+        self._show_warning()
+
+    def set_training_active(self, active: bool) -> None:
+        """While the Trainer trains this model, the banner says so instead of calling it untrained."""
+        self._training = active
+        self._show_warning()
+
+    def _show_warning(self) -> None:
+        text = TRAINING_NOTICE if self._training else self._warning or (UNTRAINED_WARNING if self._untrained else "")
         self.warning_label.setText(text)
+        self.warning_label.setVisible(bool(text))
 
     def show_model_info(self, info: ModelInfo) -> None:
         self.device_label.setText(f"device: {info.device}")
         dirty = " • unsaved training" if info.dirty else ""
         self.model_label.setText(f"{info.summary}{dirty}")
         self.params_label.setText(f"{info.parameters:,} params")
-        self.warning_label.setText(UNTRAINED_WARNING if info.origin.startswith("untrained") else "")
+        self._untrained, self._warning = info.origin.startswith("untrained"), ""
+        self._show_warning()
         title = info.path.name if info.path else info.origin
         self.setWindowTitle(f"Attention Playground — {title}{' *' if info.dirty else ''}")
 

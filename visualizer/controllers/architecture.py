@@ -18,8 +18,8 @@ from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
-                     "trained (Trainer tab) or a matching checkpoint is opened. Model > Restore previous model "
-                     "undoes it.")
+                     "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
+                     "change (Ctrl+Alt+Z) brings the previous model back.")
 
 
 class ArchitectureController(QObject):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import deque
 from pathlib import Path
 
 import torch
@@ -13,6 +14,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
+UNDO_DEPTH = 5  # models kept for Model > Undo architecture change, each with its trained weights
 
 
 class ModelHub(QObject):
@@ -30,7 +32,7 @@ class ModelHub(QObject):
         self.history: list[dict] = list(history or [])
         self.extra: dict = dict(extra or {})
         self.path, self.dirty, self._training = path, False, False
-        self._previous: tuple | None = None
+        self._undo: deque[tuple] = deque(maxlen=UNDO_DEPTH)  # newest last; the oldest falls off
         self._generation = 0
 
     @property
@@ -45,6 +47,11 @@ class ModelHub(QObject):
     @property
     def config(self) -> ModelConfig:
         return self._model.config
+
+    @property
+    def undo_depth(self) -> int:
+        """How many earlier models restore_previous() can bring back, newest first."""
+        return len(self._undo)
 
     @property
     def training_active(self) -> bool:
@@ -64,7 +71,7 @@ class ModelHub(QObject):
                   keep_previous: bool = False) -> None:
         """Replace the model wholesale (load, new architecture); keep_previous lets restore_previous() undo it."""
         if keep_previous:
-            self._previous = (self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
+            self._undo.append((self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra))
         self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
         self.history, self.path, self.dirty = list(history or []), path, dirty
         self.extra = dict(extra or {})
@@ -76,11 +83,10 @@ class ModelHub(QObject):
                        keep_previous=True)
 
     def restore_previous(self) -> bool:
-        """Undo the last new_untrained(); False when there is nothing to restore."""
-        if self._previous is None:
+        """Undo the newest architecture change (up to UNDO_DEPTH deep); False when there is nothing to restore."""
+        if not self._undo:
             return False
-        model, task, origin, history, path, dirty, extra = self._previous
-        self._previous = None
+        model, task, origin, history, path, dirty, extra = self._undo.pop()
         self.set_model(model, task, origin=origin, history=history, path=path, dirty=dirty, extra=extra)
         return True
 

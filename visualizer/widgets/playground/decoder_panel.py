@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -21,12 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from .candidate_chart import CandidateChart
-from .token_chips import TokenChips, chip_state
+from .token_chips import ChipLegend, TokenChips, chip_state
 
 log = logging.getLogger(__name__)
 
 EOS_LABEL = "<eos>"
-FORCE_COLUMNS = 5  # force buttons per row
+FORCE_COLUMNS = 3  # force buttons per row: five candidates in two rows fit the narrowest column
 # action -> keys; the first is the one shown in tooltips and `shortcuts()`. Ctrl+Left/Right (and Shift) are also
 # word movement in a QLineEdit: a focused line edit keeps them (ShortcutOverride), so they never fire while typing;
 # F10 / F5 act from anywhere in the window, including while typing.
@@ -45,6 +46,12 @@ ACTION_HELP = {
 }
 
 
+MODE_TEXTS = {"teacher": "Teacher forcing", "stepping": "Stepping"}
+MODE_TIPS = {"teacher": "The decoder sees the whole expected output: one full map per position",
+             "stepping": "The decoder sees only what it decoded so far: start again from <bos> (like Reset)"}
+MODE_STATES = {False: "decoder input: the expected output", True: "decoder input: decoded so far"}
+
+
 @dataclass(frozen=True)
 class DecoderView:
     """What the panel shows for one decoding state."""
@@ -57,6 +64,7 @@ class DecoderView:
     can_back: bool
     position: int  # index of the query that the top-k belongs to
     forced: tuple[bool, ...] = ()  # per output token: forced by the user
+    stepping: bool = False  # False: teacher forcing, the decoder sees the whole expected output
 
 
 def summary_text(view: DecoderView) -> str:
@@ -92,6 +100,7 @@ class DecoderPanel(QWidget):
     run_requested = Signal()
     reset_requested = Signal()
     token_forced = Signal(int)  # the user picked this token id as the next output
+    teacher_forcing_requested = Signal()  # back to the decoder seeing the expected output
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,6 +109,9 @@ class DecoderPanel(QWidget):
         self.buttons: dict[str, QPushButton] = {}
         self._shortcuts: dict[str, list[QShortcut]] = {}
         self.token_chips = TokenChips()
+        self.legend = ChipLegend()
+        self.mode_buttons = {mode: QPushButton(text) for mode, text in MODE_TEXTS.items()}
+        self.mode_label = QLabel()
         self.summary = QLabel()
         self.caption = QLabel()
         self.caption.setWordWrap(True)
@@ -112,6 +124,21 @@ class DecoderPanel(QWidget):
         self._build_layout()
         self._make_shortcuts()
         self.set_view(DecoderView((), (), (), (), False, False, 0))
+
+    def _build_mode_row(self) -> QHBoxLayout:
+        """Teacher forcing / Stepping: one is always down, and the line beside it says what the decoder sees."""
+        row = QHBoxLayout()
+        group = QButtonGroup(self)
+        for mode, button in self.mode_buttons.items():
+            button.setCheckable(True)
+            button.setToolTip(MODE_TIPS[mode])
+            group.addButton(button)
+            row.addWidget(button)
+        group.setExclusive(True)
+        self.mode_buttons["teacher"].clicked.connect(self.teacher_forcing_requested)
+        self.mode_buttons["stepping"].clicked.connect(self.reset_requested)
+        row.addWidget(self.mode_label, 1)
+        return row
 
     def _build_layout(self) -> None:
         row = QHBoxLayout()
@@ -132,8 +159,10 @@ class DecoderPanel(QWidget):
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         scroll.setMaximumHeight(90)
         layout = QVBoxLayout(self)
+        layout.addLayout(self._build_mode_row())
         layout.addLayout(row)
         layout.addWidget(scroll)
+        layout.addWidget(self.legend)
         layout.addWidget(self.summary)
         layout.addWidget(self.caption)
         layout.addWidget(self.chart, 1)
@@ -146,6 +175,7 @@ class DecoderPanel(QWidget):
             for key in keys:
                 shortcut = QShortcut(QKeySequence(key), self)
                 shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+                shortcut.setWhatsThis(f"{ACTION_TITLES[action]} (decoder stepper): {ACTION_HELP[action]}")
                 shortcut.activated.connect(button.click)  # a disabled button ignores click()
                 self._shortcuts[action].append(shortcut)
 
@@ -167,6 +197,8 @@ class DecoderPanel(QWidget):
         if grew:  # keep the newest token in sight once the scroll area has taken the chips' new width
             QTimer.singleShot(0, self._show_newest_chip)
         self.summary.setText(summary_text(view))
+        self.mode_buttons["stepping" if view.stepping else "teacher"].setChecked(True)
+        self.mode_label.setText(MODE_STATES[view.stepping])
         candidates = () if view.finished else view.top_k
         self.chart.set_candidates(candidates)
         self.chart.set_title("" if view.finished else f"Next token at position {view.position}")

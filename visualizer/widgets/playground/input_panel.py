@@ -4,9 +4,11 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from visualizer.state.snapshots import InputError
+from visualizer.widgets.common.stable_label import LabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
@@ -36,9 +38,13 @@ class InputPanel(QWidget):
         for key, label in TASK_LABELS.items():
             self.task.addItem(label, key)
         self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it")
-        self.expected = QLabel()
-        self.expected.setToolTip("The task's expected output for this source")
+        # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
+        # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips
+        self.expected_slot = LabelSlot()
+        self.expected = self.expected_slot.label
+        self.expected.setTextFormat(Qt.TextFormat.PlainText)
         self.expected.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._expected_text = "—"
         self.prefix = QLineEdit()
         self.prefix.setPlaceholderText("optional: tokens forced at the start of decoding")
         self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
@@ -51,7 +57,7 @@ class InputPanel(QWidget):
         form.addRow("&Source:", self.source)
         form.addRow("", self.error)
         form.addRow("&Task:", self.task)
-        form.addRow("Expected:", self.expected)
+        form.addRow("Expected:", self.expected_slot)
         form.addRow("Target &prefix:", self.prefix)
         form.addRow("Extra <pad>s:", self.pads)
         self.source.textEdited.connect(self.source_edited)
@@ -98,4 +104,15 @@ class InputPanel(QWidget):
         self.task.blockSignals(False)
 
     def set_expected(self, tokens: tuple[str, ...]) -> None:
-        self.expected.setText(" ".join(tokens) or "—")
+        self._expected_text = " ".join(tokens) or "—"
+        self.expected.setToolTip(f"The task's expected output for this source:\n{self._expected_text}")
+        self._elide_expected()
+
+    def _elide_expected(self) -> None:
+        width = self.expected_slot.width()
+        self.expected.setText(self.expected.fontMetrics().elidedText(
+            self._expected_text, Qt.TextElideMode.ElideRight, max(width - 4, 0)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(event)
+        self._elide_expected()

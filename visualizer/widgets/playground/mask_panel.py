@@ -13,6 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -95,17 +96,20 @@ class MaskPanel(QWidget):
         width_row.addWidget(self.window_spin, 1)
         window_layout.addLayout(width_row)
         show = QGroupBox("Heatmaps show")
-        show_layout = QVBoxLayout(show)
+        show_layout = QHBoxLayout(show)
         for i, mode in enumerate(MODES):
             button = self.mode_buttons[mode]
             button.setToolTip(MODE_TEXTS[mode][1])
             self._mode_group.addButton(button, i)
             show_layout.addWidget(button)
         self.mode_buttons["weights"].setChecked(True)
-        controls = QHBoxLayout()
-        for group in (masks, window, show):
-            controls.addWidget(group)
+        controls = QGridLayout()  # two groups side by side, the mode below: fits a narrow column
+        controls.addWidget(masks, 0, 0)
+        controls.addWidget(window, 0, 1)
+        controls.addWidget(show, 1, 0, 1, 2)
+        controls.setColumnStretch(2, 1)  # spare width goes to an empty column: a checkbox is clickable where it is drawn
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(controls)
         layout.addWidget(self.preview_widget, 1)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from core_model import ModelConfig
 
@@ -27,36 +28,59 @@ TIPS = {
 SPINS = {"n_encoder_layers": (1, 8), "n_decoder_layers": (1, 8), "n_heads": (1, 16), "d_model": (8, 1024)}
 
 
+class _NoWheelUnlessFocused:
+    """A wheel over an unfocused control scrolls the column instead of changing the control (QAbstractSpinBox and
+    QComboBox both take wheel events without focus by default)."""
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # Qt's name
+        if self.hasFocus():
+            super().wheelEvent(event)
+        else:
+            event.ignore()  # the scroll area around the column gets it
+
+
+class SpinBox(_NoWheelUnlessFocused, QSpinBox):
+    pass
+
+
+class ComboBox(_NoWheelUnlessFocused, QComboBox):
+    pass
+
+
+def _guard(control: QWidget) -> QWidget:
+    control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never focuses it
+    return control
+
+
 class ModelPanel(QWidget):
-    """Edits go out as `config_requested`; the shown values always come back from the loaded model via set_config."""
+    """Edits go out as `config_requested` on Apply; the shown values come back from the loaded model via set_config."""
 
     config_requested = Signal(object)  # ModelConfig: the user wants a model with this architecture
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._config = ModelConfig()
+        self._config, self._origin, self._parameters = ModelConfig(), "", 0
         self.combos: dict[str, QComboBox] = {}
         self.spins: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
         form.setContentsMargins(4, 4, 4, 4)
-        titles = {"positional": "&Positional:", "norm_position": "Norm position:", "norm": "Norm:",
+        titles = {"positional": "Positional:", "norm_position": "Norm position:", "norm": "Norm:",
                   "activation": "Activation:"}
         for field, options in CHOICES.items():
-            box = QComboBox()
+            box = _guard(ComboBox())
             for label, value in options:
                 box.addItem(label, value)
             box.setToolTip(TIPS[field])
-            box.activated.connect(self._emit)
+            box.currentIndexChanged.connect(self._sync_buttons)
             self.combos[field] = box
             form.addRow(titles[field], box)
         spin_titles = {"n_encoder_layers": "Encoder layers:", "n_decoder_layers": "Decoder layers:",
                        "n_heads": "Heads:", "d_model": "d_model:"}
         for field, (lo, hi) in SPINS.items():
-            spin = QSpinBox()
+            spin = _guard(SpinBox())
             spin.setRange(lo, hi)
-            spin.setToolTip(TIPS[field] + ". Press Enter to build.")
-            spin.setKeyboardTracking(False)
-            spin.editingFinished.connect(self._emit)
+            spin.setToolTip(TIPS[field] + ". Apply builds the model.")
+            spin.valueChanged.connect(self._sync_buttons)
             self.spins[field] = spin
             form.addRow(spin_titles[field], spin)
         self.error = QLabel()
@@ -64,6 +88,18 @@ class ModelPanel(QWidget):
         self.error.setWordWrap(True)
         self.error.hide()
         form.addRow(self.error)
+        self.apply_button = QPushButton("Appl&y")  # Alt+A belongs to "Cross p&adding"
+        self.apply_button.setToolTip("Build (or load the shipped) model for this architecture; "
+                                     "Model > Undo architecture change brings the current one back")
+        self.apply_button.clicked.connect(self._emit)
+        self.revert_button = QPushButton("Re&vert")
+        self.revert_button.setToolTip("Show the loaded model's architecture again")
+        self.revert_button.clicked.connect(lambda: self.set_config(self._config, self._origin, self._parameters))
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.revert_button)
+        buttons.addWidget(self.apply_button)
+        form.addRow(buttons)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -74,6 +110,15 @@ class ModelPanel(QWidget):
         values = {f: box.currentData() for f, box in self.combos.items()}
         values.update({f: spin.value() for f, spin in self.spins.items()})
         return replace(self._config, **values)
+
+    def _sync_buttons(self, *_args) -> None:
+        """Apply and Revert are enabled only while the controls differ from the loaded model."""
+        try:
+            differs = self.requested_config() != self._config
+        except ValueError:
+            differs = True  # Apply then says why it cannot build
+        self.apply_button.setEnabled(differs)
+        self.revert_button.setEnabled(differs)
 
     def _emit(self, *_args) -> None:
         try:
@@ -88,14 +133,17 @@ class ModelPanel(QWidget):
 
     def set_config(self, config: ModelConfig, origin: str, parameters: int) -> None:
         """Show the loaded model's own configuration (and reset the controls to it)."""
-        self._config = config
+        self._config, self._origin, self._parameters = config, origin, parameters
         for field, box in self.combos.items():
+            box.blockSignals(True)
             box.setCurrentIndex(box.findData(getattr(config, field)))
+            box.blockSignals(False)
         for field, spin in self.spins.items():
             spin.blockSignals(True)
             spin.setValue(getattr(config, field))
             spin.blockSignals(False)
         self.error.hide()
+        self._sync_buttons()
         self.summary.setText(
             f"<b>Loaded model</b>: {origin}<br>{_label('positional', config.positional)} PE, "
             f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "

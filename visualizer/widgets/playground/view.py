@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -19,16 +20,12 @@ from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
+from .section import Section
 
-SHORT_TITLES = {"encoder_self": "&Encoder self", "decoder_self": "&Decoder self", "cross": "C&ross"}
-
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    lay = QVBoxLayout(box)
-    lay.setContentsMargins(4, 8, 4, 4)
-    lay.addWidget(widget)
-    return box
+# the column is laid out to fit this width (1280 px window); it scrolls vertically, never sideways
+MIN_COLUMN_WIDTH = 440
+SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
 
 
 def decoder_view(snap: DecodeSnapshot) -> DecoderView:
@@ -36,7 +33,7 @@ def decoder_view(snap: DecodeSnapshot) -> DecoderView:
     return DecoderView(
         output_labels=snap.output_labels, correct=snap.correct, expected_labels=snap.expected_labels,
         top_k=snap.top_k, finished=snap.finished, can_back=bool(snap.output_ids), position=snap.position,
-        forced=snap.forced,
+        forced=snap.forced, stepping=snap.stepping,
     )
 
 
@@ -52,20 +49,26 @@ class PlaygroundView(QWidget):
         self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
         left = QWidget()
         left_lay = QVBoxLayout(left)
-        for title, w in (("Input", self.input_panel), ("Decoder stepper", self.decoder_panel),
-                         ("Masks", self.mask_panel), ("Model", self.model_panel)):
-            left_lay.addWidget(_group(title, w))
+        self.sections = {title: Section(title, w) for title, w in (
+            ("Input", self.input_panel), ("Decoder stepper", self.decoder_panel), ("Masks", self.mask_panel),
+            ("Model", self.model_panel))}
+        for section in self.sections.values():
+            left_lay.addWidget(section)
         left_lay.addStretch(1)
-        scroll = QScrollArea()
+        self.control_scroll = scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(500)
+        scroll.setMinimumWidth(MIN_COLUMN_WIDTH)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
-            self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind].replace("&", ""))
-            self.grid_tabs.setTabToolTip(self.grid_tabs.count() - 1, KIND_TITLES[kind] + " (Alt+E / Alt+D / Alt+R)")
+            index = self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind])
+            self.grid_tabs.setTabToolTip(index, f"{KIND_TITLES[kind]} ({GRID_KEYS[kind]})")
+            shortcut = QShortcut(QKeySequence(GRID_KEYS[kind]), self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.setWhatsThis(f"Show the {KIND_TITLES[kind]} grid")
+            shortcut.activated.connect(lambda i=index: self.grid_tabs.setCurrentIndex(i))
         self.scale = QComboBox()
         self.scale.addItem("Shared colour scale", "shared")
         self.scale.addItem("Per-map colour scale", "per_map")
@@ -96,6 +99,7 @@ class PlaygroundView(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
         self._wire()
+        self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
@@ -111,6 +115,7 @@ class PlaygroundView(QWidget):
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
         dp.reset_requested.connect(s.reset_decoding)
+        dp.teacher_forcing_requested.connect(s.stop_stepping)
         dp.token_forced.connect(s.force)
         s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)

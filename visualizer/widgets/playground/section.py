@@ -1,0 +1,39 @@
+"""A titled section of the control column that the user can fold away to make room for the others."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+
+class Section(QFrame):
+    """A header button (arrow and title) over a body; clicking the header shows or hides the body."""
+
+    def __init__(self, title: str, body: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.body = body
+        self.header = QToolButton()
+        self.header.setText(title)
+        self.header.setCheckable(True)
+        self.header.setChecked(True)
+        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.header.setArrowType(Qt.ArrowType.DownArrow)
+        self.header.setAutoRaise(True)
+        self.header.setStyleSheet("QToolButton { font-weight: bold; border: none; }")
+        self.header.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.header.setToolTip(f"Show or hide the {title} section")
+        self.header.toggled.connect(self.set_expanded)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 4)
+        lay.setSpacing(2)
+        lay.addWidget(self.header)
+        lay.addWidget(body)
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Show (True) or fold away (False) the body; the header stays."""
+        self.header.setChecked(expanded)
+        self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
+        self.body.setVisible(expanded)
+
+    def is_expanded(self) -> bool:
+        return self.header.isChecked()
