@@ -16,10 +16,11 @@ from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidge
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AtlasLayout
+from visualizer.widgets.heatmap.atlas import AtlasLayout, average_caption
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
-from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, make_lut
+from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
+from visualizer.widgets.heatmap.grid_header import GridHeader
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, show_hover_text
 from visualizer.widgets.heatmap.large_view import GridLargeView, MapDialog
 
@@ -41,7 +42,6 @@ class AttentionGrid(QWidget):
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
         super().__init__(parent)
         self._kind = kind
-        self._lut32 = make_lut(colormap).view(np.uint32).ravel()  # one packed RGBA word per colour: a take per frame
         self._maps: KindMaps | None = None
         self._stale = False  # maps set while hidden, not drawn yet
         self._mode = "weights"
@@ -56,7 +56,8 @@ class AttentionGrid(QWidget):
 
     def _build_widgets(self, colormap: str, max_token_ticks: int) -> None:
         """Title, the atlas plot (plot + colour bar), and a placeholder for empty input."""
-        self.title_label = QLabel()
+        self.header = GridHeader()
+        self.title_label = self.header.title_label
         self.placeholder = QLabel("No tokens to show yet: type an input.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.atlas_plot = AtlasPlot(colormap, max_token_ticks)
@@ -69,7 +70,7 @@ class AttentionGrid(QWidget):
         self.stack.setCurrentWidget(self.placeholder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title_label)
+        layout.addWidget(self.header)
         layout.addWidget(self.stack, 1)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(lambda pos: show_hover_text(self, pos))
@@ -104,7 +105,7 @@ class AttentionGrid(QWidget):
             return
         self._highlight_row = maps.highlight_row
         frame = self._ensure_frame(maps)
-        frame.fill(maps)
+        frame.fill(maps, frame.ablated_heads(self._ablated))
         self.atlas_plot.set_ticks(frame.layout, maps)
         self._render()
         self._update_highlight()
@@ -143,8 +144,11 @@ class AttentionGrid(QWidget):
         """Mark ablated heads (mask (L, H) bool, True = ablated): dimmed colours and an "ablated" label."""
         self._catch_up()
         self._ablated = np.asarray(mask, bool).copy()
-        if self._frame is not None:
+        self._update_title()
+        if self._frame is not None and self._maps is not None:
+            self._frame.fill(self._maps, self._frame.ablated_heads(self._ablated))  # the average covers heads on
             self._render()
+            self._refresh_dialog()
 
     def set_highlight_row(self, row: int | None) -> None:
         """Outline query row `row` in every map (None removes the outline)."""
@@ -209,14 +213,10 @@ class AttentionGrid(QWidget):
         return self._frame
 
     def _render(self) -> None:
-        """Colour every map through the LUT into the reused atlas buffers and push it to the one ImageItem."""
+        """Colour every map into the reused atlas buffers and push it to the one ImageItem (atlas_plot.draw)."""
         frame = self._frame
         assert frame is not None
-        ablated = frame.ablated_heads(self._ablated)
-        self.image_item.setImage(frame.paint(self._lut32, self._scale_mode, self._mode, ablated), autoLevels=False)
-        per_map = self._scale_mode == "per_map"
-        self.atlas_plot.set_colorbar_levels((0.0, 1.0) if per_map else (float(frame.lo), float(frame.hi)))
-        self.atlas_plot.set_ablated_labels(frame.layout, ablated)
+        self.atlas_plot.draw(frame, self._mode, self._scale_mode, frame.ablated_heads(self._ablated))
 
     def _update_highlight(self) -> None:
         lay = None if self._frame is None else self._frame.layout
@@ -224,7 +224,8 @@ class AttentionGrid(QWidget):
 
     def _update_title(self) -> None:
         kind = KIND_TITLES.get(self._kind, self._kind or "Attention")
-        self.title_label.setText(f"{kind} — {MODE_TEXT[self._mode]}")
+        on = ~self._ablated if self._ablated.size else None
+        self.title_label.setText(f"{kind} — {MODE_TEXT[self._mode]} · {average_caption(on)}")
 
     # ----- menu, large view and exports --------------------------------------------------------------------
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu:

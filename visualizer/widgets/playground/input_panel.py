@@ -37,6 +37,7 @@ class InputPanel(QWidget):
             self.task.addItem(label, key)
         self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it")
         self.expected = QLabel()
+        self.expected.setTextFormat(Qt.TextFormat.PlainText)  # tokens such as <eos> are text, never tags
         self.expected.setToolTip("The task's expected output for this source")
         self.expected.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.prefix = QLineEdit()

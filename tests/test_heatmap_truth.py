@@ -1,0 +1,123 @@
+"""The attention pictures tell the truth: escaped tokens, honest averages, readable labels, visible masks."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+import torch
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QTextDocument
+
+from core_model import ModelConfig, build_model
+from core_model.tasks import TaskSpec
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import PlaygroundSession
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.atlas import AVG
+from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.playground.view import PlaygroundView
+
+
+def rendered(rich: str) -> str:
+    """What a person reads in a rich-text label."""
+    doc = QTextDocument()
+    doc.setHtml(rich)
+    return doc.toPlainText()
+
+
+@pytest.fixture
+def view(qtbot) -> PlaygroundView:
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
+    session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
+    widget = PlaygroundView(session)
+    qtbot.addWidget(widget)
+    widget.resize(1300, 850)
+    widget.show()
+    session.set_source("00")
+    return widget
+
+
+def test_prediction_line_shows_special_tokens(view):
+    """Old code: '<bos> 0 <eos> <pad>' rendered as ' 0  ' (the specials read as unknown HTML tags)."""
+    snap = dataclasses.replace(view.session.last_frame.maps, output_tokens=("<bos>", "0", "<eos>", "<pad>"))
+    view.show_maps(snap)
+    assert "<bos> 0 <eos> <pad>" in rendered(view.output_label.text())
+    assert "<bos> 0 <eos> <pad>" in view.output_label.toolTip()
+
+
+@pytest.fixture
+def grid(qtbot) -> AttentionGrid:
+    widget = AttentionGrid("cross")
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def diagonal_maps(n_layers=2, n_heads=4, t=5, kind="cross", labels=None) -> KindMaps:
+    """Every head attends i -> i except head 0, which attends uniformly."""
+    values = np.tile(np.eye(t, dtype=np.float32), (n_layers, n_heads, 1, 1))
+    values[:, 0] = 1.0 / t
+    labels = labels or tuple(str(k) for k in range(t))
+    return KindMaps(kind, values, np.ones((t, t), bool), labels, labels)
+
+
+def test_average_covers_only_heads_that_are_on(grid):
+    """Old code: the average of layer 2 stayed the crisp mean of all four (ablated) heads, the title said nothing."""
+    grid.set_maps(diagonal_maps())
+    ablated = np.zeros((2, 4), bool)
+    ablated[0, 1:] = True  # layer 1: only the uniform head 0 is on
+    ablated[1, :] = True  # layer 2: every head off
+    grid.set_ablated(ablated)
+    np.testing.assert_allclose(grid.displayed_matrix(0, AVG), np.full((5, 5), 0.2), rtol=1e-6)
+    assert np.isnan(grid.displayed_matrix(1, AVG)).all()
+    assert "L1 1/4, L2 0/4" in grid.title_label.text()
+    shown_labels = [item.textItem.toPlainText() for item in grid.plot_item.items
+                    if isinstance(item, pg.TextItem) and item.isVisible()]
+    assert shown_labels.count("ablated") == 7 and shown_labels.count("no heads on") == 1
+    xs, _ = grid.atlas_plot.cross_curve.getData()
+    assert np.isfinite(xs).sum() == 7 * 4  # two diagonals (two points each) per ablated map
+
+
+def grabbed(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> tuple[int, int, int]:
+    """The colour a person sees at the centre of map cell (i, j), from the widget's own rendering."""
+    rect = grid.map_rect(layer, head)
+    scene = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
+    point = grid.graphics.mapFromScene(scene)
+    image = grid.graphics.grab().toImage()
+    ratio = image.devicePixelRatio()
+    colour = image.pixelColor(int(point.x() * ratio), int(point.y() * ratio))
+    return colour.red(), colour.green(), colour.blue()
+
+
+def background(grid: AttentionGrid) -> tuple[int, int, int]:
+    colour = grid.graphics.grab().toImage().pixelColor(2, 2)
+    return colour.red(), colour.green(), colour.blue()
+
+
+def test_masked_cells_differ_from_the_background(grid, qtbot):
+    """Old code: a masked cell was black, exactly the view's black background (a narrower-looking map)."""
+    maps = diagonal_maps()
+    valid = np.tril(np.ones((5, 5), bool))
+    grid.set_maps(KindMaps("decoder_self", maps.values, valid, maps.query_labels, maps.key_labels))
+    qtbot.wait(10)
+    masked = np.array(grabbed(grid, 0, 1, 0, 4), float)
+    assert np.abs(masked - np.array(background(grid), float)).sum() > 120
+    assert np.ptp(masked) < 40  # neutral: grey, not a colour of the scale
+    assert "masked" in grid.header.legend_label.text()
+
+
+def test_scores_use_a_diverging_scale_centred_on_zero(grid, qtbot):
+    """Old code: viridis from min to max, so a score of 0 was a middling green and -inf was black."""
+    values = np.zeros((1, 2, 3, 3), np.float32)
+    values[0, 0, 0, 0], values[0, 0, 0, 1], values[0, 0, 1, 0] = 2.0, -6.0, -np.inf
+    grid.set_maps(KindMaps("cross", values, np.ones((3, 3), bool), ("a", "b", "c"), ("a", "b", "c")), mode="scores")
+    assert grid.map_levels(0, 0) == pytest.approx((-6.0, 6.0))
+    zero = grabbed(grid, 0, 1, 2, 2)
+    assert min(zero) > 200 and np.ptp(zero) < 30  # 0 sits at the neutral near-white middle
+    inf_cell = np.array(grabbed(grid, 0, 0, 1, 0), float)
+    assert np.ptp(inf_cell) < 40 and 60 < inf_cell.mean() < 180  # -inf drawn as masked (grey hatch)
