@@ -7,8 +7,9 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 import torch
-from PySide6.QtCore import QPointF
-from PySide6.QtGui import QTextDocument
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QImage, QPainter, QTextDocument
+from PySide6.QtWidgets import QApplication
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
@@ -121,3 +122,61 @@ def test_scores_use_a_diverging_scale_centred_on_zero(grid, qtbot):
     assert min(zero) > 200 and np.ptp(zero) < 30  # 0 sits at the neutral near-white middle
     inf_cell = np.array(grabbed(grid, 0, 0, 1, 0), float)
     assert np.ptp(inf_cell) < 40 and 60 < inf_cell.mean() < 180  # -inf drawn as masked (grey hatch)
+
+
+def axis_texts(grid: AttentionGrid, name: str) -> list[str]:
+    """The tick texts an axis draws at its current size (what pyqtgraph would paint)."""
+    axis = grid.plot_item.getAxis(name)
+    image = QImage(axis.boundingRect().size().toSize(), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]]
+
+
+@pytest.mark.parametrize("size", [(1000, 700), (700, 500), (420, 300)])
+def test_token_labels_read_as_the_sequence_or_not_at_all(grid, size):
+    """Old code: "31415926535<pad>" read "3 4 5 2 5 5" under each map (every other token), and at 17+ tokens
+    no label at all even when there was room."""
+    keys = tuple("31415926535") + ("<pad>",)
+    maps = diagonal_maps(2, 4, len(keys), kind="encoder_self", labels=keys)
+    grid.resize(*size)
+    grid.set_maps(maps)
+    QApplication.processEvents()
+    shown = axis_texts(grid, "bottom")
+    allowed = (list(keys) * 5, list("31415926535·") * 5, [])
+    assert shown in allowed
+    if size[0] >= 1000:
+        assert shown == list(keys) * 5 or shown == list("31415926535·") * 5  # a wide grid labels every token
+    if shown and shown[-1] == "·":
+        assert "· = <pad>" in grid.header.legend_label.text()
+    assert axis_texts(grid, "right") in (list(keys) * 2, list("31415926535·") * 2, [])
+
+
+def test_twenty_tokens_keep_their_labels_and_the_hover_names_the_cell(grid, qtbot):
+    """Old code: above 16 tokens every label vanished and nothing named the cell under the mouse."""
+    keys = tuple("01234567890123456789")
+    grid.resize(1400, 800)
+    grid.set_maps(diagonal_maps(2, 4, 20, labels=keys))
+    QApplication.processEvents()
+    assert axis_texts(grid, "bottom") == list(keys) * 5
+    grid.show_hover((1, 2, 3, 7))
+    assert grid.header.hover_label.text() == "L2 H3 query 3 '3' -> key 7 '7': 0.000"
+    xs, _ = grid.atlas_plot.hover_curve.getData()
+    assert np.isfinite(xs).sum() == 10  # the row and the column outlined
+
+
+def test_maps_fill_the_view_unless_square_cells_are_asked_for(grid):
+    """Old code: the aspect lock left about half the view empty for a wide grid of tall maps."""
+    grid.resize(1200, 600)
+    grid.set_maps(diagonal_maps(2, 4, 11))
+    QApplication.processEvents()
+    vb = grid.plot_item.getViewBox()
+    atlas = vb.mapViewToScene(QRectF(0, 0, grid.atlas_layout().width, grid.atlas_layout().height)).boundingRect()
+    assert atlas.width() * atlas.height() > 0.9 * vb.width() * vb.height()
+    grid.set_square_cells(True)
+    QApplication.processEvents()
+    cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+    assert cell.width() == pytest.approx(cell.height(), rel=0.02)

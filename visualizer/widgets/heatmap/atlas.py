@@ -5,6 +5,7 @@ gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. N
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,17 +162,34 @@ def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.nda
     return symmetric_range(lo, hi) if mode == "scores" else (lo, hi)
 
 
-def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
-    """Token labels of every map as axis tick levels: even positions in level 1, odd ones in level 2.
+def abbreviate(label: str) -> str:
+    """A special token in one character: "<bos>" -> "B", "<eos>" -> "E", "<pad>" -> "·"; others unchanged."""
+    if len(label) > 2 and label[0] in "<⟨" and label[-1] in ">⟩":
+        inner = label[1:-1]
+        return "·" if inner == "pad" else inner[:1].upper()
+    return label
 
-    pyqtgraph drops a whole level when its text would crowd the axis; with the tokens split in two, a crowded
-    axis still labels every other token instead of none (level 0 stays empty for the layer/head titles).
+
+def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], bool]) -> tuple[str, ...] | None:
+    """Every token as written, else every token abbreviated, else None (no labels: the hover line names them).
+
+    Never a subset: every other token of "31415926535" read "3 4 5 2 5 5", a different sequence.
     """
-    levels: list[list[tuple[float, str]]] = [[], [], []]
-    for off in offsets:
-        for i, label in enumerate(labels):
-            levels[1 + i % 2].append((float(off) + i + 0.5, str(label)))
-    return levels
+    for candidate in (labels, tuple(abbreviate(label) for label in labels)):
+        if fits(candidate):
+            return candidate
+    return None
+
+
+def abbreviation_legend(labels: tuple[str, ...]) -> str:
+    """"B = <bos>, · = <pad>" for the abbreviated tokens among labels."""
+    pairs = dict.fromkeys((abbreviate(label), label) for label in labels if abbreviate(label) != label)
+    return ", ".join(f"{short} = {label}" for short, label in pairs)
+
+
+def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
+    """Token labels of every map as ONE axis tick level (pyqtgraph always draws level 0; it culls the others)."""
+    return [[(float(off) + i + 0.5, str(label)) for off in offsets for i, label in enumerate(labels)]]
 
 
 def cell_text(prefix: str, i: int, j: int, query: str, key: str, value: float, masked: bool) -> str:

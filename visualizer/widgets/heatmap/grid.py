@@ -64,6 +64,7 @@ class AttentionGrid(QWidget):
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
         self.highlight_curve = self.atlas_plot.highlight_curve
+        self.atlas_plot.legend_changed = self.header.set_legend
         self.stack = QStackedWidget()
         self.stack.addWidget(self.graphics)
         self.stack.addWidget(self.placeholder)
@@ -150,6 +151,16 @@ class AttentionGrid(QWidget):
             self._render()
             self._refresh_dialog()
 
+    def set_square_cells(self, square: bool) -> None:
+        """Square cells (View > Square cells) or, by default, cells stretched to fill the view."""
+        self.atlas_plot.set_square_cells(square, self.atlas_layout())
+
+    def show_hover(self, cell: tuple[int, int, int, int] | None) -> None:
+        """Name the hovered cell's tokens above the grid and outline its row and column (None: off the maps)."""
+        lay = self.atlas_layout()
+        self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
+        self.atlas_plot.set_hover(lay, cell)
+
     def set_highlight_row(self, row: int | None) -> None:
         """Outline query row `row` in every map (None removes the outline)."""
         self._catch_up()
@@ -170,7 +181,6 @@ class AttentionGrid(QWidget):
 
     def scale_mode(self) -> str:
         return self._scale_mode
-
     def map_rect(self, layer: int, head: int) -> QRectF:
         """A map's rectangle in view (atlas pixel) coordinates; head -1 = average."""
         return self._require_frame().layout.map_rect(layer, head)
@@ -199,8 +209,8 @@ class AttentionGrid(QWidget):
         return frame.cell_text(maps, layer, head, i, j)
 
     def is_ablated(self, layer: int, head: int) -> bool:
-        mask = self._ablated
-        return head >= 0 and layer < mask.shape[0] and head < mask.shape[1] and bool(mask[layer, head])
+        return head >= 0 and layer < self._ablated.shape[0] and head < self._ablated.shape[1] and bool(
+            self._ablated[layer, head])
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:
@@ -236,8 +246,7 @@ class AttentionGrid(QWidget):
         self._menu.popup(screen_pos)
         return self._menu
 
-    def context_menu(self) -> QMenu | None:
-        """The last menu shown (tests trigger its actions)."""
+    def context_menu(self) -> QMenu | None:  # the last menu shown (tests trigger its actions)
         return self._menu
 
     def build_context_menu(self, layer: int, head: int) -> QMenu:
@@ -273,10 +282,8 @@ class AttentionGrid(QWidget):
         return exporters.export_heads_npy(shown, path)
 
     def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path:
-        maps = self._maps
-        assert maps is not None
-        return exporters.export_matrix_csv(path, self.displayed_matrix(layer, head), maps.query_labels,
-                                           maps.key_labels)
+        matrix, maps = self.displayed_matrix(layer, head), self._maps
+        return exporters.export_matrix_csv(path, matrix, maps.query_labels, maps.key_labels)
 
     # ----- helpers ------------------------------------------------------------------------------------------
     def _require_frame(self) -> AtlasFrame:
