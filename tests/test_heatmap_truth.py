@@ -180,3 +180,19 @@ def test_maps_fill_the_view_unless_square_cells_are_asked_for(grid):
     QApplication.processEvents()
     cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
     assert cell.width() == pytest.approx(cell.height(), rel=0.02)
+
+
+def test_exported_png_carries_title_input_and_model(grid, tmp_path):
+    """Old code: the PNG held the plot only, no title, no input, no model summary (it was the plot's size)."""
+    keys = tuple("0123") + ("<eos>",)
+    grid.set_maps(diagonal_maps(2, 4, 5, labels=keys))
+    path = grid.export_png(tmp_path / "grid.png")
+    image = QImage(str(path))
+    plot = grid.graphics.ci.boundingRect()
+    assert image.height() > plot.height() + 40  # the caption band above the plot
+    band = image.copy(0, 0, image.width(), 40)
+    dark = sum(band.pixelColor(x, y).value() < 128 for x in range(0, band.width(), 2) for y in range(40))
+    assert dark > 100  # text was drawn in it
+    caption = grid.header.caption(grid.current_maps())
+    assert caption[0].startswith("Cross-attention — weights")
+    assert "0 1 2 3 <eos>" in caption[1] and "2 layers x 4 heads" in caption[3]

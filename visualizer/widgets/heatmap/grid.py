@@ -267,9 +267,9 @@ class AttentionGrid(QWidget):
         self._large_view.refresh(self._maps, shown, MODE_TEXT[self._mode], force)
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
-        """The whole grid with titles and colour bar as PNG."""
+        """The whole grid as PNG, captioned with its title, kind and mode, the input and the model's shape."""
         self._catch_up()
-        return exporters.export_grid_png(self.graphics, path, width)
+        return exporters.export_grid_png(self.graphics, path, width, self.header.caption(self._maps))
 
     def export_svg(self, path: str | Path) -> Path:
         self._catch_up()

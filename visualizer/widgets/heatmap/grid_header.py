@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
 
@@ -37,6 +38,14 @@ class GridHeader(QWidget):
         text = MASK_LEGEND if not abbreviations else f"{MASK_LEGEND} · {abbreviations}"
         if self.legend_label.text() != text:
             self.legend_label.setText(text)
+
+    def caption(self, maps: KindMaps | None) -> list[str]:
+        """The lines an exported image carries: title, input tokens, model shape, legend."""
+        if maps is None:
+            return [self.title_label.text()]
+        return [self.title_label.text(), f"input (queries): {' '.join(maps.query_labels)}",
+                f"keys: {' '.join(maps.key_labels)}",
+                f"model: {maps.n_layers} layers x {maps.n_heads} heads", self.legend_label.text()]
 
     def set_hover(self, text: str) -> None:
         self.hover_label.setText(text or " ")
