@@ -5,13 +5,14 @@ gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. N
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from PySide6.QtCore import QRectF
 
-from visualizer.widgets.heatmap.colours import finite_range
+from visualizer.widgets.heatmap.colours import finite_range, symmetric_range
 
 AVG = -1  # the head index of the head-average column
 
@@ -95,25 +96,49 @@ class AtlasLayout:
         return xs, ys
 
 
-def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray) -> None:
-    """Write values (NaN where blank) and the head average into `shown` in place.
+def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.ndarray | None = None) -> None:
+    """Write values (NaN where blank) and the average of the heads that are on into `shown` in place.
 
-    Shape: values (L, H, Tq, Tk), valid (Tq, Tk) -> shown (L, H + 1, Tq, Tk). The average is the mean over heads
-    of the shown cells; the mask is shared by all heads, so a plain mean is exact unless some head has a
-    non-finite value in a valid cell (then the slower masked mean runs).
+    Shape: values (L, H, Tq, Tk), valid (Tq, Tk), on (L, H) bool or None (all on) -> shown (L, H + 1, Tq, Tk).
+    An ablated head does not reach the output, so it is left out of the average (a layer with no head on gets a
+    blank average). The mask is shared by all heads, so a plain mean is exact unless some head is off or has a
+    non-finite value in a valid cell (-inf scores are drawn as masked; then the slower masked mean runs).
     """
     heads = shown[:, :-1]
     np.copyto(heads, values)
     np.copyto(heads, np.float32(np.nan), where=~valid)
     finite = np.isfinite(heads)
-    if np.count_nonzero(finite) == np.count_nonzero(valid) * values.shape[0] * values.shape[1]:
+    all_on = on is None or bool(np.all(on))
+    if all_on and np.count_nonzero(finite) == np.count_nonzero(valid) * values.shape[0] * values.shape[1]:
         np.mean(heads, axis=1, out=shown[:, -1])
         return
     heads[~finite] = np.nan
+    if not all_on:
+        finite &= np.asarray(on, bool)[:, :, None, None]
     total = np.where(finite, heads, 0.0).sum(axis=1, dtype=np.float32)
     count = finite.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         shown[:, -1] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def average_caption(on: np.ndarray | None) -> str:
+    """What the head-average column covers, e.g. "avg = mean of heads on: L1 4/4, L2 0/4" (on: (L, H) bool)."""
+    if on is None or on.size == 0 or bool(np.all(on)):
+        return "avg = mean of all heads"
+    counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
+    return f"avg = mean of heads on ({counts}); ablated heads dimmed and crossed"
+
+
+def cross_lines(lay: AtlasLayout, ablated: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """One NaN-separated polyline (xs, ys): both diagonals of every ablated (L, H) map."""
+    if ablated is None or not ablated.any():
+        return np.zeros(0), np.zeros(0)
+    layers, heads = np.nonzero(ablated)
+    x0, y0 = lay.col_off[heads].astype(float), lay.row_off[layers].astype(float)
+    x1, y1, gap = x0 + lay.tk, y0 + lay.tq, np.full(len(x0), np.nan)
+    xs = np.stack([x0, x1, gap, x1, x0, gap], axis=1).ravel()
+    ys = np.stack([y0, y1, gap, y0, y1, gap], axis=1).ravel()
+    return xs, ys
 
 
 def per_map_range(shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -126,25 +151,45 @@ def per_map_range(shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.ndarray | float, np.ndarray | float]:
     """The values at the colormap's ends: per-map ranges (L, C, 1, 1), else [0, 1] for weights, else the
-    global finite range for scores (a shared scale keeps maps comparable; softmax weights are always in [0, 1])."""
+    global finite range for scores (a shared scale keeps maps comparable; softmax weights are always in [0, 1]).
+    Scores get a range centred on 0 for their diverging scale."""
     if scale_mode == "per_map":
-        return per_map_range(shown)
-    if mode == "weights":
+        lo, hi = per_map_range(shown)
+    elif mode == "weights":
         return 0.0, 1.0
-    return finite_range(shown)
+    else:
+        lo, hi = finite_range(shown)
+    return symmetric_range(lo, hi) if mode == "scores" else (lo, hi)
+
+
+def abbreviate(label: str) -> str:
+    """A special token in one character: "<bos>" -> "B", "<eos>" -> "E", "<pad>" -> "·"; others unchanged."""
+    if len(label) > 2 and label[0] in "<⟨" and label[-1] in ">⟩":
+        inner = label[1:-1]
+        return "·" if inner == "pad" else inner[:1].upper()
+    return label
+
+
+def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], bool]) -> tuple[str, ...] | None:
+    """Every token as written, else every token abbreviated, else None (no labels: the hover line names them).
+
+    Never a subset: every other token of "31415926535" read "3 4 5 2 5 5", a different sequence.
+    """
+    for candidate in (labels, tuple(abbreviate(label) for label in labels)):
+        if fits(candidate):
+            return candidate
+    return None
+
+
+def abbreviation_legend(labels: tuple[str, ...]) -> str:
+    """"B = <bos>, · = <pad>" for the abbreviated tokens among labels."""
+    pairs = dict.fromkeys((abbreviate(label), label) for label in labels if abbreviate(label) != label)
+    return ", ".join(f"{short} = {label}" for short, label in pairs)
 
 
 def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
-    """Token labels of every map as axis tick levels: even positions in level 1, odd ones in level 2.
-
-    pyqtgraph drops a whole level when its text would crowd the axis; with the tokens split in two, a crowded
-    axis still labels every other token instead of none (level 0 stays empty for the layer/head titles).
-    """
-    levels: list[list[tuple[float, str]]] = [[], [], []]
-    for off in offsets:
-        for i, label in enumerate(labels):
-            levels[1 + i % 2].append((float(off) + i + 0.5, str(label)))
-    return levels
+    """Token labels of every map as ONE axis tick level (pyqtgraph always draws level 0; it culls the others)."""
+    return [[(float(off) + i + 0.5, str(label)) for off in offsets for i, label in enumerate(labels)]]
 
 
 def cell_text(prefix: str, i: int, j: int, query: str, key: str, value: float, masked: bool) -> str:

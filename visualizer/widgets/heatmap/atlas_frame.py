@@ -31,9 +31,10 @@ class AtlasFrame:
         lay = self.layout
         return (lay.n_layers, lay.n_heads, lay.tq, lay.tk) == maps.values.shape
 
-    def fill(self, maps: KindMaps) -> None:
-        """Copy the maps in (NaN where masked) and recompute the head average."""
-        fill_shown(np.asarray(maps.values, np.float32), np.asarray(maps.valid, bool), self.shown)
+    def fill(self, maps: KindMaps, ablated: np.ndarray | None = None) -> None:
+        """Copy the maps in (NaN where masked) and recompute the average of the heads that are on."""
+        on = None if ablated is None else ~ablated
+        fill_shown(np.asarray(maps.values, np.float32), np.asarray(maps.valid, bool), self.shown, on)
 
     def ablated_heads(self, mask: np.ndarray) -> np.ndarray | None:
         """The (L, H) ablation mask when it fits this layout and marks any head, else None (nothing to dim)."""

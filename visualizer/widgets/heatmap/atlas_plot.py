@@ -5,37 +5,59 @@ update is setImage/setData/setTicks on existing items (a new axis text costs a r
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
 from visualizer.state.snapshots import KindMaps
-from visualizer.widgets.heatmap.atlas import AtlasLayout, token_tick_levels
-from visualizer.widgets.heatmap.colours import RgbaImageItem
+from visualizer.widgets.heatmap.atlas import (
+    AVG, AtlasLayout, abbreviation_legend, cross_lines, readable_labels, token_tick_levels,
+)
+from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
+from visualizer.widgets.heatmap.colours import SCORES_COLORMAP, RgbaImageItem, make_lut
+from visualizer.widgets.heatmap.mask_backdrop import VIEW_BACKGROUND, MaskBackdrop
 
 
 class AtlasPlot:
     """The GraphicsLayoutWidget of one grid: plot (atlas, row outline, "ablated" labels) plus a colour bar."""
 
     def __init__(self, colormap: str, max_token_ticks: int) -> None:
-        self._max_token_ticks = max_token_ticks
+        self._max_token_ticks = max_token_ticks  # kept for callers; labels now follow the cell size instead
+        self._tick_source: tuple | None = None
+        self.legend_changed: Callable[[str], None] = lambda _text: None  # the grid shows abbreviations in its legend
+        # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
+        self._luts = {mode: (name, make_lut(name).view(np.uint32).ravel())
+                      for mode, name in (("weights", colormap), ("scores", SCORES_COLORMAP))}
+        self._colorbar_map = colormap
         self._ticks_key: tuple = ()
         self._highlight_key: tuple = ()
         self._ablated_labels: list[pg.TextItem] = []
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setAntialiasing(False)
+        self.graphics.setBackground(VIEW_BACKGROUND)
         self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         self.image_item = RgbaImageItem(axisOrder="row-major")
+        self.mask_backdrop = MaskBackdrop()
         self.highlight_curve = pg.PlotDataItem(connect="finite", pen=pg.mkPen("#ff3030", width=2))
+        self.hover_curve = pg.PlotDataItem(connect="finite", pen=pg.mkPen("#ffffff", width=2))
+        self.cross_curve = pg.PlotDataItem(connect="finite", pen=pg.mkPen(255, 255, 255, 200, width=2))
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
         self.graphics.addItem(self.colorbar, row=0, col=1)
         self._setup_plot()
+        self.plot_item.getViewBox().sigResized.connect(lambda *_: self._on_resized())
 
     def _setup_plot(self) -> None:
         """A static matrix view: layer 1 on top, no panning/zooming, our own menu, labels as axis ticks."""
         plot = self.plot_item
+        plot.addItem(self.mask_backdrop)
         plot.addItem(self.image_item)
         plot.addItem(self.highlight_curve)
+        plot.addItem(self.cross_curve)
+        plot.addItem(self.hover_curve)
         plot.invertY(True)
-        plot.setAspectLocked(True)
+        plot.setAspectLocked(False)  # fill the view; View > Square cells locks it (set_square_cells)
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
@@ -49,45 +71,85 @@ class AtlasPlot:
         plot.getAxis("right").setWidth(48)  # room for "<bos>" / "<pad>"
         plot.getAxis("top").setHeight(24)
         plot.getAxis("bottom").setHeight(24)
-        for name in ("right", "bottom"):  # token labels: draw a level whenever its text fits
-            plot.getAxis(name).setStyle(textFillLimits=[(0, 0.9)])
+        self.mask_backdrop.setZValue(-1)
         self.image_item.setZValue(0)
         self.highlight_curve.setZValue(10)
+        self.cross_curve.setZValue(15)
+        self.hover_curve.setZValue(12)
 
     def fit(self, lay: AtlasLayout) -> None:
         """Frame a new atlas shape (its ticks are redrawn on the next set_ticks)."""
         self._ticks_key = ()
+        self.mask_backdrop.set_rects([lay.map_rect(layer, head) for layer in range(lay.n_layers)
+                                      for head in [*range(lay.n_heads), AVG]])
         vb = self.plot_item.getViewBox()
         vb.setRange(xRange=(0, lay.width), yRange=(0, lay.height), padding=0.01)
         vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
 
     def set_ticks(self, lay: AtlasLayout, maps: KindMaps) -> None:
-        """Layer/head titles always; token labels only when maps are small enough to read them."""
-        key = (maps.values.shape, maps.query_labels, maps.key_labels)
-        if key == self._ticks_key:
-            return
+        """Layer/head titles always; token labels whole, abbreviated or none, at the cell size shown now."""
+        self._tick_source = (lay, maps.query_labels, maps.key_labels)
         plot = self.plot_item
-        if self._ticks_key[:1] != key[:1]:  # titles depend on the shape only: a new axis text costs a repaint
+        if self._ticks_key[:1] != (maps.values.shape,):  # titles depend on the shape only: new text costs a repaint
             plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
             heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
             plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
+        cell_w, cell_h = self._cell_pixels(lay)
+        metrics = QFontMetricsF(plot.getAxis("bottom").style["tickFont"] or self.graphics.font())
+        width = lambda labels: max((metrics.horizontalAdvance(t) for t in labels), default=0.0)  # noqa: E731
+        rows = readable_labels(maps.query_labels, lambda t: metrics.height() * 0.8 <= cell_h and width(t) <= 44)
+        cols = readable_labels(maps.key_labels, lambda t: width(t) + 2 <= cell_w)
+        key = (maps.values.shape, rows, cols)
+        if key == self._ticks_key:
+            return
         self._ticks_key = key
-        show_q = 0 < lay.tq <= self._max_token_ticks
-        show_k = 0 < lay.tk <= self._max_token_ticks
-        plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, maps.query_labels) if show_q else [])
-        plot.getAxis("bottom").setTicks(token_tick_levels(lay.col_off, maps.key_labels) if show_k else [])
+        plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, rows) if rows else [])
+        plot.getAxis("bottom").setTicks(token_tick_levels(lay.col_off, cols) if cols else [])
+        shortened = [full for full, shown in ((maps.query_labels, rows), (maps.key_labels, cols)) if shown != full]
+        self.legend_changed(abbreviation_legend(tuple(t for labels in shortened for t in labels)) if shortened else
+                            "")
+
+    def labels_shown(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        """The query (right) and key (bottom) token labels drawn now; None = too small, the hover line names them."""
+        return (self._ticks_key[1], self._ticks_key[2]) if len(self._ticks_key) == 3 else (None, None)
+
+    def _cell_pixels(self, lay: AtlasLayout) -> tuple[float, float]:
+        """On-screen width and height of one cell (the view spans the atlas plus 1% padding each side)."""
+        vb = self.plot_item.getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        return vb.width() / max(x1 - x0, 1e-9), vb.height() / max(y1 - y0, 1e-9)
+
+    def _on_resized(self) -> None:
+        if self._tick_source is not None:
+            lay, query, key = self._tick_source
+            self.set_ticks(lay, _Labels(lay, query, key))
 
     def set_colorbar_levels(self, levels: tuple[float, float]) -> None:
         if tuple(self.colorbar.levels()) != levels:
             self.colorbar.setLevels(levels)
 
+    def draw(self, frame: AtlasFrame, mode: str, scale_mode: str, ablated: np.ndarray | None) -> None:
+        """Colour the frame through the mode's lookup table into the one ImageItem; colour bar and marks follow."""
+        name, lut32 = self._luts[mode]
+        self.image_item.setImage(frame.paint(lut32, scale_mode, mode, ablated), autoLevels=False)
+        if name != self._colorbar_map:
+            self._colorbar_map = name
+            self.colorbar.setColorMap(pg.colormap.get(name))
+        unit = (-1.0, 1.0) if mode == "scores" else (0.0, 1.0)
+        self.set_colorbar_levels(unit if scale_mode == "per_map" else (float(frame.lo), float(frame.hi)))
+        self.set_ablated_labels(frame.layout, ablated)
+
     def set_colorbar_label(self, text: str) -> None:
         self.colorbar.getAxis("left").setLabel(text)
 
     def set_ablated_labels(self, lay: AtlasLayout, ablated: np.ndarray | None) -> None:
-        """An "ablated" label on each ablated (L, H) head; a small pool of TextItems is reused, the rest hidden."""
+        """Ablated (L, H) heads crossed out and labelled "ablated"; a layer with every head off gets "no heads on"
+        on its average. A small pool of TextItems is reused, the rest hidden."""
         spots = [] if ablated is None else list(zip(*np.nonzero(ablated)))
-        rects = [lay.map_rect(int(layer), int(head)) for layer, head in spots]
+        rects = [(lay.map_rect(int(layer), int(head)), "ablated") for layer, head in spots]
+        if ablated is not None:
+            rects += [(lay.map_rect(int(layer), AVG), "no heads on") for layer in np.nonzero(ablated.all(axis=1))[0]]
+        self.cross_curve.setData(*cross_lines(lay, ablated))
         while len(self._ablated_labels) < len(rects):
             label = pg.TextItem("ablated", color="w", anchor=(0.5, 0.5), fill=pg.mkBrush(0, 0, 0, 160))
             label.setZValue(20)
@@ -95,8 +157,27 @@ class AtlasPlot:
             self._ablated_labels.append(label)
         for k, label in enumerate(self._ablated_labels):
             if k < len(rects):
-                label.setPos(rects[k].center())
+                label.setPos(rects[k][0].center())
+                label.setText(rects[k][1])
             label.setVisible(k < len(rects))
+
+    def set_square_cells(self, square: bool, lay: AtlasLayout | None) -> None:
+        """Square cells (aspect locked) or cells stretched to fill the view."""
+        self.plot_item.setAspectLocked(square)
+        if lay is not None:
+            self.fit(lay)
+
+    def set_hover(self, lay: AtlasLayout | None, cell: tuple[int, int, int, int] | None) -> None:
+        """Outline the hovered cell's query row and key column in its map (nothing off the maps)."""
+        if lay is None or cell is None:
+            self.hover_curve.setData([], [])
+            return
+        layer, head, i, j = cell
+        rect = lay.map_rect(layer, head)
+        x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
+        xs = [x0, x1, x1, x0, x0, np.nan, x0 + j, x0 + j + 1, x0 + j + 1, x0 + j, x0 + j]
+        ys = [y0 + i, y0 + i, y0 + i + 1, y0 + i + 1, y0 + i, np.nan, y0, y0, y1, y1, y0]
+        self.hover_curve.setData(np.array(xs, float), np.array(ys, float))
 
     def set_highlight(self, lay: AtlasLayout | None, row: int | None, shown: bool) -> None:
         """Outline query row `row` of every map (nothing when row is None, out of range, or no maps are shown)."""
@@ -108,3 +189,16 @@ class AtlasPlot:
             self.highlight_curve.setData([], [])
             return
         self.highlight_curve.setData(*lay.row_outline(row))
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """The part of KindMaps that set_ticks reads (a resize re-picks the labels without the maps)."""
+
+    layout: AtlasLayout
+    query_labels: tuple[str, ...]
+    key_labels: tuple[str, ...]
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.empty((self.layout.n_layers, self.layout.n_heads, self.layout.tq, self.layout.tk), np.bool_)

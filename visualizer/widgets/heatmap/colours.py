@@ -13,6 +13,7 @@ N_COLOURS = 256
 BLANK_INDEX = N_COLOURS  # LUT row that is fully transparent: masked cells and gutters
 DIM_OFFSET = N_COLOURS + 1  # added to a colour index to pick the dimmed (ablated-head) copy of the colormap
 DEFAULT_COLORMAP = "viridis"
+SCORES_COLORMAP = "CET-CBD1"  # colour-blind-safe diverging (blue - near white - yellow), centred on 0 for scores
 
 
 def make_lut(name: str = DEFAULT_COLORMAP) -> np.ndarray:
@@ -47,6 +48,14 @@ def colour_scale(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | fl
 def colour_indices(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float) -> np.ndarray:
     """LUT indices (uint16) for values scaled to [lo, hi]; NaN becomes BLANK_INDEX."""
     return colour_scale(values, lo, hi).astype(np.uint16)
+
+
+def symmetric_range(lo: np.ndarray | float, hi: np.ndarray | float) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Levels centred on 0 (-m, m) with m = max(|lo|, |hi|): a diverging scale puts 0 at its neutral middle."""
+    m = np.maximum(np.abs(lo), np.abs(hi))
+    if np.ndim(m) == 0:
+        return -float(m), float(m)
+    return -m, m
 
 
 def finite_range(values: np.ndarray) -> tuple[float, float]:

@@ -16,10 +16,11 @@ from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidge
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AtlasLayout
+from visualizer.widgets.heatmap.atlas import AtlasLayout, average_caption
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
-from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, make_lut
+from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
+from visualizer.widgets.heatmap.grid_header import GridHeader
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, show_hover_text
 from visualizer.widgets.heatmap.large_view import GridLargeView, MapDialog
 
@@ -41,7 +42,6 @@ class AttentionGrid(QWidget):
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
         super().__init__(parent)
         self._kind = kind
-        self._lut32 = make_lut(colormap).view(np.uint32).ravel()  # one packed RGBA word per colour: a take per frame
         self._maps: KindMaps | None = None
         self._stale = False  # maps set while hidden, not drawn yet
         self._mode = "weights"
@@ -56,20 +56,22 @@ class AttentionGrid(QWidget):
 
     def _build_widgets(self, colormap: str, max_token_ticks: int) -> None:
         """Title, the atlas plot (plot + colour bar), and a placeholder for empty input."""
-        self.title_label = QLabel()
+        self.header = GridHeader()
+        self.title_label = self.header.title_label
         self.placeholder = QLabel("No tokens to show yet: type an input.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.atlas_plot = AtlasPlot(colormap, max_token_ticks)
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
         self.highlight_curve = self.atlas_plot.highlight_curve
+        self.atlas_plot.legend_changed = self.header.set_legend
         self.stack = QStackedWidget()
         self.stack.addWidget(self.graphics)
         self.stack.addWidget(self.placeholder)
         self.stack.setCurrentWidget(self.placeholder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title_label)
+        layout.addWidget(self.header)
         layout.addWidget(self.stack, 1)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(lambda pos: show_hover_text(self, pos))
@@ -104,7 +106,7 @@ class AttentionGrid(QWidget):
             return
         self._highlight_row = maps.highlight_row
         frame = self._ensure_frame(maps)
-        frame.fill(maps)
+        frame.fill(maps, frame.ablated_heads(self._ablated))
         self.atlas_plot.set_ticks(frame.layout, maps)
         self._render()
         self._update_highlight()
@@ -143,8 +145,21 @@ class AttentionGrid(QWidget):
         """Mark ablated heads (mask (L, H) bool, True = ablated): dimmed colours and an "ablated" label."""
         self._catch_up()
         self._ablated = np.asarray(mask, bool).copy()
-        if self._frame is not None:
+        self._update_title()
+        if self._frame is not None and self._maps is not None:
+            self._frame.fill(self._maps, self._frame.ablated_heads(self._ablated))  # the average covers heads on
             self._render()
+            self._refresh_dialog()
+
+    def set_square_cells(self, square: bool) -> None:
+        """Square cells (View > Square cells) or, by default, cells stretched to fill the view."""
+        self.atlas_plot.set_square_cells(square, self.atlas_layout())
+
+    def show_hover(self, cell: tuple[int, int, int, int] | None) -> None:
+        """Name the hovered cell's tokens above the grid and outline its row and column (None: off the maps)."""
+        lay = self.atlas_layout()
+        self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
+        self.atlas_plot.set_hover(lay, cell)
 
     def set_highlight_row(self, row: int | None) -> None:
         """Outline query row `row` in every map (None removes the outline)."""
@@ -166,7 +181,6 @@ class AttentionGrid(QWidget):
 
     def scale_mode(self) -> str:
         return self._scale_mode
-
     def map_rect(self, layer: int, head: int) -> QRectF:
         """A map's rectangle in view (atlas pixel) coordinates; head -1 = average."""
         return self._require_frame().layout.map_rect(layer, head)
@@ -195,8 +209,8 @@ class AttentionGrid(QWidget):
         return frame.cell_text(maps, layer, head, i, j)
 
     def is_ablated(self, layer: int, head: int) -> bool:
-        mask = self._ablated
-        return head >= 0 and layer < mask.shape[0] and head < mask.shape[1] and bool(mask[layer, head])
+        return head >= 0 and layer < self._ablated.shape[0] and head < self._ablated.shape[1] and bool(
+            self._ablated[layer, head])
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:
@@ -209,14 +223,10 @@ class AttentionGrid(QWidget):
         return self._frame
 
     def _render(self) -> None:
-        """Colour every map through the LUT into the reused atlas buffers and push it to the one ImageItem."""
+        """Colour every map into the reused atlas buffers and push it to the one ImageItem (atlas_plot.draw)."""
         frame = self._frame
         assert frame is not None
-        ablated = frame.ablated_heads(self._ablated)
-        self.image_item.setImage(frame.paint(self._lut32, self._scale_mode, self._mode, ablated), autoLevels=False)
-        per_map = self._scale_mode == "per_map"
-        self.atlas_plot.set_colorbar_levels((0.0, 1.0) if per_map else (float(frame.lo), float(frame.hi)))
-        self.atlas_plot.set_ablated_labels(frame.layout, ablated)
+        self.atlas_plot.draw(frame, self._mode, self._scale_mode, frame.ablated_heads(self._ablated))
 
     def _update_highlight(self) -> None:
         lay = None if self._frame is None else self._frame.layout
@@ -224,7 +234,8 @@ class AttentionGrid(QWidget):
 
     def _update_title(self) -> None:
         kind = KIND_TITLES.get(self._kind, self._kind or "Attention")
-        self.title_label.setText(f"{kind} — {MODE_TEXT[self._mode]}")
+        on = ~self._ablated if self._ablated.size else None
+        self.title_label.setText(f"{kind} — {MODE_TEXT[self._mode]} · {average_caption(on)}")
 
     # ----- menu, large view and exports --------------------------------------------------------------------
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu:
@@ -235,8 +246,7 @@ class AttentionGrid(QWidget):
         self._menu.popup(screen_pos)
         return self._menu
 
-    def context_menu(self) -> QMenu | None:
-        """The last menu shown (tests trigger its actions)."""
+    def context_menu(self) -> QMenu | None:  # the last menu shown (tests trigger its actions)
         return self._menu
 
     def build_context_menu(self, layer: int, head: int) -> QMenu:
@@ -257,9 +267,9 @@ class AttentionGrid(QWidget):
         self._large_view.refresh(self._maps, shown, MODE_TEXT[self._mode], force)
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
-        """The whole grid with titles and colour bar as PNG."""
+        """The whole grid as PNG, captioned with its title, kind and mode, the input and the model's shape."""
         self._catch_up()
-        return exporters.export_grid_png(self.graphics, path, width)
+        return exporters.export_grid_png(self.graphics, path, width, self.header.caption(self._maps))
 
     def export_svg(self, path: str | Path) -> Path:
         self._catch_up()
@@ -272,10 +282,8 @@ class AttentionGrid(QWidget):
         return exporters.export_heads_npy(shown, path)
 
     def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path:
-        maps = self._maps
-        assert maps is not None
-        return exporters.export_matrix_csv(path, self.displayed_matrix(layer, head), maps.query_labels,
-                                           maps.key_labels)
+        matrix, maps = self.displayed_matrix(layer, head), self._maps
+        return exporters.export_matrix_csv(path, matrix, maps.query_labels, maps.key_labels)
 
     # ----- helpers ------------------------------------------------------------------------------------------
     def _require_frame(self) -> AtlasFrame:

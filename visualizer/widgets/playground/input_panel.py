@@ -42,7 +42,7 @@ class InputPanel(QWidget):
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips
         self.expected_slot = LabelSlot()
         self.expected = self.expected_slot.label
-        self.expected.setTextFormat(Qt.TextFormat.PlainText)
+        self.expected.setTextFormat(Qt.TextFormat.PlainText)  # tokens such as <eos> are text, never tags
         self.expected.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._expected_text = "—"
         self.prefix = QLineEdit()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
 
 from core_model.model import ATTENTION_KINDS
 from visualizer.state.playground import PlaygroundSession
+from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
 from visualizer.widgets.common.stable_label import LabelSlot
@@ -142,7 +143,7 @@ class PlaygroundView(QWidget):
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
         prediction = " ".join(snap.output_tokens)
-        self.output_label.setText(f"Prediction per position: <b>{prediction}</b>"
+        self.output_label.setText(f"Prediction per position: <b>{escape(prediction)}</b>"
                                   f" <span style='color:gray'>(decoder input: {source})</span>")
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")

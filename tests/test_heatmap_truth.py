@@ -1,0 +1,198 @@
+"""The attention pictures tell the truth: escaped tokens, honest averages, readable labels, visible masks."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+import torch
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QImage, QPainter, QTextDocument
+from PySide6.QtWidgets import QApplication
+
+from core_model import ModelConfig, build_model
+from core_model.tasks import TaskSpec
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import PlaygroundSession
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.atlas import AVG
+from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.playground.view import PlaygroundView
+
+
+def rendered(rich: str) -> str:
+    """What a person reads in a rich-text label."""
+    doc = QTextDocument()
+    doc.setHtml(rich)
+    return doc.toPlainText()
+
+
+@pytest.fixture
+def view(qtbot) -> PlaygroundView:
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
+    session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
+    widget = PlaygroundView(session)
+    qtbot.addWidget(widget)
+    widget.resize(1300, 850)
+    widget.show()
+    session.set_source("00")
+    return widget
+
+
+def test_prediction_line_shows_special_tokens(view):
+    """Old code: '<bos> 0 <eos> <pad>' rendered as ' 0  ' (the specials read as unknown HTML tags)."""
+    snap = dataclasses.replace(view.session.last_frame.maps, output_tokens=("<bos>", "0", "<eos>", "<pad>"))
+    view.show_maps(snap)
+    assert "<bos> 0 <eos> <pad>" in rendered(view.output_label.text())
+    assert "<bos> 0 <eos> <pad>" in view.output_label.toolTip()
+
+
+@pytest.fixture
+def grid(qtbot) -> AttentionGrid:
+    widget = AttentionGrid("cross")
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def diagonal_maps(n_layers=2, n_heads=4, t=5, kind="cross", labels=None) -> KindMaps:
+    """Every head attends i -> i except head 0, which attends uniformly."""
+    values = np.tile(np.eye(t, dtype=np.float32), (n_layers, n_heads, 1, 1))
+    values[:, 0] = 1.0 / t
+    labels = labels or tuple(str(k) for k in range(t))
+    return KindMaps(kind, values, np.ones((t, t), bool), labels, labels)
+
+
+def test_average_covers_only_heads_that_are_on(grid):
+    """Old code: the average of layer 2 stayed the crisp mean of all four (ablated) heads, the title said nothing."""
+    grid.set_maps(diagonal_maps())
+    ablated = np.zeros((2, 4), bool)
+    ablated[0, 1:] = True  # layer 1: only the uniform head 0 is on
+    ablated[1, :] = True  # layer 2: every head off
+    grid.set_ablated(ablated)
+    np.testing.assert_allclose(grid.displayed_matrix(0, AVG), np.full((5, 5), 0.2), rtol=1e-6)
+    assert np.isnan(grid.displayed_matrix(1, AVG)).all()
+    assert "L1 1/4, L2 0/4" in grid.title_label.text()
+    shown_labels = [item.textItem.toPlainText() for item in grid.plot_item.items
+                    if isinstance(item, pg.TextItem) and item.isVisible()]
+    assert shown_labels.count("ablated") == 7 and shown_labels.count("no heads on") == 1
+    xs, _ = grid.atlas_plot.cross_curve.getData()
+    assert np.isfinite(xs).sum() == 7 * 4  # two diagonals (two points each) per ablated map
+
+
+def grabbed(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> tuple[int, int, int]:
+    """The colour a person sees at the centre of map cell (i, j), from the widget's own rendering."""
+    rect = grid.map_rect(layer, head)
+    scene = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
+    point = grid.graphics.mapFromScene(scene)
+    image = grid.graphics.grab().toImage()
+    ratio = image.devicePixelRatio()
+    colour = image.pixelColor(int(point.x() * ratio), int(point.y() * ratio))
+    return colour.red(), colour.green(), colour.blue()
+
+
+def background(grid: AttentionGrid) -> tuple[int, int, int]:
+    colour = grid.graphics.grab().toImage().pixelColor(2, 2)
+    return colour.red(), colour.green(), colour.blue()
+
+
+def test_masked_cells_differ_from_the_background(grid, qtbot):
+    """Old code: a masked cell was black, exactly the view's black background (a narrower-looking map)."""
+    maps = diagonal_maps()
+    valid = np.tril(np.ones((5, 5), bool))
+    grid.set_maps(KindMaps("decoder_self", maps.values, valid, maps.query_labels, maps.key_labels))
+    qtbot.wait(10)
+    masked = np.array(grabbed(grid, 0, 1, 0, 4), float)
+    assert np.abs(masked - np.array(background(grid), float)).sum() > 120
+    assert np.ptp(masked) < 40  # neutral: grey, not a colour of the scale
+    assert "masked" in grid.header.legend_label.text()
+
+
+def test_scores_use_a_diverging_scale_centred_on_zero(grid, qtbot):
+    """Old code: viridis from min to max, so a score of 0 was a middling green and -inf was black."""
+    values = np.zeros((1, 2, 3, 3), np.float32)
+    values[0, 0, 0, 0], values[0, 0, 0, 1], values[0, 0, 1, 0] = 2.0, -6.0, -np.inf
+    grid.set_maps(KindMaps("cross", values, np.ones((3, 3), bool), ("a", "b", "c"), ("a", "b", "c")), mode="scores")
+    assert grid.map_levels(0, 0) == pytest.approx((-6.0, 6.0))
+    zero = grabbed(grid, 0, 1, 2, 2)
+    assert min(zero) > 200 and np.ptp(zero) < 30  # 0 sits at the neutral near-white middle
+    inf_cell = np.array(grabbed(grid, 0, 0, 1, 0), float)
+    assert np.ptp(inf_cell) < 40 and 60 < inf_cell.mean() < 180  # -inf drawn as masked (grey hatch)
+
+
+def axis_texts(grid: AttentionGrid, name: str) -> list[str]:
+    """The tick texts an axis draws at its current size (what pyqtgraph would paint)."""
+    axis = grid.plot_item.getAxis(name)
+    image = QImage(axis.boundingRect().size().toSize(), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]]
+
+
+@pytest.mark.parametrize("size", [(1000, 700), (700, 500), (420, 300)])
+def test_token_labels_read_as_the_sequence_or_not_at_all(grid, size):
+    """Old code: "31415926535<pad>" read "3 4 5 2 5 5" under each map (every other token), and at 17+ tokens
+    no label at all even when there was room."""
+    keys = tuple("31415926535") + ("<pad>",)
+    maps = diagonal_maps(2, 4, len(keys), kind="encoder_self", labels=keys)
+    grid.resize(*size)
+    grid.set_maps(maps)
+    QApplication.processEvents()
+    shown = axis_texts(grid, "bottom")
+    allowed = (list(keys) * 5, list("31415926535·") * 5, [])
+    assert shown in allowed
+    if size[0] >= 1000:
+        assert shown == list(keys) * 5 or shown == list("31415926535·") * 5  # a wide grid labels every token
+    if shown and shown[-1] == "·":
+        assert "· = <pad>" in grid.header.legend_label.text()
+    assert axis_texts(grid, "right") in (list(keys) * 2, list("31415926535·") * 2, [])
+
+
+def test_twenty_tokens_keep_their_labels_and_the_hover_names_the_cell(grid, qtbot):
+    """Old code: above 16 tokens every label vanished and nothing named the cell under the mouse."""
+    keys = tuple("01234567890123456789")
+    grid.resize(1400, 800)
+    grid.set_maps(diagonal_maps(2, 4, 20, labels=keys))
+    QApplication.processEvents()
+    assert axis_texts(grid, "bottom") == list(keys) * 5
+    grid.show_hover((1, 2, 3, 7))
+    assert grid.header.hover_label.text() == "L2 H3 query 3 '3' -> key 7 '7': 0.000"
+    xs, _ = grid.atlas_plot.hover_curve.getData()
+    assert np.isfinite(xs).sum() == 10  # the row and the column outlined
+
+
+def test_maps_fill_the_view_unless_square_cells_are_asked_for(grid):
+    """Old code: the aspect lock left about half the view empty for a wide grid of tall maps."""
+    grid.resize(1200, 600)
+    grid.set_maps(diagonal_maps(2, 4, 11))
+    QApplication.processEvents()
+    vb = grid.plot_item.getViewBox()
+    atlas = vb.mapViewToScene(QRectF(0, 0, grid.atlas_layout().width, grid.atlas_layout().height)).boundingRect()
+    assert atlas.width() * atlas.height() > 0.9 * vb.width() * vb.height()
+    grid.set_square_cells(True)
+    QApplication.processEvents()
+    cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+    assert cell.width() == pytest.approx(cell.height(), rel=0.02)
+
+
+def test_exported_png_carries_title_input_and_model(grid, tmp_path):
+    """Old code: the PNG held the plot only, no title, no input, no model summary (it was the plot's size)."""
+    keys = tuple("0123") + ("<eos>",)
+    grid.set_maps(diagonal_maps(2, 4, 5, labels=keys))
+    path = grid.export_png(tmp_path / "grid.png")
+    image = QImage(str(path))
+    plot = grid.graphics.ci.boundingRect()
+    assert image.height() > plot.height() + 40  # the caption band above the plot
+    band = image.copy(0, 0, image.width(), 40)
+    dark = sum(band.pixelColor(x, y).value() < 128 for x in range(0, band.width(), 2) for y in range(40))
+    assert dark > 100  # text was drawn in it
+    caption = grid.header.caption(grid.current_maps())
+    assert caption[0].startswith("Cross-attention — weights")
+    assert "0 1 2 3 <eos>" in caption[1] and "2 layers x 4 heads" in caption[3]

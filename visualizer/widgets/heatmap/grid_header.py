@@ -1,0 +1,51 @@
+"""The lines above a grid: its title (kind, mode, what the average covers), the legend and the hovered cell.
+
+All three are plain text: tokens such as `<bos>` are shown as typed, never read as HTML tags.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
+
+
+def plain_label(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+class GridHeader(QWidget):
+    """Title, legend (masked cells, abbreviated tokens) and the hover line naming the cell under the mouse."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title_label = plain_label()
+        self.legend_label = plain_label(MASK_LEGEND)
+        self.legend_label.setStyleSheet("color: gray")
+        self.hover_label = plain_label(" ")
+        self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        for label in (self.title_label, self.legend_label, self.hover_label):
+            layout.addWidget(label)
+
+    def set_legend(self, abbreviations: str) -> None:
+        """The mask legend, plus the abbreviations the token labels use when they are shortened."""
+        text = MASK_LEGEND if not abbreviations else f"{MASK_LEGEND} · {abbreviations}"
+        if self.legend_label.text() != text:
+            self.legend_label.setText(text)
+
+    def caption(self, maps: KindMaps | None) -> list[str]:
+        """The lines an exported image carries: title, input tokens, model shape, legend."""
+        if maps is None:
+            return [self.title_label.text()]
+        return [self.title_label.text(), f"input (queries): {' '.join(maps.query_labels)}",
+                f"keys: {' '.join(maps.key_labels)}",
+                f"model: {maps.n_layers} layers x {maps.n_heads} heads", self.legend_label.text()]
+
+    def set_hover(self, text: str) -> None:
+        self.hover_label.setText(text or " ")
