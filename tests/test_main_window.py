@@ -250,3 +250,16 @@ def test_a_restore_that_fails_falls_back_to_the_defaults_and_says_so(qtbot, tiny
     assert "could not be restored" in app.window.statusBar().currentMessage()
     assert app.playground.input_panel.source.text() == "0123456789"  # the defaults, not the broken settings
     close_window(qtbot, app)
+
+
+def test_view_menu_square_cells_makes_every_grid_keep_square_cells(qtbot, app):
+    from PySide6.QtCore import QRectF
+
+    action = next(a for a in app.window.view_menu.actions() if "Square cells" in a.text())
+    assert action.isCheckable() and not action.isChecked()
+    action.trigger()
+    for kind, grid in app.playground.grids.items():
+        app.playground.grid_tabs.setCurrentWidget(grid)
+        qtbot.waitUntil(lambda grid=grid: grid.isVisible())
+        cell = grid.plot_item.getViewBox().mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+        assert cell.width() == pytest.approx(cell.height(), rel=0.02), kind

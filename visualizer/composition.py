@@ -165,6 +165,10 @@ class Application(QObject):
         for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
             win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
                            f"Ctrl+{i + 1}")
+        win.view_menu.addSeparator()
+        self.square_cells_action = win.add_action(win.view_menu, "&Square cells", self._set_square_cells,
+                                                  tip="Keep every attention cell square instead of filling the view")
+        self.square_cells_action.setCheckable(True)
         self.undo_action = win.add_action(win.model_menu, "&Undo architecture change",
                                           self.architecture.restore_previous, "Ctrl+Alt+Z",
                                           tip="Bring back the model before the last architecture change, weights "
@@ -185,6 +189,10 @@ class Application(QObject):
             group.addAction(action)
             menu.addAction(action)
         self.device_menu = menu
+
+    def _set_square_cells(self, square: bool) -> None:
+        for grid in self.playground.grids.values():
+            grid.set_square_cells(square)
 
     # ----- showing -----
     def _show_model(self, info: ModelInfo) -> None:
