@@ -267,3 +267,23 @@ def test_a_prefix_error_names_the_prefix_field_and_marks_its_symbol(qtbot, view)
     assert "at position 2" in view.input_panel.error.text()
     assert marked_symbol(view.input_panel.error) == "y"
     assert "border" in view.input_panel.prefix.styleSheet() and view.input_panel.source.styleSheet() == ""
+
+
+def test_a_refused_source_stays_refused_when_the_model_changes(qtbot, view):
+    type_source(qtbot, view, "0123?5")
+    assert "Unknown symbol '?'" in view.input_panel.error.text() and not view.input_panel.error.isHidden()
+    hub = view.session.hub
+    hub.adopt_weights(hub.model.state_dict(), [{"step": 1.0}])  # trained weights arrive: the model changed
+    assert not view.input_panel.error.isHidden() and "Unknown symbol '?'" in view.input_panel.error.text()
+    assert view.input_panel.source.text() == "0123?5"
+    assert view.input_panel.expected.text() == "0 1 2 3"  # the maps and expected output of the last good source
+
+
+def test_a_new_model_that_accepts_the_typed_source_uses_it(qtbot, view):
+    type_source(qtbot, view, "0123a")  # 'a' is unknown to a 10-symbol vocabulary
+    assert "Unknown symbol 'a'" in view.input_panel.error.text()
+    hub = view.session.hub
+    bigger = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64, vocab_size=15), seed=1)
+    hub.set_model(bigger, TaskSpec(n_symbols=12), origin="test model with more symbols")
+    assert view.input_panel.error.isHidden()
+    assert view.grids["encoder_self"].current_maps().key_labels[:5] == tuple("0123a")

@@ -38,6 +38,7 @@ class PlaygroundSession(QObject):
         super().__init__()
         self.hub, self.top_k = hub, top_k
         self.source_text, self.target_prefix = DEFAULT_SOURCE, ""
+        self._typed_source = DEFAULT_SOURCE
         self.task = hub.task.task
         self.extra_pads = 2
         self.masks = MaskSpec()
@@ -74,6 +75,7 @@ class PlaygroundSession(QObject):
     # ----- user actions (every restored setting goes through these too) -----
     def set_source(self, text: str) -> bool:
         """Validate and use new source text; on error the last good maps stay and the error is reported."""
+        self._typed_source = text  # what the field shows, accepted or not: a new model checks this again
         error, ids = self._check_source(text)
         self._set_error(error)
         if error:
@@ -217,8 +219,9 @@ class PlaygroundSession(QObject):
             self.task = self.hub.task.task
             self.task_changed.emit(self.task)
         self._reset_gates()
-        error, ids = self._check_source(self.source_text)
-        self._src_ids = ids if error is None else self._src_ids
+        error, ids = self._check_source(self._typed_source)  # a new vocabulary or max_len may accept or refuse it
+        if error is None:
+            self.source_text, self._src_ids = self._typed_source, ids
         self._set_error(error)
         self._stepper.stop()
         self.recompute()
