@@ -209,7 +209,7 @@ def test_timeline_slider_replays_snapshots(qtbot, tab, state):
     qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _finished(state), timeout=WAIT_MS)
     assert [s.step for s in state.snapshots] == list(Cadence.for_steps(30).probe_steps(30))
-    image = tab.probe.images["cross"]
+    image = tab.probe.image  # cross-attention, last layer, mean of heads: the default pick
     np.testing.assert_allclose(image.image, head_mean(state.snapshots[-1], "cross"))
     latest = image.image.copy()
     tab.probe.slider.setFocus()
