@@ -15,7 +15,8 @@ import torch
 from core_model.positional import apply_rope, rope_angles, sinusoidal_table
 
 PE_KINDS = ("sinusoidal", "rope")
-ROPE_VECTORS = ("random", "ones")  # the fixed q, k probed under RoPE: seeded normal draws, or all ones
+ROPE_VECTORS = ("q = k", "random pair", "ones")  # q, k probed under RoPE: one seeded draw for both (offset 0 is
+# then the maximum), two independent draws (a random pair starts anywhere, e.g. about -0.5), or all ones
 MAX_D_MODEL = 1024
 MAX_POSITIONS = 2048
 MAX_DIMS = 12  # more waveforms than this make an unreadable legend
@@ -48,7 +49,7 @@ class PELabParams:
     dims: tuple[int, ...] = (4, 5, 6, 7)  # table columns drawn as waveforms
     head_dim: int = 16  # RoPE head size (even)
     references: tuple[int, int] = (0, 50)  # two reference positions m0 for the similarity curves
-    rope_vectors: str = "random"  # which fixed q, k the RoPE similarity uses
+    rope_vectors: str = "q = k"  # which fixed q, k the RoPE similarity uses
 
     def __post_init__(self) -> None:
         check_int("d_model", self.d_model, 2, MAX_D_MODEL, even=True)
@@ -134,6 +135,8 @@ def _probe_vectors(head_dim: int, kind: str) -> torch.Tensor:
     if kind == "ones":
         return torch.ones(2, head_dim, dtype=torch.float64)
     gen = torch.Generator().manual_seed(ROPE_SEED)
+    if kind == "q = k":
+        return torch.randn(1, head_dim, generator=gen, dtype=torch.float64).expand(2, head_dim)
     return torch.randn(2, head_dim, generator=gen, dtype=torch.float64)
 
 

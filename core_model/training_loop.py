@@ -25,8 +25,12 @@ EndReason = Literal["completed", "stopped", "diverged", "out_of_memory"]
 # snapshot is kept for the attention movie (and stored in checkpoints), so both thin out as runs get longer.
 EVALS_PER_RUN = 10  # aim for ~10 evaluation points on the curves ...
 EVAL_EVERY_MIN, EVAL_EVERY_MAX = 10, 100  # ... but never more often than every 10 steps, nor rarer than every 100
-PROBE_EVERY_MIN = 25  # short runs: a snapshot every 25 steps
-MAX_SNAPSHOTS = 400  # long runs: spacing grows so a movie (and a checkpoint) holds at most ~400 snapshots
+PROBE_EVERY_MIN = 25  # after the early phase: a snapshot every 25 steps ...
+MAX_SNAPSHOTS = 400  # ... growing in long runs so a movie (and a checkpoint) holds at most 400 snapshots
+# The attention pattern forms early (the toy tasks: around steps 30-60), so probes are log-spaced there: steps
+# ceil(PROBE_GROWTH**i) up to EARLY_PROBE_END, i.e. every step at first and about every 8% of the step number later.
+PROBE_GROWTH, EARLY_PROBE_END = 1.08, 300
+EARLY_PROBE_STEPS = frozenset(math.ceil(PROBE_GROWTH ** i) for i in range(int(math.log(EARLY_PROBE_END, PROBE_GROWTH)) + 1))
 EMIT_INTERVAL_S = 0.1  # progress at most ~10 times a second (QT-NOTES: more buys nothing)
 PAUSE_POLL_S = 0.05  # how often a paused loop looks at its events
 
@@ -36,7 +40,8 @@ class Cadence:
     """How often the loop evaluates, probes and reports progress."""
 
     eval_every: int = 100  # steps between evaluations (and always after the last step)
-    probe_every: int = 25  # steps between probe snapshots (and always at the start and after the last step)
+    probe_every: int = 25  # steps between regular probe snapshots (and always at the start and after the last step)
+    early_probes: frozenset[int] = frozenset()  # further probe steps (the app: EARLY_PROBE_STEPS, log-spaced)
     emit_interval_s: float = EMIT_INTERVAL_S
     pause_poll_s: float = PAUSE_POLL_S
 
@@ -46,10 +51,19 @@ class Cadence:
 
     @classmethod
     def for_steps(cls, steps: int) -> Cadence:
-        """The app's rule: ~EVALS_PER_RUN evaluations, at most MAX_SNAPSHOTS probe snapshots per run."""
+        """The app's rule: ~EVALS_PER_RUN evaluations; log-spaced early probes, then regular ones, at most
+        MAX_SNAPSHOTS in all (the start, the early set, the multiples of probe_every and the last step)."""
         eval_every = min(EVAL_EVERY_MAX, max(EVAL_EVERY_MIN, steps // EVALS_PER_RUN))
-        probe_every = max(PROBE_EVERY_MIN, math.ceil(steps / MAX_SNAPSHOTS))
-        return cls(eval_every=eval_every, probe_every=probe_every)
+        probe_every = max(PROBE_EVERY_MIN, math.ceil(steps / (MAX_SNAPSHOTS - len(EARLY_PROBE_STEPS) - 2)))
+        return cls(eval_every=eval_every, probe_every=probe_every, early_probes=EARLY_PROBE_STEPS)
+
+    def is_probe_step(self, step: int) -> bool:
+        """Whether a completed step is followed by a probe (the start and the last step are probed anyway)."""
+        return step % self.probe_every == 0 or step in self.early_probes
+
+    def probe_steps(self, total: int, start: int = 0) -> tuple[int, ...]:
+        """Every step a run from `start` to `total` probes, in order (what the timeline will hold)."""
+        return tuple(sorted({start, total, *(s for s in range(start + 1, total + 1) if self.is_probe_step(s))}))
 
 
 @dataclass(frozen=True)
@@ -172,7 +186,7 @@ def _after_step(metrics: StepMetrics, clock: RunClock, hooks: TrainingHooks, cad
         hooks.on_progress(clock.report())
     if last or step % cadence.eval_every == 0:
         hooks.on_eval(step)
-    if last or step % cadence.probe_every == 0:
+    if last or cadence.is_probe_step(step):
         hooks.on_probe(step)
 
 

@@ -5,6 +5,7 @@ import math
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 
 import pytest
 import torch
@@ -177,11 +178,40 @@ def test_continued_run_starts_where_the_trainer_stands():
 
 
 @pytest.mark.parametrize(("steps", "eval_every", "probe_every"),
-                         [(1, 10, 25), (50, 10, 25), (300, 30, 25), (5000, 100, 25), (100_000, 100, 250)])
+                         [(1, 10, 25), (50, 10, 25), (300, 30, 25), (5000, 100, 25), (100_000, 100, 291)])
 def test_app_cadence_rule(steps, eval_every, probe_every):
     cadence = Cadence.for_steps(steps)
     assert (cadence.eval_every, cadence.probe_every) == (eval_every, probe_every)
-    assert steps // cadence.probe_every <= MAX_SNAPSHOTS
+    assert len(cadence.probe_steps(steps)) <= MAX_SNAPSHOTS
+
+
+def _expected_probe_steps(total: int, every: int) -> list[int]:
+    """Independently: every step up to 16, then each step about 8% after the previous one up to 300, plus the
+    multiples of `every`, the start and the end."""
+    early, x = set(), 1.0
+    while x <= 300:
+        early.add(math.ceil(x))
+        x *= 1.08
+    return sorted({0, total} | {s for s in range(1, total + 1) if s in early or s % every == 0})
+
+
+@pytest.mark.parametrize("steps", [1, 60, 300, 5000, 100_000, 2_000_000])
+def test_probes_are_dense_where_the_pattern_forms_and_stay_bounded(steps):
+    cadence = Cadence.for_steps(steps)
+    planned = cadence.probe_steps(steps)
+    assert list(planned) == _expected_probe_steps(steps, cadence.probe_every)
+    assert len(planned) <= MAX_SNAPSHOTS
+    between = [s for s in planned if 30 <= s <= 60]
+    if steps >= 60:  # the transition of the toy tasks: a snapshot at least every 5 steps (the old rule: 50 only)
+        assert len(between) >= 8 and max(b - a for a, b in zip(between, between[1:])) <= 5
+    assert set(range(1, min(steps, 16) + 1)) <= set(planned)  # the very first steps change the model most
+
+
+def test_the_loop_probes_on_the_planned_steps():
+    trainer, rec = small_trainer(40), Recorder()
+    cadence = Cadence.for_steps(40)
+    _run(trainer, rec, replace(cadence, emit_interval_s=1e9))
+    assert rec.of("probe") == list(cadence.probe_steps(40))
 
 
 def test_cadence_rejects_zero():

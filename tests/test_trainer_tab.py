@@ -9,6 +9,7 @@ from PySide6.QtGui import QImage
 
 import core_model.training as training_module
 from core_model import ModelConfig, build_model
+from core_model.training_loop import Cadence
 from core_model.tasks import TaskSpec
 from core_model.training import Trainer
 from visualizer.state.model_hub import ModelHub
@@ -66,7 +67,7 @@ def test_train_50_steps_from_the_form(qtbot, tab, hub, state):
     assert hub.dirty and not hub.training_active
     assert [row["step"] for row in hub.history] == list(range(1, 51))
     assert any(not torch.equal(before[k], v) for k, v in hub.model.state_dict().items())
-    assert [s.step for s in state.snapshots] == [0, 25, 50]
+    assert [s.step for s in state.snapshots] == list(Cadence.for_steps(50).probe_steps(50))
     assert tab.probe.step_label.text() == "step 50"
     assert tab.probe.graphics.isVisible() and not tab.probe.placeholder.isVisible()
     assert tab.train_button.isEnabled() and not tab.stop_button.isEnabled()
@@ -207,8 +208,8 @@ def test_timeline_slider_replays_snapshots(qtbot, tab, state):
     tab.form.steps_spin.setValue(30)
     qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _finished(state), timeout=WAIT_MS)
-    assert [s.step for s in state.snapshots] == [0, 25, 30]
-    image = tab.probe.images["cross"]
+    assert [s.step for s in state.snapshots] == list(Cadence.for_steps(30).probe_steps(30))
+    image = tab.probe.image  # cross-attention, last layer, mean of heads: the default pick
     np.testing.assert_allclose(image.image, head_mean(state.snapshots[-1], "cross"))
     latest = image.image.copy()
     tab.probe.slider.setFocus()
@@ -228,12 +229,13 @@ def test_export_movie_writes_frames(qtbot, tab, state, tmp_path, monkeypatch):
     with qtbot.waitSignal(tab.movie_exported, timeout=WAIT_MS) as blocker:
         qtbot.mouseClick(tab.probe.export_button, Qt.MouseButton.LeftButton)
     frames = sorted(folder.glob("frame_*.png"))
-    assert [f.name for f in frames] == ["frame_0000_step_0.png", "frame_0001_step_25.png", "frame_0002_step_30.png"]
+    planned = Cadence.for_steps(30).probe_steps(30)
+    assert [f.name for f in frames] == [f"frame_{i:04d}_step_{s}.png" for i, s in enumerate(planned)]
     first, last = QImage(str(frames[0])), QImage(str(frames[-1]))
     assert not first.isNull() and first.width() > 5 * trainer_tab.CELL_PX
     assert first != last  # the maps changed while training
-    assert blocker.args[0]["frames"] == 3
-    assert tab.status_label.text().startswith(f"Exported 3 frames to {folder}")
+    assert blocker.args[0]["frames"] == len(planned)
+    assert tab.status_label.text().startswith(f"Exported {len(planned)} frames to {folder}")
 
 
 def test_export_movie_gif_with_pillow(qtbot, tab, state, tmp_path):
@@ -246,4 +248,4 @@ def test_export_movie_gif_with_pillow(qtbot, tab, state, tmp_path):
     from PIL import Image
 
     gif = Image.open(blocker.args[0]["gif"])
-    assert gif.n_frames == 3
+    assert gif.n_frames == len(Cadence.for_steps(30).probe_steps(30))

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from core_model import ModelConfig, build_model
+from core_model.training_loop import Cadence
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
@@ -37,8 +38,8 @@ def test_signals_carry_frozen_data(qtbot, hub, state):
     assert last.progress.step == 30 and last.last_eval.step == 30
     with pytest.raises(dataclasses.FrozenInstanceError):
         last.steps = ()  # type: ignore[misc]
-    assert views[0].steps == ()  # the cleared curves of the new run, not a view that grew afterwards
-    assert isinstance(movies[-1], tuple) and [s.step for s in movies[-1]] == [0, 25, 30]
+    assert views[0].steps == tuple(range(1, len(views[0].steps) + 1))  # a new model: its curves start at step 1
+    assert isinstance(movies[-1], tuple) and [s.step for s in movies[-1]] == list(Cadence.for_steps(30).probe_steps(30))
     assert movies[-1] is state.snapshots
 
 

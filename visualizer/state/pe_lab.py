@@ -56,7 +56,7 @@ class PELabState(QObject):
 
     def __init__(self, d_model: int = 64, n_positions: int = 100, base: float = 10000.0,
                  dims: Sequence[int] = (4, 5, 6, 7), head_dim: int | None = None,
-                 references: tuple[int, int] = (0, 50), rope_vectors: str = "random",
+                 references: tuple[int, int] = (0, 50), rope_vectors: str = "q = k",
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         check_int("d_model", d_model, 2, MAX_D_MODEL, even=True)

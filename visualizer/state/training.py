@@ -19,7 +19,8 @@ from visualizer.state.snapshots import (
 )
 from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
 from visualizer.state.training_record import (
-    MetricSeries, MetricsView, record_to_extra, series_from_checkpoint, snapshots_from_plain, snapshots_to_plain,
+    CheckpointRecord, MetricSeries, MetricsView, finish_text, keep_snapshot, last_step, shift_history, shift_progress,
+    snapshots_from_plain, snapshots_to_plain,
 )
 
 __all__ = ["MAX_SNAPSHOTS", "MetricSeries", "MetricsView", "RunState", "TrainingState", "snapshots_from_plain",
@@ -31,7 +32,7 @@ BUSY_STATES: tuple[RunState, ...] = ("running", "paused", "stopping")
 FAILED_REASONS: tuple[OutcomeReason, ...] = ("diverged", "out_of_memory", "error")
 
 
-class TrainingState(QObject):
+class TrainingState(CheckpointRecord, QObject):
     """Starts, pauses and stops training on a copy of the hub's model and hands the weights back to the hub.
 
     The curves and snapshots describe one model state, identified by the hub's `generation`: the one recorded
@@ -42,6 +43,7 @@ class TrainingState(QObject):
     metrics_changed = Signal(object)  # MetricsView: curves, progress or last evaluation changed (also on restore)
     snapshots_changed = Signal(object)  # tuple[ProbeSnapshot, ...]: all snapshots (one more, or a new set)
     model_replaced = Signal()  # another model (not this state's trained weights) took the hub while idle
+    previous_changed = Signal(object)  # MetricsView | None: the run before the last from-scratch start, greyed
     message = Signal(str)
     out_of_memory = Signal(str)
 
@@ -61,6 +63,9 @@ class TrainingState(QObject):
         self._handled: TrainingOutcome | None = None
         self._retired: list[tuple[QThread, TrainingWorkerApi | None]] = []
         self._start_step = 0
+        self._offset, self._prefix = 0, ()  # a continued run's steps go on from the model's last step
+        self.previous: MetricsView | None = None
+        self._replacing = False
         self._dropout: float | None = None
         self._generation = hub.generation
         hub.model_changed.connect(self._on_hub_model_changed)
@@ -98,8 +103,8 @@ class TrainingState(QObject):
         except ValueError as exc:
             self.message.emit(f"Cannot start training: {exc}")
             return False
-        if start_step == 0:
-            self._clear()
+        if start_step == 0:  # continuing: the step axis and the curves go on (continue_on_cpu keeps the old offset)
+            self._offset, self._prefix = last_step(self.hub.history, self.series), tuple(self.hub.history)
         self.config, self.task, self.probe_text = config, task, probe_text
         self._start_step, self._dropout = start_step, dropout
         prefix = tuple(self._handled.history) if start_step and self._handled is not None else ()
@@ -107,6 +112,28 @@ class TrainingState(QObject):
                                 history_prefix=prefix)
         self._launch(self._start_worker(model, task, config, device, options))
         return True
+
+    def start_from_scratch(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
+                           dropout: float | None = None) -> bool:
+        """Fresh weights with the current architecture (Model > Restore previous model undoes it), then train;
+        the curves so far stay as `previous`, greyed for comparison until clear_previous()."""
+        if self.busy:
+            return False
+        previous = self.series.view() if self.series.steps else self.previous
+        config_now = replace(self.hub.config, vocab_size=max(self.hub.config.vocab_size, task.vocab_size))
+        self._replacing = True
+        try:
+            self.hub.set_model(build_model(config_now, seed=config.seed), task,
+                               origin="untrained (training from scratch)", keep_previous=True)
+        finally:
+            self._replacing = False
+        self.previous = previous
+        self.previous_changed.emit(previous)
+        return self.start(config, task, probe_text=probe_text, dropout=dropout)
+
+    def clear_previous(self) -> None:
+        self.previous = None
+        self.previous_changed.emit(None)
 
     def _training_model(self, dropout: float | None) -> torch.nn.Module:
         """The hub's weights in a model of its own; dropout has no parameters, so a new rate keeps the weights."""
@@ -116,22 +143,6 @@ class TrainingState(QObject):
             model = build_model(replace(model.config, dropout=dropout))
             model.load_state_dict(state)
         return model
-
-    def stored_config(self) -> TrainConfig:
-        """The recipe a checkpoint stored with the hub's model, else the defaults."""
-        stored = self.hub.extra.get("train_config")
-        try:
-            return TrainConfig(**stored) if isinstance(stored, dict) else TrainConfig()
-        except (TypeError, ValueError):
-            return TrainConfig()
-
-    def build_matching_model(self, task: TaskSpec) -> int | None:
-        """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
-        if self.busy:
-            return None
-        vocab_size = task.vocab_size
-        self.hub.new_untrained(replace(self.hub.config, vocab_size=vocab_size), task)
-        return vocab_size
 
     def _launch(self, worker: TrainingWorkerApi) -> None:
         thread = QThread()
@@ -158,6 +169,7 @@ class TrainingState(QObject):
     def resume(self) -> None:
         if self.state == "paused" and self._worker is not None:
             self._worker.request_resume()
+            self.message.emit("")  # "Paused at step N" is no longer true
             self._set_state("running")
 
     def stop(self) -> None:
@@ -207,22 +219,20 @@ class TrainingState(QObject):
 
     @Slot(object)
     def _on_progress(self, snap: ProgressSnapshot) -> None:
-        self.progress = snap
+        self.progress = snap = shift_progress(snap, self._offset)
         self.series.add_steps(snap.new_steps)
         self._emit_metrics()
 
     @Slot(object)
     def _on_evaluated(self, snap: EvalSnapshot) -> None:
-        self.last_eval = snap
+        self.last_eval = snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
         self.series.add_eval(snap)
         self._emit_metrics()
 
     @Slot(object)
     def _on_probe(self, snap: ProbeSnapshot) -> None:
-        kept = self._snapshots
-        if kept and kept[-1].step == snap.step:
-            kept = kept[:-1]  # e.g. the first probe of a continued run repeats the last one
-        self._snapshots = (*kept, snap)
+        snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
+        self._snapshots = keep_snapshot(self._snapshots, snap)
         self.snapshots_changed.emit(self._snapshots)
 
     @Slot(object)
@@ -230,7 +240,7 @@ class TrainingState(QObject):
         self._adopt(outcome)
         if self.state == "running":
             self._set_state("paused")
-            self.message.emit(f"Paused at step {outcome.step}; the other tabs now show these weights.")
+            self.message.emit(f"Paused at step {outcome.step + self._offset}; the other tabs now show these weights.")
 
     @Slot(object)
     def _on_finished(self, outcome: TrainingOutcome) -> None:
@@ -246,11 +256,7 @@ class TrainingState(QObject):
         self._set_state("failed" if failed else "finished")
 
     def _finish_text(self, outcome: TrainingOutcome) -> str:
-        ev = self.last_eval
-        scores = f"; exact match {ev.exact_match:.1%}, token accuracy {ev.token_accuracy:.1%}" if ev else ""
-        if outcome.reason == "completed":
-            return f"Finished {outcome.step} steps{scores}."
-        return f"Stopped at step {outcome.step} of {outcome.total}{scores}."
+        return finish_text(outcome.reason, outcome.step, outcome.total, self._offset, self.last_eval)
 
     @Slot(str)
     def _on_out_of_memory(self, text: str) -> None:
@@ -259,7 +265,8 @@ class TrainingState(QObject):
 
     def _adopt(self, outcome: TrainingOutcome) -> None:
         try:  # while this runs the state is busy, so _on_hub_model_changed leaves the curves alone
-            self.hub.adopt_weights(outcome.state_dict, list(outcome.history), task=self.task)
+            history = [*self._prefix, *shift_history(outcome.history, self._offset)]
+            self.hub.adopt_weights(outcome.state_dict, history, task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")
         self._generation = self.hub.generation  # adopting bumps it: these curves describe the new number
@@ -271,6 +278,7 @@ class TrainingState(QObject):
 
     def _emit_metrics(self) -> None:
         self.metrics_changed.emit(self.metrics)
+
     def _clear(self) -> None:
         self.series, self.progress, self.last_eval, self._snapshots = MetricSeries(), None, None, ()
         self._emit_metrics()
@@ -283,18 +291,7 @@ class TrainingState(QObject):
             return
         self._generation = self.hub.generation
         self._clear()
-        self.model_replaced.emit()
-
-    def restore(self, history: list[dict], extra: dict) -> None:
-        """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
-        self._generation = self.hub.generation
-        self.series, self.progress, self.last_eval = series_from_checkpoint(history, extra), None, None
-        self._snapshots = snapshots_from_plain(extra.get("probe_snapshots"))
-        self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
-        self._emit_metrics()
-        self.snapshots_changed.emit(self._snapshots)
-
-    def to_extra(self) -> dict:
-        """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""
-        same = self._generation == self.hub.generation
-        return record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None) if same else {}
+        if not self._replacing:  # a from-scratch start replaces the model itself and keeps the form as it is
+            self.previous = None
+            self.previous_changed.emit(None)
+            self.model_replaced.emit()

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from core_model.training import StepMetrics
+from core_model.training import StepMetrics, TrainConfig
+from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
 
 log = logging.getLogger(__name__)
@@ -129,3 +130,79 @@ def snapshots_from_plain(data: object) -> tuple[ProbeSnapshot, ...]:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         log.warning("ignoring stored attention snapshots: %s", exc)
         return ()
+
+
+def shift_progress(snap: ProgressSnapshot, offset: int) -> ProgressSnapshot:
+    """A continued run counts from 1; on the curves it goes on from `offset`, the last step shown before it."""
+    if not offset:
+        return snap
+    steps = tuple(replace(m, step=m.step + offset) for m in snap.new_steps)
+    return replace(snap, step=snap.step + offset, total=snap.total + offset, new_steps=steps)
+
+
+def shift_history(rows: tuple[dict, ...] | list[dict], offset: int) -> list[dict]:
+    """History rows of a continued run on the shared step axis."""
+    return [{**row, "step": int(row["step"]) + offset} for row in rows] if offset else list(rows)
+
+
+def last_step(history: list[dict], series: MetricSeries) -> int:
+    """Where a continued run's step axis goes on from: the model's own history, else the curves shown."""
+    try:
+        return int(history[-1]["step"]) if history else (series.steps[-1] if series.steps else 0)
+    except (KeyError, TypeError, ValueError):
+        return series.steps[-1] if series.steps else 0
+
+
+def keep_snapshot(kept: tuple[ProbeSnapshot, ...], snap: ProbeSnapshot) -> tuple[ProbeSnapshot, ...]:
+    """Append a snapshot (replacing one of the same step); past MAX_SNAPSHOTS every other older one goes."""
+    if kept and kept[-1].step == snap.step:
+        kept = kept[:-1]  # e.g. the first probe of a continued run repeats the last one
+    if len(kept) >= MAX_SNAPSHOTS:  # continued runs add up: thin the older part, keep the first
+        kept = kept[::2]
+    return (*kept, snap)
+
+
+def stored_train_config(extra: dict) -> TrainConfig:
+    """The recipe a checkpoint stored with its model, else the defaults."""
+    stored = extra.get("train_config")
+    try:
+        return TrainConfig(**stored) if isinstance(stored, dict) else TrainConfig()
+    except (TypeError, ValueError):
+        return TrainConfig()
+
+
+def finish_text(reason: str, step: int, total: int, offset: int, last_eval: EvalSnapshot | None) -> str:
+    """The status line after a run: its own steps, and where it stands on the shared step axis."""
+    scores = f"; exact match {last_eval.exact_match:.1%}, token accuracy {last_eval.token_accuracy:.1%}" \
+        if last_eval else ""
+    if reason == "completed":
+        return f"Finished {step} steps{f' (step {step + offset} in all)' if offset else ''}{scores}."
+    return f"Stopped at step {step + offset} of {total + offset}{scores}."
+
+
+class CheckpointRecord:
+    """TrainingState's side that faces checkpoints: the recipe, restoring curves and movie, and saving them."""
+
+    def stored_config(self) -> TrainConfig:
+        """The recipe a checkpoint stored with the hub's model, else the defaults."""
+        return stored_train_config(self.hub.extra)
+
+    def build_matching_model(self, task) -> int | None:
+        """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
+        if self.busy:
+            return None
+        self.hub.new_untrained(replace(self.hub.config, vocab_size=task.vocab_size), task)
+        return task.vocab_size
+    def restore(self, history: list[dict], extra: dict) -> None:
+        """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
+        self._generation = self.hub.generation
+        self.series, self.progress, self.last_eval = series_from_checkpoint(history, extra), None, None
+        self._snapshots = snapshots_from_plain(extra.get("probe_snapshots"))
+        self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
+        self._emit_metrics()
+        self.snapshots_changed.emit(self._snapshots)
+
+    def to_extra(self) -> dict:
+        """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""
+        same = self._generation == self.hub.generation
+        return record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None) if same else {}

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 HIGHLIGHT = "#e69f00"
 SIN_COLOR, ROPE_COLOR = "#1f77b4", "#d95f02"
-LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit over curves: keep them readable
+LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit under their plots, on a dark ground
 TITLES = {
     "waveforms": "Sinusoidal PE by dimension",
     "matrix": "Sinusoidal PE matrix (base {base:g})",
@@ -64,7 +64,6 @@ class PETab(QWidget):
         state.changed.connect(self._on_changed)
         self._on_changed(state.data)
 
-    # ----- public API
     @property
     def state(self) -> PELabState:
         return self._state
@@ -81,7 +80,6 @@ class PETab(QWidget):
         """The four plots by name, for File > Export: waveforms, matrix, rope_angles, similarity."""
         return dict(self._plots)
 
-    # ----- construction
     def _build_controls(self) -> QWidget:
         panel = QWidget()
         panel.setFixedWidth(270)
@@ -116,7 +114,8 @@ class PETab(QWidget):
         self._vectors = QComboBox()
         self._vectors.addItems(list(ROPE_VECTORS))
         self._vectors.setObjectName("pe_rope_vectors")
-        self._vectors.setToolTip("The fixed q and k rotated by RoPE: seeded random (seed 0) or all ones.")
+        self._vectors.setToolTip("The q and k rotated by RoPE: the same random vector (offset 0 is the maximum), a "
+                                 "random pair (seed 0; starts anywhere), or all ones.")
         self._wrap = QCheckBox("Wrap angles to (−π, π]")
         self._wrap.setObjectName("pe_wrap")
         self._wrap.setChecked(True)  # the wrapped sawtooths compare pairs better than lines of very different slope
@@ -167,25 +166,31 @@ class PETab(QWidget):
     def _build_plots(self) -> QGridLayout:
         grid = QGridLayout()
         self._plots: dict[str, pg.PlotItem] = {}
+        self._views: dict[str, pg.GraphicsLayoutWidget] = {}
         axes = {"waveforms": ("position", "PE value"), "matrix": ("dimension", "position"),
                 "rope_angles": ("position m", "angle (rad)"), "similarity": ("offset k = n − m", "cosine similarity")}
         for index, (name, (x_label, y_label)) in enumerate(axes.items()):
             view = pg.GraphicsLayoutWidget()
             view.setObjectName(f"pe_plot_{name}")
-            plot = view.addPlot()
+            plot = view.addPlot(row=0, col=0)
+            self._views[name] = view
             plot.setLabel("bottom", x_label)
             plot.setLabel("left", y_label)
             plot.showGrid(x=True, y=True, alpha=0.2)
             self._plots[name] = plot
             grid.addWidget(view, index // 2, index % 2)
-        self._wave_legend = self._plots["waveforms"].addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
-        self._rope_legend = self._plots["rope_angles"].addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
+        self._wave_legend, self._rope_legend = self._legend_below("waveforms"), self._legend_below("rope_angles")
         self._build_matrix(self._plots["matrix"])
         self._build_similarity(self._plots["similarity"])
         return grid
 
+    def _legend_below(self, name: str) -> pg.LegendItem:
+        """A legend in its own row under the plot: over the plot it hid the curves."""
+        self._views[name].addItem(legend := pg.LegendItem(colCount=2, brush=LEGEND_BRUSH, labelTextColor="w"), row=1, col=0)
+        return legend
+
     def _build_matrix(self, plot: pg.PlotItem) -> None:
-        self._image = pg.ImageItem(axisOrder="row-major")
+        self._image = pg.ImageItem(axisOrder="row-major", autoDownsample=True)  # 2000 rows in 300 px: average, not alias
         plot.addItem(self._image)
         plot.invertY(True)
         self._colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), label="PE value",
@@ -193,10 +198,9 @@ class PETab(QWidget):
         self._colorbar.setImageItem(self._image, insert_in=plot)
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
-        self._sim_legend = plot.addLegend(offset=(-10, 10), brush=LEGEND_BRUSH)
+        self._sim_legend = self._legend_below("similarity")
         self._sim_curves = {key: plot.plot() for key in ("sin", "sin_second", "rope", "rope_second")}
 
-    # ----- rendering
     def _on_changed(self, data: PELabData) -> None:
         self._data = data
         self._sync_controls(data)

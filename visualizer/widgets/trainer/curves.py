@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from visualizer.state.training_record import MetricsView
@@ -33,6 +34,19 @@ class Curves(QWidget):
                                                       name="greedy exact match", **dots),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
+        grey = pg.mkPen((150, 150, 150, 150), width=1)
+        self.previous = {  # the run before the last from-scratch start; outside the view's range, not stretching it
+            "loss": pg.PlotDataItem(pen=grey),
+            "token_accuracy": pg.PlotDataItem(pen=grey),
+        }
+        self.cursors: dict[str, pg.InfiniteLine] = {}
+        for key, plot in (("loss", self.loss_plot), ("token_accuracy", self.metric_plot)):
+            plot.addItem(self.previous[key], ignoreBounds=True)
+            self.previous[key].setZValue(-1)
+            cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashLine))
+            cursor.hide()
+            plot.addItem(cursor, ignoreBounds=True)
+            self.cursors[key] = cursor
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
@@ -46,3 +60,21 @@ class Curves(QWidget):
                               "eval_token_accuracy": (ex, series.eval_token_accuracy),
                               "eval_exact_match": (ex, series.eval_exact_match)}.items():
             self.curves[key].setData(xs, np.asarray(ys, float))
+
+    def set_previous(self, series: MetricsView | None) -> None:
+        """Grey curves of the previous run (None clears them)."""
+        for (key, curve), plot in zip(self.previous.items(), (self.loss_plot, self.metric_plot)):
+            legend = plot.getPlotItem().legend
+            legend.removeItem(curve)
+            if series is None:
+                curve.setData([], [])
+            else:
+                curve.setData(np.asarray(series.steps, float), np.asarray(getattr(series, key), float))
+                legend.addItem(curve, "previous run")
+
+    def set_cursor(self, step: int | None) -> None:
+        """A vertical line at the step the probe timeline shows (None hides it)."""
+        for cursor in self.cursors.values():
+            cursor.setVisible(step is not None)
+            if step is not None:
+                cursor.setValue(step)

@@ -1,36 +1,45 @@
-"""The probe's attention while it is learnt: last layer, mean of heads, and a timeline over the snapshots."""
+"""The probe's attention while it is learnt: one map picked by kind, layer and head, and a timeline of snapshots."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QStackedWidget, QVBoxLayout, QWidget,
+)
 
 from visualizer.state.snapshots import ProbeSnapshot
 
-PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-attention"))
+PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-attention"))  # the movie's frames
+PICKER_KINDS = (("cross", "Cross-attention"), ("encoder_self", "Encoder self-attention"),
+                ("decoder_self", "Decoder self-attention"))
+MEAN = -1  # head choice: the mean of the heads that are on
 COLORMAP = "viridis"
 
 
 class ProbeView(QWidget):
-    """The probe's last-layer attention (mean over heads) and a timeline over the stored snapshots."""
+    """The probe's attention (kind, layer, head or mean of the heads that are on) over the stored snapshots."""
+
+    step_shown = Signal(int)  # the step of the snapshot on screen (the curves put their cursor there)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.graphics = pg.GraphicsLayoutWidget()
-        cmap = pg.colormap.get(COLORMAP)
-        self.plots: dict[str, pg.PlotItem] = {}
-        self.images: dict[str, pg.ImageItem] = {}
-        for col, (kind, title) in enumerate(PROBE_KINDS):
-            plot = self.graphics.addPlot(row=0, col=col, title=f"{title} (last layer, mean of heads)")
-            image = pg.ImageItem(axisOrder="row-major")
-            image.setColorMap(cmap)
-            plot.addItem(image)
-            plot.invertY(True)
-            plot.setAspectLocked(True)
-            plot.setMouseEnabled(False, False)
-            plot.hideButtons()
-            self.plots[kind], self.images[kind] = plot, image
+        self.plot = self.graphics.addPlot(row=0, col=0)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(pg.colormap.get(COLORMAP))
+        self.plot.addItem(self.image)
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.kind_combo, self.layer_combo, self.head_combo = QComboBox(), QComboBox(), QComboBox()
+        for key, title in PICKER_KINDS:
+            self.kind_combo.addItem(title, key)
+        self.kind_combo.setToolTip("Which attention of the probe input to show")
+        self.layer_combo.setToolTip("Which layer")
+        self.head_combo.setToolTip("One head, or the mean of the heads that are switched on")
+        self._gates: dict[str, np.ndarray] = {}
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("Replay the attention maps recorded during training")
         self.slider.setEnabled(False)
@@ -38,32 +47,78 @@ class ProbeView(QWidget):
         self.export_button = QPushButton("Export movie…")
         self.export_button.setToolTip("Write the snapshots as PNG frames (and an animated GIF when Pillow is installed)")
         self.export_button.setEnabled(False)
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("Timeline"))
-        bar.addWidget(self.slider, 1)
-        bar.addWidget(self.step_label)
-        bar.addWidget(self.export_button)
-        self.placeholder = QLabel("The probe input's attention appears here while the model trains: press Train.")
+        self.placeholder = QLabel("The probe input's attention appears here while the model trains: press "
+                                  "Train from scratch to watch it form.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.stack = QStackedWidget()  # empty axes with made-up ranges say nothing: a sentence until data comes
         self.stack.addWidget(self.graphics)
         self.stack.addWidget(self.placeholder)
         self.stack.setCurrentWidget(self.placeholder)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.stack, 1)
-        layout.addLayout(bar)
+        self._layout()
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
         self._labels: tuple = ()
         self.slider.valueChanged.connect(self._show_index)
+        for combo in (self.kind_combo, self.layer_combo, self.head_combo):
+            combo.currentIndexChanged.connect(self._on_pick)
+
+    def _layout(self) -> None:
+        picker = QHBoxLayout()
+        for text, combo in (("Show", self.kind_combo), ("layer", self.layer_combo), ("head", self.head_combo)):
+            picker.addWidget(QLabel(text))
+            picker.addWidget(combo)
+        picker.addStretch(1)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Timeline"))
+        bar.addWidget(self.slider, 1)
+        bar.addWidget(self.step_label)
+        bar.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(picker)
+        layout.addWidget(self.stack, 1)
+        layout.addLayout(bar)
+
+    def set_head_gates(self, gates: dict[str, np.ndarray]) -> None:
+        """{kind: (L, H) bool} heads switched on (the playground's switches); the mean uses only those."""
+        self._gates = {k: np.asarray(v, bool) for k, v in gates.items()}
+        self._show_index(self.slider.value())
+
+    def selection(self) -> tuple[str, int, int]:
+        """(kind, layer index, head index or MEAN)."""
+        return (str(self.kind_combo.currentData()), max(0, self.layer_combo.currentIndex()),
+                int(self.head_combo.currentData()) if self.head_combo.count() else MEAN)
 
     def set_snapshots(self, snapshots: tuple[ProbeSnapshot, ...]) -> None:
         """Show these snapshots: a new set from its newest entry; more of the same run follow the newest entry
         unless the user is looking at an earlier one."""
         old, self._snapshots = self._snapshots, tuple(snapshots)
         grown = bool(old) and len(self._snapshots) >= len(old) and self._snapshots[0] is old[0]
+        self._sync_picker()
         self._sync_slider(follow=not grown or self.slider.value() >= self.slider.maximum())
+
+    def _sync_picker(self) -> None:
+        """Layer and head choices for the model the snapshots come from (kept when the shape stays)."""
+        if not self._snapshots:
+            return
+        layers, heads = self._snapshots[-1].maps[self.selection()[0]].values.shape[:2]
+        if self.layer_combo.count() == layers and self.head_combo.count() == heads + 1:
+            return
+        for combo in (self.layer_combo, self.head_combo):
+            combo.blockSignals(True)
+            combo.clear()
+        self.layer_combo.addItems([f"{i + 1}{' (last)' if i == layers - 1 else ''}" for i in range(layers)])
+        self.layer_combo.setCurrentIndex(layers - 1)
+        self.head_combo.addItem("mean of heads on", MEAN)
+        for h in range(heads):
+            self.head_combo.addItem(f"{h + 1}", h)
+        for combo in (self.layer_combo, self.head_combo):
+            combo.blockSignals(False)
+
+    def _on_pick(self) -> None:
+        self._sync_picker()
+        self._labels = ()
+        self._show_index(self.slider.value())
 
     def _sync_slider(self, follow: bool) -> None:
         n = len(self._snapshots)
@@ -79,27 +134,38 @@ class ProbeView(QWidget):
             self._show_index(self.slider.value())
         else:
             self.step_label.setText("no snapshots yet")
-            for image in self.images.values():
-                image.clear()
+            self.image.clear()
 
     def _show_index(self, index: int) -> None:
         if not 0 <= index < len(self._snapshots):
             return
         snap = self._snapshots[index]
-        for kind, image in self.images.items():
-            image.setImage(head_mean(snap, kind), autoLevels=False, levels=(0.0, 1.0))
-        self._set_ticks(snap)
+        kind, layer, head = self.selection()
+        self.image.setImage(pick_map(snap, kind, layer, head, self._gates.get(kind)), autoLevels=False,
+                            levels=(0.0, 1.0))
+        self._set_ticks(snap, kind)
+        which = "mean of heads on" if head == MEAN else f"head {head + 1}"
+        self.plot.setTitle(f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}", size="10pt")
         self.step_label.setText(f"step {snap.step}")
+        self.step_shown.emit(snap.step)
 
-    def _set_ticks(self, snap: ProbeSnapshot) -> None:
-        labels = tuple((m.query_labels, m.key_labels) for m in snap.maps.values())
+    def _set_ticks(self, snap: ProbeSnapshot, kind: str) -> None:
+        m = snap.maps[kind]
+        labels = (kind, m.query_labels, m.key_labels)
         if labels == self._labels:
             return
         self._labels = labels
-        for kind, plot in self.plots.items():
-            m = snap.maps[kind]
-            plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(m.key_labels)]])
-            plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(m.query_labels)]])
+        self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(m.key_labels)]])
+        self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(m.query_labels)]])
+
+
+def pick_map(snap: ProbeSnapshot, kind: str, layer: int, head: int, gates: np.ndarray | None = None) -> np.ndarray:
+    """One head's map, or the mean of the heads that are on (all when none is): (Tq, Tk)."""
+    values = snap.maps[kind].values[min(layer, snap.maps[kind].values.shape[0] - 1)]  # (H, Tq, Tk)
+    if head != MEAN:
+        return values[min(head, values.shape[0] - 1)]
+    on = gates[layer] if gates is not None and layer < len(gates) and gates[layer].any() else slice(None)
+    return values[on].mean(axis=0)
 
 
 def head_mean(snap: ProbeSnapshot, kind: str) -> np.ndarray:

@@ -58,15 +58,27 @@ class TrainerTab(QWidget):
         self._jobs: set[QObject] = set()
         self._pending_oom: str | None = None
         self._metrics = state.metrics
+        self._snapshots: tuple | None = None
         self._wire()
         self._load_form_from_hub()
         self._on_metrics(self._metrics)
         self.probe.set_snapshots(state.snapshots)
         self._on_state(state.state)
+        self._on_previous(state.previous)
+        self.status_label.setText("Start here: Train from scratch gives the model fresh random weights and shows its "
+                                  "attention forming. Continue training goes on from the current weights.")
 
     def _build_controls(self) -> None:
-        self.train_button = QPushButton("Train")
-        self.train_button.setToolTip("Train a copy of the current model with these settings (Ctrl+Return)")
+        self.scratch_button = QPushButton("Train from scratch")
+        self.scratch_button.setToolTip("Fresh random weights with the current architecture, then train them: watch "
+                                       "attention form (Model > Restore previous model undoes it)")
+        self.scratch_button.setDefault(True)
+        self.scratch_button.setStyleSheet("font-weight: bold;")
+        self.train_button = QPushButton("Continue training")
+        self.train_button.setToolTip("Train the current weights further; the step axis goes on (Ctrl+Return)")
+        self.clear_previous_button = QPushButton("Clear previous run")
+        self.clear_previous_button.setToolTip("Remove the grey curves of the run before the last from-scratch start")
+        self.clear_previous_button.hide()
         self.pause_button = QPushButton("Pause")
         self.pause_button.setToolTip("Pause or resume; while paused the other tabs use the weights so far (Ctrl+P)")
         self.stop_button = QPushButton("Stop")
@@ -96,9 +108,11 @@ class TrainerTab(QWidget):
 
     def _layout(self) -> None:
         buttons = QHBoxLayout()
-        for w in (self.train_button, self.pause_button, self.stop_button):
+        for w in (self.scratch_button, self.train_button, self.pause_button, self.stop_button):
             buttons.addWidget(w)
-        buttons.addWidget(self.state_label, 1)
+        state_row = QHBoxLayout()
+        state_row.addWidget(self.state_label, 1)
+        state_row.addWidget(self.clear_previous_button)
         stats = QGridLayout()
         stats.addWidget(self.progress_bar, 0, 0, 1, 3)
         for col, label in enumerate((self.speed_label, self.elapsed_label, self.eta_label)):
@@ -107,6 +121,7 @@ class TrainerTab(QWidget):
         column = QVBoxLayout(left)
         column.addWidget(self.form)
         column.addLayout(buttons)
+        column.addLayout(state_row)
         column.addLayout(stats)
         column.addWidget(self.status_label)
         column.addStretch(1)
@@ -122,7 +137,11 @@ class TrainerTab(QWidget):
         layout.addLayout(right, 1)
 
     def _wire(self) -> None:
-        self.train_button.clicked.connect(self._on_train)
+        self.train_button.clicked.connect(lambda: self._on_train())
+        self.scratch_button.clicked.connect(lambda: self._on_train(from_scratch=True))
+        self.clear_previous_button.clicked.connect(self.state.clear_previous)
+        self.state.previous_changed.connect(self._on_previous)
+        self.probe.step_shown.connect(self.curves.set_cursor)
         self.pause_button.clicked.connect(self._on_pause_resume)
         self.stop_button.clicked.connect(self.state.stop)
         self.form.changed.connect(self._refresh_buttons)
@@ -130,7 +149,7 @@ class TrainerTab(QWidget):
         self.probe.export_button.clicked.connect(self._on_export)
         self.state.state_changed.connect(self._on_state)
         self.state.metrics_changed.connect(self._on_metrics)
-        self.state.snapshots_changed.connect(self.probe.set_snapshots)
+        self.state.snapshots_changed.connect(self._on_snapshots)
         self.state.model_replaced.connect(self._load_form_from_hub)
         self.state.message.connect(self.status_label.setText)
         self.state.out_of_memory.connect(self._on_out_of_memory)
@@ -145,6 +164,7 @@ class TrainerTab(QWidget):
         state = self.state.state
         busy = self.state.busy
         self.train_button.setEnabled(valid and not busy)
+        self.scratch_button.setEnabled(valid and not busy)
         self.pause_button.setEnabled(state in ("running", "paused"))
         self.pause_button.setText("Resume" if state == "paused" else "Pause")
         self.stop_button.setEnabled(state in ("running", "paused"))
@@ -156,12 +176,15 @@ class TrainerTab(QWidget):
             self._curve_timer.stop()
             self._draw_curves()
         self._refresh_buttons()
+        if state != "running":  # no run is going on: no speed, no time left (elapsed stays: the run's own time)
+            self.speed_label.setText("– tokens/s")
+            self.eta_label.setText("ETA –")
         if state == "failed" and self._pending_oom is not None:
             text, self._pending_oom = self._pending_oom, None
             if _ask_yes_no(self, "Out of GPU memory", f"{text}\n\nContinue on the CPU from the last good weights?"):
                 self.state.continue_on_cpu()
 
-    def _on_train(self) -> None:
+    def _on_train(self, from_scratch: bool = False) -> None:
         if not self.train_button.isEnabled():
             return
         try:
@@ -173,7 +196,8 @@ class TrainerTab(QWidget):
         self.progress_bar.setRange(0, config.steps)
         self.progress_bar.setValue(0)
         self.status_label.setText("")
-        self.state.start(config, task, probe_text=self.form.probe_edit.text(), dropout=self.form.dropout_spin.value())
+        start = self.state.start_from_scratch if from_scratch else self.state.start
+        start(config, task, probe_text=self.form.probe_edit.text(), dropout=self.form.dropout_spin.value())
 
     def _on_pause_resume(self) -> None:
         if self.state.state == "running":
@@ -198,12 +222,27 @@ class TrainerTab(QWidget):
         self.progress_bar.setFormat(RUN_FORMAT)
         self.progress_bar.setRange(0, p.total)
         self.progress_bar.setValue(p.step)
-        self.speed_label.setText(f"{p.tokens_per_s:,.0f} tokens/s")
         self.elapsed_label.setText(f"elapsed {_clock(p.elapsed_s)}")
-        self.eta_label.setText(f"ETA {_clock(p.eta_s)}")
+        if self.state.state == "running":  # a late report after Stop must not bring the ETA back
+            self.speed_label.setText(f"{p.tokens_per_s:,.0f} tokens/s")
+            self.eta_label.setText(f"ETA {_clock(p.eta_s)}")
 
     def _draw_curves(self) -> None:
         self.curves.set_series(self._metrics)
+        if self._snapshots is not None:  # probe snapshots ride on the same 4 Hz redraw (early on, one per step)
+            snapshots, self._snapshots = self._snapshots, None
+            self.probe.set_snapshots(snapshots)
+
+    def _on_snapshots(self, snapshots: tuple) -> None:
+        self._snapshots = snapshots
+        if self.state.state != "running":
+            self._draw_curves()
+        elif not self._curve_timer.isActive():
+            self._curve_timer.start()
+
+    def _on_previous(self, previous: MetricsView | None) -> None:
+        self.curves.set_previous(previous)
+        self.clear_previous_button.setVisible(previous is not None)
 
     def _on_out_of_memory(self, text: str) -> None:
         self._pending_oom = text  # asked once the run has handed its weights back (state "failed")
