@@ -263,3 +263,18 @@ def test_view_menu_square_cells_makes_every_grid_keep_square_cells(qtbot, app):
         qtbot.waitUntil(lambda grid=grid: grid.isVisible())
         cell = grid.plot_item.getViewBox().mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
         assert cell.width() == pytest.approx(cell.height(), rel=0.02), kind
+
+
+def test_the_probes_mean_of_heads_follows_the_heads_switched_off_in_the_playground(qtbot, app):
+    tab = app.trainer_tab
+    tab.form.steps_spin.setValue(10)
+    app.window.tabs.setCurrentWidget(tab)
+    qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None, timeout=60000)
+    probe, snap = tab.probe, app.training.snapshots[-1]
+    assert probe.kind_combo.currentData() == "cross" and probe.head_combo.currentText() == "mean of heads on"
+    layer = probe.layer_combo.currentIndex()
+    np.testing.assert_allclose(probe.image.image, snap.maps["cross"].values[layer].mean(axis=0), rtol=1e-6)
+    app.session.set_head_enabled("cross", layer, 0, False)  # right-click > Ablate head in the playground
+    np.testing.assert_allclose(probe.image.image, snap.maps["cross"].values[layer][1:].mean(axis=0), rtol=1e-6)
+    close_window(qtbot, app)

@@ -55,6 +55,7 @@ def test_texts_state_the_present_after_resume_and_stop(qtbot, tab, state):
     qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
     assert tab.eta_label.text() == "ETA –" and tab.speed_label.text() == "– tokens/s"  # old code: an ETA after Stop
     assert tab.status_label.text().startswith("Stopped at step")
+    assert tab.state_label.text() == "Stopped"  # not "Finished": the run did not reach its last step
 
 
 def test_train_from_scratch_is_the_first_action_and_undoable(qtbot, tab, hub, state):

@@ -142,6 +142,8 @@ class Application(QObject):
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(self._show_frame_time)
+        self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
+        self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)

@@ -75,6 +75,11 @@ class TrainingState(CheckpointRecord, QObject):
         return self.state in BUSY_STATES
 
     @property
+    def end_reason(self) -> OutcomeReason | None:
+        """Why the last run ended ("completed", "stopped", ...), None before any run ended."""
+        return self._handled.reason if self._handled is not None else None
+
+    @property
     def training_thread(self) -> QThread | None:
         """The running QThread (None when idle), for shutdown checks."""
         return self._thread

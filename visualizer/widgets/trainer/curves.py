@@ -34,7 +34,7 @@ class Curves(QWidget):
                                                       name="greedy exact match", **dots),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
-        grey = pg.mkPen((150, 150, 150, 150), width=1)
+        grey = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # visible on black, unlike the live run
         self.previous = {  # the run before the last from-scratch start; outside the view's range, not stretching it
             "loss": pg.PlotDataItem(pen=grey),
             "token_accuracy": pg.PlotDataItem(pen=grey),

@@ -39,6 +39,7 @@ class ProbeView(QWidget):
         self.kind_combo.setToolTip("Which attention of the probe input to show")
         self.layer_combo.setToolTip("Which layer")
         self.head_combo.setToolTip("One head, or the mean of the heads that are switched on")
+        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "mean of heads on" whole
         self._gates: dict[str, np.ndarray] = {}
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("Replay the attention maps recorded during training")

@@ -171,7 +171,8 @@ class TrainerTab(QWidget):
         self.form.setEnabled(not busy)
 
     def _on_state(self, state: str) -> None:
-        self.state_label.setText(STATE_TEXT.get(state, state))
+        stopped = state == "finished" and self.state.end_reason == "stopped"
+        self.state_label.setText("Stopped" if stopped else STATE_TEXT.get(state, state))
         if state != "running" and self._curve_timer.isActive():  # paused or ended: show every point now
             self._curve_timer.stop()
             self._draw_curves()
