@@ -266,3 +266,16 @@ def test_opening_a_file_with_nan_weights_says_so_and_changes_nothing(qtbot, make
     assert setup.hub.path is None
     for name, value in _weights(setup.hub.model).items():
         assert torch.equal(value, before[name])
+
+
+def test_opening_a_checkpoint_whose_task_outgrows_its_vocabulary_says_so(qtbot, make, tmp_path, errors):
+    setup = make()
+    state = build_model(SMALL, seed=4).state_dict()  # vocab_size 8: room for 5 symbols
+    path = tmp_path / "big-task.pt"
+    torch.save({"format": "attention-playground-checkpoint", "version": 1, "config": SMALL.to_dict(),
+                "state_dict": state, "history": [], "extra": {"task": {"task": "copy", "n_symbols": 9,
+                                                                         "min_len": 1, "max_len": 5}}}, path)
+    with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
+        setup.actions.open_path(path)
+    assert errors and "big-task.pt" in errors[0][1] and "vocab_size >= 12" in errors[0][1]
+    assert setup.hub.path is None

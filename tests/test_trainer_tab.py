@@ -8,13 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 import core_model.training as training_module
-from core_model import ModelConfig, build_model
+from core_model import build_model
 from core_model.training_loop import Cadence
-from core_model.tasks import TaskSpec
 from core_model.training import Trainer
-from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.workers.training_worker import TrainingWorker
 from visualizer.widgets.trainer import tab as trainer_tab
 from visualizer.widgets.trainer.tab import TrainerTab, head_mean
 
@@ -89,7 +86,7 @@ def test_pause_resume_stop(qtbot, tab, hub, state):
     qtbot.mouseClick(tab.stop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _finished(state), timeout=WAIT_MS)
 
-    assert tab.state_label.text() == "Finished"
+    assert tab.state_label.text() == "Stopped"  # stopped before its last step
     last = hub.history[-1]["step"]
     assert paused_at < last < 100_000
     assert tab.status_label.text().startswith(f"Stopped at step {last} of 100000")
@@ -109,7 +106,7 @@ def test_keyboard_shortcuts_start_and_stop(qtbot, tab, state):
     qtbot.waitUntil(lambda: state.state == "paused", timeout=WAIT_MS)
     qtbot.keyClick(tab.pause_button, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: _finished(state), timeout=WAIT_MS)
-    assert tab.state_label.text() == "Finished"
+    assert tab.state_label.text() == "Stopped"  # Escape stopped it
 
 
 def test_shutdown_mid_run_is_clean(qtbot, tab, hub, state):

@@ -5,15 +5,11 @@ import dataclasses
 import logging
 
 import pytest
-import torch
 
-from core_model import ModelConfig, build_model
 from core_model.training_loop import Cadence
-from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.workers.training_worker import TrainingWorker
 from visualizer.state.training_record import MetricsView
 from visualizer.workers import training_worker
 

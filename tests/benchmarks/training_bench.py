@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from core_model import BOS, EOS, PAD, ModelConfig, build_model, sinusoidal_table
-from core_model.tasks import Batch, TaskSpec, make_batch
+from core_model.tasks import TaskSpec, make_batch
 from core_model.training import TrainConfig, Trainer, evaluate
 
 

@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from core_model import build_model
-from core_model.checkpoint import load_checkpoint, save_checkpoint
+from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState

@@ -12,19 +12,16 @@ from core_model import build_model
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
-from core_model.training_loop import MAX_SNAPSHOTS, Cadence
+from core_model.training_loop import Cadence
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import (
     EvalSnapshot, OutcomeReason, ProbeSnapshot, ProgressSnapshot, TrainingOutcome, WorkerOptions,
 )
-from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
 from visualizer.state.training_record import (
     CheckpointRecord, MetricSeries, MetricsView, finish_text, keep_snapshot, last_step, shift_history, shift_progress,
-    snapshots_from_plain, snapshots_to_plain,
 )
+from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
 
-__all__ = ["MAX_SNAPSHOTS", "MetricSeries", "MetricsView", "RunState", "TrainingState", "snapshots_from_plain",
-           "snapshots_to_plain"]
 log = logging.getLogger(__name__)
 DEFAULT_PROBE = TaskSpec().default_source()
 RunState = Literal["idle", "running", "paused", "stopping", "finished", "failed"]

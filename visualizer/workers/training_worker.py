@@ -4,7 +4,7 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import numpy as np
 import torch
@@ -13,7 +13,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
 from core_model.training import Trainer, TrainConfig, TrainingDiverged, evaluate
-from core_model.training_loop import Cadence, Progress, RunEnd, TrainingHooks, run_training
+from core_model.training_loop import Progress, RunEnd, TrainingHooks, run_training
 from core_model.vocab import BOS
 from visualizer.state.snapshots import (
     EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,

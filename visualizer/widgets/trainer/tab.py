@@ -13,7 +13,8 @@ from PySide6.QtWidgets import (
 )
 
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.training import MetricsView, TrainingState
+from visualizer.state.training import TrainingState
+from visualizer.state.training_record import MetricsView
 from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm
