@@ -270,17 +270,38 @@ def test_no_expectation_summary(panel):
     assert panel.token_chips.chips(1) == []
 
 
-def test_newest_output_chip_stays_in_sight(qtbot, panel):
-    """Stepping past the panel's width scrolls the chips so the token just decoded is visible."""
-    labels = tuple(str(i % 10) for i in range(40))
-    for n in (10, 25, 40):
-        panel.set_view(DecoderView(labels[:n], (True,) * n, labels + ("<eos>",), TOP_K, False, True, n))
-        newest = panel.token_chips.chips(0)[-1]
-        viewport = panel.chip_scroll.viewport()
-
-        def newest_visible() -> bool:
-            centre = panel.token_chips.mapTo(viewport, newest.rect.center())
-            return viewport.rect().contains(centre)
-
-        qtbot.waitUntil(newest_visible, timeout=2000)
-    assert panel.chip_scroll.horizontalScrollBar().value() > 0
+def test_long_output_wraps_inside_a_narrow_panel_at_a_steady_height(qtbot):
+    """A 20-token output in a 440 px panel wraps onto several lines, every chip in sight, nothing scrolls sideways,
+    output token i right above expected token i, and the chips keep one height while stepping."""
+    panel = DecoderPanel()
+    qtbot.addWidget(panel)
+    panel.resize(440, 640)
+    with qtbot.waitExposed(panel):
+        panel.show()
+    expected = tuple(str(i % 10) for i in range(19)) + ("<eos>",)
+    decoded = tuple("7" if i % 4 == 3 else label for i, label in enumerate(expected))  # a few wrong
+    chips_widget = panel.token_chips
+    panel.set_view(DecoderView((), (), expected, TOP_K, False, False, 0))
+    QApplication.processEvents()
+    heights = [chips_widget.height()]
+    for n in range(1, 21):
+        correct = tuple(decoded[i] == expected[i] for i in range(n))
+        panel.set_view(DecoderView(decoded[:n], correct, expected, TOP_K, n == 20, True, n))
+        QApplication.processEvents()
+        heights.append(chips_widget.height())
+    assert set(heights) == {heights[0]}, f"the chips' height changed while stepping: {heights}"
+    assert chips_widget.width() <= panel.width()
+    visible = chips_widget.visibleRegion().boundingRect()  # what is not clipped by a parent (e.g. a scroll area)
+    output, below = chips_widget.chips(0), chips_widget.chips(1)
+    assert len(output) == len(below) == 20
+    for chip in output + below:
+        assert chips_widget.rect().contains(chip.rect) and visible.contains(chip.rect), chip
+    assert len({chip.rect.top() for chip in output}) > 1  # wrapped onto more than one line
+    for top, bottom in zip(output, below):  # output token i directly above expected token i
+        assert top.rect.left() == bottom.rect.left() and top.rect.width() == bottom.rect.width()
+        assert 0 < bottom.rect.top() - top.rect.bottom() <= 8
+    for chip, want in zip(output, decoded):
+        state = "correct" if want == expected[chip.index] else "wrong"
+        assert chip.state == state and _chip_pixel(panel, chip) == CHIP_COLOURS[state][0]
+    assert _chip_pixel(panel, below[-1]) == CHIP_COLOURS["expected"][0]
+    assert chips_widget.chip_at(output[-1].rect.center()) == output[-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -15,8 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -153,15 +151,10 @@ class DecoderPanel(QWidget):
             self.buttons[action] = button
             row.addWidget(button)
         row.addStretch(1)
-        self.chip_scroll = scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.token_chips)
-        scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
-        scroll.setMaximumHeight(90)
         layout = QVBoxLayout(self)
         layout.addLayout(self._build_mode_row())
         layout.addLayout(row)
-        layout.addWidget(scroll)
+        layout.addWidget(self.token_chips)  # wraps to the panel's width; its height is reserved per source
         layout.addWidget(self.legend)
         layout.addWidget(self.summary)
         layout.addWidget(self.caption)
@@ -192,10 +185,7 @@ class DecoderPanel(QWidget):
         self._view = view
         output = [(label, chip_state(view.correct[i] if i < len(view.correct) else None),
                    i < len(view.forced) and view.forced[i]) for i, label in enumerate(view.output_labels)]
-        grew = len(output) > len(self.token_chips.chips(0))
         self.token_chips.set_rows(output, view.expected_labels)
-        if grew:  # keep the newest token in sight once the scroll area has taken the chips' new width
-            QTimer.singleShot(0, self._show_newest_chip)
         self.summary.setText(summary_text(view))
         self.mode_buttons["stepping" if view.stepping else "teacher"].setChecked(True)
         self.mode_label.setText(MODE_STATES[view.stepping])
@@ -206,12 +196,6 @@ class DecoderPanel(QWidget):
         self.caption.setVisible(view.finished)
         self._set_force_buttons(candidates)
         self._apply_enabled()
-
-    def _show_newest_chip(self) -> None:
-        chips = self.token_chips.chips(0)
-        if chips:
-            centre = chips[-1].rect.center()
-            self.chip_scroll.ensureVisible(centre.x(), centre.y(), chips[-1].rect.width(), 0)
 
     def set_enabled_all(self, enabled: bool) -> None:
         """Enable or disable every control (e.g. while no model is loaded)."""

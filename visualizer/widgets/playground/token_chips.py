@@ -1,5 +1,7 @@
 """The decoder's output tokens as coloured chips above the expected output, painted by one widget.
 
+Long rows wrap within the widget's width (no sideways scrolling), in blocks of an output line over its expected line.
+
 One QLabel per chip relaid out and repainted ~20 widgets per keystroke (~3 ms of a 16 ms frame); this widget
 computes the chip rectangles itself and paints them in one pass.
 """
@@ -9,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 CHIP_COLOURS = {  # state -> (background, text)
@@ -24,6 +26,7 @@ ROW_TITLES = ("Output:", "Expected:")
 MIN_CHIP_WIDTH = 22
 GAP = 3  # pixels between chips and between rows
 PAD = 5  # text padding inside a chip
+BLOCK_GAP = 6  # extra pixels between one output-over-expected block and the next when rows wrap
 
 
 @dataclass(frozen=True)
@@ -56,21 +59,27 @@ def chip_state(correct: bool | None) -> str:
 class TokenChips(QWidget):
     """Output chips (coloured right / wrong / unknown, forced ones dashed and underlined) over the expected row.
 
-    Columns line up across the two rows, so output token i sits above expected token i.
+    Columns line up across the two rows, so output token i sits above expected token i. A row longer than the
+    width wraps in blocks: output line 1 over expected line 1, then output line 2 over expected line 2, and so on.
+    The height is reserved for the expected row when it is set (and follows the width), so it stays put while tokens
+    are decoded one by one; if the output outruns that (longer or wider tokens) it grows once and stays grown until
+    the expected row or the width changes.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
+        self._n_blocks = 1
+        self._reserve_key: tuple[object, int] | None = None
+        self._reserved = 1  # blocks of height reserved for the current expected row and width
         self._forced_font = QFont(self.font())
         self._forced_font.setUnderline(True)
         metrics = self.fontMetrics()
         self._chip_height = metrics.height() + 6
         self._title_width = max(metrics.horizontalAdvance(t) for t in ROW_TITLES) + 2 * GAP
-        self._width = self._title_width
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(2 * self._chip_height + 3 * GAP)
+        self.setFixedHeight(self._height_for_blocks(1))
         self.setAccessibleName("Decoded and expected tokens")
 
     def set_rows(self, output: Sequence[tuple[str, str, bool]], expected: Sequence[str]) -> None:
@@ -79,18 +88,13 @@ class TokenChips(QWidget):
         if rows == self._rows:
             return
         self._rows = rows
-        self._chips = self._layout_chips(rows)
         self.setAccessibleDescription(  # painted chips have no text of their own for a screen reader
             "Output: " + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
             + ". Expected: " + " ".join(text for text, _, _ in rows[1]))
-        width = max((c.rect.right() for c in self._chips), default=self._title_width) + GAP + 1
-        if width != self._width:
-            self._width = width
-            self.setMinimumWidth(width)  # a scroll area around the chips scrolls past the viewport's width
-        self.update()
+        self._relayout()
 
     def chips(self, row: int = 0) -> list[Chip]:
-        """The chips of a row (0 = output, 1 = expected) as drawn."""
+        """The chips of a row (0 = output, 1 = expected) as drawn, rectangles in this widget's coordinates."""
         return [chip for chip in self._chips if chip.row == row]
 
     def chip_states(self) -> list[tuple[str, str]]:
@@ -101,35 +105,88 @@ class TokenChips(QWidget):
         return next((chip for chip in self._chips if chip.rect.contains(pos)), None)
 
     def sizeHint(self) -> QSize:  # Qt's name
-        return QSize(self._width, self.height())
+        return QSize(self.minimumSizeHint().width(), self.height())
 
-    def _layout_chips(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...]) -> tuple[Chip, ...]:
-        """Chip rectangles: column widths fit the wider token of the two rows."""
+    def minimumSizeHint(self) -> QSize:  # Qt's name: room for the titles and the widest chip, as rows wrap
+        widest = max((w for w in self._column_widths(self._rows)), default=MIN_CHIP_WIDTH)
+        return QSize(self._title_width + widest + GAP, self.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """Wrap the chips to the current width and reserve the height the expected row needs at this width."""
+        widths = self._column_widths(self._rows)
+        self._chips, self._n_blocks = self._layout_chips(self._rows, widths)
+        key = (self._rows[1], self.width())
+        if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
+            self._reserve_key = key
+            expected = self._column_widths((self._rows[1],))  # room for any output as wide as its widest token
+            self._reserved = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
+        self._reserved = max(self._reserved, self._n_blocks)  # never shrinks back while the source and width stay
+        height = self._height_for_blocks(self._reserved)
+        if height != self.height():
+            self.setFixedHeight(height)
+        self.updateGeometry()
+        self.update()
+
+    def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]]) -> list[int]:
+        """Each column as wide as the wider token of the two rows."""
         metrics = self.fontMetrics()
-        n_columns = max(len(r) for r in rows)
-        widths = [MIN_CHIP_WIDTH] * n_columns
+        widths = [MIN_CHIP_WIDTH] * max((len(r) for r in rows), default=0)
         for row in rows:
             for i, (text, _, _) in enumerate(row):
                 widths[i] = max(widths[i], metrics.horizontalAdvance(text) + 2 * PAD)
-        lefts, x = [], self._title_width
-        for w in widths:
-            lefts.append(x)
+        return widths
+
+    def _line_starts(self, widths: Sequence[int]) -> list[int]:
+        """Index of the first column of each line: as many columns per line as fit the width (at least one)."""
+        starts, x, room = [], 0, self.width() - GAP
+        for i, w in enumerate(widths):
+            if not starts or x + w > room:
+                starts.append(i)
+                x = self._title_width
             x += w + GAP
+        return starts or [0]
+
+    def _blocks_needed(self, widths: Sequence[int]) -> int:
+        return len(self._line_starts(widths))
+
+    def _block_top(self, block: int) -> int:
+        return GAP + block * (2 * (self._chip_height + GAP) + BLOCK_GAP)
+
+    def _height_for_blocks(self, blocks: int) -> int:
+        return self._block_top(blocks) - BLOCK_GAP
+
+    def _layout_chips(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...],
+                      widths: list[int]) -> tuple[tuple[Chip, ...], int]:
+        """Chip rectangles wrapped in blocks of an output line over an expected line, and the number of blocks."""
+        starts = self._line_starts(widths)
+        place = []  # (left, block) per column
+        for block, (first, stop) in enumerate(zip(starts, starts[1:] + [len(widths)])):
+            x = self._title_width
+            for i in range(first, stop):
+                place.append((x, block))
+                x += widths[i] + GAP
         chips = []
         for r, row in enumerate(rows):
-            top = GAP + r * (self._chip_height + GAP)
             for i, (text, state, forced) in enumerate(row):
-                chips.append(Chip(r, i, text, state, forced, QRect(lefts[i], top, widths[i], self._chip_height)))
-        return tuple(chips)
+                left, block = place[i]
+                top = self._block_top(block) + r * (self._chip_height + GAP)
+                chips.append(Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height)))
+        return tuple(chips), len(starts)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(self.palette().windowText().color())
-        for r, title in enumerate(ROW_TITLES):
-            top = GAP + r * (self._chip_height + GAP)
-            painter.drawText(QRect(0, top, self._title_width, self._chip_height),
-                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+        for block in range(self._n_blocks):
+            for r, title in enumerate(ROW_TITLES):
+                top = self._block_top(block) + r * (self._chip_height + GAP)
+                painter.drawText(QRect(0, top, self._title_width, self._chip_height),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         for chip in self._chips:
             if not chip.rect.intersects(event.rect()):
                 continue
