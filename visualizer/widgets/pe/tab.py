@@ -26,6 +26,8 @@ TITLES = {
     "similarity": "Similarity vs relative offset",
 }
 SIN_PLOTS, ROPE_PLOTS = ("waveforms", "matrix"), ("rope_angles",)
+LINE_PLOTS = ("waveforms", "rope_angles", "similarity")
+SAMPLES_PER_PIXEL = 1.0  # 'peak' draws a min and a max per sample kept: ~2 points per pixel of plot width
 
 
 def _spin(lo: int, hi: int, step: int, tip: str, name: str) -> QSpinBox:
@@ -44,6 +46,16 @@ def _line(tip: str, name: str) -> QLineEdit:
     edit.setToolTip(tip)
     edit.setObjectName(name)
     return edit
+
+
+def _new_curve(plot: pg.PlotItem) -> pg.PlotDataItem:
+    """A curve on `plot` (which sets peak downsampling and clip-to-view) thinned to ~1 sample per pixel.
+
+    pyqtgraph's default keeps ~5 samples per pixel, which leaves 2000 positions unthinned in a 500 px plot.
+    """
+    curve = plot.plot()
+    curve.opts["autoDownsampleFactor"] = SAMPLES_PER_PIXEL  # no public setter in pyqtgraph 0.14
+    return curve
 
 
 class PETab(QWidget):
@@ -178,6 +190,9 @@ class PETab(QWidget):
             plot.setLabel("left", y_label)
             plot.showGrid(x=True, y=True, alpha=0.2)
             self._plots[name] = plot
+            if name in LINE_PLOTS:  # 2000 samples in 500 px: draw each pixel's min-max, and only what is in view
+                plot.setDownsampling(auto=True, mode="peak")
+                plot.setClipToView(True)
             grid.addWidget(view, index // 2, index % 2)
         self._wave_legend, self._rope_legend = self._legend_below("waveforms"), self._legend_below("rope_angles")
         self._build_matrix(self._plots["matrix"])
@@ -199,7 +214,7 @@ class PETab(QWidget):
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
         self._sim_legend = self._legend_below("similarity")
-        self._sim_curves = {key: plot.plot() for key in ("sin", "sin_second", "rope", "rope_second")}
+        self._sim_curves = {key: _new_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
 
     def _on_changed(self, data: PELabData) -> None:
         self._data = data
@@ -250,7 +265,7 @@ class PETab(QWidget):
     def _show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
         """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
         while len(pool) < count:
-            pool.append(plot.plot())
+            pool.append(_new_curve(plot))
         for i, curve in enumerate(pool):
             on_plot = curve.scene() is not None
             if i < count and not on_plot:
