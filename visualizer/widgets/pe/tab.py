@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
+from visualizer.widgets.pe.curves import line_curve
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,6 @@ TITLES = {
     "similarity": "Similarity vs relative offset",
 }
 SIN_PLOTS, ROPE_PLOTS = ("waveforms", "matrix"), ("rope_angles",)
-LINE_PLOTS = ("waveforms", "rope_angles", "similarity")
-SAMPLES_PER_PIXEL = 1.0  # 'peak' draws a min and a max per sample kept: ~2 points per pixel of plot width
 
 
 def _spin(lo: int, hi: int, step: int, tip: str, name: str) -> QSpinBox:
@@ -48,16 +47,6 @@ def _line(tip: str, name: str) -> QLineEdit:
     return edit
 
 
-def _new_curve(plot: pg.PlotItem) -> pg.PlotDataItem:
-    """A curve on `plot` (which sets peak downsampling and clip-to-view) thinned to ~1 sample per pixel.
-
-    pyqtgraph's default keeps ~5 samples per pixel, which leaves 2000 positions unthinned in a 500 px plot.
-    """
-    curve = plot.plot()
-    curve.opts["autoDownsampleFactor"] = SAMPLES_PER_PIXEL  # no public setter in pyqtgraph 0.14
-    return curve
-
-
 class PETab(QWidget):
     """Renders a PELabState and turns control edits into its setters; rejected values show beside their control."""
 
@@ -68,9 +57,7 @@ class PETab(QWidget):
         self._errors: dict[str, QLabel] = {}
         self._wave_curves: list[pg.PlotDataItem] = []
         self._rope_curves: list[pg.PlotDataItem] = []
-        controls = self._build_controls()
-        plots = self._build_plots()
-        layout = QHBoxLayout(self)
+        controls, plots, layout = self._build_controls(), self._build_plots(), QHBoxLayout(self)
         layout.addWidget(controls)
         layout.addLayout(plots, stretch=1)
         state.changed.connect(self._on_changed)
@@ -190,9 +177,6 @@ class PETab(QWidget):
             plot.setLabel("left", y_label)
             plot.showGrid(x=True, y=True, alpha=0.2)
             self._plots[name] = plot
-            if name in LINE_PLOTS:  # 2000 samples in 500 px: draw each pixel's min-max, and only what is in view
-                plot.setDownsampling(auto=True, mode="peak")
-                plot.setClipToView(True)
             grid.addWidget(view, index // 2, index % 2)
         self._wave_legend, self._rope_legend = self._legend_below("waveforms"), self._legend_below("rope_angles")
         self._build_matrix(self._plots["matrix"])
@@ -214,7 +198,7 @@ class PETab(QWidget):
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
         self._sim_legend = self._legend_below("similarity")
-        self._sim_curves = {key: _new_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
+        self._sim_curves = {key: line_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
 
     def _on_changed(self, data: PELabData) -> None:
         self._data = data
@@ -265,7 +249,7 @@ class PETab(QWidget):
     def _show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
         """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
         while len(pool) < count:
-            pool.append(_new_curve(plot))
+            pool.append(line_curve(plot))
         for i, curve in enumerate(pool):
             on_plot = curve.scene() is not None
             if i < count and not on_plot:
