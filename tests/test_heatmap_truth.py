@@ -196,3 +196,50 @@ def test_exported_png_carries_title_input_and_model(grid, tmp_path):
     caption = grid.header.caption(grid.current_maps())
     assert caption[0].startswith("Cross-attention — weights")
     assert "0 1 2 3 <eos>" in caption[1] and "2 layers x 4 heads" in caption[3]
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg_text(root) -> str:
+    return "\n".join("".join(el.itertext()) for el in root.iter(f"{SVG}text"))
+
+
+def test_exported_svg_carries_the_caption_as_visible_escaped_text(grid, tmp_path):
+    """Old code: the SVG held the plot only: no title, no input tokens, no model summary."""
+    import xml.etree.ElementTree as ET
+
+    keys = tuple("0123") + ("<bos>",)
+    grid.set_maps(diagonal_maps(2, 4, 5, labels=keys))
+    path = grid.export_svg(tmp_path / "grid.svg")
+    raw = path.read_text(encoding="utf-8")
+    assert "&lt;bos&gt;" in raw and "<bos>" not in raw  # escaped in the file ...
+    root = ET.parse(path).getroot()  # ... which stays well-formed XML
+    text = _svg_text(root)
+    caption = grid.header.caption(grid.current_maps())
+    for line in caption:
+        assert line in text, line
+    assert "0 1 2 3 <bos>" in text and "2 layers x 4 heads" in text  # read back as text, <bos> included
+    assert text.index(caption[0]) < text.index(caption[1])
+
+
+def test_large_view_exports_carry_the_caption(grid, tmp_path):
+    """Old code: the large view's PNG was exactly its plot, its SVG had no title, input or model."""
+    import xml.etree.ElementTree as ET
+
+    keys = tuple("0123") + ("<bos>",)
+    grid.set_maps(diagonal_maps(2, 4, 5, labels=keys))
+    dialog = grid.open_large_view(1, 2)
+    QApplication.processEvents()
+    image = QImage(str(dialog.export_png(tmp_path / "map.png")))
+    plot = dialog.graphics.ci.boundingRect()
+    assert image.height() > plot.height() + 40
+    band = image.copy(0, 0, image.width(), 40)
+    dark = sum(band.pixelColor(x, y).value() < 128 for x in range(0, band.width(), 2) for y in range(40))
+    assert dark > 100
+    caption = dialog.caption()
+    assert "L2 H3" in caption[0] and "0 1 2 3 <bos>" in caption[1] and "2 layers x 4 heads" in caption[3]
+    svg = dialog.export_svg(tmp_path / "map.svg")
+    assert "&lt;bos&gt;" in svg.read_text(encoding="utf-8")
+    text = _svg_text(ET.parse(svg).getroot())
+    assert all(line in text for line in caption)

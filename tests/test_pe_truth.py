@@ -65,3 +65,47 @@ def test_2000_positions_draw_an_averaged_image_not_aliased_blocks(qtbot, tab):
     blues = np.array([pixmap.pixelColor(x, y).blue() for y in ys], float)
     assert len(reds) > 100
     assert np.std(reds - blues) < 25, (np.std(reds - blues), reds[:10], blues[:10])
+
+
+LINE_PLOTS = ("waveforms", "rope_angles", "similarity")
+
+
+def _set_positions(qtbot, tab: PETab, n: int) -> None:
+    spin = tab.findChild(QSpinBox, "pe_n_positions")
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, str(n))
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert tab.state.params.n_positions == n
+
+
+def test_2000_positions_draw_curves_thinned_to_the_pixels_and_zoom_shows_the_true_curve(qtbot, tab):
+    """Old code: every curve drew all 2000 samples into ~500 px (solid blocks), so `getData` held 2000 points."""
+    _set_positions(qtbot, tab, 2000)
+    qtbot.wait(50)
+    for name in LINE_PLOTS:
+        plot = tab.plot_items()[name]
+        width = plot.getViewBox().width()
+        assert 100 < width < 1000
+        items = [item for item in plot.listDataItems() if item.getOriginalDataset()[0] is not None]
+        assert items, name
+        for item in items:
+            assert len(item.getOriginalDataset()[0]) >= 2000
+            shown = len(item.getData()[0])
+            assert shown <= 2.2 * width, (name, shown, width)
+    # zoomed in to positions 0-50, every sample is drawn and equals sin / cos(pos / base^(2i/d))
+    p = tab.state.params
+    plot = tab.plot_items()["waveforms"]
+    plot.getViewBox().setXRange(0, 50, padding=0)
+    qtbot.wait(50)
+    curves = [item for item in plot.listDataItems() if item.scene() is not None]
+    assert len(curves) == len(p.dims)
+    pos = np.arange(51, dtype=float)
+    for curve, dim in zip(curves, p.dims):
+        x, y = (np.asarray(a) for a in curve.getData())
+        assert len(x) < 200  # clipped to the view
+        inside = (x >= 0) & (x <= 50)
+        np.testing.assert_array_equal(x[inside], pos)
+        angle = pos / p.base ** ((dim - dim % 2) / p.d_model)
+        expected = np.sin(angle) if dim % 2 == 0 else np.cos(angle)
+        np.testing.assert_allclose(y[inside], expected, atol=1e-6)

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import csv
 import logging
+import re
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph.exporters as pg_exporters
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,106 @@ def export_item_svg(item: object, path: str | Path) -> Path:
         raise OSError(f"Could not export SVG to {target}: {exc}") from exc
     _check_written(target, "SVG")
     log.info("exported SVG %s", target)
+    return target
+
+
+SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
+ET.register_namespace("", SVG_NS)
+ET.register_namespace("xlink", XLINK_NS)
+CAPTION_COLOUR = "black"  # on a white band, whatever the plot's background
+
+
+def caption_font_px(image_width: float) -> int:
+    """Caption text size: readable, and growing with wide exports."""
+    return max(12, int(image_width) // 90)
+
+
+def add_png_caption(target: Path, caption: Sequence[str]) -> Path:
+    """Redraw the PNG at `target` under a white band holding the caption lines (plain text: `<bos>` stays visible)."""
+    if not caption:
+        return target
+    plot = QImage(str(target))
+    if plot.isNull():
+        raise OSError(f"Could not read back PNG {target}")
+    font = QFont()
+    font.setPixelSize(caption_font_px(plot.width()))
+    metrics = QFontMetrics(font)
+    line = metrics.height()
+    band = line * len(caption) + 8
+    image = QImage(plot.width(), plot.height() + band, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setFont(font)
+    painter.setPen(QColor(CAPTION_COLOUR))
+    for k, text in enumerate(caption):  # drawText takes plain text, never markup
+        painter.drawText(6, 4 + line * k + metrics.ascent(), text)
+    painter.drawImage(0, band, plot)
+    painter.end()
+    if not image.save(str(target), "PNG"):
+        raise OSError(f"Could not write PNG to {target}")
+    return target
+
+
+def _svg_size(root: ET.Element) -> tuple[float, float]:
+    """(width, height) of an SVG from its viewBox, else its width / height attributes."""
+    box = root.get("viewBox")
+    if box:
+        numbers = [float(v) for v in re.split(r"[\s,]+", box.strip())]
+        if len(numbers) == 4:
+            return numbers[2], numbers[3]
+    try:
+        return float(re.sub(r"[a-z%]+$", "", root.get("width", ""))), float(re.sub(r"[a-z%]+$", "", root.get("height", "")))
+    except ValueError as exc:
+        raise OSError(f"SVG without a usable size: {exc}") from exc
+
+
+def add_svg_caption(target: Path, caption: Sequence[str]) -> Path:
+    """Put the caption lines as visible <text> in a white band at the top of the SVG, the drawing shifted below it.
+
+    <title> becomes the first line and <desc> all of them. ElementTree escapes the text for XML, so a token
+    `<bos>` is written `&lt;bos&gt;` and read back as text.
+    """
+    if not caption:
+        return target
+    try:
+        tree = ET.parse(target)
+    except ET.ParseError as exc:
+        raise OSError(f"Could not read back SVG {target}: {exc}") from exc
+    root = tree.getroot()
+    width, height = _svg_size(root)
+    size = caption_font_px(width)
+    line = round(size * 1.35)
+    band = line * len(caption) + 8
+    head_tags = {f"{{{SVG_NS}}}{tag}" for tag in ("title", "desc", "style", "defs", "metadata")}
+    drawing = ET.Element(f"{{{SVG_NS}}}g", {"transform": f"translate(0,{band})", "id": "plot"})
+    for child in list(root):
+        if child.tag == f"{{{SVG_NS}}}rect" and child.get("height") == "100%":  # the background: now under the band
+            child.set("width", f"{width:g}")
+            child.set("height", f"{height:g}")
+        if child.tag not in head_tags:
+            root.remove(child)
+            drawing.append(child)
+    for tag, text in (("title", caption[0]), ("desc", "\n".join(caption))):
+        element = root.find(f"{{{SVG_NS}}}{tag}")
+        if element is None:
+            element = ET.Element(f"{{{SVG_NS}}}{tag}")
+            root.insert(0, element)
+        element.text = text
+    group = ET.SubElement(root, f"{{{SVG_NS}}}g", {"id": "caption", "font-family": "sans-serif",
+                                                    "font-size": str(size), "fill": CAPTION_COLOUR})
+    ET.SubElement(group, f"{{{SVG_NS}}}rect", {"x": "0", "y": "0", "width": f"{width:g}", "height": str(band),
+                                                "fill": "white", "stroke": "none"})
+    for k, text in enumerate(caption):
+        ET.SubElement(group, f"{{{SVG_NS}}}text", {"x": "6", "y": str(4 + line * k + size),
+                                                    "xml:space": "preserve"}).text = text
+    root.append(drawing)
+    root.set("viewBox", f"0 0 {width:g} {height + band:g}")
+    if root.get("height"):
+        root.set("height", f"{height + band:g}")
+    try:
+        tree.write(target, encoding="utf-8", xml_declaration=True)
+    except OSError as exc:
+        raise OSError(f"Could not write SVG to {target}: {exc.strerror or exc}") from exc
     return target
 
 

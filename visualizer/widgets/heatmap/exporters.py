@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from visualizer.widgets.common import image_export as export
@@ -15,31 +14,26 @@ from visualizer.widgets.common import image_export as export
 log = logging.getLogger(__name__)
 
 
+def export_captioned_png(item: object, path: str | Path, width: int | None = None,
+                          caption: Sequence[str] = ()) -> Path:
+    """A graphics item as PNG under a white band of caption lines (title, kind, input, model)."""
+    return export.add_png_caption(export.export_item_png(item, path, width), caption)
+
+
+def export_captioned_svg(item: object, path: str | Path, caption: Sequence[str] = ()) -> Path:
+    """A graphics item as SVG with the caption lines as visible text above it (and as <title> / <desc>)."""
+    return export.add_svg_caption(export.export_item_svg(item, path), caption)
+
+
 def export_grid_png(graphics: pg.GraphicsLayoutWidget, path: str | Path, width: int | None = None,
                     caption: Sequence[str] = ()) -> Path:
     """The whole grid with titles and colour bar as PNG, under caption lines (title, kind, input, model)."""
-    target = export.export_item_png(graphics.ci, path, width)
-    if caption:
-        plot = QImage(str(target))
-        font = QFont()
-        font.setPixelSize(max(12, plot.width() // 90))
-        line = QFontMetrics(font).height()
-        image = QImage(plot.width(), plot.height() + line * len(caption) + 8, QImage.Format.Format_ARGB32)
-        image.fill(QColor("white"))
-        painter = QPainter(image)
-        painter.setFont(font)
-        for k, text in enumerate(caption):  # drawText takes plain text: tokens such as <pad> stay visible
-            painter.drawText(6, 4 + line * k + QFontMetrics(font).ascent(), text)
-        painter.drawImage(0, line * len(caption) + 8, plot)
-        painter.end()
-        if not image.save(str(target), "PNG"):
-            raise OSError(f"Could not write PNG to {target}")
-    return target
+    return export_captioned_png(graphics.ci, path, width, caption)
 
 
-def export_grid_svg(graphics: pg.GraphicsLayoutWidget, path: str | Path) -> Path:
-    """The whole grid as SVG (vector axes and text, the atlas as an embedded image)."""
-    return export.export_item_svg(graphics.ci, path)
+def export_grid_svg(graphics: pg.GraphicsLayoutWidget, path: str | Path, caption: Sequence[str] = ()) -> Path:
+    """The whole grid as SVG (vector axes and text, the atlas as an embedded image) under its caption lines."""
+    return export_captioned_svg(graphics.ci, path, caption)
 
 
 def export_heads_npy(shown: np.ndarray, path: str | Path) -> Path:

@@ -273,7 +273,7 @@ class AttentionGrid(QWidget):
 
     def export_svg(self, path: str | Path) -> Path:
         self._catch_up()
-        return exporters.export_grid_svg(self.graphics, path)
+        return exporters.export_grid_svg(self.graphics, path, self.header.caption(self._maps))
 
     def export_matrices_npy(self, path: str | Path) -> Path:
         """All heads as one (L, H, Tq, Tk) float32 array, NaN where blank (the average is left out: it is a mean)."""

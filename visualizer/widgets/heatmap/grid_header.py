@@ -17,6 +17,15 @@ def plain_label(text: str = "") -> QLabel:
     return label
 
 
+def caption_lines(title: str, maps: KindMaps | None, legend: str = "") -> list[str]:
+    """Title, input (query) tokens, key tokens, model shape and legend: the lines every exported image carries."""
+    if maps is None:
+        return [title]
+    lines = [title, f"input (queries): {' '.join(maps.query_labels)}", f"keys: {' '.join(maps.key_labels)}",
+             f"model: {maps.n_layers} layers x {maps.n_heads} heads"]
+    return lines + [legend] if legend else lines
+
+
 class GridHeader(QWidget):
     """Title, legend (masked cells, abbreviated tokens) and the hover line naming the cell under the mouse."""
 
@@ -41,11 +50,7 @@ class GridHeader(QWidget):
 
     def caption(self, maps: KindMaps | None) -> list[str]:
         """The lines an exported image carries: title, input tokens, model shape, legend."""
-        if maps is None:
-            return [self.title_label.text()]
-        return [self.title_label.text(), f"input (queries): {' '.join(maps.query_labels)}",
-                f"keys: {' '.join(maps.key_labels)}",
-                f"model: {maps.n_layers} layers x {maps.n_heads} heads", self.legend_label.text()]
+        return caption_lines(self.title_label.text(), maps, self.legend_label.text())
 
     def set_hover(self, text: str) -> None:
         self.hover_label.setText(text or " ")

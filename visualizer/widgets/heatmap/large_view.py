@@ -12,9 +12,12 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QToolTi
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
+from visualizer.widgets.heatmap import exporters
 from visualizer.widgets.heatmap.atlas import AVG, cell_text
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
+from visualizer.widgets.heatmap.grid_header import caption_lines
+from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
 
 def token_ticks(labels: Sequence[str]) -> list[list[tuple[float, str]]]:
@@ -36,6 +39,7 @@ class MapDialog(QDialog):
         self._query_labels: tuple[str, ...] = ()
         self._key_labels: tuple[str, ...] = ()
         self._prefix = ""
+        self._caption: list[str] = []
         self.title_label = QLabel()
         self.graphics = pg.GraphicsLayoutWidget()
         self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
@@ -91,6 +95,8 @@ class MapDialog(QDialog):
         self._values, self._valid = values, valid
         self._shown = np.where(valid & np.isfinite(values), values, np.nan).astype(np.float32)
         self._prefix = tooltip_prefix or title
+        self._caption = [title, f"input (queries): {' '.join(map(str, query_labels))}",
+                         f"keys: {' '.join(map(str, key_labels))}"]
         self.title_label.setText(title)
         self.setWindowTitle(title or "Attention map")
         lo, hi = finite_range(self._shown)
@@ -109,6 +115,7 @@ class MapDialog(QDialog):
             name, values, valid = f"L{layer + 1} H{head + 1}", maps.values[layer, head], maps.valid
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
+        self._caption = caption_lines(title, maps, MASK_LEGEND)
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
         """Update axis ticks only when the tokens changed (axes re-layout is the slow part)."""
@@ -142,11 +149,15 @@ class MapDialog(QDialog):
         if text and QToolTip.isVisible():
             QToolTip.showText(QCursor.pos(), text, self.graphics)
 
+    def caption(self) -> list[str]:
+        """The lines the exported images carry: title (kind, map, mode), input and key tokens, model shape, legend."""
+        return list(self._caption)
+
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
-        return export.export_item_png(self.graphics.ci, path, width)
+        return exporters.export_captioned_png(self.graphics.ci, path, width, self._caption)
 
     def export_svg(self, path: str | Path) -> Path:
-        return export.export_item_svg(self.graphics.ci, path)
+        return exporters.export_captioned_svg(self.graphics.ci, path, self._caption)
 
     def export_csv(self, path: str | Path) -> Path:
         return export.save_matrix_csv(path, self._shown, self._query_labels, self._key_labels)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
+from visualizer.widgets.pe.curves import line_curve
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,7 @@ class PETab(QWidget):
         self._errors: dict[str, QLabel] = {}
         self._wave_curves: list[pg.PlotDataItem] = []
         self._rope_curves: list[pg.PlotDataItem] = []
-        controls = self._build_controls()
-        plots = self._build_plots()
-        layout = QHBoxLayout(self)
+        controls, plots, layout = self._build_controls(), self._build_plots(), QHBoxLayout(self)
         layout.addWidget(controls)
         layout.addLayout(plots, stretch=1)
         state.changed.connect(self._on_changed)
@@ -199,7 +198,7 @@ class PETab(QWidget):
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
         self._sim_legend = self._legend_below("similarity")
-        self._sim_curves = {key: plot.plot() for key in ("sin", "sin_second", "rope", "rope_second")}
+        self._sim_curves = {key: line_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
 
     def _on_changed(self, data: PELabData) -> None:
         self._data = data
@@ -250,7 +249,7 @@ class PETab(QWidget):
     def _show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
         """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
         while len(pool) < count:
-            pool.append(plot.plot())
+            pool.append(line_curve(plot))
         for i, curve in enumerate(pool):
             on_plot = curve.scene() is not None
             if i < count and not on_plot:
