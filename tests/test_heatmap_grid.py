@@ -55,8 +55,8 @@ def grid(qtbot):
     widget = AttentionGrid("decoder_self")
     qtbot.addWidget(widget)
     widget.resize(1000, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
+    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
+        widget.show()
     return widget
 
 

@@ -54,8 +54,8 @@ def grid(qtbot) -> AttentionGrid:
     widget = AttentionGrid("cross")
     qtbot.addWidget(widget)
     widget.resize(1000, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
+    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
+        widget.show()
     return widget
 
 
@@ -223,13 +223,14 @@ def test_exported_svg_carries_the_caption_as_visible_escaped_text(grid, tmp_path
     assert text.index(caption[0]) < text.index(caption[1])
 
 
-def test_large_view_exports_carry_the_caption(grid, tmp_path):
+def test_large_view_exports_carry_the_caption(grid, tmp_path, qtbot):
     """Old code: the large view's PNG was exactly its plot, its SVG had no title, input or model."""
     import xml.etree.ElementTree as ET
 
     keys = tuple("0123") + ("<bos>",)
     grid.set_maps(diagonal_maps(2, 4, 5, labels=keys))
     dialog = grid.open_large_view(1, 2)
+    qtbot.addWidget(dialog)  # closed at teardown: a dialog left open would take later tests' mouse events
     QApplication.processEvents()
     image = QImage(str(dialog.export_png(tmp_path / "map.png")))
     plot = dialog.graphics.ci.boundingRect()
@@ -243,3 +244,18 @@ def test_large_view_exports_carry_the_caption(grid, tmp_path):
     assert "&lt;bos&gt;" in svg.read_text(encoding="utf-8")
     text = _svg_text(ET.parse(svg).getroot())
     assert all(line in text for line in caption)
+
+
+def test_hidden_token_labels_say_that_hovering_names_them(grid):
+    keys = tuple("01234567890123456789") + ("<pad>", "<pad>")
+    grid.resize(420, 300)  # far too small for 22 labels under each map
+    grid.set_maps(diagonal_maps(2, 4, len(keys), labels=keys))
+    QApplication.processEvents()
+    assert axis_texts(grid, "bottom") == []
+    legend = grid.header.legend_label.text()
+    assert "key labels too small to draw here: hover a cell to name its tokens" in legend
+    assert "· = <pad>" not in legend  # no key for abbreviations that are not drawn
+    grid.resize(1600, 900)
+    grid.set_maps(diagonal_maps(2, 4, len(keys), labels=keys))
+    QApplication.processEvents()
+    assert axis_texts(grid, "bottom") and "hover" not in grid.header.legend_label.text()

@@ -16,8 +16,8 @@ def tab(qtbot):
     widget = PETab(PELabState())
     qtbot.addWidget(widget)
     widget.resize(1400, 900)
-    widget.show()
-    qtbot.waitExposed(widget)
+    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
+        widget.show()
     return widget
 
 

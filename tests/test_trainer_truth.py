@@ -21,8 +21,8 @@ def tab(qtbot, hub, state) -> TrainerTab:
     widget = TrainerTab(hub, state)
     qtbot.addWidget(widget)
     widget.resize(1400, 900)
-    widget.show()
-    qtbot.waitExposed(widget)
+    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
+        widget.show()
     widget.form.batch_spin.setValue(16)
     return widget
 

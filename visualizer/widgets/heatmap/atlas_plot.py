@@ -105,9 +105,13 @@ class AtlasPlot:
         self._ticks_key = key
         plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, rows) if rows else [])
         plot.getAxis("bottom").setTicks(token_tick_levels(lay.col_off, cols) if cols else [])
-        shortened = [full for full, shown in ((maps.query_labels, rows), (maps.key_labels, cols)) if shown != full]
-        self.legend_changed(abbreviation_legend(tuple(t for labels in shortened for t in labels)) if shortened else
-                            "")
+        drawn = ((maps.query_labels, rows), (maps.key_labels, cols))
+        shortened = tuple(t for full, shown in drawn if shown is not None and shown != full for t in full)
+        hidden = [axis for axis, shown in (("query", rows), ("key", cols)) if shown is None]
+        notes = [abbreviation_legend(shortened)] if shortened else []
+        if hidden:  # say where the tokens went, so a missing axis never reads as "no tokens"
+            notes.append(f"{' and '.join(hidden)} labels too small to draw here: hover a cell to name its tokens")
+        self.legend_changed(" · ".join(notes))
 
     def labels_shown(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """The query (right) and key (bottom) token labels drawn now; None = too small, the hover line names them."""
