@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QImage, QMouseEvent, QPainter
+from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from visualizer.state.snapshots import KindMaps
@@ -16,6 +16,7 @@ from visualizer.widgets.heatmap.atlas import fill_shown, per_map_range
 from visualizer.widgets.heatmap.colours import DIM_OFFSET, SCORES_COLORMAP, make_lut
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.large_view import MapDialog
+from qt_helpers import axis_texts
 
 LUT = make_lut()
 
@@ -137,8 +138,8 @@ def test_shape_changes_reuse_items(grid):
                                       expected_colour(maps.values[-1, -1, 1, 1]))
         assert len(grid.plot_item.items) == n_items
         QApplication.processEvents()
-        assert _axis_texts(grid, "top") == [f"H{h + 1}" for h in range(shape[1])] + ["avg"]
-        assert _axis_texts(grid, "left") == [f"L{layer + 1}" for layer in range(shape[0])]
+        assert axis_texts(grid, "top") == [f"H{h + 1}" for h in range(shape[1])] + ["avg"]
+        assert axis_texts(grid, "left") == [f"L{layer + 1}" for layer in range(shape[0])]
 
 
 def test_empty_input_shows_a_placeholder(grid):
@@ -341,18 +342,6 @@ def test_constant_map_and_mismatched_ablation_mask_do_not_break(grid):
     grid.set_ablated(np.ones((7, 7), bool))  # another model's shape: ignored, not an error
     grid.set_maps(KindMaps("encoder_self", values, maps.valid, maps.query_labels, maps.key_labels))
     np.testing.assert_array_equal(pixel(grid, 0, 0, 1, 1), LUT[128])  # a flat map sits mid-scale
-
-
-def _axis_texts(grid: AttentionGrid, name: str) -> list[str]:
-    """The tick texts an axis draws at its current size (pyqtgraph leaves out levels too crowded to read)."""
-    axis = grid.plot_item.getAxis(name)
-    image = QImage(axis.boundingRect().size().toSize(), QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [text for _, _, text in specs[2]]
 
 
 def test_hidden_grid_draws_the_latest_maps_when_shown(grid):

@@ -8,7 +8,7 @@ import pyqtgraph as pg
 import pytest
 import torch
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QImage, QPainter, QTextDocument
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QApplication
 
 from core_model import ModelConfig, build_model
@@ -19,6 +19,7 @@ from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.playground.view import PlaygroundView
+from qt_helpers import axis_texts
 
 
 def rendered(rich: str) -> str:
@@ -122,18 +123,6 @@ def test_scores_use_a_diverging_scale_centred_on_zero(grid, qtbot):
     assert min(zero) > 200 and np.ptp(zero) < 30  # 0 sits at the neutral near-white middle
     inf_cell = np.array(grabbed(grid, 0, 0, 1, 0), float)
     assert np.ptp(inf_cell) < 40 and 60 < inf_cell.mean() < 180  # -inf drawn as masked (grey hatch)
-
-
-def axis_texts(grid: AttentionGrid, name: str) -> list[str]:
-    """The tick texts an axis draws at its current size (what pyqtgraph would paint)."""
-    axis = grid.plot_item.getAxis(name)
-    image = QImage(axis.boundingRect().size().toSize(), QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [text for _, _, text in specs[2]]
 
 
 @pytest.mark.parametrize("size", [(1000, 700), (700, 500), (420, 300)])
