@@ -1,0 +1,74 @@
+"""What every headless verb shares: its two error kinds, --device parsing and the progress bar (no Qt, no torch)."""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from typing import Any, TextIO
+
+PROG = "attention-playground"
+TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
+
+
+class CliError(Exception):
+    """A failure that ends the command with exit status 1 and a one-line message."""
+
+
+class ArgumentError(Exception):
+    """A bad argument worth one line (not argparse's usage block): exit status 2."""
+
+
+def given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:
+    """Keyword arguments for the options the user set (None means: keep the dataclass default)."""
+    return {field: getattr(ns, attr) for attr, field in mapping.items() if getattr(ns, attr) is not None}
+
+
+def device_arg(name: str | None):
+    """The device named by --device; an unknown or unavailable one is a one-line error listing the available ones."""
+    from core_model.device import pick_device
+
+    try:
+        return pick_device(name)
+    except ValueError as exc:
+        raise ArgumentError(f"--device: {exc}") from None
+
+
+class ProgressBar:
+    """A carriage-return bar on a TTY, plain throttled lines otherwise (no dependencies)."""
+
+    def __init__(self, total: int, stream: TextIO, width: int = 24) -> None:
+        self.total, self.stream, self.width = total, stream, width
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.interval = TTY_INTERVAL_S if self.tty else LINE_INTERVAL_S
+        self.start = time.perf_counter()
+        self.last_draw = -math.inf
+        self.drawn = False
+
+    def update(self, step: int, loss: float, acc: float, tokens_per_s: float) -> None:
+        now = time.perf_counter()
+        if step < self.total and now - self.last_draw < self.interval:
+            return
+        self.last_draw = now
+        elapsed = now - self.start
+        eta = elapsed / max(step, 1) * (self.total - step)
+        text = (f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s  "
+                f"ETA {_clock(eta)}")
+        if self.tty:
+            filled = int(self.width * step / self.total)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}\x1b[K")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """End the bar's line so later messages start on a fresh one."""
+        if self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"

@@ -1,0 +1,120 @@
+"""`train`: the core Trainer behind a progress bar, a checkpoint saved somewhere, one JSON line out."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from visualizer.cli_common import CliError, ProgressBar, device_arg, given
+from visualizer.cli_output import json_line, save_or_fall_back
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `train` subcommand's options."""
+    train = sub.add_parser("train", help="train a model on a toy task and save a checkpoint")
+    train.add_argument("--task", choices=("copy", "reverse", "sort"), required=True)
+    train.add_argument("--steps", type=int, help="optimisation steps (default: TrainConfig's)")
+    train.add_argument("--seed", type=int, help="seed for initialisation and batches")
+    train.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    train.add_argument("--min-len", type=int, help="shortest source sequence")
+    train.add_argument("--max-len", type=int, help="longest source sequence")
+    train.add_argument("--symbols", type=int,
+                       help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
+    train.add_argument("--batch-size", type=int)
+    train.add_argument("--lr", type=float, help="peak learning rate")
+    train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
+    train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
+    train.add_argument("--threads", type=int, default=1,
+                       help="CPU threads for torch (default 1: toy models gain nothing from more, and a busy "
+                            "machine makes several threads wait on each other)")
+    return train
+
+
+def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
+    """Task, model config, train config and device from the arguments; invalid values are argument errors."""
+    from core_model import ModelConfig
+    from core_model.tasks import TaskSpec
+    from core_model.training import TrainConfig
+
+    device = device_arg(ns.device)
+    try:
+        base = TaskSpec()
+        task_kw = given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len"})
+        if "max_len" in task_kw and "min_len" not in task_kw:
+            task_kw["min_len"] = min(base.min_len, task_kw["max_len"])
+        if "min_len" in task_kw and "max_len" not in task_kw:
+            task_kw["max_len"] = max(base.max_len, task_kw["min_len"])
+        task = TaskSpec(task=ns.task, **task_kw)
+        defaults = ModelConfig()
+        model_kw = given(ns, {"positional": "positional"})
+        model_config = ModelConfig(vocab_size=max(defaults.vocab_size, task.vocab_size), **model_kw)
+        task.check_fits(model_config.max_len)
+        train_kw = given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
+        config = TrainConfig(device=ns.device or "auto", **train_kw)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return task, model_config, config, device
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Train, evaluate, save and print one JSON line; divergence keeps the last good weights (exit 1)."""
+    task, model_config, config, device = _setup(ns, parser)
+    import torch
+
+    if ns.threads < 1:
+        parser.error(f"--threads must be >= 1, got {ns.threads}")
+    torch.set_num_threads(ns.threads)
+    from core_model import build_model
+    from core_model.training import Trainer, TrainingDiverged
+
+    start = time.perf_counter()
+    model = build_model(model_config, seed=config.seed)
+    trainer = Trainer(model, task, config, device=device)
+    bar = ProgressBar(config.steps, sys.stderr)
+    try:
+        for metrics in trainer.train_steps():
+            bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
+    except TrainingDiverged as exc:
+        bar.close()
+        raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
+    bar.close()
+    result = trainer.evaluate(n=1000, length=task.max_len)
+    last = trainer.history[-1]
+    final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
+             "exact_match": result.exact_match, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
+             "device": str(device), "out": str(ns.out)}
+    _, problem = _save(ns.out, trainer, task, config, final)
+    if problem:  # the model is kept in a spare file when it can be; exit 1 either way
+        raise CliError(problem)
+    sys.stdout.write(json_line(final))
+    return 0
+
+
+def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]) -> tuple[Path | None, str]:
+    """Save the trainer's model to `out`, or to a spare file in the temp folder when `out` cannot be written."""
+    from core_model.checkpoint import save_checkpoint
+
+    extra = {"task": asdict(task), "train_config": config.to_dict(), "final_metrics": _finite(final)}
+    history = [asdict(m) for m in trainer.history]
+    return save_or_fall_back(out, lambda path: save_checkpoint(path, trainer.model, history=history, extra=extra))
+
+
+def _keep_last_good(out: Path, trainer: Any, task: Any, config: Any) -> str:
+    """After divergence: write the weights of the last good step (the trainer keeps them) and say where, or why not."""
+    step = trainer.step  # steps completed; the failed step changed no weights
+    if step < 1:
+        return "nothing was written (no step had completed)"
+    written, problem = _save(out, trainer, task, config, {"step": step, "diverged": True, "out": str(out)})
+    if written is None:
+        return problem
+    note = f"the weights from step {step} were written to {written}"
+    return f"{note} ({problem})" if problem else note
+
+
+def _finite(data: dict[str, Any]) -> dict[str, Any]:
+    """The metrics with non-finite numbers as None (a checkpoint's extras stay plain, comparable data)."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()}
