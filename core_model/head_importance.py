@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from .decoding import greedy_decode
-from .head_roles import probe_sequences
+from .head_roles import head_roles, probe_sequences
 from .model import ATTENTION_KINDS, HeadGates, Seq2SeqTransformer
 from .tasks import Batch, TaskSpec
 from .training import sequence_loss
@@ -111,3 +111,47 @@ def head_importance(
         if progress is not None:
             progress(i + 2, total)
     return ImportanceReport(baseline, tuple(results))
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """One head's role (head_roles) and ablation deltas together: one row of the CLI's and the GUI's table."""
+
+    kind: str
+    layer: int
+    head: int
+    role: str
+    role_score: float
+    alignment: float | None
+    delta_loss: float
+    delta_exact_match: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class HeadAnalysis:
+    baseline: Score
+    heads: tuple[HeadSummary, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """The `heads` verb's JSON object."""
+        return {"baseline": {"loss": self.baseline.loss, "exact_match": self.baseline.exact_match},
+                "heads": [h.to_dict() for h in self.heads]}
+
+
+def analyse_heads(
+    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed: int = 1234,
+    device: torch.device | str = "cpu", progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> HeadAnalysis:
+    """Roles and importance of every head on the same N seeded sequences (what the CLI prints, the GUI draws)."""
+    roles = {(r.kind, r.layer, r.head): r for r in head_roles(model, task, n=n, seed=seed, device=device)}
+    report = head_importance(model, task, n=n, seed=seed, device=device, progress=progress, should_stop=should_stop)
+    rows = []
+    for a in report.heads:
+        r = roles[(a.kind, a.layer, a.head)]
+        rows.append(HeadSummary(a.kind, a.layer, a.head, r.role, r.score, r.alignment, a.delta_loss,
+                                a.delta_exact_match))
+    return HeadAnalysis(report.baseline, tuple(rows))
