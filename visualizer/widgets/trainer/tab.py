@@ -18,6 +18,7 @@ from visualizer.state.training_record import MetricsView
 from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm
+from visualizer.widgets.trainer.forming import FormingCurves
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 
@@ -132,6 +133,7 @@ class TrainerTab(QWidget):
         scroll.setMinimumWidth(380)
         right = QVBoxLayout()
         right.addWidget(self.curves, 3)
+        right.addWidget(FormingCurves(self.state, self.probe), 2)  # issue 16: attention forming
         right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 0)
