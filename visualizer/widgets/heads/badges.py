@@ -1,4 +1,4 @@
-"""Role badges: a small "role score" label in the top-left corner of every map of a playground grid, plus a legend.
+"""Role badges: a small "role score" label in the top-right corner of every map of a playground grid, plus a legend.
 
 The badges belong to the model, not to the input: the roles are scored on N task sequences (state/heads.py), so a
 badge stays put while the user types. Kept apart from the grid so the grid stays a pure drawing of one input.
@@ -56,7 +56,7 @@ class RoleBadges:
                       if (layer, head) in self._roles]
         plot = self.grid.atlas_plot.plot_item
         while len(self._items) < len(placed):
-            item = pg.TextItem("", color=(255, 255, 255), anchor=(0, 0), fill=pg.mkBrush(20, 60, 120, 200))
+            item = pg.TextItem("", color=(255, 255, 255), anchor=(1, 0), fill=pg.mkBrush(20, 60, 120, 170))
             item.setZValue(25)
             plot.addItem(item, ignoreBounds=True)
             self._items.append(item)
@@ -64,7 +64,7 @@ class RoleBadges:
             if k < len(placed):
                 layer, head = placed[k]
                 item.setText(badge_text(self._roles[(layer, head)]))
-                item.setPos(lay.map_rect(layer, head).topLeft())
+                item.setPos(lay.map_rect(layer, head).topRight())  # causal: masked there
             item.setVisible(k < len(placed))
         self._placed = placed
         self.legend.setVisible(bool(placed))
