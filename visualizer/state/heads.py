@@ -106,7 +106,8 @@ class HeadsState(QObject):
             return
         self.analysis = result
         self.analysis_changed.emit(result)
-        self._end(f"Analysed {len(result.heads)} heads on {self.n} sequences (seed {self.seed}).")
+        self._end(f"Analysed {len(result.heads)} heads on {self.n} {self.hub.task.task} sequences "
+                  f"(seed {self.seed}).")
 
     def _on_roles(self, roles: tuple[HeadRole, ...], generation: int, job: Any) -> None:
         if job is not self._roles_job or generation != self.hub.generation:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from core_model.head_roles import ROLE_LABELS
 from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
@@ -14,6 +14,16 @@ from visualizer.widgets.trainer.probe_view import ProbeView
 CHOICES = {"cross": "Cross-attention: alignment", "decoder_self": "Decoder self: final role's score",
            "encoder_self": "Encoder self: final role's score"}
 COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
+
+
+def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
+    """The run's curves on the left, the forming curves on the right, sharing the column's height."""
+    split = QSplitter(Qt.Orientation.Horizontal)
+    split.addWidget(curves)
+    split.addWidget(forming)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 2)
+    return split
 
 
 class FormingCurves(QWidget):
@@ -35,12 +45,13 @@ class FormingCurves(QWidget):
         self.plot.setYRange(0.0, 1.0)
         self.plot.setLabel("bottom", "step")
         self.plot.setLabel("left", "role score")
-        self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.plot.addLegend(offset=(10, 10), labelTextSize="8pt")  # top left: empty before the heads form
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         self.plot.addItem(self.cursor, ignoreBounds=True)
-        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False, pen=pg.mkPen((150, 150, 150)))
+        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False, pen=pg.mkPen((150, 150, 150)),
+                                        label=f"formed ({FORMED_AT})", labelOpts={"position": 0.05})
         self.plot.addItem(self.threshold, ignoreBounds=True)
         top = QHBoxLayout()
         top.addWidget(self.kind)
