@@ -30,10 +30,12 @@ class HeadsView(QWidget):
         self.n_box = QSpinBox()
         self.n_box.setRange(1, 5000)
         self.n_box.setValue(state.n)
+        self.n_box.setKeyboardTracking(False)  # one change per edit (Enter, focus out, arrows), not per digit
         self.n_box.setToolTip("How many task sequences every head is scored on (the CLI's --n)")
         self.seed_box = QSpinBox()
         self.seed_box.setRange(0, 2**31 - 1)
         self.seed_box.setValue(state.seed)
+        self.seed_box.setKeyboardTracking(False)
         self.seed_box.setToolTip("Seed of the task sequences (the CLI's --seed): same seed, same numbers")
         self.run_button = QPushButton("&Analyse heads")
         self.run_button.setToolTip("Switch each head off in turn and measure loss and exact match (Ctrl+Shift+A)")
@@ -104,4 +106,4 @@ class HeadsView(QWidget):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{done}/{total} heads" if total else "")
+        self.progress.setFormat(f"{max(done - 1, 0)}/{total - 1} heads ablated" if total > 1 else "")

@@ -21,8 +21,9 @@ def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
     split = QSplitter(Qt.Orientation.Horizontal)
     split.addWidget(curves)
     split.addWidget(forming)
-    split.setStretchFactor(0, 3)
-    split.setStretchFactor(1, 2)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 1)
+    split.setSizes([500, 500])  # scaled to the real width on the first layout: half and half
     return split
 
 
@@ -41,17 +42,18 @@ class FormingCurves(QWidget):
         self.kind.currentIndexChanged.connect(lambda _i: self._draw())
         self.formed_label = QLabel("")
         self.formed_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.formed_label.setWordWrap(True)  # a long sentence must not widen the column and squeeze the loss
         self.plot = pg.PlotWidget(title="Head roles on the probe source")
         self.plot.setYRange(0.0, 1.0)
         self.plot.setLabel("bottom", "step")
         self.plot.setLabel("left", "role score")
-        self.plot.addLegend(offset=(10, 10), labelTextSize="8pt")  # top left: empty before the heads form
+        self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         self.plot.addItem(self.cursor, ignoreBounds=True)
-        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False, pen=pg.mkPen((150, 150, 150)),
-                                        label=f"formed ({FORMED_AT})", labelOpts={"position": 0.05})
+        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False,
+                                        pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.threshold, ignoreBounds=True)
         top = QHBoxLayout()
         top.addWidget(self.kind)
@@ -101,6 +103,7 @@ class FormingCurves(QWidget):
         if series is None or not len(series.steps):
             self.formed_label.setText("no probe snapshots yet")
         elif formed is None:
-            self.formed_label.setText(f"no cross head has reached alignment {FORMED_AT} yet")
+            self.formed_label.setText(f"no cross head has reached alignment {FORMED_AT} (dotted line) yet")
         else:
-            self.formed_label.setText(f"alignment head formed at step {formed} (a cross head reached {FORMED_AT})")
+            self.formed_label.setText(f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, "
+                                      "the dotted line)")
