@@ -140,7 +140,7 @@ class Application(QObject):
         self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
         for badges in self.badges.values():
             self.heads.roles_changed.connect(badges.set_roles)
-            self.session.frame_changed.connect(lambda _frame, b=badges: b.refresh())
+            self.session.frame_changed.connect(badges.on_frame)
         self.heads_view.head_chosen.connect(self.ablate_head)
         self.heads.refresh_roles()
 

@@ -6,7 +6,7 @@ badge stays put while the user types. Kept apart from the grid so the grid stays
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
@@ -22,10 +22,14 @@ def badge_text(role: HeadRole) -> str:
     return f"{ROLE_LABELS[role.role]} {role.score:.2f}"
 
 
-class RoleBadges:
-    """Owns a pool of TextItems on one grid's plot; `set_roles` and `refresh` (after new maps) place them."""
+class RoleBadges(QObject):
+    """Owns a pool of TextItems on one grid's plot; `set_roles` and `refresh` (after new maps) place them.
+
+    A child of the grid: when the grid goes, Qt drops the connections to these methods with it.
+    """
 
     def __init__(self, grid: AttentionGrid) -> None:
+        super().__init__(grid)
         self.grid = grid
         self._roles: dict[tuple[int, int], HeadRole] = {}
         self._items: list[pg.TextItem] = []
@@ -45,6 +49,10 @@ class RoleBadges:
     def texts(self) -> dict[tuple[int, int], str]:
         """(layer, head) -> the badge drawn now (what a test or a student reads)."""
         return {key: item.toPlainText() for key, item in zip(self._placed, self._items) if item.isVisible()}
+
+    def on_frame(self, _frame: object) -> None:
+        """A new forward pass: the maps' shape may have changed, so place the badges again."""
+        self.refresh()
 
     def refresh(self) -> None:
         """Place one badge per head of the maps on screen; hide the rest (no maps, or no roles for this shape)."""
