@@ -108,3 +108,25 @@ def test_cancel_stops_the_analysis(qtbot, app):
         qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
     assert "cancelled" in view.status.text()
     assert view.run_button.isEnabled() and app.heads.analysis is None
+
+
+def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app):
+    from core_model import ModelConfig
+
+    view = app.heads_view
+    app.window.tabs.setCurrentWidget(view)
+    _type_value(qtbot, view.n_box, 20)
+    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    assert view.maps.cell_text("cross", 0, 0) != ""
+    old_cross = app.badges["cross"].texts()
+    with qtbot.waitSignal(app.heads.roles_changed, timeout=60000):
+        app.hub.new_untrained(ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
+                                          n_decoder_layers=1, max_len=64))
+    assert app.heads.analysis is None and view.maps.cell_text("cross", 0, 0) == ""
+    assert "No importance for this model yet" in view.maps.baseline_label.text()
+    app.window.tabs.setCurrentWidget(app.playground)
+    app.playground.grid_tabs.setCurrentWidget(app.playground.grids["cross"])
+    new_cross = app.badges["cross"].texts()
+    assert sorted(new_cross) == [(0, 0), (0, 1)] and new_cross != old_cross
+    assert view.roles.rowCount() == 2 * 3
