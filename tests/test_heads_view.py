@@ -93,6 +93,10 @@ def test_role_badges_on_every_map_match_the_roles(qtbot, app):
         assert len(expected) == 8 and badges.legend.isVisible()
         assert "align" in badges.legend.text()
     assert any(t.startswith("align 0.9") for t in app.badges["cross"].texts().values())
+    cli = _cli(app.heads.n, app.heads.seed)  # the badges read what the CLI prints at the tab's N and seed
+    for row in cli["heads"]:
+        text = app.badges[row["kind"]].texts()[(row["layer"], row["head"])]
+        assert text == f"{ROLE_LABELS[row['role']]} {row['role_score']:.2f}"
     app.session.set_source("31415")  # a new input moves nothing: roles belong to the model
     assert app.badges["cross"].texts() == {(r.layer, r.head): f"{ROLE_LABELS[r.role]} {r.score:.2f}"
                                            for r in roles if r.kind == "cross"}
