@@ -17,7 +17,13 @@ TGT = torch.tensor([[BOS, 3, 4, 5, 6, 7, PAD]])
 def tiny(norm_position: str = "pre", positional: str = "rope", seed: int = 0):
     config = ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=64, n_encoder_layers=3, n_decoder_layers=2,
                          norm_position=norm_position, positional=positional)
-    return build_model(config, seed=seed).to(torch.float64).eval()
+    model = build_model(config, seed=seed).to(torch.float64).eval()
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():  # biases start at zero: give them values so that b_V's place in f(x) is tested
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=torch.float64))
+    return model
 
 
 def sublayer_inputs(model, src, tgt, masks, gates):
