@@ -16,6 +16,7 @@ from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot
 
 from visualizer.widgets.common.stable_label import LabelSlot
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
 from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
@@ -82,14 +83,24 @@ class PlaygroundView(QWidget):
         self.output_label = self.output_slot.label
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
+        self.view_modes = ViewModeBar()
+        cycle = QShortcut(QKeySequence("Ctrl+Shift+V"), self)
+        cycle.setContext(Qt.ShortcutContext.WindowShortcut)
+        cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
+        cycle.activated.connect(self.view_modes.cycle)
         top = QHBoxLayout()
         top.addWidget(self.output_slot, 1)
         top.addWidget(self.restore_heads)
         top.addWidget(self.scale)
+        self.view_row = QHBoxLayout()  # the view choice; compare mode adds its controls here
+        self.view_row.addWidget(self.view_modes)
+        self.view_row.addStretch(1)
         right = QWidget()
         right_lay = QVBoxLayout(right)
         right_lay.setContentsMargins(0, 0, 0, 0)
         right_lay.addLayout(top)
+        right_lay.addLayout(self.view_row)
+        right_lay.addWidget(self.view_modes.formula_label)
         right_lay.addWidget(self.grid_tabs, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
@@ -111,7 +122,7 @@ class PlaygroundView(QWidget):
         s.input_error_changed.connect(ip.set_error)
         s.task_changed.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
-        self.mask_panel.mode_changed.connect(s.set_mode)
+        self.view_modes.mode_changed.connect(s.set_mode)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
@@ -138,6 +149,7 @@ class PlaygroundView(QWidget):
 
     def show_maps(self, snap: MapsSnapshot) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
+        self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
