@@ -94,6 +94,7 @@ class Application(QObject):
         from visualizer.controllers.preferences import Preferences
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
+        from visualizer.state.compare import CompareSession
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.pe.tab import PETab
@@ -107,7 +108,8 @@ class Application(QObject):
         self.session = PlaygroundSession(hub)
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
-        self.playground = PlaygroundView(self.session)
+        self.compare = CompareSession(self.session, run_in_background)
+        self.playground = PlaygroundView(self.session, compare=self.compare)
         self.pe_tab = PETab(self.pe_state)
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):

@@ -5,16 +5,18 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
+from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
 from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
@@ -44,7 +46,9 @@ class PlaygroundView(QWidget):
 
     config_requested = Signal(object)  # forwarded from the model panel
 
-    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None, *,
+                 compare: CompareSession | None = None, ask_b_path: PathProvider = ask_checkpoint_path) -> None:
+        """compare: the A/B compare state; without it the view has no Compare button."""
         super().__init__(parent)
         self.session = session
         self.model_panel, self.input_panel = ModelPanel(), InputPanel()
@@ -101,7 +105,10 @@ class PlaygroundView(QWidget):
         right_lay.addLayout(top)
         right_lay.addLayout(self.view_row)
         right_lay.addWidget(self.view_modes.formula_label)
-        right_lay.addWidget(self.grid_tabs, 1)
+        self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
+        self.grid_stack.addWidget(self.grid_tabs)
+        right_lay.addWidget(self.grid_stack, 1)
+        self.compare_panel = self._add_compare(compare, ask_b_path) if compare is not None else None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
@@ -112,6 +119,25 @@ class PlaygroundView(QWidget):
         lay.addWidget(self.splitter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
+
+    def _add_compare(self, compare: CompareSession, ask_b_path: PathProvider) -> ComparePanel:
+        """A "Compare A/B" toggle in the view row that swaps the grids for the compare page."""
+        panel = ComparePanel(compare, ask_b_path)
+        self.grid_stack.addWidget(panel)
+        self.compare_button = QPushButton("Compare A/B")
+        self.compare_button.setCheckable(True)
+        self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input "
+                                       "(Ctrl+Shift+B)")
+        self.compare_button.setShortcut("Ctrl+Shift+B")
+        self.view_row.addWidget(self.compare_button)
+
+        def toggled(on: bool) -> None:
+            self.grid_stack.setCurrentWidget(panel if on else self.grid_tabs)
+            self.compare_button.setText("Compare A/B: on" if on else "Compare A/B")
+            compare.set_enabled(on)
+
+        self.compare_button.toggled.connect(toggled)
+        return panel
 
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
