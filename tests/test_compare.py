@@ -72,7 +72,7 @@ def test_b_from_a_file_side_by_side_and_difference(qtbot, view, b_file):
                                atol=1e-6)
     panel.view.setFocus()
     qtbot.keyClick(panel.view, Qt.Key.Key_Down)  # side by side -> difference
-    assert panel.pages.currentWidget() is panel.grid_diff
+    assert panel.grid_diff.isVisible() and not panel.grid_b.isVisible()
     valid = panel.grid_diff.current_maps().valid
     for layer in range(2):
         for head in range(4):
@@ -127,6 +127,7 @@ def test_b_as_this_model_with_the_current_ablations(qtbot, view):
     b_second = panel.grid_b.displayed_matrix(1, 0)
     np.testing.assert_allclose(np.nan_to_num(b_second), ablated[1][0, 0].numpy(), atol=1e-6)
     assert np.nanmax(np.abs(panel.grid_a.displayed_matrix(1, 0) - b_second)) > 1e-4  # A has every head again
+    assert panel.grid_b.is_ablated(0, 1) and not panel.grid_a.is_ablated(0, 1)  # B's grid marks B's ablation
 
 
 def test_no_previous_model_is_said_where_it_was_asked(qtbot, view):

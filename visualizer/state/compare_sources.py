@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,7 @@ class ModelB:
     task: TaskSpec
     gates: HeadGates | None
     label: str
+    ablated: Mapping[str, np.ndarray] = field(default_factory=dict)  # kind -> (L, H) bool, True = switched off
 
 
 def from_file(path: Path) -> ModelB:
@@ -60,7 +61,7 @@ def copy_of(model: Seq2SeqTransformer, task: TaskSpec, label: str,
         return ModelB(twin, task, None, label)
     heads = ", ".join(f"{SHORT_KINDS[k]} L{layer + 1} H{head + 1}" for k, o in off.items()
                       for layer, head in zip(*np.nonzero(o)))
-    return ModelB(twin, task, HeadGates.from_numpy(dict(gates)), f"{label} (ablated: {heads})")
+    return ModelB(twin, task, HeadGates.from_numpy(dict(gates)), f"{label} (ablated: {heads})", off)
 
 
 def token_ids(vocab: Vocabulary, labels: tuple[str, ...]) -> list[int]:

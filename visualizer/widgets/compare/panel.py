@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from visualizer.state.compare import CompareFrame, CompareSession, kind_maps
@@ -70,6 +71,8 @@ class ComparePanel(QWidget):
         self.b_label.setStyleSheet("QLabel { font-weight: bold; }")
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.status.hide()  # shown only while it has something to say
+        self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
         self.outputs = QLabel("")
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -82,7 +85,7 @@ class ComparePanel(QWidget):
         controls.addWidget(QLabel("B from:"), 0, 0)
         controls.addWidget(self.source, 0, 1)
         controls.addWidget(self.load_button, 0, 2)
-        controls.addWidget(QLabel("Show:"), 0, 3)
+        controls.addWidget(QLabel("Compare as:"), 0, 3)
         controls.addWidget(self.view, 0, 4)
         controls.addWidget(self.kind, 0, 5)
         controls.setColumnStretch(6, 1)
@@ -90,15 +93,23 @@ class ComparePanel(QWidget):
         side_lay = QHBoxLayout(side)
         side_lay.setContentsMargins(0, 0, 0, 0)
         for name, grid in (("A: the playground's model", self.grid_a), ("B", self.grid_b)):
+            for line in (grid.header.title_label, grid.header.legend_label, grid.header.hover_label):
+                line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # half width: clip
             column = QVBoxLayout()
             label = QLabel(f"<b>{name}</b>")
+            label.setWordWrap(True)
             column.addWidget(label)
             column.addWidget(grid, 1)
             side_lay.addLayout(column, 1)
         self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
         self.pages = QStackedWidget()
         self.pages.addWidget(side)
-        self.pages.addWidget(self.grid_diff)
+        diff_page = QWidget()
+        diff_lay = QVBoxLayout(diff_page)
+        diff_lay.setContentsMargins(0, 0, 0, 0)
+        diff_lay.addWidget(self.diff_hint)
+        diff_lay.addWidget(self.grid_diff, 1)
+        self.pages.addWidget(diff_page)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(controls)
@@ -114,8 +125,12 @@ class ComparePanel(QWidget):
         self.kind.currentIndexChanged.connect(lambda _i: self._redraw())
         c.b_changed.connect(self._on_b_changed)
         c.frame_changed.connect(self.show_frame)
-        c.failed.connect(self.status.setText)
-        c.busy_changed.connect(lambda busy: self.status.setText("Loading model B…" if busy else ""))
+        c.failed.connect(self._say)
+        c.busy_changed.connect(lambda busy: self._say("Loading model B…" if busy else ""))
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
 
     def _on_load(self) -> None:
         source = self.source.currentData()
@@ -142,12 +157,18 @@ class ComparePanel(QWidget):
         kind = self.kind.currentData()
         difference = self.compare.view == "difference"
         self.pages.setCurrentIndex(1 if difference else 0)
+        if self.status.text().startswith("A and B have different"):
+            self._say("")
         if difference:
             diff = kind_maps(frame, "diff", kind)
             self.grid_diff.set_maps(diff, mode="difference")
             if diff is None:
-                self.status.setText("A and B have different numbers of layers or heads: no difference to draw; "
-                                    "compare them side by side.")
+                self._say("A and B have different numbers of layers or heads: no difference to draw; "
+                          "compare them side by side.")
             return
         self.grid_a.set_maps(kind_maps(frame, "a", kind), mode=frame.a.mode)
         self.grid_b.set_maps(kind_maps(frame, "b", kind), mode=frame.b.mode)
+        self.grid_a.set_ablated(~self.compare.session.gates()[kind])  # each side marks its own ablated heads
+        b = self.compare.b
+        off = b.ablated.get(kind) if b is not None else None
+        self.grid_b.set_ablated(off if off is not None else np.zeros((0, 0), bool))

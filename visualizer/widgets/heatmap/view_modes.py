@@ -45,7 +45,7 @@ MODE_INFO: dict[str, ModeInfo] = {
         "over target tokens (Decoder self grid) and source tokens (Cross grid), which add up to 1; cross "
         "attention is routed through the encoder's rollout.",
         "Abnar & Zuidema 2020, Quantifying Attention Flow in Transformers (ACL); decoder: see "
-        "core_model/attention_views.py", "colour scale 0 to 1"),
+        "core_model/attention_views.py", "colour scale 0 to the largest value"),
 }
 
 
