@@ -138,3 +138,13 @@ def test_no_previous_model_is_said_where_it_was_asked(qtbot, view):
     assert "no previous model" in panel.status.text()
     qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
     assert view.grid_stack.currentWidget() is view.grid_tabs and view.compare_button.text() == "Compare A/B"
+
+
+def test_views_other_than_weights_warn_that_each_side_has_its_own_scale(qtbot, view):
+    load_b(qtbot, view)
+    panel = view.compare_panel
+    assert panel.scale_note.isHidden()
+    with qtbot.waitSignal(panel.compare.frame_changed, timeout=10000) as blocker:
+        view.session.set_mode("norms")
+    assert blocker.args[0].b.mode == "norms" and panel.grid_b.title_label.text().find("norm-weighted") > 0
+    assert panel.scale_note.isVisible()

@@ -72,6 +72,9 @@ class ComparePanel(QWidget):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.hide()  # shown only while it has something to say
+        self.scale_note = QLabel("In this view each side's colour bar spans its own range: compare values by "
+                                 "hovering, or use Difference A − B")
+        self.scale_note.setStyleSheet("color: #a05000")
         self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
         self.outputs = QLabel("")
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
@@ -102,8 +105,13 @@ class ComparePanel(QWidget):
             column.addWidget(grid, 1)
             side_lay.addLayout(column, 1)
         self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
+        side_page = QWidget()
+        side_page_lay = QVBoxLayout(side_page)
+        side_page_lay.setContentsMargins(0, 0, 0, 0)
+        side_page_lay.addWidget(self.scale_note)
+        side_page_lay.addWidget(side, 1)
         self.pages = QStackedWidget()
-        self.pages.addWidget(side)
+        self.pages.addWidget(side_page)
         diff_page = QWidget()
         diff_lay = QVBoxLayout(diff_page)
         diff_lay.setContentsMargins(0, 0, 0, 0)
@@ -166,6 +174,7 @@ class ComparePanel(QWidget):
                 self._say("A and B have different numbers of layers or heads: no difference to draw; "
                           "compare them side by side.")
             return
+        self.scale_note.setVisible(frame.a.mode != "weights")  # only weights have a fixed 0-1 scale
         self.grid_a.set_maps(kind_maps(frame, "a", kind), mode=frame.a.mode)
         self.grid_b.set_maps(kind_maps(frame, "b", kind), mode=frame.b.mode)
         self.grid_a.set_ablated(~self.compare.session.gates()[kind])  # each side marks its own ablated heads
