@@ -126,3 +126,19 @@ def test_shortcut_cycles_the_views(qtbot, view):
     qtbot.keyClick(view.input_panel.source, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier
                    | Qt.KeyboardModifier.ShiftModifier)
     assert view.session.mode == "scores" and view.view_modes.mode() == "scores"
+
+
+def test_rollout_average_column_leaves_ablated_heads_out_like_the_rollout(qtbot, view):
+    view.session.set_head_enabled("cross", 0, 1, False)
+    view.session.set_head_enabled("encoder_self", 1, 3, False)
+    choose(qtbot, view, "rollout")
+    src, tgt = inputs(view)
+    gates = view.session.head_gates()
+    with torch.no_grad():
+        out = view.session.hub.model(src, tgt, view.session.masks, gates, return_attention=True)
+        ref = rollout(out.attention, gates)
+    for i, kind in enumerate(KINDS):
+        view.grid_tabs.setCurrentIndex(i)
+        for layer in range(2):
+            np.testing.assert_allclose(view.grids[kind].displayed_matrix(layer, -1),
+                                       getattr(ref, kind)[layer, 0].numpy(), rtol=0, atol=1e-6)
