@@ -148,3 +148,16 @@ def test_views_other_than_weights_warn_that_each_side_has_its_own_scale(qtbot, v
         view.session.set_mode("norms")
     assert blocker.args[0].b.mode == "norms" and panel.grid_b.title_label.text().find("norm-weighted") > 0
     assert panel.scale_note.isVisible()
+
+
+def test_a_heads_ablate_the_playground_b_heads_cannot_be_switched(qtbot, view):
+    load_b(qtbot, view)
+    panel = view.compare_panel
+    texts = [a.text() for a in panel.grid_b.build_context_menu(0, 1).actions()]
+    assert "Ablate head" not in texts and "Restore all heads" not in texts and "Open large view" in texts
+    menu = panel.grid_a.build_context_menu(0, 1)
+    ablate = next(a for a in menu.actions() if a.text() == "Ablate head")
+    with qtbot.waitSignal(panel.compare.frame_changed, timeout=10000):
+        ablate.trigger()
+    assert panel.grid_a.kind() == "encoder_self"
+    assert not view.session.gates()["encoder_self"][0, 1] and panel.grid_a.is_ablated(0, 1)

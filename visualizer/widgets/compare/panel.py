@@ -23,6 +23,17 @@ PathProvider = Callable[[QWidget], "str | None"]
 DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
 
 
+class ViewOnlyGrid(AttentionGrid):
+    """A grid whose heads cannot be switched from here (B's ablations are frozen; a difference has no heads)."""
+
+    def build_context_menu(self, layer: int, head: int):
+        menu = super().build_context_menu(layer, head)
+        for action in menu.actions():
+            if action.text() in ("Ablate head", "Restore head", "Restore all heads"):
+                menu.removeAction(action)
+        return menu
+
+
 def ask_checkpoint_path(parent: QWidget) -> str | None:
     path, _ = QFileDialog.getOpenFileName(parent, "Open model B", "", "Attention Playground checkpoints (*.pt)",
                                           options=QFileDialog.Option.DontUseNativeDialog)
@@ -79,7 +90,7 @@ class ComparePanel(QWidget):
         self.outputs = QLabel("")
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), AttentionGrid(), AttentionGrid()
+        self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
         self._build_layout()
         self._wire()
 
@@ -131,6 +142,10 @@ class ComparePanel(QWidget):
         self.load_button.clicked.connect(self._on_load)
         self.view.currentIndexChanged.connect(lambda _i: c.set_view(self.view.currentData()))
         self.kind.currentIndexChanged.connect(lambda _i: self._redraw())
+        self.grid_a.head_toggled.connect(c.session.set_head_enabled)  # A's heads are the playground's
+        self.grid_a.restore_all_requested.connect(c.session.restore_all_heads)
+        for grid in (self.grid_a, self.grid_b, self.grid_diff):
+            grid.map_clicked.connect(lambda _kind, layer, head, g=grid: g.open_large_view(layer, head))
         c.b_changed.connect(self._on_b_changed)
         c.frame_changed.connect(self.show_frame)
         c.failed.connect(self._say)
