@@ -161,3 +161,24 @@ def test_a_heads_ablate_the_playground_b_heads_cannot_be_switched(qtbot, view):
         ablate.trigger()
     assert panel.grid_a.kind() == "encoder_self"
     assert not view.session.gates()["encoder_self"][0, 1] and panel.grid_a.is_ablated(0, 1)
+
+
+def test_b_as_the_previous_model_and_as_the_shipped_one(qtbot, view):
+    hub = view.session.hub
+    original = hub.model
+    hub.new_untrained(CONFIG, seed=5)  # Model > Apply of a new architecture: the old model can be restored
+    load_b(qtbot, view, "previous")
+    panel = view.compare_panel
+    assert panel.b_label.text() == "B: previous model (test model A)"
+    s = view.session
+    src = torch.tensor([s.vocabulary.encode("0123") + [0] * s.extra_pads])
+    tgt = torch.tensor([[BOS, *s.vocabulary.encode("0123"), *[0] * s.extra_pads]])
+    with torch.no_grad():
+        expected = original(src, tgt, s.masks, return_attention=True).attention.cross[1][0, 3].numpy()
+    panel.kind.setCurrentIndex(panel.kind.findData("cross"))
+    np.testing.assert_allclose(np.nan_to_num(panel.grid_b.displayed_matrix(1, 3)),
+                               np.where(panel.grid_b.current_maps().valid, expected, 0), atol=1e-6)
+    panel.source.setCurrentIndex(panel.source.findData("shipped"))
+    with qtbot.waitSignal(panel.compare.frame_changed, timeout=20000):
+        qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
+    assert panel.b_label.text().startswith("B: shipped model copy_")
