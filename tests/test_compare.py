@@ -182,3 +182,14 @@ def test_b_as_the_previous_model_and_as_the_shipped_one(qtbot, view):
     with qtbot.waitSignal(panel.compare.frame_changed, timeout=20000):
         qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
     assert panel.b_label.text().startswith("B: shipped model copy_")
+
+
+def test_a_bad_file_is_a_sentence_on_the_page(qtbot, view, b_file):
+    b_file.write_bytes(b"this is not a checkpoint")
+    panel = view.compare_panel
+    qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(panel.compare.failed, timeout=10000):
+        qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
+    assert panel.status.isVisible() and panel.status.text().startswith("Model B: ")
+    assert "model_b.pt" in panel.status.text() and "Traceback" not in panel.status.text()
+    assert panel.b_label.text().startswith("B: none loaded")
