@@ -12,6 +12,7 @@ greedy when greedy's prefix is pruned early (scores are not monotone in K); `tes
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -114,8 +115,12 @@ class _Slot:
 
 
 @torch.no_grad()
-def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: torch.device | str = "cpu") -> BeamResult:
-    """Beam search over any Scorer (the model's, or a table in a test); see the module docstring for the rules."""
+def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: torch.device | str = "cpu",
+                     on_step: Callable[[int], None] | None = None) -> BeamResult:
+    """Beam search over any Scorer (the model's, or a table in a test); see the module docstring for the rules.
+
+    `on_step(position)` runs before each step: a front end reports progress there, or raises to cancel.
+    """
     if width < 1:
         raise ValueError(f"width must be >= 1, got {width}")
     nodes: list[BeamNode] = []
@@ -125,6 +130,8 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
         live = [s for s in beam if not s.finished]
         if not live:
             break
+        if on_step is not None:
+            on_step(pos)
         last = torch.tensor([s.tokens[-1] if s.tokens else BOS for s in live], device=device)
         log_probs = scorer(rows, last, pos).double()  # (n_live, V), row i = live[i]
         top_lp, top_ids = log_probs.topk(min(width, log_probs.shape[1]), dim=-1)  # per-beam candidates
@@ -148,7 +155,7 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
 
 def beam_search(
     model: Seq2SeqTransformer, src: Tensor, width: int, max_new_tokens: int | None = None,
-    masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
+    masks: MaskSpec | None = None, head_gates: HeadGates | None = None, on_step: Callable[[int], None] | None = None,
 ) -> BeamResult:
     """Beam search of width K for one source (1, S); K = 1 equals `greedy_decode`.
 
@@ -158,7 +165,7 @@ def beam_search(
     steps = limit if max_new_tokens is None else min(max_new_tokens, limit)
     with torch.no_grad():
         scorer = CachedScorer(model, src, masks, head_gates)
-        return beam_search_with(scorer, width, steps, src.device)
+        return beam_search_with(scorer, width, steps, src.device, on_step)
 
 
 def sequence_log_prob(model: Seq2SeqTransformer, src: Tensor, tokens: list[int] | tuple[int, ...],

@@ -6,6 +6,7 @@ hypotheses are scored on one scale.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -58,8 +59,12 @@ def filtered_distribution(log_probs: Tensor, config: SamplingConfig) -> Tensor:
 def sample_decode(
     model: Seq2SeqTransformer, src: Tensor, n_samples: int, config: SamplingConfig, generator: torch.Generator,
     max_new_tokens: int | None = None, masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> tuple[Hypothesis, ...]:
-    """Draw n samples for one source (1, S), batched with a KV cache; the same generator state gives the same samples."""
+    """Draw n samples for one source (1, S), batched with a KV cache; the same generator state gives the same samples.
+
+    `on_step(position)` runs before each step (progress, or raise to cancel).
+    """
     check_int("n_samples", n_samples, 1)
     if src.dim() != 2 or src.shape[0] != 1:
         raise ValueError(f"sampling decodes one source at a time: src must be (1, S), got {tuple(src.shape)}")
@@ -74,6 +79,8 @@ def sample_decode(
     scores = torch.zeros(n_samples, dtype=torch.float64, device=src.device)
     out = []
     for pos in range(steps):
+        if on_step is not None:
+            on_step(pos)
         hidden = model.decode(token, memory, src_n, masks, head_gates, q_pos=pos, caches=caches).hidden
         log_probs = model.log_probs(hidden[:, -1])  # (N, V)
         probs = filtered_distribution(log_probs.double(), config)
