@@ -80,7 +80,12 @@ def test_the_tree_shows_k_hypotheses_with_the_clis_log_probs(qtbot, app, capsys)
     assert "= greedy, expected" in rows[0]
     assert "same as greedy" in panel.compare.text() and "matches the expected output" in panel.compare.text()
     assert any(t.role == "edge" for t in panel.tree.drawn_texts())
+    assert all(outcome.nodes[t.node].kept for t in panel.tree.drawn_texts("token"))
+    kept_only = len(panel.tree.drawn_texts("token"))
+    qtbot.mouseClick(panel.candidates, Qt.MouseButton.LeftButton)
+    assert len(panel.tree.drawn_texts("token")) > kept_only
     assert any(not outcome.nodes[t.node].kept for t in panel.tree.drawn_texts("token"))  # grey pruned nodes drawn
+    assert sorted(t.text for t in panel.tree.drawn_texts("score")) == sorted(drawn)
     image = panel.tree.grab().toImage()
     assert image.pixelColor(image.width() // 3, 18) != image.pixelColor(2, 2)  # something painted
 

@@ -5,10 +5,9 @@ the stepper when a hypothesis is chosen, so the grids show that hypothesis' atte
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout,
+    QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout,
     QWidget,
 )
 
@@ -65,6 +64,9 @@ class BeamPanel(QWidget):
         self.run_button.setShortcut(QKeySequence(RUN_KEY))
         self.cancel_button.setToolTip("Stop the search before its next step")
         self.cancel_button.setEnabled(False)
+        self.candidates = QCheckBox("Show pruned candidates")
+        self.candidates.setToolTip("Also draw (dashed, grey) the continuations that were scored but never entered the "
+                                   "beam; grey solid branches entered it and were dropped later")
         self.status = QLabel("Beam search: press Run search")
         self.status.setWordWrap(True)
         self.tree = BeamTree()
@@ -80,6 +82,7 @@ class BeamPanel(QWidget):
         self.run_button.clicked.connect(self._run)
         self.cancel_button.clicked.connect(state.cancel)
         self.tree.node_clicked.connect(state.show_node)
+        self.candidates.toggled.connect(self.tree.set_show_candidates)
         state.outcome_changed.connect(self.set_outcome)
         state.running_changed.connect(self._set_running)
         state.message_changed.connect(self.status.setText)
@@ -108,6 +111,7 @@ class BeamPanel(QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.candidates)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 4, 0, 0)
         lay.addLayout(grid)

@@ -1,9 +1,9 @@
 """The search tree of a beam search (or of samples): tokens in boxes, the step log-probability on each edge.
 
 Render only. Columns are output positions, <bos> first; each hypothesis' best child continues on its row, so the
-best hypothesis is the top row. Pruned candidates are grey (at most MAX_PRUNED per parent, the rest counted as
-"+n"); the best path is thick and blue, the hypothesis shown in the grids is outlined in orange. Finished leaves
-carry their summed log-probability.
+best hypothesis is the top row. Branches that left the beam are grey; candidates that never entered it are shown on
+request (dashed grey, at most MAX_PRUNED per parent, the rest counted as "+n"). The best path is thick and blue, the
+hypothesis shown in the grids is outlined in orange. Final hypotheses carry their summed log-probability.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 ROOT = -1
 MAX_PRUNED = 2
-MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 86, 26, 40, 20
+MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 70, 26, 36, 20
 SCORE_W = 96  # room right of the deepest column for a leaf's summed log-probability
 COLOURS = {"kept": QColor("#444444"), "pruned": QColor("#b8b8b8"), "best": QColor("#1f6fd1"),
            "shown": QColor("#e07b00"), "box": QColor("#f4f4f4"), "text": QColor("#111111")}
@@ -52,6 +52,8 @@ class BeamTree(QWidget):
         self._texts: list[DrawnText] = []
         self._edges: list[tuple[int, int]] = []  # (parent, child) visible
         self._best: set[int] = set()
+        self._alive: set[int] = set()  # nodes on the path of a final hypothesis
+        self._candidates = False
         self._size = QSize(200, 60)
         self.setMouseTracking(True)
         self.setToolTip("Click a node: the grids show the decoder attention of that hypothesis")
@@ -61,6 +63,12 @@ class BeamTree(QWidget):
         """Show a BeamOutcome (None clears)."""
         self._outcome = outcome
         self._shown = ROOT
+        self._lay_out()
+        self.update()
+
+    def set_show_candidates(self, on: bool) -> None:
+        """Also draw the candidates that were expanded but never entered the beam."""
+        self._candidates = on
         self._lay_out()
         self.update()
 
@@ -94,13 +102,15 @@ class BeamTree(QWidget):
         for parent, kids in children.items():
             kids.sort(key=lambda i: -self._outcome.nodes[i].score)
             kept = [i for i in kids if self._outcome.nodes[i].kept]
-            pruned = [i for i in kids if not self._outcome.nodes[i].kept]
+            pruned = [i for i in kids if not self._outcome.nodes[i].kept] if self._candidates else []
+            if not kept + pruned:
+                continue
             shown[parent] = sorted(kept + pruned[:MAX_PRUNED], key=lambda i: -self._outcome.nodes[i].score)
             hidden[parent] = len(pruned) - len(pruned[:MAX_PRUNED])
         return shown, hidden
 
     def _lay_out(self) -> None:
-        self._rows, self._texts, self._edges, self._best = {}, [], [], set()
+        self._rows, self._texts, self._edges, self._best, self._alive = {}, [], [], set(), set()
         if self._outcome is None or not self._outcome.nodes:
             self._size = QSize(200, 60)
             self.setMinimumSize(self._size)
@@ -124,13 +134,14 @@ class BeamTree(QWidget):
         out = self._outcome
         self._best = set(out.path(out.hypotheses[0].node)) if out.hypotheses else set()
         finals = {h.node: h for h in out.hypotheses}
+        self._alive = {i for h in out.hypotheses for i in out.path(h.node)}
         depth = max(n.step for n in out.nodes) + 1
         for node, row in self._rows.items():
             if node == ROOT:
                 continue
             n, rect = out.nodes[node], self.node_rect(node)
             self._texts.append(DrawnText(out.labels[n.token], rect, "token", node))
-            px = MARGIN + n.step * COL_W + BOX_W
+            px = MARGIN + n.step * COL_W + BOX_W + 4  # the elbow: the label sits over the child's own row
             self._texts.append(DrawnText(edge_text(n.log_prob), QRectF(px, rect.top() - 11, rect.left() - px, 12),
                                          "edge", node))
             if node in finals:
@@ -160,12 +171,14 @@ class BeamTree(QWidget):
         for parent, child in self._edges:
             a = root if parent == ROOT else self.node_rect(parent)
             b = self.node_rect(child)
-            kept = out.nodes[child].kept
-            colour = COLOURS["best"] if child in self._best else COLOURS["kept" if kept else "pruned"]
+            kept, alive = out.nodes[child].kept, child in self._alive
+            colour = COLOURS["best"] if child in self._best else COLOURS["kept" if alive else "pruned"]
             pen = QPen(colour, 2.5 if child in self._best else 1.2)
             pen.setStyle(Qt.PenStyle.SolidLine if kept else Qt.PenStyle.DashLine)
             painter.setPen(pen)
-            painter.drawLine(QPointF(a.right(), a.center().y()), QPointF(b.left(), b.center().y()))
+            elbow = a.right() + 4  # down the parent's side, then along the child's row
+            painter.drawPolyline([QPointF(a.right(), a.center().y()), QPointF(elbow, a.center().y()),
+                                  QPointF(elbow, b.center().y()), QPointF(b.left(), b.center().y())])
         self._draw_box(painter, root, "<bos>", True, True, False)
         shown_path = set(out.path(self._shown)) if self._shown != ROOT else set()
         small = QFont(self.font())
@@ -173,10 +186,10 @@ class BeamTree(QWidget):
         for text in self._texts:
             n = text.node
             if text.role == "token":
-                self._draw_box(painter, text.rect, text.text, out.nodes[n].kept, n in self._best, n in shown_path)
+                self._draw_box(painter, text.rect, text.text, n in self._alive, n in self._best, n in shown_path)
                 continue
             painter.setFont(small)
-            kept = text.role != "more" and out.nodes[n].kept
+            kept = text.role != "more" and n in self._alive
             painter.setPen(COLOURS["best"] if n in self._best and text.role != "more"
                            else COLOURS["text" if kept else "pruned"])
             align = Qt.AlignmentFlag.AlignVCenter | (Qt.AlignmentFlag.AlignHCenter if text.role == "edge"
@@ -204,6 +217,8 @@ class BeamTree(QWidget):
                 n = self._outcome.nodes[node]
                 QToolTip.showText(event.globalPos(), f"{self._outcome.labels[n.token]!r} at position {n.step}: "
                                   f"log p = {n.log_prob:.4f}, sum so far {n.score:.4f}"
-                                  f"{'' if n.kept else ' (pruned)'}. Click to show it in the grids.", self)
+                                  f"{'' if n.kept else ' (never entered the beam)'}"
+                                  f"{'' if node in self._alive or not n.kept else ' (its branch left the beam later)'}"
+                                  ". Click to show it in the grids.", self)
                 return True
         return super().event(event)
