@@ -127,6 +127,15 @@ def test_clicking_a_node_shows_that_hypothesis_in_the_grids(qtbot, app):
         want = getattr(att, kind)[0][0, 0].numpy()
         assert shown.shape == want.shape
         np.testing.assert_allclose(np.nan_to_num(shown), want, atol=1e-5)  # masked cells are drawn blank (NaN)
+    qtbot.mouseClick(panel.open_large, Qt.MouseButton.LeftButton)
+    large = panel.large_tree
+    assert panel.large_window.isVisible() and large.drawn_texts("score")
+    assert [t.text for t in large.drawn_texts("score")] == [t.text for t in panel.tree.drawn_texts("score")]
+    first = outcome.hypotheses[1].node
+    with qtbot.waitSignal(beam.shown_changed):
+        qtbot.mouseClick(large, Qt.MouseButton.LeftButton, pos=large.node_rect(first).center().toPoint())
+    assert [label for label, _ in view.decoder_panel.chip_states()] == list(outcome.words(outcome.hypotheses[1].tokens))
+    panel.large_window.close()
     greedy_button = panel.hyp_rows[0]
     qtbot.mouseClick(greedy_button, Qt.MouseButton.LeftButton)
     assert [label for label, _ in view.decoder_panel.chip_states()] == list(outcome.words(outcome.hypotheses[0].tokens))

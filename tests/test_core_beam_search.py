@@ -144,3 +144,21 @@ def test_sequence_log_prob_and_bad_width():
         beam_search(model, src, 0)
     with pytest.raises(ValueError, match="one source"):
         beam_search(model, torch.tensor([[3], [4]]), 2)
+
+
+def test_on_step_sees_every_position_and_can_stop_the_search():
+    model = tiny(8)
+    src = torch.tensor([[3, 4, 5]])
+    seen = []
+    result = beam_search(model, src, 3, on_step=seen.append)
+    assert seen == list(range(max(n.step for n in result.nodes) + 1))
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_two(position):
+        if position == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        beam_search(model, src, 3, on_step=stop_at_two)

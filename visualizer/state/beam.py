@@ -207,7 +207,9 @@ class BeamState(QObject):
             self._ended("The model or the input changed during the search: press Run again")
             return
         self.outcome, self.shown = outcome, ROOT
-        self._ended(f"{len(outcome.hypotheses)} hypotheses, {len(outcome.nodes)} nodes expanded")
+        n = len(outcome.hypotheses)
+        self._ended(f"{n} hypotheses, {len(outcome.nodes)} nodes expanded" if outcome.settings.mode == "beam"
+                    else f"{n} samples (seed {outcome.settings.seed}), {len(outcome.nodes)} distinct prefixes")
         self.outcome_changed.emit(outcome)
         self.shown_changed.emit(ROOT)
 

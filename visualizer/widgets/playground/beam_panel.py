@@ -5,6 +5,7 @@ the stepper when a hypothesis is chosen, so the grids show that hypothesis' atte
 """
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout,
@@ -64,6 +65,11 @@ class BeamPanel(QWidget):
         self.run_button.setShortcut(QKeySequence(RUN_KEY))
         self.cancel_button.setToolTip("Stop the search before its next step")
         self.cancel_button.setEnabled(False)
+        self.open_large = QPushButton("Open tree in a window")
+        self.open_large.setToolTip("The whole tree in a window of its own, beside the grids; clicks there work too")
+        self.open_large.setEnabled(False)
+        self.large_tree: BeamTree | None = None
+        self.large_window: QScrollArea | None = None
         self.candidates = QCheckBox("Show pruned candidates")
         self.candidates.setToolTip("Also draw (dashed, grey) the continuations that were scored but never entered the "
                                    "beam; grey solid branches entered it and were dropped later")
@@ -73,6 +79,11 @@ class BeamPanel(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidget(self.tree)
         self.scroll.setMinimumHeight(200)
+        self.legend = QLabel("<span style='color:#1f6fd1'>■</span> best &nbsp; <span style='color:#e07b00'>□</span> "
+                             "shown in the grids &nbsp; <span style='color:#999'>■ grey</span>: left the beam &nbsp; "
+                             "edges: log p of the token; right: sum")
+        self.legend.setWordWrap(True)
+        self.legend.setToolTip("Click any node to see that (partial) hypothesis' attention in the grids")
         self.compare = QLabel()
         self.compare.setWordWrap(True)
         self.hyp_box = QVBoxLayout()
@@ -83,6 +94,7 @@ class BeamPanel(QWidget):
         self.cancel_button.clicked.connect(state.cancel)
         self.tree.node_clicked.connect(state.show_node)
         self.candidates.toggled.connect(self.tree.set_show_candidates)
+        self.open_large.clicked.connect(self.show_large_tree)
         state.outcome_changed.connect(self.set_outcome)
         state.running_changed.connect(self._set_running)
         state.message_changed.connect(self.status.setText)
@@ -111,13 +123,17 @@ class BeamPanel(QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.candidates)
+        buttons.addWidget(self.open_large)
+        view_row = QHBoxLayout()
+        view_row.addWidget(self.status, 1)
+        view_row.addWidget(self.candidates)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 4, 0, 0)
         lay.addLayout(grid)
         lay.addLayout(buttons)
-        lay.addWidget(self.status)
+        lay.addLayout(view_row)
         lay.addWidget(self.scroll, 1)
+        lay.addWidget(self.legend)
         lay.addWidget(self.compare)
         lay.addLayout(self.hyp_box)
 
@@ -128,12 +144,33 @@ class BeamPanel(QWidget):
     def _mode_changed(self) -> None:
         sampling = self.mode.currentData() == "sample"
         self.width_spin.setEnabled(not sampling)
+        self.candidates.setEnabled(not sampling)  # samples have no pruned candidates
         for box in (self.samples, self.temperature, self.top_k, self.top_p, self.seed):
             box.setEnabled(sampling)
 
     def _run(self) -> None:
         self.state.set_settings(self.settings())
         self.state.run()
+
+    def show_large_tree(self) -> None:
+        """A top-level window holding a second tree of the same result, kept in step with this one."""
+        if self.large_window is None:
+            self.large_tree = tree = BeamTree()
+            tree.node_clicked.connect(self.state.show_node)
+            self.candidates.toggled.connect(tree.set_show_candidates)
+            self.state.shown_changed.connect(tree.set_shown)
+            self.state.outcome_changed.connect(tree.set_outcome)
+            self.large_window = QScrollArea(self)
+            self.large_window.setWindowFlag(Qt.WindowType.Window)
+            self.large_window.setWindowTitle("Beam search tree")
+            self.large_window.setWidget(tree)
+        self.large_tree.set_outcome(self.state.outcome)
+        self.large_tree.set_show_candidates(self.candidates.isChecked())
+        self.large_tree.set_shown(self.state.shown)
+        hint = self.large_tree.sizeHint()
+        self.large_window.resize(min(hint.width() + 24, 1400), min(hint.height() + 24, 800))
+        self.large_window.show()
+        self.large_window.raise_()
 
     def _set_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
@@ -142,6 +179,7 @@ class BeamPanel(QWidget):
     def set_outcome(self, outcome: BeamOutcome | None) -> None:
         """Draw the tree, the comparison line and one button per final hypothesis."""
         self.tree.set_outcome(outcome)
+        self.open_large.setEnabled(outcome is not None)
         for button in self.hyp_rows:
             self.hyp_box.removeWidget(button)
             button.deleteLater()

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 ROOT = -1
 MAX_PRUNED = 2
-MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 70, 26, 36, 20
+MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 80, 26, 42, 20
 SCORE_W = 96  # room right of the deepest column for a leaf's summed log-probability
 COLOURS = {"kept": QColor("#444444"), "pruned": QColor("#b8b8b8"), "best": QColor("#1f6fd1"),
            "shown": QColor("#e07b00"), "box": QColor("#f4f4f4"), "text": QColor("#111111")}
@@ -32,7 +32,8 @@ class DrawnText:
 
 
 def edge_text(log_prob: float) -> str:
-    return f"{log_prob:.2f}"
+    """Two decimals; one from -10 down, so the label fits between two columns."""
+    return f"{log_prob:.2f}" if log_prob > -9.995 else f"{log_prob:.1f}"
 
 
 def score_text(log_prob: float) -> str:
