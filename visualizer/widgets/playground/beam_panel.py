@@ -201,3 +201,5 @@ class BeamPanel(QWidget):
             self.hyp_rows.append(button)
         self.scroll.setMinimumHeight(min(320, self.tree.sizeHint().height() + 6))
         self.tree.adjustSize()
+        bar = self.scroll.horizontalScrollBar()  # the end first: where hypotheses part and their sums
+        bar.setValue(bar.maximum())

@@ -1,7 +1,7 @@
 """The search tree of a beam search (or of samples): tokens in boxes, the step log-probability on each edge.
 
-Render only. Columns are output positions, <bos> first; each hypothesis' best child continues on its row, so the
-best hypothesis is the top row. Branches that left the beam are grey; candidates that never entered it are shown on
+Render only. Columns are output positions, <bos> first; a node's first child continues on its row, children on
+the way to a final hypothesis first (best first), so the final hypotheses take the top rows, the best one first. Branches that left the beam are grey; candidates that never entered it are shown on
 request (dashed grey, at most MAX_PRUNED per parent, the rest counted as "+n"). The best path is thick and blue, the
 hypothesis shown in the grids is outlined in orange. Final hypotheses carry their summed log-probability.
 """
@@ -101,12 +101,12 @@ class BeamTree(QWidget):
             children.setdefault(node.parent, []).append(i)
         shown, hidden = {}, {}
         for parent, kids in children.items():
-            kids.sort(key=lambda i: -self._outcome.nodes[i].score)
+            kids.sort(key=lambda i: (i not in self._alive, -self._outcome.nodes[i].score))  # finals' rows on top
             kept = [i for i in kids if self._outcome.nodes[i].kept]
             pruned = [i for i in kids if not self._outcome.nodes[i].kept] if self._candidates else []
             if not kept + pruned:
                 continue
-            shown[parent] = sorted(kept + pruned[:MAX_PRUNED], key=lambda i: -self._outcome.nodes[i].score)
+            shown[parent] = kept + pruned[:MAX_PRUNED]
             hidden[parent] = len(pruned) - len(pruned[:MAX_PRUNED])
         return shown, hidden
 
@@ -116,6 +116,8 @@ class BeamTree(QWidget):
             self._size = QSize(200, 60)
             self.setMinimumSize(self._size)
             return
+        out = self._outcome
+        self._alive = {i for h in out.hypotheses for i in out.path(h.node)}
         shown, hidden = self._visible_children()
         next_row = 0
 
@@ -132,10 +134,8 @@ class BeamTree(QWidget):
             return rows[0]
 
         place(ROOT)
-        out = self._outcome
         self._best = set(out.path(out.hypotheses[0].node)) if out.hypotheses else set()
         finals = {h.node: h for h in out.hypotheses}
-        self._alive = {i for h in out.hypotheses for i in out.path(h.node)}
         depth = max(n.step for n in out.nodes) + 1
         for node, row in self._rows.items():
             if node == ROOT:
