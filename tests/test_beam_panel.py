@@ -150,6 +150,19 @@ def test_a_changed_input_makes_the_result_stale(qtbot, app):
     assert session.last_frame.decoder.output_labels != outcome.words(outcome.hypotheses[0].tokens)
 
 
+def test_a_target_prefix_is_named_instead_of_mixed_into_the_hypothesis(qtbot, app):
+    view, session, beam, panel = app
+    outcome = run_search(qtbot, beam, panel)
+    qtbot.keyClicks(view.input_panel.prefix, "9")
+    qtbot.mouseClick(panel.hyp_rows[1], Qt.MouseButton.LeftButton)
+    assert "Clear the target prefix" in panel.status.text()
+    assert session.last_frame.decoder.output_labels[:1] == ("9",)
+    qtbot.keyClick(view.input_panel.prefix, Qt.Key.Key_Backspace)
+    assert session.target_prefix == ""
+    qtbot.mouseClick(panel.hyp_rows[1], Qt.MouseButton.LeftButton)
+    assert session.last_frame.decoder.output_labels == outcome.words(outcome.hypotheses[1].tokens)
+
+
 def test_cancel_stops_a_running_job(qtbot):
     started = threading.Event()
 

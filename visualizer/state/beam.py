@@ -180,7 +180,10 @@ class BeamState(QObject):
 
     def run(self) -> None:
         """Start a search with the current settings (ignored while one runs)."""
-        if self._job is not None or self.session.last_frame is None:
+        if self._job is not None:
+            return
+        if self.session.last_frame is None:
+            self.message_changed.emit("Type a source sequence first")
             return
         inputs, settings = self.inputs(), self.settings
         self._limit = inputs.max_new
