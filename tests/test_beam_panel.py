@@ -108,6 +108,8 @@ def test_sampling_through_the_controls_equals_the_cli(qtbot, app, capsys):
     for row, want in zip(rows, expected):
         assert row.startswith(f"{rows.index(row) + 1}. {' '.join(want['tokens'])}   log p {score_text(want['log_prob'])}")
     assert not panel.width_spin.isEnabled() and panel.seed.isEnabled()
+    distinct = len({tuple(b["tokens"]) for b in expected})
+    assert panel.status.text() == f"5 samples (seed 7), {distinct} different sequences"
 
 
 def test_clicking_a_node_shows_that_hypothesis_in_the_grids(qtbot, app):

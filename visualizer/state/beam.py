@@ -212,7 +212,8 @@ class BeamState(QObject):
         self.outcome, self.shown = outcome, ROOT
         n = len(outcome.hypotheses)
         self._ended(f"{n} hypotheses, {len(outcome.nodes)} nodes expanded" if outcome.settings.mode == "beam"
-                    else f"{n} samples (seed {outcome.settings.seed}), {len(outcome.nodes)} distinct prefixes")
+                    else f"{n} samples (seed {outcome.settings.seed}), "
+                         f"{len({h.tokens for h in outcome.hypotheses})} different sequences")
         self.outcome_changed.emit(outcome)
         self.shown_changed.emit(ROOT)
 

@@ -30,6 +30,13 @@ TIPS = {
 }
 
 
+def legend_text(mode: str) -> str:
+    """What the colours mean; samples are never pruned, so their legend has no grey."""
+    grey = " &nbsp; <span style='color:#999'>■ grey</span>: left the beam" if mode == "beam" else ""
+    return (f"<span style='color:#1f6fd1'>■</span> best &nbsp; <span style='color:#e07b00'>□</span> shown in the "
+            f"grids{grey} &nbsp; edges: log p of the token; right: sum")
+
+
 def compare_text(outcome: BeamOutcome) -> str:
     """How the best hypothesis compares with greedy decoding and with the task's expected output."""
     best = outcome.hypotheses[0]
@@ -79,9 +86,7 @@ class BeamPanel(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidget(self.tree)
         self.scroll.setMinimumHeight(200)
-        self.legend = QLabel("<span style='color:#1f6fd1'>■</span> best &nbsp; <span style='color:#e07b00'>□</span> "
-                             "shown in the grids &nbsp; <span style='color:#999'>■ grey</span>: left the beam &nbsp; "
-                             "edges: log p of the token; right: sum")
+        self.legend = QLabel(legend_text("beam"))
         self.legend.setWordWrap(True)
         self.legend.setToolTip("Click any node to see that (partial) hypothesis' attention in the grids")
         self.compare = QLabel()
@@ -188,6 +193,7 @@ class BeamPanel(QWidget):
             self.compare.setText("")
             return
         self.compare.setText(compare_text(outcome))
+        self.legend.setText(legend_text(outcome.settings.mode))
         for rank, hyp in enumerate(outcome.hypotheses, 1):
             words = " ".join(outcome.words(hyp.tokens))
             tags = [t for t, on in (("greedy", hyp.tokens == outcome.greedy.tokens),
