@@ -18,7 +18,7 @@ from visualizer.state.beam import BeamState
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.beam_panel import BeamPanel
-from visualizer.widgets.playground.beam_tree import score_text
+from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.decode_job import DecodeJob
 
@@ -75,7 +75,8 @@ def test_the_tree_shows_k_hypotheses_with_the_clis_log_probs(qtbot, app, capsys)
     view, session, beam, panel = app
     type_into(qtbot, panel.width_spin, "4")
     outcome = run_search(qtbot, beam, panel)
-    expected = cli(session, capsys, "--beam", "4")["beams"]
+    printed = cli(session, capsys, "--beam", "4", "--tree")
+    expected = printed["beams"]
     assert len(outcome.hypotheses) == 4
     drawn = [t.text for t in panel.tree.drawn_texts("score")]
     assert sorted(drawn) == sorted(score_text(b["log_prob"]) for b in expected)
@@ -84,7 +85,9 @@ def test_the_tree_shows_k_hypotheses_with_the_clis_log_probs(qtbot, app, capsys)
         assert " ".join(want["tokens"]) in row and f"log p {score_text(want['log_prob'])}" in row
     assert "= greedy, expected" in rows[0]
     assert "same as greedy" in panel.compare.text() and "matches the expected output" in panel.compare.text()
-    assert any(t.role == "edge" for t in panel.tree.drawn_texts())
+    edges = {t.node: t.text for t in panel.tree.drawn_texts("edge")}
+    assert edges and all(text == edge_text(printed["tree"][node]["log_prob"]) for node, text in edges.items())
+    assert len(printed["tree"]) == len(outcome.nodes)
     assert all(outcome.nodes[t.node].kept for t in panel.tree.drawn_texts("token"))
     kept_only = len(panel.tree.drawn_texts("token"))
     qtbot.mouseClick(panel.candidates, Qt.MouseButton.LeftButton)

@@ -60,6 +60,16 @@ def test_a_subprocess_prints_one_json_line_sorted_beams():
         assert beam["log_prob"] == pytest.approx(recomputed(model, vocab, "3141", beam["tokens"]), abs=1e-5)
 
 
+def test_the_tree_lists_every_node_with_cumulative_scores(capsys):
+    result = decode(capsys, "52", "--beam", "3", "--tree")
+    tree = result["tree"]
+    for node in tree:
+        before = 0.0 if node["parent"] == -1 else tree[node["parent"]]["score"]
+        assert node["score"] == pytest.approx(before + node["log_prob"], abs=1e-12)
+    assert sum(n["kept"] for n in tree if n["step"] == 0) == 3
+    assert "tree" not in decode(capsys, "52", "--beam", "3")
+
+
 def test_beam_one_is_greedy(capsys):
     result = decode(capsys, "97", "--beam", "1")
     model, vocab = model_and_vocab()

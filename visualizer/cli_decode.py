@@ -1,7 +1,9 @@
 """`decode`: beam search or sampling of one source with a checkpoint, one JSON line out.
 
 `beams` lists {"tokens", "log_prob", "finished"} best first: tokens after <bos>, ending in <eos> when produced;
-log_prob is the sum of the model's log-probabilities of those tokens (never tempered or filtered).
+log_prob is the sum of the model's log-probabilities of those tokens (never tempered or filtered). With --tree,
+`tree` lists every node beam search expanded ({"parent", "token", "step", "log_prob", "score", "kept"}; parent -1
+is <bos>).
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     dec.add_argument("--max-new", type=int, help="most tokens to generate (default: the model's limit)")
     dec.add_argument("--pads", type=int, default=0, help="<pad> tokens appended to the source (the GUI's padding)")
     dec.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    dec.add_argument("--tree", action="store_true", help="beam search: also print every expanded node (the GUI's tree)")
     dec.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
     return dec
 
@@ -98,8 +101,12 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         hyps = tuple(sorted(hyps, key=lambda h: -h.log_prob))
         out.update(mode="sample", temperature=config.temperature, top_k=config.top_k, top_p=config.top_p, seed=seed)
     else:
-        hyps = beam_search(model, src, ns.beam or 1, ns.max_new).hypotheses
+        result = beam_search(model, src, ns.beam or 1, ns.max_new)
+        hyps = result.hypotheses
         out.update(mode="beam", beam=ns.beam or 1)
+        if ns.tree:
+            out["tree"] = [{"parent": n.parent, "token": vocab.token(n.token), "step": n.step, "log_prob": n.log_prob,
+                            "score": n.score, "kept": n.kept} for n in result.nodes]
     out["beams"] = [{"tokens": vocab.tokens(h.tokens), "log_prob": h.log_prob, "finished": h.finished} for h in hyps]
     out.update(device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
