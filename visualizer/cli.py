@@ -9,10 +9,10 @@ import argparse
 import sys
 from types import ModuleType
 
-from visualizer import cli_eval, cli_train, cli_views
+from visualizer import cli_decode, cli_eval, cli_train, cli_views
 from visualizer.cli_common import PROG, ArgumentError, CliError
 
-VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval, "views": cli_views}
+VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval, "views": cli_views, "decode": cli_decode}
 
 
 def main(args: list[str]) -> int:
