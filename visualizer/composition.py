@@ -105,12 +105,13 @@ class Application(QObject):
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
         from visualizer.workers.decode_job import DecodeJob
+        from visualizer.workers.inference import ThreadedRunner
         from visualizer.workers.training_worker import TrainingWorker
 
         win = self.window
         hub = self.hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
                                   history=startup.history, path=startup.path, extra=startup.extra)
-        self.session = PlaygroundSession(hub)
+        self.session = PlaygroundSession(hub, runner=ThreadedRunner())  # forward passes off the GUI thread
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
         self.compare = CompareSession(self.session, run_in_background)
@@ -177,6 +178,7 @@ class Application(QObject):
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(self._show_frame_time)
+        self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
         self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
         self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
@@ -260,6 +262,8 @@ class Application(QObject):
             self.training.shutdown(5000)
         if self.heads is not None:
             self.heads.cancel()
+        if self.session is not None:
+            self.session.runner.shutdown()
         if self.preferences is not None:
             self.preferences.save()
         else:

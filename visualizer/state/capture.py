@@ -45,13 +45,13 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
     first = log_probs[0, 0].float().cpu()
     forward_ms = (time.perf_counter() - start) * 1000.0
     valid = valid_masks(masks, src, tgt)
-    shown = {k: _frozen(np.ones_like(v)) for k, v in valid.items()} if mode == "rollout" else valid
+    shown = {k: frozen(np.ones_like(v)) for k, v in valid.items()} if mode == "rollout" else valid
     src_labels, tgt_labels = tuple(vocab.tokens(src[0].tolist())), tuple(vocab.tokens(tgt[0].tolist()))
     labels = {"encoder_self": (src_labels, src_labels), "decoder_self": (tgt_labels, tgt_labels),
               "cross": (tgt_labels, src_labels)}
     maps = {}
     for kind in ATTENTION_KINDS:
-        values = _frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
+        values = frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]
         maps[kind] = KindMaps(kind, values, shown[kind], q, k, None if kind == "encoder_self" else highlight)
     snap = MapsSnapshot(MappingProxyType(maps), mode, forward_ms, tuple(vocab.tokens(predicted)),
@@ -59,7 +59,7 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
     return Capture(snap, MappingProxyType(valid), first)
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+def frozen(array: np.ndarray) -> np.ndarray:
     """A read-only array: a frame is shared by every view that draws it, so none may change it."""
     array.flags.writeable = False
     return array
@@ -73,7 +73,7 @@ def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[s
         full = torch.ones(tq, tk, dtype=torch.bool, device=src.device)
         if mask is not None:
             full = (full & mask).reshape(-1, tq, tk)[0]
-        return _frozen(full.cpu().numpy().copy())
+        return frozen(full.cpu().numpy().copy())
 
     return {"encoder_self": dense(masks.encoder_self(src), s, s),
             "decoder_self": dense(masks.decoder_self(tgt), t, t),

@@ -5,7 +5,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
+    QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -15,7 +15,7 @@ from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
-from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.common.stable_label import LabelSlot, fix_label_size
 from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
@@ -92,8 +92,12 @@ class PlaygroundView(QWidget):
         cycle.setContext(Qt.ShortcutContext.WindowShortcut)
         cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
         cycle.activated.connect(self.view_modes.cycle)
+        # shown only while a forward pass has run > ~150 ms; fixed size, so it never re-lays out the row
+        self.busy_label = fix_label_size(QLabel(), "⏳ computing…")
+        self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
         top = QHBoxLayout()
         top.addWidget(self.output_slot, 1)
+        top.addWidget(self.busy_label)
         top.addWidget(self.restore_heads)
         top.addWidget(self.scale)
         self.view_row = QHBoxLayout()  # the view choice; compare mode adds its controls here
@@ -157,6 +161,7 @@ class PlaygroundView(QWidget):
         dp.token_forced.connect(s.force)
         s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)
+        s.busy_changed.connect(lambda busy: self.busy_label.setText("⏳ computing…" if busy else ""))
         self.model_panel.config_requested.connect(self.config_requested)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
