@@ -118,7 +118,7 @@ def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):
     session.set_source(("0123456789" * 30)[:session.max_source_len])  # ~350 ms a pass on an idle machine
     with qtbot.waitSignal(session.busy_changed, timeout=5000) as blocker:
         pass
-    assert blocker.args == [True] and view.busy_label.text().endswith("computing\u2026")
+    assert blocker.args == [True] and view.busy_label.text() == "computing\u2026"
     assert view.input_panel.source.isEnabled()  # typing stays possible
     wait_frame(qtbot, session, timeout_ms=30_000)
     assert not session.busy and view.busy_label.text() == ""

@@ -93,7 +93,10 @@ class PlaygroundView(QWidget):
         cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
         cycle.activated.connect(self.view_modes.cycle)
         # shown only while a forward pass has run > ~150 ms; fixed size, so it never re-lays out the row
-        self.busy_label = fix_label_size(QLabel(), "⏳ computing…")
+        self.busy_label = fix_label_size(QLabel(), "  computing…  ")
+        self.busy_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.busy_label.setStyleSheet("QLabel { color: #6b4f00; border-radius: 3px; }"
+                                      "QLabel[busy=\"true\"] { background: #ffe8a3; }")
         self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
         top = QHBoxLayout()
         top.addWidget(self.output_slot, 1)
@@ -161,7 +164,7 @@ class PlaygroundView(QWidget):
         dp.token_forced.connect(s.force)
         s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)
-        s.busy_changed.connect(lambda busy: self.busy_label.setText("⏳ computing…" if busy else ""))
+        s.busy_changed.connect(self._show_busy)
         self.model_panel.config_requested.connect(self.config_requested)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
@@ -190,6 +193,13 @@ class PlaygroundView(QWidget):
                                   f" <span style='color:gray'>(decoder input: {source})</span>")
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")
+
+    def _show_busy(self, busy: bool) -> None:
+        """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""
+        self.busy_label.setText("computing…" if busy else "")
+        self.busy_label.setProperty("busy", busy)
+        self.busy_label.style().unpolish(self.busy_label)
+        self.busy_label.style().polish(self.busy_label)
 
     def _show_gates(self, gates: dict[str, np.ndarray]) -> None:
         for kind, enabled in gates.items():
