@@ -30,9 +30,9 @@ COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (
 class TrainConfig:
     """How to train; defaults are the app's fast copy-task recipe."""
 
-    batch_size: int = 64
+    batch_size: int = 32  # half of 64 costs ~0.65 of its step time and the copy task needs about as many steps
     steps: int = 300
-    lr: float = 3e-3  # peak learning rate (constant, or the top of the warm-up)
+    lr: float = 6e-3  # peak learning rate (constant, or the top of the warm-up); measured: RoPE copy 99 % in ~75 steps
     schedule: ScheduleKind = "warmup_cosine"  # "noam" is paper §5.3 and ignores lr (scale by noam_factor)
     warmup_steps: int = 20
     noam_factor: float = 1.0
