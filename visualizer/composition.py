@@ -37,6 +37,15 @@ log = logging.getLogger(__name__)
 TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R pick the grids (view.py)
 
 
+def _import_gui_modules() -> None:
+    """Import the tabs' modules (pyqtgraph, widgets) on a second core while the loader imports torch: only their
+    class definitions run here; every widget is still built on the GUI thread in _build()."""
+    import pyqtgraph  # noqa: F401
+    import visualizer.widgets.pe.tab  # noqa: F401
+    import visualizer.widgets.playground.view  # noqa: F401
+    import visualizer.widgets.trainer.tab  # noqa: F401
+
+
 class Application(QObject):
     """Owns the window and, once the model is ready, every state object, controller and tab."""
 
@@ -72,6 +81,7 @@ class Application(QObject):
         path, device = self._checkpoint, self._device_name
         self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
                                           self.window.show_load_error)
+        self._preloading = run_in_background(_import_gui_modules, lambda _r: None, lambda _m: None)
 
     def _on_loaded(self, startup: StartupModel) -> None:
         try:
