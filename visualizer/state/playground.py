@@ -2,6 +2,8 @@
 
 It owns no widgets. Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's
 model and emits one `frame_changed(PlaygroundFrame)`; views draw that frame. Each kind of change has one signal.
+Decoder stepper actions are commands that run in order on the runner's thread, each followed by one frame; the
+session only knows the stepper through the snapshots those frames carry.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from .capture import frozen
 from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
 from .model_hub import ModelHub
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
-from .stepper import Stepper, StepperInputs
+from .stepper import StepCommand, Stepper
 
 log = logging.getLogger(__name__)
 DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
@@ -57,10 +59,11 @@ class PlaygroundSession(QObject):
         self.masks = MaskSpec()
         self.mode = "weights"
         self._src_ids: list[int] = []
-        self._stepper = Stepper(self._stepper_inputs)
+        self._stepper = Stepper()  # used only by the runner's jobs, never read here
+        self._stepping = False  # whether the stepper steps once every submitted request has run
+        self._epoch = 0  # bumped when stepping ends (see PassRequest.epoch)
         self._gates: dict[str, np.ndarray] = {}
         self.last_frame: PlaygroundFrame | None = None
-        self._first_log_probs: torch.Tensor | None = None
         self.last_error: InputError | None = None
         hub.model_changed.connect(self._on_model_changed)
         self._reset_gates()
@@ -94,8 +97,7 @@ class PlaygroundSession(QObject):
         if error:
             return False
         self.source_text, self._src_ids = text, ids
-        self._stepper.stop()
-        self.recompute()
+        self.stop_stepping()
         return True
 
     def set_target_prefix(self, text: str) -> bool:
@@ -113,10 +115,9 @@ class PlaygroundSession(QObject):
         self.target_prefix = text
         self._set_error(None)
         if ids:
-            self._stepper.restart()
+            self._command("restart")
         else:
-            self._stepper.stop()
-        self.recompute()
+            self.stop_stepping()
         return True
 
     def set_task(self, task: str) -> None:
@@ -127,8 +128,7 @@ class PlaygroundSession(QObject):
 
     def set_masks(self, spec: MaskSpec) -> None:
         self.masks = spec
-        self._stepper.replay()
-        self.recompute()
+        self._command("replay")
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
@@ -143,40 +143,37 @@ class PlaygroundSession(QObject):
     def set_head_enabled(self, kind: str, layer: int, head: int, enabled: bool) -> None:
         self._gates[kind][layer, head] = enabled
         self._publish_gates()
-        self._stepper.replay()
-        self.recompute()
+        self._command("replay")
 
     def restore_all_heads(self) -> None:
         self._reset_gates()
-        self._stepper.replay()
-        self.recompute()
+        self._command("replay")
 
-    # ----- decoder stepper -----
+    # ----- decoder stepper: each action is one command, run in order, each followed by one frame -----
     def step(self) -> None:
-        self._stepper.step()
-        self.recompute()
+        self._command("step")
 
     def force(self, token: int) -> None:
-        self._stepper.force(token)
-        self.recompute()
+        self._command("force", int(token))
 
     def back(self) -> None:
-        self._stepper.back(keep=len(self.vocabulary.encode(self.target_prefix)))
-        self.recompute()
+        self._command("back", len(self.vocabulary.encode(self.target_prefix)))
 
     def run_to_end(self) -> None:
-        self._stepper.run()
-        self.recompute()
+        self._command("run")
 
     def reset_decoding(self) -> None:
         """Back to <bos> (plus the target prefix), in stepping mode."""
-        self._stepper.restart()
-        self.recompute()
+        self._command("restart")
 
     def stop_stepping(self) -> None:
         """Return to the teacher-forced view."""
-        self._stepper.stop()
+        self._stepping, self._epoch = False, self._epoch + 1
         self.recompute()
+
+    def _command(self, name: str, arg: int = 0) -> None:
+        """Queue a stepper command with a pass after it (a replay while not stepping is a plain pass)."""
+        self.recompute(StepCommand(name, arg) if name != "replay" or self._stepping else None)
 
     # ----- internals -----
     def _check_source(self, text: str) -> tuple[InputError | None, list[int]]:
@@ -218,10 +215,6 @@ class PlaygroundSession(QObject):
         ids = self._src_ids + [PAD] * self.extra_pads
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
-    def _stepper_inputs(self) -> StepperInputs:
-        return StepperInputs(self.hub.model, self._src_tensor(), self.masks, self.head_gates(),
-                             max_source_len(self.hub.config.max_len), tuple(self.vocabulary.encode(self.target_prefix)))
-
     def _on_model_changed(self) -> None:
         if self.hub.task.task != self.task:
             self.task = self.hub.task.task
@@ -231,16 +224,7 @@ class PlaygroundSession(QObject):
         if error is None:
             self.source_text, self._src_ids = self._typed_source, ids
         self._set_error(error)
-        self._stepper.stop()
-        self.recompute()
-
-    def _target_tensor(self) -> torch.Tensor:
-        """Decoder input: the stepped tokens, or <bos> + expected output (+ pads) when teacher forcing."""
-        if self._stepper.stepping:
-            ids = self._stepper.tokens
-        else:
-            ids = [BOS] + self.expected_ids() + [PAD] * self.extra_pads
-        return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
+        self.stop_stepping()
 
     @property
     def idle(self) -> bool:
@@ -250,34 +234,41 @@ class PlaygroundSession(QObject):
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
         return self.runner.wait_idle(timeout_s) and self.idle  # False on timeout
 
-    def recompute(self) -> PlaygroundFrame | None:
-        """Request one forward pass with capture; its frame is emitted when it arrives, unless a newer one was asked.
+    def recompute(self, command: StepCommand | None = None) -> PlaygroundFrame | None:
+        """Request one forward pass with capture (after `command`, queued in order); its frame is emitted when it
+        arrives, unless a newer plain request replaced it.
 
         Returns the new frame when the runner answered at once (the inline runner), else None.
         """
         if not self._src_ids:
             return None
-        tgt = self._target_tensor()
+        if command is not None:
+            self._stepping = command.stepping_after(self._stepping)
         self._serial += 1
+        expected = tuple(self.expected_ids())
+        tgt = torch.tensor([[BOS, *expected] + [PAD] * self.extra_pads], dtype=torch.long, device=self.hub.device)
         request = PassRequest(self._serial, self.hub.generation, self.hub.model, self.vocabulary, self._src_tensor(),
-                              tgt, self.masks, self.head_gates(), self.mode,
-                              tgt.shape[1] - 1 if self._stepper.stepping else None)
+                              tgt, self.masks, self.head_gates(), self.mode, self._epoch, command, expected,
+                              self.top_k, max_source_len(self.hub.config.max_len),
+                              tuple(self.vocabulary.encode(self.target_prefix)))
         if not self._busy_timer.isActive() and not self.busy:
             self._busy_timer.start()
-        self.runner.submit(lambda: run_pass(request), self._on_pass_done,
-                           lambda message: self._on_pass_failed(request.serial, message))
+        stepper, submit = self._stepper, self.runner.submit if command is None else self.runner.submit_ordered
+        submit(lambda: run_pass(request, stepper), self._on_pass_done,
+               lambda message: self._on_pass_failed(request.serial, message))
         return self.last_frame if self._delivered == request.serial else None
 
     def _on_pass_done(self, result: PassResult) -> None:
-        """GUI thread: show the result if it answers the newest request; the session's state matches it then."""
-        if result.request.serial != self._serial:
+        """GUI thread: show the newest request's result, and every command's (they arrive in order)."""
+        serial = result.request.serial
+        if serial != self._serial and (result.request.command is None or serial <= self._delivered):
             return  # stale: a newer request is on its way
-        self._delivered = result.request.serial
-        self._set_busy(False)
+        self._delivered = serial
+        if self.idle:
+            self._set_busy(False)
         cap = result.capture
-        self._first_log_probs = cap.first_log_probs
-        frame = PlaygroundFrame(cap.maps, self.decode_snapshot(), cap.previews,
-                                tuple(self.vocabulary.tokens(self.expected_ids())))
+        frame = PlaygroundFrame(cap.maps, result.decoder, cap.previews,
+                                tuple(result.request.vocab.tokens(list(result.request.expected))))
         self.last_frame = frame
         self.frame_changed.emit(frame)
 
@@ -296,5 +287,7 @@ class PlaygroundSession(QObject):
             self.busy_changed.emit(busy)
 
     def decode_snapshot(self) -> DecodeSnapshot:
-        """Plain description of the stepper for the decoder panel."""
-        return self._stepper.snapshot(self.vocabulary, self.expected_ids(), self.top_k, self._first_log_probs)
+        """Plain description of the stepper for the decoder panel, as the newest drawn frame left it."""
+        if self.last_frame is not None:
+            return self.last_frame.decoder
+        return Stepper().snapshot(self.vocabulary, self.expected_ids(), self.top_k, None)

@@ -2,7 +2,9 @@
 
 At most one job runs and at most one waits. A newer job replaces the waiting one (a burst of keys runs at most one
 pass behind the newest text), and a finished job whose successor is already waiting is dropped unseen: its result
-is stale. The jobs are plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module
+is stale. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot: they run one after
+another in the order given, each result is delivered, and each one drops a waiting plain job (its request already
+describes the newer state). The jobs are plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module
 knows nothing about what they compute.
 """
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +31,7 @@ class ThreadedRunner(QObject):
         super().__init__()
         self._cond = threading.Condition()
         self._pending: _Item | None = None
+        self._ordered: deque[_Item] = deque()  # run before the pending job, oldest first, never dropped
         self._running = False
         self._closed = False
         self._in_transit = 0  # results emitted but not yet handed to their callback on the GUI thread
@@ -40,7 +44,7 @@ class ThreadedRunner(QObject):
     def idle(self) -> bool:
         """Nothing waiting, nothing running, nothing on its way to the GUI thread."""
         with self._cond:
-            return self._pending is None and not self._running and self._in_transit == 0
+            return self._pending is None and not self._ordered and not self._running and self._in_transit == 0
 
     def submit(self, job: Callable[[], Any], deliver: Callable[[Any], None], fail: Callable[[str], None]) -> None:
         """Queue `job`, replacing a job that has not started yet (latest wins)."""
@@ -48,6 +52,16 @@ class ThreadedRunner(QObject):
             if self._closed:
                 return
             self._pending = (job, deliver, fail)
+            self._cond.notify()
+
+    def submit_ordered(self, job: Callable[[], Any], deliver: Callable[[Any], None],
+                       fail: Callable[[str], None]) -> None:
+        """Queue `job` behind earlier ordered jobs; it replaces a plain job that has not started yet."""
+        with self._cond:
+            if self._closed:
+                return
+            self._ordered.append((job, deliver, fail))
+            self._pending = None
             self._cond.notify()
 
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
@@ -63,6 +77,7 @@ class ThreadedRunner(QObject):
         """Drop what waits, let a running pass end, join the thread."""
         with self._cond:
             self._closed, self._pending = True, None
+            self._ordered.clear()
             self._cond.notify_all()
         self._thread.join(timeout_s)
 
@@ -70,11 +85,15 @@ class ThreadedRunner(QObject):
     def _loop(self) -> None:
         while True:
             with self._cond:
-                while self._pending is None and not self._closed:
+                while self._pending is None and not self._ordered and not self._closed:
                     self._cond.wait()
                 if self._closed:
                     return
-                (job, deliver, fail), self._pending = self._pending, None
+                ordered = bool(self._ordered)
+                if ordered:
+                    job, deliver, fail = self._ordered.popleft()
+                else:
+                    (job, deliver, fail), self._pending = self._pending, None
                 self._running = True
                 self.started_jobs += 1
             try:
@@ -84,7 +103,8 @@ class ThreadedRunner(QObject):
                 callback, value = fail, f"{type(exc).__name__}: {exc}"
             with self._cond:
                 self._running = False
-                stale = self._pending is not None or self._closed  # a newer job waits: this result is never drawn
+                # a plain job with a newer job waiting is stale: its result is never drawn
+                stale = self._closed or (not ordered and (self._pending is not None or bool(self._ordered)))
                 if not stale:
                     self._in_transit += 1
             if not stale:
