@@ -24,6 +24,7 @@ from visualizer.workers.inference import ThreadedRunner
 from qt_helpers import wait_frame
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)  # ~100 ms a pass
+LONG = "3141592653" * 4
 CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 
 
@@ -34,7 +35,7 @@ def runner():
     r.shutdown()
 
 
-def make_view(qtbot, hub: ModelHub, runner, beam: bool = False):
+def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "3141"):
     session = PlaygroundSession(hub, runner=runner)
     view = PlaygroundView(session)
     panel = None
@@ -48,9 +49,9 @@ def make_view(qtbot, hub: ModelHub, runner, beam: bool = False):
     field = view.input_panel.source
     field.selectAll()
     qtbot.keyClick(field, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(field, "3141")
+    qtbot.keyClicks(field, text)
     wait_frame(qtbot, session)
-    assert session.source_text == "3141"
+    assert session.source_text == text
     return view, panel
 
 
@@ -74,7 +75,7 @@ def assert_maps_show(view: PlaygroundView, text: str, decoded: list[int]) -> Non
 
 def test_three_quick_steps_decode_three_tokens_one_frame_each_while_the_gui_ticks(qtbot, runner):
     hub = ModelHub(build_model(SLOW, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model")
-    view, _ = make_view(qtbot, hub, runner)
+    view, _ = make_view(qtbot, hub, runner, text=LONG)  # a step and its pass: ~90 ms here, twice the allowed stall
     session, step = view.session, view.decoder_panel.buttons["step"]
     seen: list[int] = []
     session.frame_changed.connect(lambda f: seen.append(len(f.decoder.output_ids)))
@@ -83,17 +84,18 @@ def test_three_quick_steps_decode_three_tokens_one_frame_each_while_the_gui_tick
     timer.setTimerType(Qt.TimerType.PreciseTimer)
     timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
     timer.start(10)
-    for _ in range(3):  # faster than one pass: the later clicks wait in the queue
+    qtbot.wait(50)  # ticking before the first click, so a stall in the click itself is measured
+    for _ in range(3):  # faster than one step: the later clicks wait in the queue
         qtbot.mouseClick(step, Qt.MouseButton.LeftButton)
-    assert seen == []  # nothing ran on the GUI thread
+        qtbot.wait(10)
     wait_frame(qtbot, session, timeout_ms=30_000)
     qtbot.wait(300)  # a stale frame would arrive now
     timer.stop()
     assert seen == [1, 2, 3]  # each command followed by its own frame, in order, none after the last
     decoded = list(session.decode_snapshot().output_ids)
-    assert decoded == greedy(session, "3141", 3)[:3]
+    assert decoded == greedy(session, LONG, 3)[:3]
     assert [label for label, _ in view.decoder_panel.chip_states()] == session.vocabulary.tokens(decoded)
-    assert_maps_show(view, "3141", decoded)
+    assert_maps_show(view, LONG, decoded)
     gaps = np.diff(stamps) * 1000
     assert len(stamps) > 10 and gaps.max() <= 50, f"the GUI thread stalled for {gaps.max():.0f} ms"
 
