@@ -192,6 +192,7 @@ class Application(QObject):
         self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
         self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
+        self.playground.model_panel.revert_button.clicked.connect(self.architecture.cancel)  # drops a running build
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
         win.set_shortcut_help(self.shortcut_help)
