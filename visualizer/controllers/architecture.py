@@ -96,7 +96,8 @@ class ArchitectureController(QObject):
         serial, generation, device = self._newest, self.hub.generation, self.hub.device
         self._status(f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
                      f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable", 0)
-        run_in_background(lambda: build_for(config, device, lambda: serial == self._newest), lambda built: self._apply(serial, generation, built),
+        run_in_background(lambda: build_for(config, device, lambda: serial == self._newest),
+                          lambda built: self._apply(serial, generation, built),
                           lambda message: self._failed(serial, message))
 
     def cancel(self) -> None:

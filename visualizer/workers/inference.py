@@ -4,8 +4,8 @@ At most one job runs and at most one waits. A newer job replaces the waiting one
 pass behind the newest text), and a finished job whose successor is already waiting is dropped unseen: its result
 is stale. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot: they run one after
 another in the order given, each result is delivered, and each one drops a waiting plain job (its request already
-describes the newer state). The jobs are plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module
-knows nothing about what they compute.
+describes the newer state). The jobs are plain functions over immutable requests
+(`visualizer.state.inference.run_pass`); this module knows nothing about what they compute.
 """
 from __future__ import annotations
 
