@@ -108,6 +108,8 @@ class Application(QObject):
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
         self.playground = PlaygroundView(self.session)
+        for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
+            inspector.set_runner(run_in_background)
         self.pe_tab = PETab(self.pe_state)
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):

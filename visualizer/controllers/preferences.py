@@ -57,7 +57,7 @@ def mask_spec_from_dict(data: object) -> MaskSpec:
 
 
 def mask_spec_to_dict(spec: MaskSpec) -> dict:
-    return asdict(spec)
+    return asdict(spec.without_painting())  # painted cells belong to one input: not kept across runs
 
 
 def clamped_int(value: object, low: int, high: int, default: int) -> int:

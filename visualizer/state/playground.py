@@ -17,6 +17,7 @@ from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, max_source_len
 
 from .capture import capture_maps
+from .cell_tools import CellInputs
 from .model_hub import ModelHub
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from .stepper import Stepper, StepperInputs
@@ -248,6 +249,12 @@ class PlaygroundSession(QObject):
         self.last_frame = frame
         self.frame_changed.emit(frame)
         return frame
+
+    def cell_inputs(self) -> CellInputs | None:
+        """The inputs of the current pass, for the cell inspector (None before a valid source)."""
+        if not self._src_ids:
+            return None
+        return CellInputs(self.hub.model, self._src_tensor(), self._target_tensor(), self.masks, self.head_gates())
 
     def decode_snapshot(self) -> DecodeSnapshot:
         """Plain description of the stepper for the decoder panel."""
