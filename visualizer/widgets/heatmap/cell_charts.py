@@ -53,8 +53,9 @@ class BarChart(pg.PlotWidget):
             x = np.arange(self._n) - 0.4 + width * (s + 0.5)
             shown = np.where(np.isfinite(values), values, 0.0)
             brushes = [pg.mkBrush(PICKED if k == picked else BAR_COLOURS[s + (len(series) == 1)])
-                       for k in range(self._n)]
-            bar = pg.BarGraphItem(x=x, height=shown, width=width, brushes=brushes, pen=pg.mkPen(None))
+                       for k in range(self._n)]  # `brush` too: the legend draws that one
+            colour = BAR_COLOURS[s + (len(series) == 1)]
+            bar = pg.BarGraphItem(x=x, height=shown, width=width, brushes=brushes, brush=colour, pen=pg.mkPen(None))
             self.addItem(bar)
             self._bars.append(bar)
             if len(series) > 1:

@@ -62,6 +62,7 @@ class MapDialog(QDialog):
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
         self.paint_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pg.mkPen(PAINT_PEN, width=2), brush=None)
+        self.inspected_box = pg.PlotCurveItem(pen=pg.mkPen("#ff6d00", width=3))  # outline of the inspected cell
         self.cell_panel = CellPanel()
         self._build_plot()
         self._build_layout()
@@ -76,6 +77,7 @@ class MapDialog(QDialog):
         plot = self.plot_item
         plot.addItem(self.image_item)
         plot.addItem(self.paint_marks)
+        plot.addItem(self.inspected_box)
         plot.invertY(True)
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
@@ -98,6 +100,8 @@ class MapDialog(QDialog):
         self.undo_button.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
         self.undo_button.setEnabled(False)
         self.undo_button.clicked.connect(self.undo_requested)
+        self.empty_label = QLabel()  # rows whose every key is masked: the model gives them zeros
+        self.empty_label.setStyleSheet("color: #b26a00;")
         self.hint_label = QLabel(HINT)
         self.hint_label.setWordWrap(True)
         tools = QHBoxLayout()
@@ -116,6 +120,7 @@ class MapDialog(QDialog):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title_label)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.empty_label)
         layout.addLayout(tools)
         layout.addLayout(buttons)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -144,8 +149,10 @@ class MapDialog(QDialog):
         """Draw a CellDecomposition (numpy) in the panel, with this map's labels and its figure for the cell."""
         if cell is None:
             self.cell_panel.show_cell(None)
+            self.inspected_box.setData([], [])
             return
         i, j = cell.query, cell.key
+        self.inspected_box.setData([j, j + 1, j + 1, j, j], [i, i, i + 1, i + 1, i])
         inside = i < self._values.shape[0] and j < self._values.shape[1]
         value = float(self._shown[i, j]) if inside else None
         self.cell_panel.show_cell(cell, self._query_labels, self._key_labels, value, self._mode)
@@ -179,6 +186,11 @@ class MapDialog(QDialog):
         if self.colorbar.levels() != (lo, hi):
             self.colorbar.setLevels((lo, hi))
         self._set_labels(tuple(map(str, query_labels)), tuple(map(str, key_labels)))
+        empty = [f"{i} '{query_labels[i]}'" for i in np.flatnonzero(~valid.any(axis=1))] \
+            if valid.ndim == 2 and valid.size else []
+        self.empty_label.setText(f"Quer{'ies' if len(empty) > 1 else 'y'} {', '.join(empty)} see{'s' * (len(empty) == 1)}"
+                                 " no key at all: the model gives such a row all-zero weights." if empty else "")
+        self.empty_label.setVisible(bool(empty))
         if shape_changed:
             self.plot_item.getViewBox().setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
 
