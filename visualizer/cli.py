@@ -9,10 +9,10 @@ import argparse
 import sys
 from types import ModuleType
 
-from visualizer import cli_eval, cli_train
+from visualizer import cli_cell, cli_eval, cli_train
 from visualizer.cli_common import PROG, ArgumentError, CliError
 
-VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval}
+VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval, "cell": cli_cell}
 
 
 def main(args: list[str]) -> int:
