@@ -88,14 +88,14 @@ class MapDialog(QDialog):
 
     def _build_layout(self) -> None:
         """Title, plot, the tool and export buttons on the left; the cell panel on the right."""
-        self.paint_button = QPushButton(f"&Paint mask ({PAINT_KEY})")
+        self.paint_button = QPushButton(f"Paint mask ({PAINT_KEY})")
         self.paint_button.setCheckable(True)
         self.paint_button.setShortcut(PAINT_KEY)
         self.paint_button.setToolTip(f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
                                      "queries (every layer and head of this kind). Starting on a painted cell shows "
                                      "them again. Off: a click takes the cell apart.")
         self.paint_button.toggled.connect(self._on_paint_toggled)
-        self.undo_button = QPushButton("&Undo paint")
+        self.undo_button = QPushButton("Undo paint (Ctrl+Z)")
         self.undo_button.setShortcut(UNDO_KEY)
         self.undo_button.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
         self.undo_button.setEnabled(False)
