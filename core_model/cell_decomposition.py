@@ -115,8 +115,9 @@ def capture_attention_inputs(
     signature = inspect.signature(module.forward)
     thread, seen = threading.get_ident(), {}
 
-    def hook(mod: Any, args: tuple, kwargs: dict) -> None:
-        if threading.get_ident() == thread and not seen:
+    def hook(mod: Any, args: tuple, kwargs: dict | None = None) -> None:
+        # kwargs may be missing when another thread's pass calls the hook between registration and removal
+        if threading.get_ident() == thread and not seen and kwargs is not None:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             seen.update(bound.arguments)

@@ -55,19 +55,23 @@ def test_forget_drops_the_history(qtbot):
     assert not painter.can_undo
 
 
-def test_inspector_drops_a_late_result_of_an_older_request(qtbot):
+def test_inspector_runs_one_job_at_a_time_and_drops_stale_results(qtbot):
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32), seed=1).eval()
     inputs = CellInputs(model, torch.tensor([[4, 5, 6]]), torch.tensor([[1, 4, 5, 6]]), MaskSpec(), None)
     jobs = []
     inspector = CellInspector(lambda: inputs, lambda job, done, fail: jobs.append((job, done, fail)))
-    inspector.inspect("cross", 0, 1, 2, 1)
-    inspector.inspect("cross", 0, 1, 3, 0)
     shown = []
     inspector.cell_changed.connect(shown.append)
-    newer, older = jobs[1], jobs[0]
-    newer[1](newer[0]())
-    older[1](older[0]())  # finishes last, but was asked first
-    assert [(c.query, c.key) for c in shown] == [(3, 0)]
+    inspector.inspect("cross", 0, 1, 2, 1)
+    inspector.inspect("cross", 0, 1, 3, 0)  # while the first still runs: queued, not started
+    inspector.refresh()
+    assert len(jobs) == 1
+    job, done, _ = jobs[0]
+    done(job())  # the first finishes: stale, dropped; the newest request starts once
+    assert shown == [] and len(jobs) == 2
+    job, done, _ = jobs[1]
+    done(job())
+    assert [(c.query, c.key) for c in shown] == [(3, 0)] and len(jobs) == 2
     errors = []
     inspector.failed.connect(errors.append)
     inspector.inspect("cross", 0, 1, 9, 0)

@@ -66,6 +66,8 @@ class CellInspector(QObject):
         self.request: CellRequest | None = None
         self.last: CellDecomposition | None = None
         self._serial = 0
+        self._busy = False  # a job is running: further refreshes wait and run once after it (no pile-up)
+        self._again = False
 
     def set_runner(self, runner: Runner) -> None:
         self._runner = runner
@@ -73,18 +75,23 @@ class CellInspector(QObject):
     def inspect(self, kind: str, layer: int, head: int, query: int, key: int) -> None:
         """Take cell (query, key) of map (kind, layer, head) apart."""
         self.request = CellRequest(kind, layer, head, query, key)
+        self._serial += 1  # a job still running for another cell is now stale
         self.refresh()
 
     def clear(self) -> None:
-        self.request, self.last = None, None
+        self.request, self.last, self._again = None, None, False
         self._serial += 1
         self.cell_changed.emit(None)
 
     def refresh(self) -> None:
         """Recompute the inspected cell on the current inputs (a cheap pass, off the GUI thread in the app)."""
+        if self._busy:
+            self._again = True
+            return
         request, inputs = self.request, self._inputs()
         if request is None or inputs is None:
             return
+        self._busy = True
         self._serial += 1
         serial = self._serial
         model = inputs.model
@@ -100,10 +107,18 @@ class CellInspector(QObject):
         if serial == self._serial:  # an older request finishing late is dropped
             self.last = cell
             self.cell_changed.emit(cell)
+        self._finished()
 
     def _fail(self, serial: int, message: str) -> None:
         if serial == self._serial:
             self.failed.emit(message)
+        self._finished()
+
+    def _finished(self) -> None:
+        self._busy = False
+        if self._again:  # inputs changed while it ran: once more, on the newest
+            self._again = False
+            self.refresh()
 
 
 PaintedState = tuple[Cells, Cells, Cells]  # encoder_self, decoder_self, cross
