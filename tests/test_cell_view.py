@@ -184,3 +184,24 @@ def test_the_panel_follows_a_new_pass(qtbot, view):
     view.session.set_source("3210")
     core = core_cell(view, "decoder_self", 0, 0, 3, 1)
     assert dialog.cell_panel.cell.weight == core.weight != first
+
+
+def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, view):
+    import threading
+
+    from visualizer.workers.background import run_in_background
+
+    threads = []
+
+    def job_thread(job, done, fail):
+        return run_in_background(lambda: (threads.append(threading.get_ident()), job())[1], done, fail)
+
+    inspector = view.inspectors["cross"]
+    inspector.set_runner(job_thread)
+    dialog = open_dialog(qtbot, view, "cross", 0, 1)
+    with qtbot.waitSignal(inspector.cell_changed, timeout=10_000):
+        click_cell(qtbot, dialog, 2, 3)
+    assert threads and threads[0] != threading.get_ident()
+    core = core_cell(view, "cross", 0, 1, 2, 3)
+    assert dialog.cell_panel.cell.weight == core.weight
+    np.testing.assert_array_equal(dialog.cell_panel.charts["product"].bar_heights(), core.product)

@@ -53,6 +53,7 @@ class GridLargeView:
         dialog.stroke_finished.connect(self.painter.end_stroke)
         dialog.undo_requested.connect(self.painter.undo)
         dialog.set_can_undo(self.painter.can_undo)
+        dialog.set_tools_enabled(True)
 
     def _inspect(self, query: int, key: int) -> None:
         if self._target is None or not self._kind:

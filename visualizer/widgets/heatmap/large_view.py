@@ -45,7 +45,7 @@ class MapDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, colormap: str = DEFAULT_COLORMAP) -> None:
         super().__init__(parent)
         self.setWindowTitle("Attention map")
-        self.resize(1180, 680)
+        self.resize(640, 560)  # the cell tools, when attached, widen it
         self._painted: frozenset[tuple[int, int]] = frozenset()
         self._lut = make_lut(colormap)
         self._values = np.zeros((0, 0), np.float32)
@@ -71,6 +71,14 @@ class MapDialog(QDialog):
         self.mouse.cell_clicked.connect(self.cell_clicked)
         self.mouse.cells_painted.connect(self.cells_painted)
         self.mouse.stroke_finished.connect(self.stroke_finished)
+        self.set_tools_enabled(False)
+
+    def set_tools_enabled(self, on: bool) -> None:
+        """Show the cell panel and the paint tools (only where something answers their signals)."""
+        for widget in (self.cell_panel, self.paint_button, self.undo_button, self.hint_label):
+            widget.setVisible(on)
+        if on and self.width() < 1000:
+            self.resize(1180, 680)
 
     def _build_plot(self) -> None:
         """Matrix-display setup: query 0 on top, no mouse panning, token labels as ticks."""
