@@ -72,14 +72,14 @@ def test_clicking_a_cell_shows_the_core_numbers_and_the_maps_value(qtbot, view, 
     assert panel.cell is not None and (panel.cell.query, panel.cell.key) == (3, 2)
     core = core_cell(view, kind, 1, 1, 3, 2)
     charts = panel.charts
-    last = -1  # the drawn series after RoPE (or the only one)
-    np.testing.assert_array_equal(charts["q"].bar_heights(len(charts["q"]._bars) - 1), core.q)
-    np.testing.assert_array_equal(charts["k"].bar_heights(len(charts["k"]._bars) - 1), core.k)
+    np.testing.assert_array_equal(charts["q"].bar_heights(-1), core.q)  # the last series: after RoPE (or the only)
+    np.testing.assert_array_equal(charts["k"].bar_heights(-1), core.k)
+    if core.rope:
+        np.testing.assert_array_equal(charts["q"].bar_heights(0), core.q_raw)
     np.testing.assert_array_equal(charts["product"].bar_heights(), core.product)
     np.testing.assert_array_equal(charts["softmax"].bar_heights(), core.row_weights)
     np.testing.assert_array_equal(charts["values"].matrix(), core.weighted_values)
     np.testing.assert_array_equal(charts["output"].bar_heights(), core.gated_output)
-    assert last == -1
     texts = panel.step_texts()
     assert f"{core.dot:.4f}" in texts["sum"] and f"{core.scaled:.4f}" in texts["scale"]
     assert f"{core.weight:.6f}" in texts["softmax"] and f"{core.weight:.6f}" in texts["final"]

@@ -10,7 +10,6 @@ from PySide6.QtCore import QPointF, Qt
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint, save_checkpoint
-from core_model.tasks import TaskSpec
 from visualizer.cli import main
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
