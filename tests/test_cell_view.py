@@ -205,3 +205,14 @@ def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, vie
     core = core_cell(view, "cross", 0, 1, 2, 3)
     assert dialog.cell_panel.cell.weight == core.weight
     np.testing.assert_array_equal(dialog.cell_panel.charts["product"].bar_heights(), core.product)
+
+
+def test_in_scores_mode_the_final_figure_is_the_maps_score(qtbot, view):
+    qtbot.mouseClick(view.mask_panel.mode_buttons["scores"], Qt.MouseButton.LeftButton)
+    dialog = open_dialog(qtbot, view, "decoder_self", 1, 0)
+    click_cell(qtbot, dialog, 3, 1)
+    core = core_cell(view, "decoder_self", 1, 0, 3, 1)
+    shown = float(dialog.displayed_matrix()[3, 1])
+    assert abs(core.scaled - shown) < 1e-5
+    final = dialog.cell_panel.step_texts()["final"]
+    assert f"score s = {core.scaled:.4f}" in final and f"the map shows {shown:.3f}" in final

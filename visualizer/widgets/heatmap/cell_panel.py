@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core_model.cell_decomposition import CellDecomposition
@@ -169,8 +170,6 @@ class CellPanel(QWidget):
 
     def step_texts(self) -> dict[str, str]:
         """What each step's label says, as plain text (tests read what the user reads)."""
-        from PySide6.QtGui import QTextDocument
-
         out = {}
         for name, label in {"header": self.header, **self.steps, "dimension": self.dim_info}.items():
             doc = QTextDocument()
