@@ -55,7 +55,10 @@ class CellDecomposition(Generic[ArrayT]):
     row_visible: ArrayT  # (Tk,) bool, the mask of the whole row
     row_scores: ArrayT  # (Tk,) pre-softmax scores of the row, -inf where masked
     row_weights: ArrayT  # (Tk,) softmax of the row; 0 where masked, all 0 when the whole row is masked
-    weight: float  # row_weights[key]: the map's cell
+    row_max: float  # m, the largest visible score of the row (softmax subtracts it; -inf for an empty row)
+    numerator: float  # exp(s_key - m); 0 when masked
+    denominator: float  # sum over the row's visible keys of exp(s_k - m); 0 for an empty row
+    weight: float  # row_weights[key] = numerator / denominator: the map's cell
     values: ArrayT  # (Tk, D) value vectors W_v x_k + b_v of this head
     weighted_values: ArrayT  # (Tk, D) row_weights[k] * values[k]
     head_output: ArrayT  # (D,) sum over keys of weighted_values
@@ -188,6 +191,9 @@ def _decompose(module: MultiHeadAttention, args: dict[str, Any], cell: tuple[str
         row_visible = torch.broadcast_to(mask, shape)[batch, head, i].clone()
     plain = attention(q[i][None, None, None], k[None, None], v[None, None], row_visible[None, None, None])
     row_weights, row_scores = plain.weights[0, 0, 0], plain.scores[0, 0, 0]  # (Tk,)
+    visible_scores = row_scores[row_visible]
+    row_max = float(visible_scores.max()) if visible_scores.numel() else float("-inf")
+    shifted = torch.exp(row_scores - row_max) if visible_scores.numel() else torch.zeros_like(row_scores)
     gate_tensor = args["head_gate"]
     gate = 1.0 if gate_tensor is None else float(gate_tensor[head])
     product = q[i] * k[j]
@@ -199,6 +205,7 @@ def _decompose(module: MultiHeadAttention, args: dict[str, Any], cell: tuple[str
         q_raw=q_raw[i], k_raw=k_raw[j], q=q[i], k=k[j], angle_q=angle_q, angle_k=angle_k,
         product=product, dot=float(product.sum()), sqrt_d=sqrt_d, scaled=float(product.sum()) / sqrt_d,
         visible=bool(row_visible[j]), row_visible=row_visible, row_scores=row_scores, row_weights=row_weights,
+        row_max=row_max, numerator=float(shifted[j]), denominator=float(shifted.sum()),
         weight=float(row_weights[j]), values=v, weighted_values=weighted, head_output=head_output, gate=gate,
         gated_output=head_output * gate,
     )

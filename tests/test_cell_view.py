@@ -78,11 +78,14 @@ def test_clicking_a_cell_shows_the_core_numbers_and_the_maps_value(qtbot, view, 
         np.testing.assert_array_equal(charts["q"].bar_heights(0), core.q_raw)
     np.testing.assert_array_equal(charts["product"].bar_heights(), core.product)
     np.testing.assert_array_equal(charts["softmax"].bar_heights(), core.row_weights)
+    np.testing.assert_array_equal(charts["mask"].values("score"), core.row_scores)  # -inf where masked
+    np.testing.assert_array_equal(charts["mask"].bar_heights(), np.where(core.row_visible, core.row_scores, 0.0))
     np.testing.assert_array_equal(charts["values"].matrix(), core.weighted_values)
     np.testing.assert_array_equal(charts["output"].bar_heights(), core.gated_output)
     texts = panel.step_texts()
     assert f"{core.dot:.4f}" in texts["sum"] and f"{core.scaled:.4f}" in texts["scale"]
     assert f"{core.weight:.6f}" in texts["softmax"] and f"{core.weight:.6f}" in texts["final"]
+    assert f"{core.numerator:.6f} / {core.denominator:.6f}" in texts["softmax"]
     assert f"the map shows {dialog.displayed_matrix()[3, 2]:.3f}" in texts["final"]
     assert abs(core.weight - float(dialog.displayed_matrix()[3, 2])) < 1e-6
 
@@ -98,9 +101,8 @@ def test_hovering_a_dimension_highlights_it_in_every_chart(qtbot, view):
     QApplication.sendEvent(chart.viewport(), QMouseEvent(QEvent.Type.MouseMove, local, chart.viewport().mapToGlobal(
         local), Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
     qtbot.waitUntil(lambda: dialog.cell_panel.highlighted == 5)
-    for name, other in dialog.cell_panel.charts.items():
-        if name != "softmax":
-            assert other.band.isVisible(), name
+    for name, other in dialog.cell_panel.charts.items():  # the two charts over keys stay as they are
+        assert other.band.isVisible() == (name not in ("mask", "softmax")), name
     assert dialog.cell_panel.charts["q"].band.getRegion() == (4.5, 5.5)
     core = core_cell(view, "cross", 0, 0, 1, 1)
     assert f"Dimension 5: q = {core.q[5]:.4f}" in dialog.cell_panel.step_texts()["dimension"]

@@ -82,12 +82,13 @@ def reference(module, x_q, x_kv, mask, q_pos, head, i, j, base):
     visible = np.ones(k.shape[0], bool) if mask is None else np.broadcast_to(mask.numpy(), shape)[0, head, i]
     row = np.array([sum(q[i, c] * k[t, c] for c in range(d)) for t in range(k.shape[0])]) / math.sqrt(d)
     weights = np.zeros_like(row)
+    row_max = row[visible].max() if visible.any() else -np.inf
     if visible.any():
         e = np.where(visible, np.exp(row - row[visible].max()), 0.0)
         weights = e / e.sum()
     return dict(q_raw=q_raw[i], k_raw=k_raw[j], q=q[i], k=k[j], product=q[i] * k[j], scaled=row[j],
                 row_weights=weights, values=v, output=weights @ v, angles_q=angles_q, angles_k=angles_k,
-                visible=visible)
+                visible=visible, row_max=row_max)
 
 
 def captured_inputs(model, kind, layer):
@@ -125,6 +126,8 @@ def test_every_intermediate_equals_an_independent_float64_computation(positional
         assert n.scaled == pytest.approx(ref["scaled"], abs=1e-12)
         assert n.sqrt_d == pytest.approx(math.sqrt(8), abs=1e-15)
         assert n.weight == pytest.approx(ref["row_weights"][j], abs=1e-12)
+        assert n.numerator / n.denominator == pytest.approx(ref["row_weights"][j], abs=1e-12)
+        assert n.row_max == pytest.approx(ref["row_max"], abs=1e-12)
         if positional == "rope":
             np.testing.assert_allclose(n.angle_q, ref["angles_q"], rtol=0, atol=1e-12)
             np.testing.assert_allclose(n.angle_k, ref["angles_k"], rtol=0, atol=1e-12)
@@ -147,6 +150,7 @@ def test_all_masked_row_gives_zeros_as_the_model_does():
         maps = model(SRC, TGT, masks, return_attention=True).attention.encoder_self
     cell = decompose_cell(model, SRC, TGT, "encoder_self", 1, 0, 1, 2, masks=masks)
     assert not cell.row_visible.any() and float(cell.row_weights.abs().sum()) == 0.0
+    assert cell.denominator == 0.0 and cell.numerator == 0.0 and cell.row_max == float("-inf")
     assert float(cell.head_output.abs().sum()) == 0.0 and float(maps[1][0, 0, 1].abs().sum()) == 0.0
 
 

@@ -17,6 +17,7 @@ from visualizer.state.snapshots import KIND_TITLES
 from visualizer.widgets.common.rich_text import escape
 from visualizer.widgets.heatmap.cell_charts import BarChart, MatrixChart
 
+KEY_CHARTS = ("mask", "softmax")  # charts over the row's keys, not over dimensions
 PLACEHOLDER = ("Click a cell of the map to see how its number is made: the query and key vectors, their product, "
                "the scaling, the mask, the softmax across the row and the weighted values.")
 
@@ -51,14 +52,14 @@ class CellPanel(QWidget):
         self.steps: dict[str, QLabel] = {}
         self.charts: dict[str, BarChart | MatrixChart] = {}
         for name, chart in (("q", BarChart("dimension d")), ("k", BarChart("dimension d")),
-                            ("product", BarChart("dimension d")), ("sum", None), ("scale", None), ("mask", None),
+                            ("product", BarChart("dimension d")), ("sum", None), ("scale", None), ("mask", BarChart("key")),
                             ("softmax", BarChart("key")), ("values", MatrixChart()),
                             ("output", BarChart("dimension d")), ("final", None)):
             self.steps[name] = self._label("")
             if chart is not None:
                 self.charts[name] = chart
                 self._layout.addWidget(chart)
-                if name != "softmax":
+                if name not in KEY_CHARTS:
                     chart.hovered.connect(self.highlight_dimension)
         self._layout.addStretch(1)
         self.highlighted: int | None = None
@@ -124,15 +125,19 @@ class CellPanel(QWidget):
             text = f"<b>6. Mask</b> this key is visible: add 0 → score s = <b>{fmt(c.scaled)}</b>"
         else:
             text = "<b>6. Mask</b> this key is <b>masked</b>: its score becomes −∞, so its weight will be 0"
-        self.steps["mask"].setText(f"{text} ({hidden} of {len(c.row_visible)} keys in this row are masked).")
+        self.steps["mask"].setText(f"{text} ({hidden} of {len(c.row_visible)} keys in this row are masked). "
+                                   f"The whole row's scores (masked keys, −∞, are left empty; orange = this key):")
 
     def _draw_row(self, c: CellDecomposition, keys: list[str], map_value: float | None, mode: str) -> None:
         empty = not c.row_visible.any()
-        rule = "every key of this row is masked, so the model gives the whole row weight 0" if empty else \
-            f"w<sub>{c.key}</sub> = e<sup>s<sub>{c.key}</sub></sup> / Σ<sub>k</sub> e<sup>s<sub>k</sub></sup>"
+        rule = "every key of this row is masked, so the model gives the whole row weight 0" if empty else (
+            f"w<sub>{c.key}</sub> = e<sup>s<sub>{c.key}</sub> − m</sup> / Σ<sub>k</sub> e<sup>s<sub>k</sub> − m</sup>"
+            f" with m = max<sub>k</sub> s<sub>k</sub> = {fmt(c.row_max)}: {fmt(c.numerator, 6)} / "
+            f"{fmt(c.denominator, 6)}")
         self.steps["softmax"].setText(f"<b>7. Softmax across row {c.query}</b>: {rule} = <b>{fmt(c.weight, 6)}</b> "
                                       f"(the row sums to {fmt(float(c.row_weights.sum()), 6)}; orange = this key).")
         self.charts["softmax"].set_series([("weight", c.row_weights)], picked=c.key, ticks=keys)
+        self.charts["mask"].set_series([("score", c.row_scores)], picked=c.key, ticks=keys)
         self.steps["values"].setText(f"<b>8. Values weighted by the row</b> w<sub>k</sub>·v<sub>k</sub>, "
                                      f"v = W<sub>V</sub>·x + b<sub>V</sub>: one row per key, key {c.key} outlined.")
         self.charts["values"].set_matrix(c.weighted_values, keys, c.key)
@@ -151,7 +156,7 @@ class CellPanel(QWidget):
         c = self.cell
         self.highlighted = index if c is not None and 0 <= index < len(c.q) else None
         for name, chart in self.charts.items():
-            if name != "softmax":
+            if name not in KEY_CHARTS:
                 chart.set_highlight(self.highlighted)
         self.dim_info.setText(self.dimension_text() or "Hover a dimension to follow it through every chart.")
 
