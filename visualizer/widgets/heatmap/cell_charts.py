@@ -36,7 +36,7 @@ class BarChart(pg.PlotWidget):
                                         pen=pg.mkPen(None))
         self.band.setVisible(False)
         self.addItem(self.band)
-        self.legend = self.addLegend(offset=(-4, 4), labelTextSize="8pt")
+        self.legend = self.addLegend(offset=(-4, 4), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     def set_series(self, series: Sequence[tuple[str, np.ndarray]], picked: int | None = None,
