@@ -114,3 +114,13 @@ def test_previews_draw_painted_cells_red(qtbot):
     assert (red.red(), red.green(), red.blue()) == tuple(MASK_LUT[2])
     assert (light.red(), light.green(), light.blue()) == tuple(MASK_LUT[1])
     assert "painted" in preview._cell_tip(int(rect.left() + 2.5 * cell_w), int(rect.top() + 1.5 * cell_h))
+
+
+def test_preferences_store_masks_without_the_painting():
+    import json
+
+    from visualizer.controllers.preferences import mask_spec_from_dict, mask_spec_to_dict
+
+    spec = MaskSpec(encoder_window=3, cross_painted={(1, 1)})
+    stored = json.loads(json.dumps(mask_spec_to_dict(spec)))  # would raise on a frozenset
+    assert mask_spec_from_dict(stored) == MaskSpec(encoder_window=3)
