@@ -218,3 +218,28 @@ def test_in_scores_mode_the_final_figure_is_the_maps_score(qtbot, view):
     assert abs(core.scaled - shown) < 1e-5
     final = dialog.cell_panel.step_texts()["final"]
     assert f"score s = {core.scaled:.4f}" in final and f"the map shows {shown:.3f}" in final
+
+
+def test_painting_while_stepping_replays_the_cached_decoder_under_the_painted_mask(qtbot):
+    """The shipped copy model, stepped to the end with the source keys it copies from hidden: the KV-cached
+    stepper must apply the painted rows at their absolute positions, as the full pass does."""
+    from core_model.checkpoint import load_checkpoint
+    from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
+
+    ckpt = load_checkpoint(resource_path(DEFAULT_CHECKPOINT))
+    session = PlaygroundSession(ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"),
+                                         origin="shipped"))
+    view = PlaygroundView(session)
+    qtbot.addWidget(view)
+    session.set_source("3141592")
+    session.run_to_end()
+    plain = session.last_frame.decoder.output_ids
+    view.painter.paint("cross", {(i, j) for i in range(2, 6) for j in range(7) if abs(i - j) <= 1})
+    view.painter.paint("decoder_self", {(4, 3), (4, 4)})
+    view.painter.end_stroke()
+    frame = session.last_frame
+    assert frame.decoder.stepping and frame.decoder.output_ids != plain  # the painting changed the output
+    values = frame.maps.maps["cross"].values
+    assert float(np.abs(values[:, :, 3, 2:5]).sum()) == 0.0
+    n = len(frame.decoder.output_ids)  # the full (uncached) pass predicts what the cached stepper chose
+    assert frame.maps.output_tokens[:n] == tuple(session.vocabulary.tokens(frame.decoder.output_ids))
