@@ -210,7 +210,9 @@ def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, vie
 
 
 def test_in_scores_mode_the_final_figure_is_the_maps_score(qtbot, view):
-    qtbot.mouseClick(view.mask_panel.mode_buttons["scores"], Qt.MouseButton.LeftButton)
+    combo = view.view_modes.combo  # the user's choice of view, as test_view_modes makes it
+    combo.setCurrentIndex(combo.findData("scores"))
+    assert view.session.mode == "scores"
     dialog = open_dialog(qtbot, view, "decoder_self", 1, 0)
     click_cell(qtbot, dialog, 3, 1)
     core = core_cell(view, "decoder_self", 1, 0, 3, 1)
@@ -243,3 +245,13 @@ def test_painting_while_stepping_replays_the_cached_decoder_under_the_painted_ma
     assert float(np.abs(values[:, :, 3, 2:5]).sum()) == 0.0
     n = len(frame.decoder.output_ids)  # the full (uncached) pass predicts what the cached stepper chose
     assert frame.maps.output_tokens[:n] == tuple(session.vocabulary.tokens(frame.decoder.output_ids))
+
+
+def test_in_another_view_the_panel_says_the_map_shows_another_quantity(qtbot, view):
+    combo = view.view_modes.combo
+    combo.setCurrentIndex(combo.findData("norms"))
+    dialog = open_dialog(qtbot, view, "cross", 0, 0)
+    click_cell(qtbot, dialog, 1, 1)
+    final = dialog.cell_panel.step_texts()["final"]
+    core = core_cell(view, "cross", 0, 0, 1, 1)
+    assert f"weight = {core.weight:.6f}" in final and "switch the view to weights or scores" in final

@@ -92,13 +92,17 @@ class Application(QObject):
         from visualizer.controllers.checkpoints import CheckpointActions
         from visualizer.controllers.export import Exporter
         from visualizer.controllers.preferences import Preferences
+        from visualizer.state.beam import BeamState
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
+        from visualizer.state.compare import CompareSession
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.pe.tab import PETab
+        from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
+        from visualizer.workers.decode_job import DecodeJob
         from visualizer.workers.training_worker import TrainingWorker
 
         win = self.window
@@ -107,9 +111,13 @@ class Application(QObject):
         self.session = PlaygroundSession(hub)
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
-        self.playground = PlaygroundView(self.session)
+        self.compare = CompareSession(self.session, run_in_background)
+        self.playground = PlaygroundView(self.session, compare=self.compare)
         for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
             inspector.set_runner(run_in_background)
+        self.beam = BeamState(self.session, DecodeJob.launch)  # beam search / sampling under the stepper
+        self.beam_panel = BeamPanel(self.beam)
+        self.playground.decoder_panel.add_extension(self.beam_panel)
         self.pe_tab = PETab(self.pe_state)
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):

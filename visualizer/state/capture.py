@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from core_model import MaskSpec, Vocabulary
+from core_model.attention_views import view_maps
 from core_model.model import ATTENTION_KINDS, HeadGates, Seq2SeqTransformer
 
 from .snapshots import KindMaps, MapsSnapshot
@@ -26,16 +27,25 @@ class Capture:
 
 def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor, tgt: torch.Tensor,
                  masks: MaskSpec, gates: HeadGates | None, mode: str, highlight: int | None) -> Capture:
-    """src (1, S), tgt (1, T) -> every kind's (L, H, Tq, Tk) maps as float32 numpy, with token labels."""
+    """src (1, S), tgt (1, T) -> every kind's (L, H, Tq, Tk) maps as float32 numpy, with token labels.
+
+    mode: "weights" and "scores" come from the model; "norms" and "rollout" from core_model.attention_views.
+    Rollout spreads across layers beyond what one layer's mask allows, so in that mode no cell is blanked.
+    """
     start = time.perf_counter()
     with torch.inference_mode():  # ~0.3 ms cheaper than no_grad per keystroke; nothing here needs autograd
-        out = model(src, tgt, masks, gates, return_attention=mode == "weights", return_scores=mode == "scores")
-    numpy_maps = (out.attention if mode == "weights" else out.scores).to_numpy()
+        if mode in ("weights", "scores"):
+            out = model(src, tgt, masks, gates, return_attention=mode == "weights", return_scores=mode == "scores")
+            torch_maps = out.attention if mode == "weights" else out.scores
+        else:
+            out, torch_maps = view_maps(model, src, tgt, mode, masks, gates)
+    numpy_maps = torch_maps.to_numpy()
     log_probs = out.log_probs
     predicted = log_probs[0].argmax(-1).tolist()
     first = log_probs[0, 0].float().cpu()
     forward_ms = (time.perf_counter() - start) * 1000.0
     valid = valid_masks(masks, src, tgt)
+    shown = {k: _frozen(np.ones_like(v)) for k, v in valid.items()} if mode == "rollout" else valid
     src_labels, tgt_labels = tuple(vocab.tokens(src[0].tolist())), tuple(vocab.tokens(tgt[0].tolist()))
     labels = {"encoder_self": (src_labels, src_labels), "decoder_self": (tgt_labels, tgt_labels),
               "cross": (tgt_labels, src_labels)}
@@ -43,7 +53,7 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
     for kind in ATTENTION_KINDS:
         values = _frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]
-        maps[kind] = KindMaps(kind, values, valid[kind], q, k, None if kind == "encoder_self" else highlight)
+        maps[kind] = KindMaps(kind, values, shown[kind], q, k, None if kind == "encoder_self" else highlight)
     snap = MapsSnapshot(MappingProxyType(maps), mode, forward_ms, tuple(vocab.tokens(predicted)),
                         MappingProxyType({"stepping": highlight is not None}))
     return Capture(snap, MappingProxyType(valid), first)

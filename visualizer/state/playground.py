@@ -13,6 +13,7 @@ import torch
 from PySide6.QtCore import QObject, Signal
 
 from core_model import BOS, PAD, MaskSpec, Vocabulary, VocabularyError
+from core_model.attention_views import VIEW_MODES
 from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, max_source_len
 
@@ -24,7 +25,7 @@ from .stepper import Stepper, StepperInputs
 
 log = logging.getLogger(__name__)
 DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
-MODES = ("weights", "scores")
+MODES = VIEW_MODES  # post-softmax weights, pre-softmax scores, norm-weighted, rollout
 
 
 class PlaygroundSession(QObject):
@@ -120,7 +121,7 @@ class PlaygroundSession(QObject):
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be 'weights' or 'scores', got {mode!r}")
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
         self.mode = mode
         self.recompute()
 

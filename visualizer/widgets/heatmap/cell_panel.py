@@ -80,7 +80,10 @@ class CellPanel(QWidget):
 
     def show_cell(self, cell: CellDecomposition | None, query_labels: Sequence[str] = (),
                   key_labels: Sequence[str] = (), map_value: float | None = None, mode: str = "weights") -> None:
-        """Draw every step of `cell` (numpy); `map_value` is the map's own figure for this cell."""
+        """Draw every step of `cell` (numpy); `map_value` is the map's own figure for this cell.
+
+        mode: "weights" or "scores" (the map shows this cell's weight or score), else the text of another view.
+        """
         self.cell = cell
         for widget in (*self.steps.values(), *self.charts.values(), self.dim_info):
             widget.setVisible(cell is not None)
@@ -147,6 +150,9 @@ class CellPanel(QWidget):
         self.charts["output"].set_series([("output", c.gated_output)])
         shown = "" if map_value is None else (
             f" — the map shows {'masked' if not np.isfinite(map_value) else fmt(map_value, 3)}")
+        if mode not in ("weights", "scores"):  # norms, rollout, a difference: another quantity than this cell's
+            shown = (f" — the map shows {escape(mode)}, built from these weights; switch the view to weights or "
+                     "scores to see this number in the map")
         what = f"score s = <b>{fmt(c.scaled if c.visible else -np.inf)}</b>" if mode == "scores" else \
             f"weight = <b>{fmt(c.weight, 6)}</b>"
         self.steps["final"].setText(f"<b>Cell ({c.query}, {c.key})</b>: {what}{shown}.")

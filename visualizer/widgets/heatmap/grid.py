@@ -27,7 +27,8 @@ from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 log = logging.getLogger(__name__)
 
 SCALE_MODES = ("shared", "per_map")
-MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores"}
+MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
+             "rollout": "rollout to this layer (H: via that head)", "difference": "difference A − B"}
 
 
 class AttentionGrid(QWidget):

@@ -211,7 +211,7 @@ class MapDialog(QDialog):
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
         self._caption = caption_lines(title, maps, MASK_LEGEND)
-        self._mode = "scores" if "scores" in mode_text else "weights"
+        self._mode = {"weights": "weights", "pre-softmax scores": "scores"}.get(mode_text, mode_text)  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
         """Update axis ticks only when the tokens changed (axes re-layout is the slow part)."""

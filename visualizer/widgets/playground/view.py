@@ -5,18 +5,21 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
 from visualizer.state.cell_tools import CellInspector, MaskPainter
+from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
 from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
 from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
@@ -44,7 +47,9 @@ class PlaygroundView(QWidget):
 
     config_requested = Signal(object)  # forwarded from the model panel
 
-    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None, *,
+                 compare: CompareSession | None = None, ask_b_path: PathProvider = ask_checkpoint_path) -> None:
+        """compare: the A/B compare state; without it the view has no Compare button."""
         super().__init__(parent)
         self.session = session
         self.model_panel, self.input_panel = ModelPanel(), InputPanel()
@@ -83,15 +88,28 @@ class PlaygroundView(QWidget):
         self.output_label = self.output_slot.label
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
+        self.view_modes = ViewModeBar()
+        cycle = QShortcut(QKeySequence("Ctrl+Shift+V"), self)
+        cycle.setContext(Qt.ShortcutContext.WindowShortcut)
+        cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
+        cycle.activated.connect(self.view_modes.cycle)
         top = QHBoxLayout()
         top.addWidget(self.output_slot, 1)
         top.addWidget(self.restore_heads)
         top.addWidget(self.scale)
+        self.view_row = QHBoxLayout()  # the view choice; compare mode adds its controls here
+        self.view_row.addWidget(self.view_modes)
+        self.view_row.addStretch(1)
         right = QWidget()
         right_lay = QVBoxLayout(right)
         right_lay.setContentsMargins(0, 0, 0, 0)
         right_lay.addLayout(top)
-        right_lay.addWidget(self.grid_tabs, 1)
+        right_lay.addLayout(self.view_row)
+        right_lay.addWidget(self.view_modes.formula_label)
+        self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
+        self.grid_stack.addWidget(self.grid_tabs)
+        right_lay.addWidget(self.grid_stack, 1)
+        self.compare_panel = self._add_compare(compare, ask_b_path) if compare is not None else None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
@@ -108,6 +126,25 @@ class PlaygroundView(QWidget):
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
+    def _add_compare(self, compare: CompareSession, ask_b_path: PathProvider) -> ComparePanel:
+        """A "Compare A/B" toggle in the view row that swaps the grids for the compare page."""
+        panel = ComparePanel(compare, ask_b_path)
+        self.grid_stack.addWidget(panel)
+        self.compare_button = QPushButton("Compare A/B")
+        self.compare_button.setCheckable(True)
+        self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input "
+                                       "(Ctrl+Shift+B)")
+        self.compare_button.setShortcut("Ctrl+Shift+B")
+        self.view_row.addWidget(self.compare_button)
+
+        def toggled(on: bool) -> None:
+            self.grid_stack.setCurrentWidget(panel if on else self.grid_tabs)
+            self.compare_button.setText("Compare A/B: on" if on else "Compare A/B")
+            compare.set_enabled(on)
+
+        self.compare_button.toggled.connect(toggled)
+        return panel
+
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
         ip.source_edited.connect(s.set_source)
@@ -117,7 +154,7 @@ class PlaygroundView(QWidget):
         s.input_error_changed.connect(ip.set_error)
         s.task_changed.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
-        self.mask_panel.mode_changed.connect(s.set_mode)
+        self.view_modes.mode_changed.connect(s.set_mode)
         self.mask_panel.reset_requested.connect(self.painter.forget)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
@@ -150,6 +187,7 @@ class PlaygroundView(QWidget):
 
     def show_maps(self, snap: MapsSnapshot) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
+        self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
