@@ -176,3 +176,32 @@ def test_json_has_no_infinities():
     model = make_model("rope")
     data = decompose_cell(model, SRC, TGT, "encoder_self", 0, 0, 0, 5).to_json()
     assert data["row_scores"][5] is None and data["visible"] is False and len(data["q"]) == 8
+
+
+def test_passes_on_another_thread_do_not_reach_the_recording_hooks():
+    """A cell recomputation and a views pass may share the model across threads: each records only its own calls."""
+    import threading
+
+    from core_model.attention_views import run_with_inputs
+
+    model = make_model("rope")
+    other_done = []
+
+    def other_pass(mod, args, kwargs):
+        if threading.current_thread() is threading.main_thread() and not other_done:
+            other_done.append(1)
+            worker = threading.Thread(target=lambda: model(SRC[:, :3], TGT[:, :4]))
+            worker.start()
+            worker.join()
+
+    handle = model.encoder_layers[0].self_attn.register_forward_pre_hook(other_pass, with_kwargs=True)
+    try:
+        captured = run_with_inputs(model, SRC, TGT)
+        other_done.clear()
+        cell = decompose_cell(model, SRC, TGT, "cross", 1, 0, 2, 1)
+    finally:
+        handle.remove()
+    assert other_done and [x.shape[1] for x in captured.inputs.encoder_self] == [SRC.shape[1]] * 2
+    with torch.no_grad():
+        maps = model(SRC, TGT, return_attention=True).attention.cross
+    assert cell.weight == pytest.approx(float(maps[1][0, 0, 2, 1]), abs=1e-6)
