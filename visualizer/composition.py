@@ -62,6 +62,8 @@ class Application(QObject):
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
         self.device_menu = None
+        self.heads = self.heads_view = None  # the Heads tab (issue 16): state, view and the playground's role badges
+        self.badges = {}
         self.loaded_at: float | None = None
         self._loading = None
 
@@ -122,6 +124,7 @@ class Application(QObject):
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
             win.add_tab(widget, title)
+        self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
         self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
                                  win)
@@ -133,6 +136,30 @@ class Application(QObject):
             self.training.restore(startup.history, startup.extra)
         self._restore_preferences()
         self._show_model(hub.info())
+
+    def _build_heads(self) -> None:
+        """The Heads tab, its worker, and a role badge overlay on every playground grid."""
+        from visualizer.state.heads import HeadsState
+        from visualizer.widgets.heads.badges import RoleBadges
+        from visualizer.widgets.heads.view import HeadsView
+        from visualizer.workers.heads_worker import HeadsJob
+
+        self.heads = HeadsState(self.hub, HeadsJob)
+        self.heads_view = HeadsView(self.heads)
+        self.window.add_tab(self.heads_view, "&Heads")
+        self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
+        for badges in self.badges.values():
+            self.heads.roles_changed.connect(badges.set_roles)
+            self.session.frame_changed.connect(badges.on_frame)
+        self.heads_view.head_chosen.connect(self.ablate_head)
+        self.heads.refresh_roles()
+
+    def ablate_head(self, kind: str, layer: int, head: int) -> None:
+        """A click on the importance map: switch that head off in the Playground and show its grid."""
+        self.session.set_head_enabled(kind, layer, head, False)
+        self.window.tabs.setCurrentWidget(self.playground)
+        self.playground.grid_tabs.setCurrentWidget(self.playground.grids[kind])
+        self.window.show_message(f"Ablated {kind} layer {layer + 1} head {head + 1} (right-click a map to restore)")
 
     def _restore_preferences(self) -> None:
         """The user's last session; settings that break the restore are dropped and the defaults used instead."""
@@ -177,6 +204,9 @@ class Application(QObject):
         for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
             win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
                            f"Ctrl+{i + 1}")
+        win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(self.heads_view), "Ctrl+4")
+        win.add_action(win.view_menu, "&Analyse heads", self.heads_view.run, "Ctrl+Shift+A",
+                       tip="Score every head's role and ablate each in turn (Heads tab)")
         win.view_menu.addSeparator()
         self.square_cells_action = win.add_action(win.view_menu, "&Square cells", self._set_square_cells,
                                                   tip="Keep every attention cell square instead of filling the view")
@@ -230,6 +260,8 @@ class Application(QObject):
             return False
         if self.training is not None:
             self.training.shutdown(5000)
+        if self.heads is not None:
+            self.heads.cancel()
         if self.preferences is not None:
             self.preferences.save()
         else:
