@@ -26,6 +26,7 @@ every step is affine in the averaged matrix, the mean of the head columns is exa
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,9 +77,12 @@ def run_with_inputs(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, masks: 
     modules += [(m, kind) for layer in model.decoder_layers
                 for m, kind in ((layer.self_attn, "decoder_self"), (layer.cross_attn, "cross"))]
 
+    thread = threading.get_ident()  # another thread's pass on the same model (e.g. a cell recomputation) is not ours
+
     def hook_for(kind: str):
-        def hook(_module, args, kwargs):
-            found[kind].append((args[1] if len(args) > 1 else kwargs["x_kv"]).detach())
+        def hook(_module, args, kwargs=None):
+            if threading.get_ident() == thread:
+                found[kind].append((args[1] if len(args) > 1 else kwargs["x_kv"]).detach())
         return hook
 
     handles = [m.register_forward_pre_hook(hook_for(kind), with_kwargs=True) for m, kind in modules]

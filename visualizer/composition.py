@@ -126,6 +126,8 @@ class Application(QObject):
         self.pe_state = PELabState()
         self.compare = CompareSession(self.session, run_in_background)
         self.playground = PlaygroundView(self.session, compare=self.compare)
+        for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
+            inspector.set_runner(run_in_background)
         self.beam = BeamState(self.session, DecodeJob.launch)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
         self.playground.decoder_panel.add_extension(self.beam_panel)

@@ -77,4 +77,4 @@ def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[s
 
     return {"encoder_self": dense(masks.encoder_self(src), s, s),
             "decoder_self": dense(masks.decoder_self(tgt), t, t),
-            "cross": dense(masks.cross(src), t, s)}
+            "cross": dense(masks.cross(src, tq=t), t, s)}

@@ -17,16 +17,17 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from core_model import BOS, PAD, MaskSpec, Vocabulary, VocabularyError
 from core_model.attention_views import VIEW_MODES
 from core_model.model import ATTENTION_KINDS, HeadGates
-from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, max_source_len
+from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
 from .capture import frozen
 from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
+from .cell_tools import CellInputs
 from .model_hub import ModelHub
+from .source_check import DEFAULT_SOURCE, check_source
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from .stepper import StepCommand, Stepper
 
 log = logging.getLogger(__name__)
-DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
 MODES = VIEW_MODES  # post-softmax weights, pre-softmax scores, norm-weighted, rollout
 BUSY_AFTER_MS = 150  # a pass slower than this shows the busy indicator; quicker ones never flicker it
 
@@ -177,20 +178,7 @@ class PlaygroundSession(QObject):
 
     # ----- internals -----
     def _check_source(self, text: str) -> tuple[InputError | None, list[int]]:
-        limit = self.max_source_len
-        if len(text) > 4 * limit + 64:  # cheap refusal of pasted megabytes before looking at each symbol
-            return InputError("source", f"Input is too long ({len(text):,} characters); at most {limit} symbols "
-                              "fit this model"), []
-        try:
-            ids = self.vocabulary.encode(text)
-        except VocabularyError as exc:
-            return InputError("source", f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
-                              f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)", exc.position), []
-        if not ids:
-            return InputError("source", f"Type a source sequence, e.g. {DEFAULT_SOURCE}"), []
-        if len(ids) > limit:
-            return InputError("source", f"Input is too long ({len(ids)} symbols); at most {limit} fit this model"), []
-        return None, ids
+        return check_source(text, self.vocabulary, self.max_source_len)
 
     def _set_error(self, error: InputError | None) -> None:
         if error != self.last_error:
@@ -285,6 +273,12 @@ class PlaygroundSession(QObject):
         if busy != self.busy:
             self.busy = busy
             self.busy_changed.emit(busy)
+
+    def cell_inputs(self) -> CellInputs | None:
+        """The inputs of the current pass, for the cell inspector (None before a valid source)."""
+        if not self._src_ids:
+            return None
+        return CellInputs(self.hub.model, self._src_tensor(), self._target_tensor(), self.masks, self.head_gates())
 
     def decode_snapshot(self) -> DecodeSnapshot:
         """Plain description of the stepper for the decoder panel, as the newest drawn frame left it."""

@@ -16,12 +16,13 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from core_model.masks import MaskSpec
+from core_model.masks import PAINTED_FIELDS, MaskSpec
 
 from .mask_preview import PREVIEW_KINDS, MaskPreview
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 WINDOW_RANGE = (1, 512)
 DEFAULT_WINDOW = 3
+PAINTED_NAMES = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
 # field -> (checkbox text with mnemonic, one-sentence tooltip). Mnemonics avoid the window's Alt+E/D/R/P/T/F/M/V/H/S.
 FLAG_BOXES = {
     "encoder_padding": ("E&ncoder padding", "Encoder queries ignore <pad> keys: padding never takes attention."),
@@ -48,6 +50,7 @@ class MaskPanel(QWidget):
     """Checkboxes for each mask, a sliding-window width and previews of the masks."""
 
     spec_changed = Signal(object)  # a new MaskSpec, once per user change
+    reset_requested = Signal()  # Reset masks was pressed (spec_changed carries the default spec right after)
 
     def __init__(self, spec: MaskSpec | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +63,12 @@ class MaskPanel(QWidget):
         self.window_spin.setValue(DEFAULT_WINDOW)
         self.window_spin.setToolTip("Sliding window width: key j stays visible from query i when |i - j| < width.")
         self.preview_widget = MaskPreview()
+        self.reset_button = QPushButton("Reset mas&ks")
+        self.reset_button.setToolTip("Back to the default masks (padding and causal on, no window) and clear every "
+                                     "painted cell (Alt+K).")
+        self.painted_label = QLabel()
+        self.painted_label.setToolTip("Cells hidden by hand in a large map view (Paint mask), per attention kind; "
+                                      "they show in red in the previews below.")
         self._build_layout()
         self._connect()
         self.set_spec(self._spec)
@@ -88,6 +97,10 @@ class MaskPanel(QWidget):
         controls = QGridLayout()  # two groups side by side: fits a narrow column
         controls.addWidget(masks, 0, 0)
         controls.addWidget(window, 0, 1)
+        painted_row = QHBoxLayout()
+        painted_row.addWidget(self.painted_label, 1)
+        painted_row.addWidget(self.reset_button)
+        controls.addLayout(painted_row, 1, 0, 1, 2)
         controls.setColumnStretch(2, 1)  # spare width goes to an empty column: a checkbox is clickable where it is drawn
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -100,6 +113,13 @@ class MaskPanel(QWidget):
         for field, box in self.window_boxes.items():
             box.toggled.connect(lambda checked, f=field: self._on_window_toggled(f, checked))
         self.window_spin.valueChanged.connect(self._on_width_changed)
+        self.reset_button.clicked.connect(self._on_reset)
+
+    def _on_reset(self) -> None:
+        self.reset_requested.emit()
+        if self._spec != MaskSpec():
+            self.set_spec(MaskSpec())
+            self.spec_changed.emit(self._spec)
 
     def set_spec(self, spec: MaskSpec) -> None:
         """Show `spec` without emitting. With two different window widths the spin box shows the encoder's."""
@@ -116,6 +136,11 @@ class MaskPanel(QWidget):
             self._sync_spin_enabled()
         finally:
             self._updating = False
+        counts = {kind: len(spec.painted(kind)) for kind in PAINTED_FIELDS}
+        total = sum(counts.values())
+        self.painted_label.setText("Painted: none" if not total else "Painted: " + ", ".join(
+            f"{n} {PAINTED_NAMES[kind]}" for kind, n in counts.items() if n))
+        self.preview_widget.set_painted({kind: spec.painted(kind) for kind in PAINTED_FIELDS})
 
     def spec(self) -> MaskSpec:
         """The mask spec the panel shows."""

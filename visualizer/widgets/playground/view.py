@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.model import ATTENTION_KINDS
+from visualizer.state.cell_tools import CellInspector, MaskPainter
 from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.rich_text import escape
@@ -124,6 +125,11 @@ class PlaygroundView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
+        # the large views' tools: one inspector per kind (each view follows its own cell), one painter for all
+        self.painter = MaskPainter(lambda: session.masks, self._apply_painted)
+        self.inspectors = {kind: CellInspector(session.cell_inputs) for kind in ATTENTION_KINDS}
+        for kind, grid in self.grids.items():
+            grid.large_view.attach(self.inspectors[kind], self.painter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
@@ -156,6 +162,7 @@ class PlaygroundView(QWidget):
         s.task_changed.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
         self.view_modes.mode_changed.connect(s.set_mode)
+        self.mask_panel.reset_requested.connect(self.painter.forget)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
@@ -173,6 +180,11 @@ class PlaygroundView(QWidget):
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def _apply_painted(self, spec: object) -> None:
+        """A paint stroke or undo: the mask panel shows the new spec (keeping the painting), the session runs it."""
+        self.mask_panel.set_spec(spec)
+        self.session.set_masks(spec)
 
     def show_frame(self, frame: PlaygroundFrame) -> None:
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
