@@ -274,6 +274,12 @@ class PlaygroundSession(QObject):
             self.busy = busy
             self.busy_changed.emit(busy)
 
+    def _target_tensor(self) -> torch.Tensor:
+        """The drawn frame's decoder input: <bos> + the stepped tokens, or <bos> + expected output (+ pads)."""
+        snap = self.decode_snapshot()
+        ids = [BOS, *snap.output_ids] if snap.stepping else [BOS] + self.expected_ids() + [PAD] * self.extra_pads
+        return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
+
     def cell_inputs(self) -> CellInputs | None:
         """The inputs of the current pass, for the cell inspector (None before a valid source)."""
         if not self._src_ids:
