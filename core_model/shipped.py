@@ -16,7 +16,11 @@ DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # copy_rope.pt: the default ModelCo
 
 
 def resource_path(name: str) -> Path:
-    """Path of a file in resources/ (installed as the package `playground_resources`)."""
+    """Path of a file in resources/: the checkout's own folder next to core_model when there is one (so a second
+    checkout or worktree uses its own files), else the installed package `playground_resources`."""
+    local = Path(__file__).resolve().parent.parent / "resources" / name
+    if local.exists():
+        return local
     try:
         from importlib.resources import files
 
@@ -25,7 +29,7 @@ def resource_path(name: str) -> Path:
             return candidate
     except ModuleNotFoundError:
         pass
-    return Path(__file__).resolve().parent.parent / "resources" / name
+    return local
 
 
 def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tuple[Path, Checkpoint] | None:
