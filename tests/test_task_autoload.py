@@ -84,3 +84,14 @@ def test_an_architecture_without_shipped_models_keeps_its_model(qtbot, tmp_path)
     qtbot.wait(500)
     assert app.hub.path == small and app.playground.input_panel.task.currentData() == "reverse"
     close_window(qtbot, app)
+
+
+def test_a_restored_task_loads_its_shipped_model_at_start(qtbot):
+    from PySide6.QtCore import QSettings
+
+    QSettings().setValue("input/task", "sort")  # the last session ended on sort
+    app = open_window(qtbot, None)
+    qtbot.waitUntil(lambda: app.hub.path is not None and app.hub.path.name == "sort_rope.pt", timeout=20000)
+    assert app.playground.input_panel.task.currentData() == "sort"
+    assert run_to_end(qtbot, app) == "Done: output matches the expected output"
+    close_window(qtbot, app)

@@ -122,6 +122,7 @@ class Application(QObject):
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
         self._restore_preferences()
+        self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
 
     def _restore_preferences(self) -> None:

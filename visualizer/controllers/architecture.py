@@ -63,16 +63,19 @@ class ArchitectureController(QObject):
         run_in_background(lambda: find_shipped_checkpoint(config, task), lambda found: self._apply(config, found),
                           lambda message: self._apply(config, None))
 
-    def request_task(self, task: str) -> None:
+    def request_task(self, task: str, *, ask: bool = True) -> None:
         """The user picked a task: load the shipped model for it and the current architecture, when there is one.
 
         Automatic while the model is a shipped or a fresh untrained one; otherwise (own checkpoint, unsaved
-        training) the user is asked, and the old model stays one undo away either way. Off the GUI thread.
+        training) the user is asked (with `ask` False, as at start-up, nothing changes), and the old model stays one
+        undo away either way. The files are read off the GUI thread.
         """
         hub = self.hub
         if hub.training_active or hub.task.task == task:
             return
         own_work = hub.dirty or (hub.path is not None and not is_shipped(hub.path)) or bool(hub.history and hub.path is None)
+        if own_work and not ask:
+            return
         config = hub.config
         generation = hub.generation
 
