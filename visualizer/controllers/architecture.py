@@ -18,8 +18,8 @@ from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
-SWITCH_QUESTION = ("Load the shipped {task} model?\n\nThe current model ({origin}) is replaced; Model > Undo "
-                   "architecture change (Ctrl+Alt+Z) brings it back. Keep it to see how it does on {task}.")
+SWITCH_QUESTION = ("Load the shipped {task} model?\n\nIt replaces the current model ({origin}); Model > Undo "
+                   "architecture change (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on {task}.")
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
                      "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
                      "change (Ctrl+Alt+Z) brings the previous model back.")
@@ -27,9 +27,12 @@ UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture:
 
 def _ask_load_shipped(parent: QWidget, text: str) -> bool:
     """True when the user agrees to replace their own model by a shipped one; tests replace this function."""
-    buttons = QMessageBox.StandardButton
-    answer = QMessageBox.question(parent, "Load the shipped model?", text, buttons.Yes | buttons.No, buttons.Yes)
-    return answer == buttons.Yes
+    box = QMessageBox(QMessageBox.Icon.Question, "Load the shipped model?", text, parent=parent)
+    load = box.addButton("&Load the shipped model", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("&Keep my model", QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(load)
+    box.exec()
+    return box.clickedButton() is load
 
 
 class ArchitectureController(QObject):
