@@ -23,6 +23,8 @@ BATCH_SIZE = 64
 LR = 3e-3
 SEED = 0
 RUNS = 0.25  # fraction of training sources drawn as runs
+POLISH = {"sort": 2000}  # sort needs a second, gentler phase: more steps at a lower learning rate, fresh data
+POLISH_LR = 5e-4
 HISTORY_EVERY = 10  # keep every 10th step of the training history: the files stay small
 NAMES = tuple(f"{task}_{pe}" for task in ("copy", "reverse", "sort") for pe in ("rope", "sinusoidal"))
 log = logging.getLogger("train_shipped")
@@ -48,14 +50,33 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
     for metrics in trainer.train_steps():
         if metrics.step % 250 == 0:
             log.info("%s step %d loss %.4f acc %.4f", name, metrics.step, metrics.loss, metrics.token_accuracy)
+    history = [asdict(m) for m in trainer.history]
+    extra = {"task": asdict(task), "train_config": train.to_dict()}
+    if task_name in POLISH:
+        polish = TrainConfig(batch_size=BATCH_SIZE, steps=POLISH[task_name], lr=POLISH_LR, seed=SEED + 1, device="cpu")
+        history += polish_model(model, task, polish, name, offset=len(history))
+        extra["polish_config"] = polish.to_dict()
     seconds = round(time.perf_counter() - start, 1)
     model.eval()
-    extra = {"task": asdict(task), "train_config": train.to_dict(), "final_metrics": {"seconds": seconds}}
-    history = [asdict(m) for m in trainer.history][HISTORY_EVERY - 1 :: HISTORY_EVERY]
+    extra["final_metrics"] = {"seconds": seconds}
+    history = history[HISTORY_EVERY - 1 :: HISTORY_EVERY]
     path = out_dir / f"{name}.pt"
     save_checkpoint(path, model, history=history, extra=extra)
     log.info("%s saved to %s after %.0f s", name, path, seconds)
     return path
+
+
+def polish_model(model, task, config, name: str, offset: int) -> list[dict]:
+    """A second phase on the trained model (new data stream, lower peak rate); its history rows continue the steps."""
+    from core_model.training import Trainer
+
+    trainer = Trainer(model, task, config)
+    rows = []
+    for metrics in trainer.train_steps():
+        rows.append({**asdict(metrics), "step": offset + metrics.step})
+        if metrics.step % 250 == 0:
+            log.info("%s polish step %d loss %.4f acc %.4f", name, metrics.step, metrics.loss, metrics.token_accuracy)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
