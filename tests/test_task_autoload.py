@@ -95,3 +95,13 @@ def test_a_restored_task_loads_its_shipped_model_at_start(qtbot):
     assert app.playground.input_panel.task.currentData() == "sort"
     assert run_to_end(qtbot, app) == "Done: output matches the expected output"
     close_window(qtbot, app)
+
+
+def test_continue_training_keeps_the_shipped_models_anchored_sources(qtbot):
+    """The Trainer form has no field for `anchored` or `runs`: it keeps the loaded model's, so training goes on
+    reading sources the way the model learned to."""
+    app = open_window(qtbot, None)
+    qtbot.keyClick(app.window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)  # the Trainer tab
+    spec = app.trainer_tab.form.task_spec()
+    assert (spec.task, spec.anchored, spec.runs, spec.max_len) == ("copy", True, 0.25, 16)
+    close_window(qtbot, app)

@@ -37,6 +37,7 @@ class TrainerForm(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Task and training", parent)
+        self._data_options: dict[str, object] = {}  # TaskSpec runs / anchored of the model in the hub
         self.task_combo = QComboBox()
         self.task_combo.addItems(list(TASK_NAMES))
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
@@ -107,6 +108,7 @@ class TrainerForm(QGroupBox):
     def set_values(self, task: TaskSpec, config: TrainConfig, dropout: float, device: str) -> None:
         """Fill the form (no signals per field: one `changed` at the end)."""
         self.blockSignals(True)
+        self._data_options = {"runs": task.runs, "anchored": task.anchored}  # not in the form: kept from the model
         self.task_combo.setCurrentText(task.task)
         self.symbols_spin.setValue(task.n_symbols)
         self.max_len_spin.setValue(task.max_len)
@@ -128,7 +130,7 @@ class TrainerForm(QGroupBox):
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(self.task_combo.currentText(), self.symbols_spin.value(), self.min_len_spin.value(),
-                        self.max_len_spin.value())
+                        self.max_len_spin.value(), **self._data_options)
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(
