@@ -58,7 +58,8 @@ def test_bad_ranges_are_one_line_exit_2(ckpt_path, capsys, lengths, message):
     assert main(["eval", str(ckpt_path), f"--lengths={lengths}", "--device", "cpu"]) == 2
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
-    assert captured.out == "" and len(err) == 1 and message in err[0] and err[0].startswith("attention-playground: error:")
+    assert captured.out == "" and len(err) == 1 and message in err[0]
+    assert err[0].startswith("attention-playground: error:")
 
 
 def test_length_and_lengths_together_are_refused(ckpt_path, capsys):

@@ -76,7 +76,8 @@ class ArchitectureController(QObject):
         hub = self.hub
         if hub.training_active or hub.task.task == task:
             return
-        own_work = hub.dirty or (hub.path is not None and not is_shipped(hub.path)) or bool(hub.history and hub.path is None)
+        own_file = hub.path is not None and not is_shipped(hub.path)
+        own_work = hub.dirty or own_file or bool(hub.history and hub.path is None)  # trained here, then saved or not
         if own_work and not ask:
             return
         config = hub.config
