@@ -203,7 +203,7 @@ class Application(QObject):
         self.undo_action.setStatusTip(f"Bring back the model before the last architecture change, weights included "
                                       f"({self.hub.undo_depth} of up to 5 kept)")
         c = info.config
-        self.playground.model_panel.set_config(c, info.origin, info.parameters)
+        self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
     def _show_frame_time(self, frame: PlaygroundFrame) -> None:
