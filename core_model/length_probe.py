@@ -37,9 +37,10 @@ class LengthProbe:
     """A source, what the model should and did answer, and its cross-attention while answering."""
 
     source: tuple[int, ...]  # symbol ids
+    encoder_input: tuple[int, ...]  # what the encoder reads: the symbols, or <bos> symbols <eos> when anchored
     expected: tuple[int, ...]  # target ids, without <eos>
     output: tuple[int, ...]  # greedy ids up to and including <eos> when it came
-    cross: np.ndarray  # (n_layers, n_heads, T, S) float32: row t is the query that produced output[t]
+    cross: np.ndarray  # (n_layers, n_heads, T, S) float32: row t produced output[t]; columns: encoder_input
 
     @property
     def correct(self) -> bool:
@@ -57,16 +58,17 @@ def run_probe(model: Seq2SeqTransformer, task: TaskSpec, source: list[int],
     was_training = model.training
     model.eval()
     try:
-        src = torch.tensor([source], dtype=torch.long, device=device)  # (1, S)
+        encoder_input = task.source_ids(list(source))
+        src = torch.tensor([encoder_input], dtype=torch.long, device=device)  # (1, S)
         out = greedy_decode(model, src, len(source) + 1)[0]  # (T,)
         out = out[out != PAD]
         tgt = torch.cat((torch.tensor([BOS], device=device), out))[None, :-1] if len(out) else None
         if tgt is None:
-            cross = np.zeros((len(model.decoder_layers), model.config.n_heads, 0, len(source)), np.float32)
+            cross = np.zeros((len(model.decoder_layers), model.config.n_heads, 0, len(encoder_input)), np.float32)
         else:
             maps = model(src, tgt, return_attention=True).attention.cross  # per layer (1, H, T, S)
             cross = torch.stack([m[0] for m in maps]).to("cpu", torch.float32).numpy().copy()  # (L, H, T, S)
     finally:
         model.train(was_training)
-    return LengthProbe(tuple(source), tuple(expected_output(task.task, list(source))), tuple(int(t) for t in out),
+    return LengthProbe(tuple(source), tuple(encoder_input), tuple(expected_output(task.task, list(source))), tuple(int(t) for t in out),
                        cross)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core_model.checkpoint import Checkpoint, load_checkpoint
-from core_model.length_curves import LengthPoint
+from core_model.length_eval import LengthResult
 from core_model.length_probe import LengthProbe
 from core_model.tasks import TaskSpec
 
@@ -49,7 +49,7 @@ class CurvePoint:
     """One length of one model's curve (slot 0 or 1), as it is computed."""
 
     slot: int
-    point: LengthPoint
+    point: LengthResult
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class LabCurves:
     positional: tuple[str, ...]
     train_ranges: tuple[tuple[int, int], ...]  # (min_len, max_len) each model was trained on
     lengths: tuple[int, ...]  # the planned x values
-    points: tuple[tuple[LengthPoint, ...], ...]  # per model, in length order
+    points: tuple[tuple[LengthResult, ...], ...]  # per model, in length order
     scaling: str  # "none", "pi", "ntk": applied to the RoPE models only
     n: int
     seed: int

@@ -6,14 +6,16 @@ through JobRunner with progress and cancel, and reach the view as immutable snap
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QObject, Signal
 
 from core_model.checkpoint import Checkpoint
-from core_model.length_curves import LengthPoint, length_curve
+from core_model.length_curves import length_curve, rope_length_scaling
+from core_model.length_eval import LengthResult
 from core_model.length_probe import run_probe, probe_source
-from core_model.rope_scaling import ROPE_SCALING_KINDS, RopeScaling, rope_scaled
+from core_model.rope_scaling import ROPE_SCALING_KINDS
 from core_model.lab_training import TrainProgress, train_pair
 from core_model.tasks import TaskSpec, max_source_len
 
@@ -84,7 +86,7 @@ class LengthLabState(QObject):
             models = tuple(load_source(s) for s in sources)
             plan = _plan(models, n, seed, scaling)
             report(("plan", models, plan))
-            curves: list[tuple[LengthPoint, ...]] = []
+            curves: list[tuple[LengthResult, ...]] = []
             for slot, lab_model in enumerate(models):
                 model = lab_model.checkpoint.build()
                 kind = scaling if lab_model.positional == "rope" else "none"
@@ -167,9 +169,8 @@ class LengthLabState(QObject):
     def _start_pending_probe(self) -> None:
         if self._pending_probe is None or self._probe_runner.busy:
             return
-        (length, kind), self._pending_probe = self._pending_probe, None
+        (length, source_kind), self._pending_probe = self._pending_probe, None
         sources, models, scaling = self.sources, self.models, self.scaling
-        longest = self.curves.lengths[-1] if self.curves is not None and self.curves.lengths else length
 
         def job(report, should_stop):
             loaded = models or tuple(load_source(s) for s in sources)
@@ -179,14 +180,11 @@ class LengthLabState(QObject):
                 if length > max_source_len(model.config.max_len):
                     probes.append(None)
                     continue
-                source = probe_source(task, length, PROBE_SEED, kind)
-                stretch = scaling != "none" and lab_model.positional == "rope" and longest > task.max_len
-                if stretch:
-                    with rope_scaled(model, RopeScaling(scaling, task.max_len, longest)):
-                        probes.append(run_probe(model, task, source))
-                else:
-                    probes.append(run_probe(model, task, source))
-            return ProbePair(length, kind, tuple(m.label for m in loaded), tuple(m.task for m in loaded),
+                kind = scaling if lab_model.positional == "rope" else "none"
+                hook = rope_length_scaling(model, kind, task.max_len)  # as the curve: stretched to this length
+                with hook(model, length) if hook is not None else nullcontext():
+                    probes.append(run_probe(model, task, probe_source(task, length, PROBE_SEED, source_kind)))
+            return ProbePair(length, source_kind, tuple(m.label for m in loaded), tuple(m.task for m in loaded),
                              tuple(probes))
 
         self._probe_runner.start(job, lambda _item: None, self._on_probe, self.message.emit)

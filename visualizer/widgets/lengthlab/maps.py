@@ -8,7 +8,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from core_model.vocab import EOS
 from visualizer.state.lab_snapshots import ProbePair
 
 from .plot import COLOURS
@@ -54,15 +53,15 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
             vocab = pair.tasks[slot].vocabulary
             n_layers = probe.cross.shape[0]
             index = n_layers - 1 if layer is None else min(layer, n_layers - 1)
-            matrix = probe.cross[index].mean(axis=0) if probe.cross.shape[2] else np.zeros((1, len(probe.source)))
+            matrix = probe.cross[index].mean(axis=0) if probe.cross.shape[2] else np.zeros((1, len(probe.encoder_input)))
             image.setImage(np.ascontiguousarray(matrix, np.float32), autoLevels=False, levels=(0.0, 1.0))
             image.setRect(0, 0, matrix.shape[1], matrix.shape[0])
-            out_tokens = [("<eos>" if t == EOS else vocab.tokens([t])[0]) for t in probe.output] or ["(nothing)"]
-            _ticks(plot.getAxis("bottom"), vocab.tokens(list(probe.source)))
+            out_tokens = [_token(vocab, t) for t in probe.output] or ["(nothing)"]
+            _ticks(plot.getAxis("bottom"), vocab.tokens(probe.encoder_input))
             _ticks(plot.getAxis("left"), out_tokens)
             plot.setXRange(0, matrix.shape[1], padding=0.0)
             plot.setYRange(0, matrix.shape[0], padding=0.0)
-            got = "".join(t for t in out_tokens if t != "<eos>")
+            got = "".join(t for t in out_tokens if t not in ("<eos>", "(nothing)"))
             verdict = "right" if probe.correct else f"wrong: wrote {got[:40] or 'nothing'}"
             mark = "✓" if probe.correct else "✗"
             self._title(slot, f"{pair.labels[slot]}, layer {index + 1} of {n_layers}: {mark} {verdict}")
@@ -77,3 +76,8 @@ def _ticks(axis: pg.AxisItem, labels: list[str]) -> None:
     """One label per cell centre; every k-th when there are too many to read."""
     step = max(1, -(-len(labels) // MAX_TICKS))
     axis.setTicks([[(i + 0.5, text) for i, text in enumerate(labels) if i % step == 0], []])
+
+
+def _token(vocab, token_id: int) -> str:
+    """A token's text; an id past the task's vocabulary (a model may know more symbols) shows as "?"."""
+    return vocab.token(token_id) if token_id < len(vocab) else "?"

@@ -29,9 +29,9 @@ class LengthPlot(pg.PlotWidget):
         item.setYRange(0.0, 1.02, padding=0.02)
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
-        self.legend = item.addLegend(offset=(-10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220))
-        self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(_rgba(c, 40)), pen=pg.mkPen(None))
-                        for c in COLOURS]
+        self.legend = item.addLegend(offset=(10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 230))
+        self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None))
+                        for _ in COLOURS]  # grey: two equal ranges look like one, different ones show a step
         for region in self.regions:
             region.setZValue(-10)
             region.hide()
@@ -42,7 +42,7 @@ class LengthPlot(pg.PlotWidget):
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DotLine))
         self.marker.hide()
         item.addItem(self.marker)
-        self.region_label = pg.TextItem("", color="#555", anchor=(0, 0))
+        self.region_label = pg.TextItem("", color="#444", anchor=(1, 1))
         item.addItem(self.region_label)
         self._lengths: tuple[int, ...] = ()
         self.scene().sigMouseClicked.connect(self._on_click)
@@ -69,9 +69,10 @@ class LengthPlot(pg.PlotWidget):
             lo, hi = curves.train_ranges[slot]
             self.regions[slot].setRegion((lo - 0.5, hi + 0.5))
             self.regions[slot].show()
-        his = {r[1] for r in curves.train_ranges}
-        self.region_label.setText("shaded: trained lengths" if len(his) == 1 else "shaded: each model's trained lengths")
-        self.region_label.setPos(0.6, 1.0)
+        ranges = sorted(set(curves.train_ranges))
+        text = " and ".join(f"{lo}-{hi}" for lo, hi in ranges)
+        self.region_label.setText(f"shaded: trained lengths {text}")
+        self.region_label.setPos(max(hi for _, hi in ranges) + 0.4, 0.02)
 
     def mark(self, length: int | None) -> None:
         """The length whose maps are shown (None: none)."""
@@ -93,7 +94,3 @@ class LengthPlot(pg.PlotWidget):
         """Where (length, y) lies in the scene (tests and screenshots click there)."""
         return self.getPlotItem().vb.mapViewToScene(QPointF(length, y))
 
-
-def _rgba(colour: str, alpha: int) -> tuple[int, int, int, int]:
-    c = pg.mkColor(colour)
-    return c.red(), c.green(), c.blue(), alpha
