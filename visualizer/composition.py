@@ -112,6 +112,7 @@ class Application(QObject):
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
             win.add_tab(widget, title)
+        self._build_length_lab()
         self.checkpoints = CheckpointActions(hub, win, self.training)
         self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
                                  win)
@@ -214,12 +215,24 @@ class Application(QObject):
         return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
 
     # ----- closing -----
+    def _build_length_lab(self) -> None:
+        """The Length lab tab (issue 15): the shipped RoPE and sinusoidal copy models, compared at every length."""
+        from visualizer.state.length_lab import LengthLabState
+        from visualizer.widgets.lengthlab.view import LengthLabTab, shipped_sources
+        from visualizer.workers.job_worker import JobWorker
+
+        self.length_lab = LengthLabState(JobWorker, shipped_sources(), self)
+        self.length_lab_tab = LengthLabTab(self.length_lab, auto_evaluate=True)
+        self.window.add_tab(self.length_lab_tab, "Length lab")
+
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
         if self.checkpoints is not None and not self.checkpoints.confirm_close():
             return False
         if self.training is not None:
             self.training.shutdown(5000)
+        if getattr(self, "length_lab", None) is not None:
+            self.length_lab.shutdown(5000)
         if self.preferences is not None:
             self.preferences.save()
         else:

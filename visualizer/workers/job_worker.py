@@ -6,6 +6,7 @@ calls into signals; it knows nothing of what the job computes.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import Callable
@@ -31,6 +32,8 @@ class JobWorker(QObject):
 
     @Slot()
     def run(self) -> None:
+        gc_was_on = gc.isenabled()
+        gc.disable()  # a full collection holds the GIL, stalling the GUI 100-900 ms (QT-NOTES.md): none mid-job
         try:
             result = self._job(self.progressed.emit, self._stop.is_set)
         except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
@@ -38,6 +41,9 @@ class JobWorker(QObject):
             self.failed.emit(f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc))
         else:
             self.finished.emit(result)
+        finally:
+            if gc_was_on:
+                gc.enable()  # no gc.collect() here: a forced full pass would stall the GUI just the same
 
     def request_stop(self) -> None:
         """Thread-safe: the job sees it at its next poll."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter,
     QVBoxLayout, QWidget,
@@ -44,9 +45,10 @@ def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:
 class LengthLabTab(QWidget):
     """Controls on top, the length plot, then the two models' maps for the clicked length."""
 
-    def __init__(self, state: LengthLabState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: LengthLabState, parent: QWidget | None = None, *, auto_evaluate: bool = False) -> None:
         super().__init__(parent)
         self.state = state
+        self._auto_evaluate = auto_evaluate  # the first time the tab is shown, evaluate the default pair
         self.model_combos = [self._model_combo(i) for i in range(2)]
         self.scaling_combo = QComboBox()
         for text, key in SCALINGS:
@@ -151,6 +153,12 @@ class LengthLabTab(QWidget):
         st.message.connect(self.selected_label.setText)
         st.sources_changed.connect(self._on_sources)
         self._on_busy(False)
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        super().showEvent(event)
+        if self._auto_evaluate and self.state.curves is None and not self.state.busy:
+            self._auto_evaluate = False
+            self.state.evaluate()
 
     # ----- user actions -----
     def _on_model_chosen(self, slot: int) -> None:
