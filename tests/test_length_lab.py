@@ -83,7 +83,7 @@ def _drawn(tab, slot: int) -> tuple[dict[str, float], dict[str, float]]:
 def test_the_plotted_numbers_equal_the_cli(qtbot, lab, paths, capsys, scaling):
     lab.scaling_combo.setCurrentIndex(lab.scaling_combo.findData(scaling))
     _evaluate(qtbot, lab, 30, 5)
-    assert lab.progress.text() == "Done"
+    assert lab.progress.text() == "Done: 8 lengths x 2 models, 30 sources each, seed 5"
     for slot, path in enumerate(paths):
         extra = ("--rope-scaling", scaling) if slot == 0 else ()
         cli = _cli(capsys, path, *extra)
@@ -171,7 +171,7 @@ def test_train_both_now_trains_two_models_then_plots_them(qtbot, lab):
     _type(qtbot, lab.n_spin, "5")
     qtbot.mouseClick(lab.train_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: lab.progress.text().startswith("Training"), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: lab.progress.text() == "Done", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: lab.progress.text().startswith("Done: 6 lengths x 2 models, 5 sources"), timeout=WAIT_MS)
     assert [lab.model_combos[i].currentText() for i in range(2)] == [
         "rope trained here (1-3)", "sinusoidal trained here (1-3)"]
     assert lab.state.curves.lengths == tuple(range(1, 7)) and lab.plot.regions[1].getRegion() == (0.5, 3.5)

@@ -112,13 +112,13 @@ class Application(QObject):
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
             win.add_tab(widget, title)
-        self._build_length_lab()
         self.checkpoints = CheckpointActions(hub, win, self.training)
         self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
                                  win)
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self._build_menus()
+        self._build_length_lab()
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
@@ -223,7 +223,12 @@ class Application(QObject):
 
         self.length_lab = LengthLabState(JobWorker, shipped_sources(), self)
         self.length_lab_tab = LengthLabTab(self.length_lab, auto_evaluate=True)
-        self.window.add_tab(self.length_lab_tab, "Length lab")
+        win = self.window
+        index = win.add_tab(self.length_lab_tab, "Length lab")
+        action = win.add_action(win.view_menu, f"&{index + 1} Length lab",
+                                lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}")
+        first_separator = next(a for a in win.view_menu.actions() if a.isSeparator())
+        win.view_menu.insertAction(first_separator, action)  # after the other tabs' entries
 
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""

@@ -134,7 +134,10 @@ class LengthLabState(QObject):
             return
         done, total = self.curves.progress if self.curves is not None else (0, 0)
         finished = done == total and total > 0
-        self.progress_changed.emit(done, total, "Done" if finished else f"Cancelled after {done} of {total} lengths")
+        c = self.curves
+        text = (f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
+                if finished and c is not None else f"Cancelled after {done} of {total} lengths")
+        self.progress_changed.emit(done, total, text)
 
     def _on_failed(self, text: str) -> None:
         self.progress_changed.emit(0, 1, "Failed")

@@ -12,7 +12,7 @@ from visualizer.state.lab_snapshots import ProbePair
 
 from .plot import COLOURS
 
-MAX_TICKS = 40  # more labels than this overlap: every k-th is shown
+MAX_TICKS = {"bottom": 40, "left": 16}  # more labels than this overlap (the maps are wider than tall): every k-th
 
 
 class ProbeMaps(pg.GraphicsLayoutWidget):
@@ -74,7 +74,7 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
 
 def _ticks(axis: pg.AxisItem, labels: list[str]) -> None:
     """One label per cell centre; every k-th when there are too many to read."""
-    step = max(1, -(-len(labels) // MAX_TICKS))
+    step = max(1, -(-len(labels) // MAX_TICKS[axis.orientation]))
     axis.setTicks([[(i + 0.5, text) for i, text in enumerate(labels) if i % step == 0], []])
 
 
