@@ -153,6 +153,10 @@ def test_clicking_a_length_shows_both_models_cross_attention(qtbot, lab):
     assert lab.selected_label.text().startswith("Length 6, random symbols")
     lab.layer_combo.setCurrentIndex(0)
     assert lab.maps.titles[0].startswith("RoPE, layer 1 of 2:")
+    lab.scaling_combo.setCurrentIndex(lab.scaling_combo.findData("ntk"))
+    with qtbot.waitSignal(lab.state.probe_changed, timeout=30_000):
+        _click_length(qtbot, lab, 7)
+    assert lab.maps.titles[0].startswith("RoPE + NTK, layer") and lab.maps.titles[1].startswith("Sinusoidal, layer")
 
 
 def test_repeated_symbol_preset_runs_0000000_through_both(qtbot, lab):

@@ -23,6 +23,8 @@ from .job_runner import JobRunner, JobWorkerFactory
 from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, load_source
 
 log = logging.getLogger(__name__)
+SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
+SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}
 DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
 
 
@@ -187,8 +189,9 @@ class LengthLabState(QObject):
                 hook = rope_length_scaling(model, kind, task.max_len)  # as the curve: stretched to this length
                 with hook(model, length) if hook is not None else nullcontext():
                     probes.append(run_probe(model, task, probe_source(task, length, PROBE_SEED, source_kind)))
-            return ProbePair(length, source_kind, tuple(m.label for m in loaded), tuple(m.task for m in loaded),
-                             tuple(probes))
+            labels = tuple(m.label + (SCALED[scaling] if m.positional == "rope" and length > m.task.max_len else "")
+                           for m in loaded)  # the maps say when a RoPE model was stretched to this length
+            return ProbePair(length, source_kind, labels, tuple(m.task for m in loaded), tuple(probes))
 
         self._probe_runner.start(job, lambda _item: None, self._on_probe, self.message.emit)
 
