@@ -23,6 +23,7 @@ BATCH_SIZE = 64
 LR = 3e-3
 SEED = 0
 RUNS = 0.25  # fraction of training sources drawn as runs
+HISTORY_EVERY = 10  # keep every 10th step of the training history: the files stay small
 NAMES = tuple(f"{task}_{pe}" for task in ("copy", "reverse", "sort") for pe in ("rope", "sinusoidal"))
 log = logging.getLogger("train_shipped")
 
@@ -50,7 +51,7 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
     seconds = round(time.perf_counter() - start, 1)
     model.eval()
     extra = {"task": asdict(task), "train_config": train.to_dict(), "final_metrics": {"seconds": seconds}}
-    history = [asdict(m) for m in trainer.history]
+    history = [asdict(m) for m in trainer.history][HISTORY_EVERY - 1 :: HISTORY_EVERY]
     path = out_dir / f"{name}.pt"
     save_checkpoint(path, model, history=history, extra=extra)
     log.info("%s saved to %s after %.0f s", name, path, seconds)

@@ -11,6 +11,7 @@ from core_model.checkpoint import load_checkpoint, save_checkpoint
 from core_model.length_eval import evaluate_lengths
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig, Trainer
+from core_model.vocab import BOS, EOS
 from visualizer.cli import main
 
 
@@ -63,3 +64,29 @@ def test_bad_ranges_are_one_line_exit_2(ckpt_path, capsys, lengths, message):
 def test_length_and_lengths_together_are_refused(ckpt_path, capsys):
     assert main(["eval", str(ckpt_path), "--lengths", "1-3", "--length", "2", "--device", "cpu"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def _own_right(model, source: list[int]) -> bool:
+    """The test's own greedy loop (full recomputation): is reverse(source) + <eos> produced?"""
+    tgt = [BOS]
+    with torch.no_grad():
+        for _ in range(len(source) + 1):
+            tgt.append(int(model(torch.tensor([source]), torch.tensor([tgt])).log_probs[0, -1].argmax()))
+            if tgt[-1] == EOS:
+                break
+    return tgt[1:] == source[::-1] + [EOS]
+
+
+def test_repeated_and_exhaustive_sets_equal_an_own_loop(ckpt_path, capsys):
+    assert main(["eval", str(ckpt_path), "--lengths", "1-4", "--n", "5", "--repeated", "--exhaustive", "2",
+                 "--device", "cpu"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    model = load_checkpoint(ckpt_path).build().eval()
+    for length in range(1, 5):
+        own = sum(_own_right(model, [s] * length) for s in range(3, 8)) / 5
+        assert result["repeated_per_length"][str(length)] == pytest.approx(own, abs=1e-12)
+    every = [[a] for a in range(3, 8)] + [[a, b] for a in range(3, 8) for b in range(3, 8)]
+    assert result["exhaustive"]["sources"] == 30
+    assert result["exhaustive"]["exact_match"] == pytest.approx(sum(map(lambda s: _own_right(model, s), every)) / 30)
+    assert len(result["exhaustive"]["wrong_examples"]) == min(5, round(30 * (1 - result["exhaustive"]["exact_match"])))
+    assert main(["eval", str(ckpt_path), "--exhaustive", "9", "--device", "cpu"]) == 2

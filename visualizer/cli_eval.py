@@ -26,6 +26,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev.add_argument("--lengths", metavar="A-B",
                     help="source lengths A to B (or one length A); default: the range the model was trained on")
     ev.add_argument("--length", type=int, help="one source length only, with the teacher-forced loss (older output)")
+    ev.add_argument("--repeated", action="store_true",
+                    help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
+    ev.add_argument("--exhaustive", type=int, metavar="K",
+                    help="also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)")
     ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
     ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
     ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
@@ -58,6 +62,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--n must be >= 1, got {ns.n}")
     if ns.seed < 0:
         raise ArgumentError(f"--seed must be >= 0, got {ns.seed}")
+    if ns.exhaustive is not None and not 1 <= ns.exhaustive <= 4:
+        raise ArgumentError(f"--exhaustive must be in [1, 4] (10^K sources of length K), got {ns.exhaustive}")
     if ns.length is not None and ns.lengths is not None:
         raise ArgumentError("give --length or --lengths, not both")
     device = device_arg(ns.device)
@@ -82,6 +88,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         lengths = parse_lengths(ns.lengths, limit) if ns.lengths is not None else list(
             range(task.min_len, min(task.max_len, limit) + 1))
         out = _per_length(model, task, lengths, ns, device)
+        out.update(_source_sets(model, task, lengths, ns, limit))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
@@ -118,3 +125,26 @@ def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
         raise ArgumentError(f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
                             f"{model.config.positional} positional encoding")
     return rope_length_scaling(model, ns.rope_scaling, ns.train_len or task.max_len)
+
+
+def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, limit: int) -> dict[str, Any]:
+    """--repeated and --exhaustive: exact match on fixed sets of sources, with the first few wrong ones as text."""
+    from core_model.length_eval import exhaustive_sources, repeated_symbol_sources, wrong_sources
+
+    out: dict[str, Any] = {}
+    vocab = task.vocabulary
+    if ns.repeated:
+        per = {}
+        for length in lengths:
+            sources = repeated_symbol_sources(task, [length])
+            per[str(length)] = 1 - len(wrong_sources(model, task, sources)) / len(sources)
+        out["repeated_per_length"] = per
+    if ns.exhaustive is not None:
+        if ns.exhaustive > limit:
+            raise ArgumentError(f"--exhaustive {ns.exhaustive} is longer than this model takes ({limit})")
+        sources = exhaustive_sources(task, ns.exhaustive)
+        wrong = wrong_sources(model, task, sources)
+        out["exhaustive"] = {"max_len": ns.exhaustive, "sources": len(sources),
+                             "exact_match": 1 - len(wrong) / len(sources),
+                             "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
+    return out

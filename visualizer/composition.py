@@ -123,6 +123,7 @@ class Application(QObject):
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
         self._restore_preferences()
+        self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
 
     def _restore_preferences(self) -> None:
@@ -146,6 +147,8 @@ class Application(QObject):
         self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
         self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
+        self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
+        self.playground.input_panel.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
         win.set_shortcut_help(self.shortcut_help)
