@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1400x880", help="window size WxH")
     parser.add_argument("--scaling", default="none", choices=("none", "pi", "ntk"))
     parser.add_argument("--n", type=int, default=100, help="sources per length")
-    parser.add_argument("--length", type=int, default=30, help="the length clicked")
+    parser.add_argument("--length", type=int, default=24, help="the length clicked")
     parser.add_argument("--source", default="random", choices=("random", "repeated"))
     args = parser.parse_args(argv)
 
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(30):
         app.processEvents()
         time.sleep(0.02)
+    root.window.statusBar().clearMessage()  # start-up messages are about the playground's model, not the lab
     root.window.grab().save(str(args.out))
     lab.shutdown()
     root.hub.dirty = False

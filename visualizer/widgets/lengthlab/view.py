@@ -231,7 +231,9 @@ class LengthLabTab(QWidget):
             self.layer_combo.setCurrentIndex(layers - 1)
             self.layer_combo.blockSignals(False)
         what = "one repeated symbol" if pair.kind == "repeated" else "random symbols"
-        self.selected_label.setText(f"Length {pair.length}, {what}: cross-attention of each model's own answer")
+        anchored = any(p is not None and len(p.encoder_input) > pair.length for p in pair.probes)
+        note = " (an anchored model also reads <bos> and <eos>: the first and last columns)" if anchored else ""
+        self.selected_label.setText(f"Length {pair.length}, {what}: cross-attention of each model's own answer{note}")
         self._redraw_maps()
 
     def _redraw_maps(self) -> None:
