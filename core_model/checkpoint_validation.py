@@ -68,9 +68,17 @@ def check_config(data: object, name: str) -> ModelConfig:
         raise CheckpointError(f"{name} has an invalid model configuration: {str(exc)[:300]}") from exc
 
 
+SMALL_MODEL_BYTES = 16 * 2**20  # up to this size the shape check builds a real model (see expected_shapes)
+
+
 def expected_shapes(config: ModelConfig) -> dict[str, torch.Size]:
-    """The weight shapes a model of `config` has, from a model built on the meta device (no memory used)."""
-    with torch.device("meta"):
+    """The weight shapes a model of `config` has, from a model built on the meta device (no memory used).
+
+    A small model is built on the CPU instead: on meta, the embeddings' normal_ init imports torch._dynamo, which
+    cost more than `import torch` itself at start-up; a few MiB of CPU weights cost milliseconds.
+    """
+    with torch.random.fork_rng(devices=[]), torch.device(
+            "cpu" if config.estimated_bytes <= SMALL_MODEL_BYTES else "meta"):  # the caller's RNG stream stays as it was
         model = Seq2SeqTransformer(config)
     return {key: value.shape for key, value in model.state_dict().items()}
 

@@ -160,7 +160,7 @@ class Seq2SeqTransformer(nn.Module):
         # cached positions hold real tokens, never PAD: <bos> stands in for them in the padding mask
         keys = tgt if q_pos == 0 else torch.cat((tgt.new_full((tgt.shape[0], q_pos), BOS), tgt), dim=1)
         self_mask = masks.decoder_self(keys, q_offset=q_pos)
-        cross_mask = masks.cross(src)
+        cross_mask = masks.cross(src, tq=tgt.shape[1], q_offset=q_pos)
         x = self._embed(self.tgt_embed, tgt, q_pos)
         sw, cw, ss, cs = [], [], [], []
         for i, layer in enumerate(self.decoder_layers):

@@ -14,3 +14,8 @@ def axis_texts(grid, name: str) -> list[str]:
     finally:
         painter.end()
     return [text for _, _, text in specs[2]]
+
+
+def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
+    """Wait until the session's newest forward pass has been drawn (the app runs passes on a worker thread)."""
+    qtbot.waitUntil(lambda: session.idle and session.runner.wait_idle(0.0), timeout=timeout_ms)

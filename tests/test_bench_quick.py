@@ -109,3 +109,16 @@ def test_device_cuda_without_cuda_exits_with_a_clear_message(capsys):
         bench.parse_args(["--device", "cuda"])
     assert exc.value.code == 2
     assert "CUDA is not available" in capsys.readouterr().err
+
+
+def test_time_to_99_takes_medians_over_seeds_and_a_missed_seed_means_not_reached():
+    runs = [bench.RaceResult("x", s, t, s) for s, t in ((50, 5.0), (75, 9.0), (25, 2.0))]
+    median = bench._median_result(runs)
+    assert (median.steps, median.seconds) == (50, 5.0)
+    missed = bench._median_result([*runs[:2], bench.RaceResult("x", None, 30.0, 600)])
+    assert missed.steps is None
+
+
+def test_time_to_99_rows_race_once_per_seed():
+    rows = bench.time_to_99_rows(CPU, max_steps=1, target=0.0, seeds=(0, 1), **TINY_RACE)
+    assert all("median of 2 seeds" in r.note for r in rows if r.key and r.key.startswith("time_to_99_s"))

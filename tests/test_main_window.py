@@ -15,6 +15,8 @@ from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
 
+from qt_helpers import wait_frame
+
 IGNORED_QT = ("propagateSizeHints",)  # the offscreen platform's own notice, not ours
 
 
@@ -24,6 +26,7 @@ def open_window(qtbot, checkpoint: Path | None) -> Application:
     app.window.show()
     app.start_loading()
     qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
+    wait_frame(qtbot, app.session)
     return app
 
 
@@ -96,6 +99,7 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, app):
     assert app.hub.config.positional == "sinusoidal"  # nothing is built before Apply
     qtbot.mouseClick(app.playground.model_panel.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: app.hub.config.positional == "rope", timeout=10000)
+    wait_frame(qtbot, app.session)
     assert app.hub.model is not old_model and app.hub.origin.startswith("untrained")
     assert "untrained" in app.window.statusBar().currentMessage()
     assert app.pe_tab.state.pe_kind == "rope"
@@ -170,6 +174,7 @@ def test_device_menu_lists_cpu_and_keeps_the_model_working(qtbot, app):
     field = app.playground.input_panel.source
     field.selectAll()
     qtbot.keyClicks(field, "42")
+    wait_frame(qtbot, app.session)
     assert app.playground.grids["cross"].current_maps().key_labels[:2] == ("4", "2")
 
 
@@ -178,7 +183,9 @@ def test_trained_weights_bring_their_task_to_the_playground(qtbot, app):
     field = app.playground.input_panel.source
     field.selectAll()
     qtbot.keyClicks(field, "123")
+    wait_frame(qtbot, app.session)
     hub.adopt_weights(hub.model.state_dict(), [{"step": 1.0}], task=TaskSpec("reverse", 10, 1, 10))
+    wait_frame(qtbot, app.session)
     panel = app.playground.input_panel
     assert panel.task.currentData() == "reverse"
     assert panel.expected.text() == "3 2 1"

@@ -102,12 +102,6 @@ def test_mnemonics_toggle_boxes(qtbot, panel, key, field, value):
     assert blocker.args[0] == replace(MaskSpec(), **{field: value})
 
 
-def test_mode_mnemonic(qtbot, panel):
-    with qtbot.waitSignal(panel.mode_changed, timeout=1000) as blocker:
-        qtbot.keyClick(panel, Qt.Key.Key_X, Qt.KeyboardModifier.AltModifier)
-    assert blocker.args == ["scores"]
-
-
 def test_set_spec_is_silent_and_shown(qtbot, panel):
     spec = MaskSpec(encoder_padding=False, decoder_causal=False, encoder_window=7, cross_padding=False)
     with qtbot.assertNotEmitted(panel.spec_changed):
@@ -185,20 +179,7 @@ def test_previews_start_empty_and_reject_bad_input(panel):
         panel.set_previews({"cross": np.ones(3, dtype=bool)})
 
 
-def test_mode_toggle_emits(qtbot, panel):
-    assert panel.mode() == "weights"
-    with qtbot.waitSignal(panel.mode_changed, timeout=1000) as blocker:
-        qtbot.mouseClick(panel.mode_buttons["scores"], Qt.MouseButton.LeftButton, pos=QPoint(8, 8))
-    assert blocker.args == ["scores"] and panel.mode() == "scores"
-    got = _collect(panel.mode_changed)
-    qtbot.mouseClick(panel.mode_buttons["weights"], Qt.MouseButton.LeftButton, pos=QPoint(8, 8))
-    assert got == ["weights"]
-    with qtbot.assertNotEmitted(panel.mode_changed):
-        panel.set_mode("scores")
-    assert panel.mode() == "scores"
-
-
 def test_every_control_explains_itself(panel):
-    boxes = [*panel.flag_boxes.values(), *panel.window_boxes.values(), *panel.mode_buttons.values()]
+    boxes = [*panel.flag_boxes.values(), *panel.window_boxes.values()]
     assert all(len(b.toolTip()) > 20 for b in [*boxes, panel.window_spin])
     assert "j <= i" in panel.flag_boxes["decoder_causal"].toolTip()

@@ -192,8 +192,9 @@ def test_pasting_a_megabyte_is_refused_quickly(qtbot, view):
 
 
 def test_scores_mode_shows_pre_softmax_scores(qtbot, view):
-    radio = view.mask_panel.mode_buttons["scores"]
-    qtbot.mouseClick(radio, Qt.MouseButton.LeftButton)
+    view.view_modes.combo.setFocus()
+    qtbot.keyClick(view.view_modes.combo, Qt.Key.Key_Down)  # weights -> scores
+    assert view.session.mode == "scores"
     session = view.session
     src = torch.tensor([ids(view, "0123") + [0] * session.extra_pads])
     tgt = torch.tensor([[BOS, *ids(view, "0123"), *([0] * session.extra_pads)]])

@@ -8,6 +8,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from visualizer.composition import Application
 
+from qt_helpers import wait_frame
+
 
 @pytest.fixture
 def app(qtbot):
@@ -17,6 +19,7 @@ def app(qtbot):
     app.window.show()
     app.start_loading()
     qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
+    wait_frame(qtbot, app.session)
     yield app
     app.hub.dirty = False
     app.training.shutdown(5000)
@@ -122,15 +125,19 @@ def test_teacher_forcing_and_stepping_are_a_visible_switch_with_a_chip_legend(qt
     field = view.input_panel.source
     field.setText("01234")
     field.textEdited.emit("01234")
+    wait_frame(qtbot, app.session)
     full = view.grids["decoder_self"].current_maps().values.shape[-1]
     assert panel.mode_buttons["teacher"].isChecked() and "expected output" in panel.mode_label.text()
     qtbot.mouseClick(panel.buttons["reset"], Qt.MouseButton.LeftButton)
+    wait_frame(qtbot, app.session)
     assert panel.mode_buttons["stepping"].isChecked() and "decoded so far" in panel.mode_label.text()
     assert view.grids["decoder_self"].current_maps().values.shape[-1] == 1
     qtbot.mouseClick(panel.mode_buttons["teacher"], Qt.MouseButton.LeftButton)
+    wait_frame(qtbot, app.session)
     assert panel.mode_buttons["teacher"].isChecked() and not panel.mode_buttons["stepping"].isChecked()
     assert view.grids["decoder_self"].current_maps().values.shape[-1] == full
     qtbot.mouseClick(panel.mode_buttons["stepping"], Qt.MouseButton.LeftButton)
+    wait_frame(qtbot, app.session)
     assert app.session.decode_snapshot().stepping
     assert panel.legend.isVisible() and panel.legend.texts() == [
         "right", "wrong", "no expectation", "expected", "forced by you"]

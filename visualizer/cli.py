@@ -9,10 +9,11 @@ import argparse
 import sys
 from types import ModuleType
 
-from visualizer import cli_eval, cli_train
+from visualizer import cli_cell, cli_decode, cli_eval, cli_heads, cli_train, cli_views
 from visualizer.cli_common import PROG, ArgumentError, CliError
 
-VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval}
+VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval, "views": cli_views, "decode": cli_decode,
+                                "heads": cli_heads, "cell": cli_cell}
 
 
 def main(args: list[str]) -> int:

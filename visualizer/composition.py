@@ -37,6 +37,15 @@ log = logging.getLogger(__name__)
 TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R pick the grids (view.py)
 
 
+def _import_gui_modules() -> None:
+    """Import the tabs' modules (pyqtgraph, widgets) on a second core while the loader imports torch: only their
+    class definitions run here; every widget is still built on the GUI thread in _build()."""
+    import pyqtgraph  # noqa: F401
+    import visualizer.widgets.pe.tab  # noqa: F401
+    import visualizer.widgets.playground.view  # noqa: F401
+    import visualizer.widgets.trainer.tab  # noqa: F401
+
+
 class Application(QObject):
     """Owns the window and, once the model is ready, every state object, controller and tab."""
 
@@ -62,6 +71,8 @@ class Application(QObject):
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
         self.device_menu = None
+        self.heads = self.heads_view = None  # the Heads tab (issue 16): state, view and the playground's role badges
+        self.badges = {}
         self.loaded_at: float | None = None
         self._loading = None
 
@@ -70,6 +81,7 @@ class Application(QObject):
         path, device = self._checkpoint, self._device_name
         self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
                                           self.window.show_load_error)
+        self._preloading = run_in_background(_import_gui_modules, lambda _r: None, lambda _m: None)
 
     def _on_loaded(self, startup: StartupModel) -> None:
         try:
@@ -92,26 +104,38 @@ class Application(QObject):
         from visualizer.controllers.checkpoints import CheckpointActions
         from visualizer.controllers.export import Exporter
         from visualizer.controllers.preferences import Preferences
+        from visualizer.state.beam import BeamState
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
+        from visualizer.state.compare import CompareSession
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.pe.tab import PETab
+        from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
+        from visualizer.workers.decode_job import DecodeJob
+        from visualizer.workers.inference import ThreadedRunner
         from visualizer.workers.training_worker import TrainingWorker
 
         win = self.window
         hub = self.hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
                                   history=startup.history, path=startup.path, extra=startup.extra)
-        self.session = PlaygroundSession(hub)
+        self.session = PlaygroundSession(hub, runner=ThreadedRunner())  # forward passes off the GUI thread
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
-        self.playground = PlaygroundView(self.session)
+        self.compare = CompareSession(self.session, run_in_background)
+        self.playground = PlaygroundView(self.session, compare=self.compare)
+        for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
+            inspector.set_runner(run_in_background)
+        self.beam = BeamState(self.session, DecodeJob.launch)  # beam search / sampling under the stepper
+        self.beam_panel = BeamPanel(self.beam)
+        self.playground.decoder_panel.add_extension(self.beam_panel)
         self.pe_tab = PETab(self.pe_state)
         self.trainer_tab = TrainerTab(hub, self.training)
         for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
             win.add_tab(widget, title)
+        self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
         self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
                                  win)
@@ -125,6 +149,30 @@ class Application(QObject):
         self._restore_preferences()
         self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
+
+    def _build_heads(self) -> None:
+        """The Heads tab, its worker, and a role badge overlay on every playground grid."""
+        from visualizer.state.heads import HeadsState
+        from visualizer.widgets.heads.badges import RoleBadges
+        from visualizer.widgets.heads.view import HeadsView
+        from visualizer.workers.heads_worker import HeadsJob
+
+        self.heads = HeadsState(self.hub, HeadsJob)
+        self.heads_view = HeadsView(self.heads)
+        self.window.add_tab(self.heads_view, "&Heads")
+        self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
+        for badges in self.badges.values():
+            self.heads.roles_changed.connect(badges.set_roles)
+            self.session.frame_changed.connect(badges.on_frame)
+        self.heads_view.head_chosen.connect(self.ablate_head)
+        self.heads.refresh_roles()
+
+    def ablate_head(self, kind: str, layer: int, head: int) -> None:
+        """A click on the importance map: switch that head off in the Playground and show its grid."""
+        self.session.set_head_enabled(kind, layer, head, False)
+        self.window.tabs.setCurrentWidget(self.playground)
+        self.playground.grid_tabs.setCurrentWidget(self.playground.grids[kind])
+        self.window.show_message(f"Ablated {kind} layer {layer + 1} head {head + 1} (right-click a map to restore)")
 
     def _restore_preferences(self) -> None:
         """The user's last session; settings that break the restore are dropped and the defaults used instead."""
@@ -144,6 +192,7 @@ class Application(QObject):
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(self._show_frame_time)
+        self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
         self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
         self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
@@ -171,6 +220,9 @@ class Application(QObject):
         for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
             win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
                            f"Ctrl+{i + 1}")
+        win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(self.heads_view), "Ctrl+4")
+        win.add_action(win.view_menu, "&Analyse heads", self.heads_view.run, "Ctrl+Shift+A",
+                       tip="Score every head's role and ablate each in turn (Heads tab)")
         win.view_menu.addSeparator()
         self.square_cells_action = win.add_action(win.view_menu, "&Square cells", self._set_square_cells,
                                                   tip="Keep every attention cell square instead of filling the view")
@@ -220,18 +272,14 @@ class Application(QObject):
     # ----- closing -----
     def _build_length_lab(self) -> None:
         """The Length lab tab (issue 15): the shipped RoPE and sinusoidal copy models, compared at every length."""
-        from visualizer.state.length_lab import LengthLabState
-        from visualizer.widgets.lengthlab.view import LengthLabTab, shipped_sources
-        from visualizer.workers.job_worker import JobWorker
+        from visualizer.widgets.lengthlab.view import make_length_lab
 
-        self.length_lab = LengthLabState(JobWorker, shipped_sources(), self)
-        self.length_lab_tab = LengthLabTab(self.length_lab, auto_evaluate=True)
         win = self.window
+        self.length_lab, self.length_lab_tab = make_length_lab(self)
         index = win.add_tab(self.length_lab_tab, "Length lab")
         action = win.add_action(win.view_menu, f"&{index + 1} Length lab",
                                 lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}")
-        first_separator = next(a for a in win.view_menu.actions() if a.isSeparator())
-        win.view_menu.insertAction(first_separator, action)  # after the other tabs' entries
+        win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
 
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
@@ -241,6 +289,10 @@ class Application(QObject):
             self.training.shutdown(5000)
         if getattr(self, "length_lab", None) is not None:
             self.length_lab.shutdown(5000)
+        if self.heads is not None:
+            self.heads.cancel()
+        if self.session is not None:
+            self.session.runner.shutdown()
         if self.preferences is not None:
             self.preferences.save()
         else:

@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -199,25 +200,44 @@ def race(sides: Sequence, *, target: float = 0.99, check_every: int = 25, screen
     return done
 
 
-def time_to_99_rows(device: torch.device, max_steps: int = 2000, **race_kw) -> list[Row]:
-    """Our default model (each positional kind, default TrainConfig) vs nn.Transformer, to 99% copy exact match."""
+def time_to_99_rows(device: torch.device, max_steps: int = 2000, seeds: Sequence[int] = (0, 1, 2),
+                    **race_kw) -> list[Row]:
+    """Our default model (each positional kind, default TrainConfig) vs nn.Transformer, to 99% copy exact match.
+
+    One race per seed (both sides seeded alike); every number is the median over the seeds, each ratio the median
+    of the per-seed ratios (a side that misses the target in any seed has no median).
+    """
     task = TaskSpec()
-    sides = [OursSide(pe, replace(ModelConfig(), positional=pe), TrainConfig(device=str(device)), task, device)
-             for pe in ("rope", "sinusoidal")]
-    results = race([*sides, BaselineSide(task, device)], max_steps=max_steps, **race_kw)
-    base = results["nn.Transformer"]
-    base_s = base.seconds if base.steps is not None else None
-    rows = [Row("time to 99% copy EM: nn.Transformer", base_s, "s", "time_to_99_s_nn_transformer",
-                note=_steps_note(base, max_steps), extra=_steps_extra("nn_transformer", base))]
+    per_seed = []
+    for seed in seeds:
+        sides = [OursSide(pe, replace(ModelConfig(), positional=pe), TrainConfig(device=str(device), seed=seed), task,
+                          device) for pe in ("rope", "sinusoidal")]
+        per_seed.append(race([*sides, BaselineSide(task, device, seed=seed)], max_steps=max_steps, **race_kw))
+    base = _median_result([r["nn.Transformer"] for r in per_seed])
+    seeds_note = f"median of {len(seeds)} seeds"
+    rows = [Row("time to 99% copy EM: nn.Transformer", base.seconds if base.steps is not None else None, "s",
+                "time_to_99_s_nn_transformer", note=f"{_steps_note(base, max_steps)}; {seeds_note}",
+                extra=_steps_extra("nn_transformer", base))]
     default = ModelConfig().positional
     for pe in ("rope", "sinusoidal"):
-        ours = results[pe]
-        alias = {"time_to_99_ratio_vs_nn_transformer": ours.seconds / base_s} if (
-            pe == default and ours.steps is not None and base_s) else {}
+        ours = _median_result([r[pe] for r in per_seed])
+        ratios = [r[pe].seconds / r["nn.Transformer"].seconds for r in per_seed
+                  if r[pe].steps is not None and r["nn.Transformer"].steps is not None]
+        ratio = statistics.median(ratios) if len(ratios) == len(per_seed) else None
+        limit = 0.25 if pe == default else 0.5
+        extra = {**_steps_extra(pe, ours)}
+        if ratio is not None:
+            extra[f"time_to_99_ratio_{pe}"] = ratio
+            if pe == default:
+                extra["time_to_99_ratio_vs_nn_transformer"] = ratio
+        per = ", ".join(f"{x:.2f}" for x in ratios)
         rows.append(Row(f"time to 99% copy EM: ours, {pe}{' (default)' if pe == default else ''}",
-                        ours.seconds if ours.steps is not None else None, "s", f"time_to_99_s_{pe}",
-                        Bar("<=", 1.0, on_ratio=True), base_s, ratio_key=f"time_to_99_ratio_{pe}",
-                        note=_steps_note(ours, max_steps), extra={**_steps_extra(pe, ours), **alias}))
+                        ours.seconds if ours.steps is not None else None, "s", f"time_to_99_s_{pe}", None,
+                        note=f"{_steps_note(ours, max_steps)}; {seeds_note}; ratios per seed: {per or '-'}",
+                        extra=extra))
+        rows.append(Row(f"time to 99%: ours {pe} / nn.Transformer", ratio, "x",
+                        None, Bar("<=", limit), note="median of the per-seed ratios, same run" if ratio is not None
+                        else f"target not reached by both sides in every seed: {_steps_note(ours, max_steps)}"))
     return rows
 
 
@@ -229,6 +249,14 @@ def _steps_note(result: RaceResult, max_steps: int) -> str:
 
 def _steps_extra(name: str, result: RaceResult) -> dict[str, float]:
     return {f"time_to_99_steps_{name}": result.steps} if result.steps is not None else {}
+
+
+def _median_result(results: Sequence[RaceResult]) -> RaceResult:
+    """Median seconds and steps over seeds; not reached (steps None) if any seed missed the target."""
+    reached = all(r.steps is not None for r in results)
+    steps = int(statistics.median(r.steps for r in results)) if reached else None
+    return RaceResult(results[0].name, steps, statistics.median(r.seconds for r in results),
+                      int(statistics.median(r.steps_run for r in results)))
 
 
 def width_config(d_model: int) -> ModelConfig:
@@ -275,22 +303,33 @@ def step_cost_rows(d_model: int, steps: int, device: torch.device) -> list[Row]:
 
 # ----- Qt measurements (ui_bench, grid_bench) ------------------------------------------------------------------
 def startup_rows(runs: int) -> list[Row]:
+    import latency_bench
     import ui_bench
 
     result = ui_bench.measure_startup(runs)
+    torch_s = latency_bench.import_torch_s(runs)
     note = f"median of {runs}" if runs > 1 else "1 run"
+    ready = ", ".join(f"{t:.2f}" for t in result.model_ready_s)
     return [Row("start-up: launch to first paint", result.median_first_paint_s, "s", "startup_s", Bar("<=", 1.5),
                 note=f"{note}: {', '.join(f'{t:.2f}' for t in result.first_paint_s)}"),
-            Row("start-up: launch to model ready", result.median_model_ready_s, "s", "model_ready_s", note=note)]
+            Row("start-up: launch to model ready", result.median_model_ready_s, "s", "model_ready_s",
+                Bar("<=", 1.3, on_ratio=True), torch_s, "import_torch_s", "model_ready_ratio_vs_import_torch",
+                note=f"{note}: {ready}; baseline: python -c 'import torch', same run")]
 
 
 def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
-    """p95 key-to-repaint per source length; the headline is length 32 with the worst of the three grid tabs."""
+    """p95 key-to-repaint per source length; the headline is length 32 with the worst of the three grid tabs.
+
+    Each length also gets its floor (latency_bench.floor_ms: capture + a bare ImageItem's upload and paint of the
+    same pixels, per tab) and the worst tab's keystroke / floor ratio.
+    """
+    import latency_bench
     import ui_bench
 
     rows = []
     for length in lengths:
         r = ui_bench.measure_keystrokes(window, length, n_keys)
+        floor = latency_bench.floor_ms(window, n_keys)
         per_tab = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in r.p95_ms.items())
         paints = min(r.paints_per_key.values())
         note = f"worst tab; p95 per tab: {per_tab}; {n_keys} keys/tab, {paints:g} grid paints/key"
@@ -302,7 +341,28 @@ def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
             extra["keystroke_ms_p95_len32"] = r.worst_p95_ms
         rows.append(Row(f"keystroke -> grids repainted, length {r.length}", r.worst_p95_ms, "ms", key,
                         Bar("<=", 16.0) if length == 32 else None, note=note, extra=extra))
+        worst = max(r.p95_ms, key=lambda k: r.p95_ms[k] / floor[k])
+        ratio = r.p95_ms[worst] / floor[worst]
+        floors = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in floor.items())
+        bar = Bar("<=", 1.5) if length in (32, 128) else None
+        rows.append(Row(f"keystroke / floor, length {r.length}", ratio, "x",
+                        f"keystroke_ratio_vs_floor_{length}" if bar else f"keystroke_ratio_vs_floor_len{r.length}",
+                        bar, note=f"worst tab ({worst.split('_')[0]}); floor p95 per tab: {floors}",
+                        extra={f"keystroke_floor_ms_p95_len{r.length}": floor[worst]}))
     return rows
+
+
+def burst_rows() -> list[Row]:
+    """8 keys 10 ms apart on a slow model (d_model 512, 6+6 layers), worst of 3 bursts."""
+    import latency_bench
+
+    r = latency_bench.measure_burst()
+    note = (f"slow model: {r.pass_ms:.0f} ms a pass; final maps {'equal' if r.final_matches else 'DIFFER from'} "
+            "a direct pass on the final text")
+    return [Row("burst of 8 keys: forward passes after the first", r.passes_after_first if r.final_matches else None,
+                "", "burst_forwards_per_8_keys", Bar("<=", 2.0), note=note),
+            Row("burst of 8 keys: longest GUI-thread stall", r.max_gap_ms, "ms", "ui_max_gap_ms_during_burst",
+                Bar("<=", 50.0), note="100 Hz timer from the first key to the final frame")]
 
 
 def ui_rate_rows(window, device: torch.device, seconds: float, also_playground: bool) -> list[Row]:
@@ -314,7 +374,7 @@ def ui_rate_rows(window, device: torch.device, seconds: float, also_playground: 
     for label, tab, suffix in tabs if also_playground else tabs[:1]:
         r = ui_bench.measure_ui_rate_while_training(window, seconds, str(device), tab=tab)
         rows.append(Row(f"UI Hz while training ({label} tab shown)", r.hz, "Hz", f"ui_hz_while_training{suffix}",
-                        Bar(">=", 50.0), note=f"worst gap {r.worst_gap_ms:.0f} ms, p99 {r.p99_gap_ms:.0f} ms; "
+                        Bar(">=", 55.0), note=f"worst gap {r.worst_gap_ms:.0f} ms, p99 {r.p99_gap_ms:.0f} ms; "
                         f"{r.train_steps} steps in {r.seconds:g} s",
                         extra={f"ui_worst_gap_ms_while_training{suffix}": r.worst_gap_ms,
                                f"train_steps_per_s_during_ui{suffix}": r.train_steps / r.seconds}))
@@ -388,6 +448,7 @@ def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
     """Each measurement in turn: child processes first (a fresh machine state), then the in-process ones."""
     steps = (("start-up", lambda: startup_rows(1 if quick else 3)),
              ("window: keystrokes, UI rate", lambda: window_rows(quick, device, scratch)),
+             ("burst of keys on a slow model", lambda: _burst_or_skip(quick)),
              ("grid fps", lambda: grid_rows(1.0 if quick else 2.0)),
              ("train step d64", lambda: step_cost_rows(64, 10 if quick else 40, device)),
              ("train step d512", lambda: _d512_or_skip(quick, device)),
@@ -400,6 +461,12 @@ def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
         rows += measure()
         log.info("  %s took %.1f s", name, time.perf_counter() - start)
     return rows
+
+
+def _burst_or_skip(quick: bool) -> list[Row]:
+    if quick:
+        return [skipped("burst of 8 keys on a slow model")]
+    return burst_rows()
 
 
 def _d512_or_skip(quick: bool, device: torch.device) -> list[Row]:

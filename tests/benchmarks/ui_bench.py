@@ -64,6 +64,16 @@ def wait_until(predicate, timeout_s: float, what: str) -> None:
         run_event_loop(0.01)
 
 
+def wait_events(timeout_ms: int = 5) -> None:
+    """Sleep in the event loop until something arrives (or `timeout_ms`): unlike a processEvents() spin, it leaves
+    the GIL to the inference thread meanwhile."""
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.start(timeout_ms)
+    QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+    timer.stop()
+
+
 def run_event_loop(seconds: float) -> None:
     """A real event loop for `seconds`: unlike QTest.qWait, it lets the training thread have the GIL meanwhile."""
     loop = QEventLoop()
@@ -78,7 +88,7 @@ def open_window(device: str | None = None, timeout_s: float = 120.0) -> Applicat
     root = Application(device=device)
     root.window.show()
     root.start_loading()
-    wait_until(lambda: root.hub is not None, timeout_s, "the model to load")
+    wait_until(lambda: root.hub is not None and root.session.idle, timeout_s, "the model to load")
     root.window.tabs.setCurrentWidget(root.playground)
     QApplication.processEvents()
     return root
@@ -135,6 +145,7 @@ def set_source_length(window: Application, length: int) -> int:
     edit.end(False)
     if not session.set_source(text):
         raise RuntimeError(f"the session refused a source of length {length}: {session.last_error}")
+    session.wait_idle(60)
     QApplication.processEvents()
     return length
 
@@ -142,14 +153,15 @@ def set_source_length(window: Application, length: int) -> int:
 def _keystroke_ms(edit: QWidget, key: Qt.Key, counter: PaintCounter, timeout_s: float = 2.0) -> float:
     """One key press until the visible grid has painted the new maps, then the rest of that frame.
 
-    The key runs textEdited -> PlaygroundSession.set_source -> frame_changed -> every grid's set_maps synchronously;
-    the grid's paint comes from the event loop, as it does for a user. A key that never paints raises.
+    The key runs textEdited -> PlaygroundSession.set_source, which hands the pass to the inference thread; its frame
+    comes back through the event loop (frame_changed -> every grid's set_maps), and the grid's paint too, as for a
+    user. A key that never paints raises.
     """
     before = counter.count
     start = time.perf_counter()
     QTest.keyClick(edit, key)
-    while counter.count == before:
-        QApplication.processEvents()
+    while counter.count == before:  # sleeps in the event loop: the inference thread keeps the GIL meanwhile
+        wait_events()
         if time.perf_counter() - start > timeout_s:
             raise RuntimeError("the grid did not repaint after a keystroke")
     QApplication.processEvents()  # the rest of the frame: line edit, labels, previews, status bar

@@ -57,7 +57,7 @@ def mask_spec_from_dict(data: object) -> MaskSpec:
 
 
 def mask_spec_to_dict(spec: MaskSpec) -> dict:
-    return asdict(spec)
+    return {k: v for k, v in asdict(spec).items() if not k.endswith("_painted")}  # painted cells fit one input only
 
 
 def clamped_int(value: object, low: int, high: int, default: int) -> int:

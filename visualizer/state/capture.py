@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from core_model import MaskSpec, Vocabulary
+from core_model.attention_views import view_maps
 from core_model.model import ATTENTION_KINDS, HeadGates, Seq2SeqTransformer
 
 from .snapshots import KindMaps, MapsSnapshot
@@ -26,30 +27,39 @@ class Capture:
 
 def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor, tgt: torch.Tensor,
                  masks: MaskSpec, gates: HeadGates | None, mode: str, highlight: int | None) -> Capture:
-    """src (1, S), tgt (1, T) -> every kind's (L, H, Tq, Tk) maps as float32 numpy, with token labels."""
+    """src (1, S), tgt (1, T) -> every kind's (L, H, Tq, Tk) maps as float32 numpy, with token labels.
+
+    mode: "weights" and "scores" come from the model; "norms" and "rollout" from core_model.attention_views.
+    Rollout spreads across layers beyond what one layer's mask allows, so in that mode no cell is blanked.
+    """
     start = time.perf_counter()
     with torch.inference_mode():  # ~0.3 ms cheaper than no_grad per keystroke; nothing here needs autograd
-        out = model(src, tgt, masks, gates, return_attention=mode == "weights", return_scores=mode == "scores")
-    numpy_maps = (out.attention if mode == "weights" else out.scores).to_numpy()
+        if mode in ("weights", "scores"):
+            out = model(src, tgt, masks, gates, return_attention=mode == "weights", return_scores=mode == "scores")
+            torch_maps = out.attention if mode == "weights" else out.scores
+        else:
+            out, torch_maps = view_maps(model, src, tgt, mode, masks, gates)
+    numpy_maps = torch_maps.to_numpy()
     log_probs = out.log_probs
     predicted = log_probs[0].argmax(-1).tolist()
     first = log_probs[0, 0].float().cpu()
     forward_ms = (time.perf_counter() - start) * 1000.0
     valid = valid_masks(masks, src, tgt)
+    shown = {k: frozen(np.ones_like(v)) for k, v in valid.items()} if mode == "rollout" else valid
     src_labels, tgt_labels = tuple(vocab.tokens(src[0].tolist())), tuple(vocab.tokens(tgt[0].tolist()))
     labels = {"encoder_self": (src_labels, src_labels), "decoder_self": (tgt_labels, tgt_labels),
               "cross": (tgt_labels, src_labels)}
     maps = {}
     for kind in ATTENTION_KINDS:
-        values = _frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
+        values = frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]
-        maps[kind] = KindMaps(kind, values, valid[kind], q, k, None if kind == "encoder_self" else highlight)
+        maps[kind] = KindMaps(kind, values, shown[kind], q, k, None if kind == "encoder_self" else highlight)
     snap = MapsSnapshot(MappingProxyType(maps), mode, forward_ms, tuple(vocab.tokens(predicted)),
                         MappingProxyType({"stepping": highlight is not None}))
     return Capture(snap, MappingProxyType(valid), first)
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+def frozen(array: np.ndarray) -> np.ndarray:
     """A read-only array: a frame is shared by every view that draws it, so none may change it."""
     array.flags.writeable = False
     return array
@@ -63,8 +73,8 @@ def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[s
         full = torch.ones(tq, tk, dtype=torch.bool, device=src.device)
         if mask is not None:
             full = (full & mask).reshape(-1, tq, tk)[0]
-        return _frozen(full.cpu().numpy().copy())
+        return frozen(full.cpu().numpy().copy())
 
     return {"encoder_self": dense(masks.encoder_self(src), s, s),
             "decoder_self": dense(masks.decoder_self(tgt), t, t),
-            "cross": dense(masks.cross(src), t, s)}
+            "cross": dense(masks.cross(src, tq=t), t, s)}

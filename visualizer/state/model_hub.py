@@ -90,6 +90,13 @@ class ModelHub(QObject):
         self.set_model(model, task, origin=origin, history=history, path=path, dirty=dirty, extra=extra)
         return True
 
+    def previous_model(self) -> tuple[Seq2SeqTransformer, TaskSpec, str] | None:
+        """The model restore_previous() would bring back (model, task, origin), left in place (A/B compare)."""
+        if not self._undo:
+            return None
+        model, task, origin = self._undo[-1][:3]
+        return model, task, origin
+
     def training_copy(self) -> Seq2SeqTransformer:
         """A deep copy the trainer may own while the hub keeps serving inference."""
         return copy.deepcopy(self._model)

@@ -10,20 +10,24 @@ from types import MappingProxyType
 
 import numpy as np
 import torch
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from core_model import BOS, PAD, MaskSpec, Vocabulary, VocabularyError
+from core_model.attention_views import VIEW_MODES
 from core_model.model import ATTENTION_KINDS, HeadGates
-from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, max_source_len
+from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
-from .capture import capture_maps
+from .capture import frozen
+from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
+from .cell_tools import CellInputs
 from .model_hub import ModelHub
+from .source_check import DEFAULT_SOURCE, check_source
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from .stepper import Stepper, StepperInputs
 
 log = logging.getLogger(__name__)
-DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
-MODES = ("weights", "scores")
+MODES = VIEW_MODES  # post-softmax weights, pre-softmax scores, norm-weighted, rollout
+BUSY_AFTER_MS = 150  # a pass slower than this shows the busy indicator; quicker ones never flicker it
 
 
 class PlaygroundSession(QObject):
@@ -33,10 +37,20 @@ class PlaygroundSession(QObject):
     input_error_changed = Signal(object)  # InputError, or None once the input is fine again
     gates_changed = Signal(object)  # read-only {kind: (L, H) bool enabled}
     task_changed = Signal(str)  # the task followed a new model (the one it was trained on)
+    busy_changed = Signal(bool)  # True while the newest pass has run longer than BUSY_AFTER_MS
+    pass_failed = Signal(str)  # the newest pass raised: a sentence for the status bar
 
-    def __init__(self, hub: ModelHub, top_k: int = 5) -> None:
+    def __init__(self, hub: ModelHub, top_k: int = 5, runner: InferenceRunner | None = None) -> None:
         super().__init__()
         self.hub, self.top_k = hub, top_k
+        self.runner: InferenceRunner = runner or InlineRunner()  # the app injects a threaded one
+        self._serial = 0  # of the newest request; a result answering an older one is stale and dropped
+        self._delivered = 0  # serial of the newest result shown
+        self.busy = False
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_AFTER_MS)
+        self._busy_timer.timeout.connect(lambda: self._set_busy(self._delivered < self._serial))
         self.source_text, self.target_prefix = DEFAULT_SOURCE, ""
         self._typed_source = DEFAULT_SOURCE
         self.task = hub.task.task
@@ -119,7 +133,7 @@ class PlaygroundSession(QObject):
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be 'weights' or 'scores', got {mode!r}")
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
         self.mode = mode
         self.recompute()
 
@@ -167,20 +181,7 @@ class PlaygroundSession(QObject):
 
     # ----- internals -----
     def _check_source(self, text: str) -> tuple[InputError | None, list[int]]:
-        limit = self.max_source_len
-        if len(text) > 4 * limit + 64:  # cheap refusal of pasted megabytes before looking at each symbol
-            return InputError("source", f"Input is too long ({len(text):,} characters); at most {limit} symbols "
-                              "fit this model"), []
-        try:
-            ids = self.vocabulary.encode(text)
-        except VocabularyError as exc:
-            return InputError("source", f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
-                              f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)", exc.position), []
-        if not ids:
-            return InputError("source", f"Type a source sequence, e.g. {DEFAULT_SOURCE}"), []
-        if len(ids) > limit:
-            return InputError("source", f"Input is too long ({len(ids)} symbols); at most {limit} fit this model"), []
-        return None, ids
+        return check_source(text, self.vocabulary, self.max_source_len)
 
     def _set_error(self, error: InputError | None) -> None:
         if error != self.last_error:
@@ -194,12 +195,7 @@ class PlaygroundSession(QObject):
         self._publish_gates()
 
     def _publish_gates(self) -> None:
-        frozen = {}
-        for kind, gates in self._gates.items():
-            copy = gates.copy()
-            copy.flags.writeable = False
-            frozen[kind] = copy
-        self.gates_changed.emit(MappingProxyType(frozen))
+        self.gates_changed.emit(MappingProxyType({kind: frozen(g.copy()) for kind, g in self._gates.items()}))
 
     def head_gates(self) -> HeadGates | None:
         if all(g.all() for g in self._gates.values()):
@@ -234,20 +230,64 @@ class PlaygroundSession(QObject):
             ids = [BOS] + self.expected_ids() + [PAD] * self.extra_pads
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
+    @property
+    def idle(self) -> bool:
+        """The newest request has been answered (tests and benchmarks wait for this)."""
+        return self._delivered >= self._serial
+
+    def wait_idle(self, timeout_s: float = 10.0) -> bool:
+        return self.runner.wait_idle(timeout_s) and self.idle  # False on timeout
+
     def recompute(self) -> PlaygroundFrame | None:
-        """One forward pass with capture; emits one frame (maps, previews, decoder state, expected output)."""
+        """Request one forward pass with capture; its frame is emitted when it arrives, unless a newer one was asked.
+
+        Returns the new frame when the runner answered at once (the inline runner), else None.
+        """
         if not self._src_ids:
             return None
         tgt = self._target_tensor()
-        highlight = tgt.shape[1] - 1 if self._stepper.stepping else None
-        cap = capture_maps(self.hub.model, self.vocabulary, self._src_tensor(), tgt, self.masks, self.head_gates(),
-                           self.mode, highlight)
+        self._serial += 1
+        request = PassRequest(self._serial, self.hub.generation, self.hub.model, self.vocabulary, self._src_tensor(),
+                              tgt, self.masks, self.head_gates(), self.mode,
+                              tgt.shape[1] - 1 if self._stepper.stepping else None)
+        if not self._busy_timer.isActive() and not self.busy:
+            self._busy_timer.start()
+        self.runner.submit(lambda: run_pass(request), self._on_pass_done,
+                           lambda message: self._on_pass_failed(request.serial, message))
+        return self.last_frame if self._delivered == request.serial else None
+
+    def _on_pass_done(self, result: PassResult) -> None:
+        """GUI thread: show the result if it answers the newest request; the session's state matches it then."""
+        if result.request.serial != self._serial:
+            return  # stale: a newer request is on its way
+        self._delivered = result.request.serial
+        self._set_busy(False)
+        cap = result.capture
         self._first_log_probs = cap.first_log_probs
         frame = PlaygroundFrame(cap.maps, self.decode_snapshot(), cap.previews,
                                 tuple(self.vocabulary.tokens(self.expected_ids())))
         self.last_frame = frame
         self.frame_changed.emit(frame)
-        return frame
+
+    def _on_pass_failed(self, serial: int, message: str) -> None:
+        if serial != self._serial:
+            return
+        self._delivered = serial  # the newest request is answered; the last good maps stay
+        self._set_busy(False)
+        self.pass_failed.emit(message)
+
+    def _set_busy(self, busy: bool) -> None:
+        if not busy:
+            self._busy_timer.stop()
+        if busy != self.busy:
+            self.busy = busy
+            self.busy_changed.emit(busy)
+
+    def cell_inputs(self) -> CellInputs | None:
+        """The inputs of the current pass, for the cell inspector (None before a valid source)."""
+        if not self._src_ids:
+            return None
+        return CellInputs(self.hub.model, self._src_tensor(), self._target_tensor(), self.masks, self.head_gates())
 
     def decode_snapshot(self) -> DecodeSnapshot:
         """Plain description of the stepper for the decoder panel."""

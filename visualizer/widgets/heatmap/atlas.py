@@ -15,6 +15,8 @@ from PySide6.QtCore import QRectF
 from visualizer.widgets.heatmap.colours import finite_range, symmetric_range
 
 AVG = -1  # the head index of the head-average column
+UNIT_MODES = ("weights",)  # values in [0, 1] that use the range: a fixed shared scale
+DIVERGING_MODES = ("scores", "difference")  # signed values: a diverging scale centred on 0
 
 
 @dataclass(frozen=True, eq=False)  # identity equality: the arrays make value equality ambiguous
@@ -150,16 +152,19 @@ def per_map_range(shown: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.ndarray | float, np.ndarray | float]:
-    """The values at the colormap's ends: per-map ranges (L, C, 1, 1), else [0, 1] for weights, else the
-    global finite range for scores (a shared scale keeps maps comparable; softmax weights are always in [0, 1]).
-    Scores get a range centred on 0 for their diverging scale."""
+    """The values at the colormap's ends: per-map ranges (L, C, 1, 1), else [0, 1] for weights, else
+    the global finite range (a shared scale keeps maps comparable; softmax weights are always in [0, 1]).
+    Scores and differences get a range centred on 0 for their diverging scale; norms and rollout (shares, most
+    of them small) run from 0 to the largest value."""
     if scale_mode == "per_map":
         lo, hi = per_map_range(shown)
-    elif mode == "weights":
+    elif mode in UNIT_MODES:
         return 0.0, 1.0
     else:
         lo, hi = finite_range(shown)
-    return symmetric_range(lo, hi) if mode == "scores" else (lo, hi)
+    if mode in ("norms", "rollout"):
+        return np.zeros_like(lo) if np.ndim(lo) else 0.0, hi
+    return symmetric_range(lo, hi) if mode in DIVERGING_MODES else (lo, hi)
 
 
 def abbreviate(label: str) -> str:

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
-    AVG, AtlasLayout, abbreviation_legend, cross_lines, readable_labels, token_tick_levels,
+    AVG, DIVERGING_MODES, AtlasLayout, abbreviation_legend, cross_lines, readable_labels, token_tick_levels,
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.colours import SCORES_COLORMAP, RgbaImageItem, make_lut
@@ -28,8 +28,10 @@ class AtlasPlot:
         self._tick_source: tuple | None = None
         self.legend_changed: Callable[[str], None] = lambda _text: None  # the grid shows abbreviations in its legend
         # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
-        self._luts = {mode: (name, make_lut(name).view(np.uint32).ravel())
-                      for mode, name in (("weights", colormap), ("scores", SCORES_COLORMAP))}
+        luts = {name: make_lut(name).view(np.uint32).ravel() for name in (colormap, SCORES_COLORMAP)}
+        self._luts = {mode: (name, luts[name]) for mode, name in (
+            ("weights", colormap), ("scores", SCORES_COLORMAP), ("norms", colormap), ("rollout", colormap),
+            ("difference", SCORES_COLORMAP))}
         self._colorbar_map = colormap
         self._ticks_key: tuple = ()
         self._highlight_key: tuple = ()
@@ -139,7 +141,7 @@ class AtlasPlot:
         if name != self._colorbar_map:
             self._colorbar_map = name
             self.colorbar.setColorMap(pg.colormap.get(name))
-        unit = (-1.0, 1.0) if mode == "scores" else (0.0, 1.0)
+        unit = (-1.0, 1.0) if mode in DIVERGING_MODES else (0.0, 1.0)
         self.set_colorbar_levels(unit if scale_mode == "per_map" else (float(frame.lo), float(frame.hi)))
         self.set_ablated_labels(frame.layout, ablated)
 

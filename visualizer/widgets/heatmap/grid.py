@@ -22,12 +22,13 @@ from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
 from visualizer.widgets.heatmap.grid_header import GridHeader
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, show_hover_text
-from visualizer.widgets.heatmap.large_view import GridLargeView, MapDialog
+from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 
 log = logging.getLogger(__name__)
 
 SCALE_MODES = ("shared", "per_map")
-MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores"}
+MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
+             "rollout": "rollout to this layer (H: via that head)", "difference": "difference A − B"}
 
 
 class AttentionGrid(QWidget):
@@ -50,7 +51,7 @@ class AttentionGrid(QWidget):
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
         self._menu: QMenu | None = None
-        self._large_view = GridLargeView(self)
+        self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap, max_token_ticks)
         self._update_title()
 

@@ -54,3 +54,7 @@ class GridHeader(QWidget):
 
     def set_hover(self, text: str) -> None:
         self.hover_label.setText(text or " ")
+
+    def add_line(self, widget: QWidget) -> None:
+        """One more line under the legend (the Heads tab's role-badge legend)."""
+        self.layout().addWidget(widget)

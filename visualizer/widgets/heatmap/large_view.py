@@ -1,4 +1,5 @@
-"""One attention map shown large, with token labels on both axes and its own exports."""
+"""One attention map shown large, with token labels on both axes, its own exports, the cell panel (click a cell
+to take it apart) and mask painting (Paint mask, then click or drag over cells; Ctrl+Z undoes a stroke)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,18 +7,26 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QToolTip, QVBoxLayout, QWidget,
+)
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
 from visualizer.widgets.heatmap import exporters
 from visualizer.widgets.heatmap.atlas import AVG, cell_text
+from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
 from visualizer.widgets.heatmap.grid_header import caption_lines
+from visualizer.widgets.heatmap.map_tools import PAINT_PEN, MapMouseTools, painted_marks
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
+
+PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
+HINT = ("Click a cell to take it apart on the right. Paint mask ({key}): click or drag over cells to hide keys "
+        "from queries (drag from a painted cell to show them again).").format(key=PAINT_KEY)
 
 
 def token_ticks(labels: Sequence[str]) -> list[list[tuple[float, str]]]:
@@ -28,10 +37,16 @@ def token_ticks(labels: Sequence[str]) -> list[list[tuple[float, str]]]:
 class MapDialog(QDialog):
     """A single (Tq, Tk) map, large, with query labels on the left and key labels at the bottom."""
 
+    cell_clicked = Signal(int, int)  # query, key: take this cell apart
+    cells_painted = Signal(object, bool)  # frozenset of (query, key), erase?
+    stroke_finished = Signal()
+    undo_requested = Signal()
+
     def __init__(self, parent: QWidget | None = None, colormap: str = DEFAULT_COLORMAP) -> None:
         super().__init__(parent)
         self.setWindowTitle("Attention map")
-        self.resize(640, 560)
+        self.resize(640, 560)  # the cell tools, when attached, widen it
+        self._painted: frozenset[tuple[int, int]] = frozenset()
         self._lut = make_lut(colormap)
         self._values = np.zeros((0, 0), np.float32)
         self._valid = np.zeros((0, 0), bool)
@@ -40,19 +55,37 @@ class MapDialog(QDialog):
         self._key_labels: tuple[str, ...] = ()
         self._prefix = ""
         self._caption: list[str] = []
+        self._mode = "weights"
         self.title_label = QLabel()
         self.graphics = pg.GraphicsLayoutWidget()
         self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
+        self.paint_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pg.mkPen(PAINT_PEN, width=2), brush=None)
+        self.inspected_box = pg.PlotCurveItem(pen=pg.mkPen("#ff6d00", width=3))  # outline of the inspected cell
+        self.cell_panel = CellPanel()
         self._build_plot()
         self._build_layout()
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.mouse = MapMouseTools(self.graphics, self.cell_at, lambda: self._painted)
+        self.mouse.cell_clicked.connect(self.cell_clicked)
+        self.mouse.cells_painted.connect(self.cells_painted)
+        self.mouse.stroke_finished.connect(self.stroke_finished)
+        self.set_tools_enabled(False)
+
+    def set_tools_enabled(self, on: bool) -> None:
+        """Show the cell panel and the paint tools (only where something answers their signals)."""
+        for widget in (self.cell_panel, self.paint_button, self.undo_button, self.hint_label):
+            widget.setVisible(on)
+        if on and self.width() < 1000:
+            self.resize(1180, 680)
 
     def _build_plot(self) -> None:
         """Matrix-display setup: query 0 on top, no mouse panning, token labels as ticks."""
         plot = self.plot_item
         plot.addItem(self.image_item)
+        plot.addItem(self.paint_marks)
+        plot.addItem(self.inspected_box)
         plot.invertY(True)
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
@@ -62,7 +95,27 @@ class MapDialog(QDialog):
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
     def _build_layout(self) -> None:
-        """Title, plot, and a row of export buttons."""
+        """Title, plot, the tool and export buttons on the left; the cell panel on the right."""
+        self.paint_button = QPushButton(f"Paint mask ({PAINT_KEY})")
+        self.paint_button.setCheckable(True)
+        self.paint_button.setShortcut(PAINT_KEY)
+        self.paint_button.setToolTip(f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
+                                     "queries (every layer and head of this kind). Starting on a painted cell shows "
+                                     "them again. Off: a click takes the cell apart.")
+        self.paint_button.toggled.connect(self._on_paint_toggled)
+        self.undo_button = QPushButton("Undo paint (Ctrl+Z)")
+        self.undo_button.setShortcut(UNDO_KEY)
+        self.undo_button.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
+        self.undo_button.setEnabled(False)
+        self.undo_button.clicked.connect(self.undo_requested)
+        self.empty_label = QLabel()  # rows whose every key is masked: the model gives them zeros
+        self.empty_label.setStyleSheet("color: #b26a00;")
+        self.hint_label = QLabel(HINT)
+        self.hint_label.setWordWrap(True)
+        tools = QHBoxLayout()
+        tools.addWidget(self.paint_button)
+        tools.addWidget(self.undo_button)
+        tools.addWidget(self.hint_label, 1)
         buttons = QHBoxLayout()
         for text, slot in (("Export PNG...", self._ask_png), ("Export SVG...", self._ask_svg),
                            ("Export CSV...", self._ask_csv)):
@@ -70,10 +123,47 @@ class MapDialog(QDialog):
             button.clicked.connect(slot)
             buttons.addWidget(button)
         buttons.addStretch(1)
-        layout = QVBoxLayout(self)
+        left = QWidget()
+        layout = QVBoxLayout(left)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title_label)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.empty_label)
+        layout.addLayout(tools)
         layout.addLayout(buttons)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.cell_panel)
+        self.splitter.setSizes([640, 520])
+        QVBoxLayout(self).addWidget(self.splitter)
+
+    def _on_paint_toggled(self, on: bool) -> None:
+        self.mouse.painting = on
+        self.graphics.setCursor(Qt.CursorShape.CrossCursor if on else Qt.CursorShape.ArrowCursor)
+
+    def set_painted(self, cells: frozenset[tuple[int, int]]) -> None:
+        """Mark the painted cells of this kind with an x (they are also blank: masked)."""
+        self._painted = frozenset(cells)
+        x, y = painted_marks(self._painted, self._values.shape)
+        self.paint_marks.setData(x=x, y=y)
+
+    def painted(self) -> frozenset[tuple[int, int]]:
+        return self._painted
+
+    def set_can_undo(self, can: bool) -> None:
+        self.undo_button.setEnabled(can)
+
+    def show_cell(self, cell: object) -> None:
+        """Draw a CellDecomposition (numpy) in the panel, with this map's labels and its figure for the cell."""
+        if cell is None:
+            self.cell_panel.show_cell(None)
+            self.inspected_box.setData([], [])
+            return
+        i, j = cell.query, cell.key
+        self.inspected_box.setData([j, j + 1, j + 1, j, j], [i, i, i + 1, i + 1, i])
+        inside = i < self._values.shape[0] and j < self._values.shape[1]
+        value = float(self._shown[i, j]) if inside else None
+        self.cell_panel.show_cell(cell, self._query_labels, self._key_labels, value, self._mode)
 
     def set_matrix(
         self,
@@ -104,6 +194,11 @@ class MapDialog(QDialog):
         if self.colorbar.levels() != (lo, hi):
             self.colorbar.setLevels((lo, hi))
         self._set_labels(tuple(map(str, query_labels)), tuple(map(str, key_labels)))
+        empty = [f"{i} '{query_labels[i]}'" for i in np.flatnonzero(~valid.any(axis=1))] \
+            if valid.ndim == 2 and valid.size else []
+        self.empty_label.setText(f"Quer{'ies' if len(empty) > 1 else 'y'} {', '.join(empty)} see{'s' * (len(empty) == 1)}"
+                                 " no key at all: the model gives such a row all-zero weights." if empty else "")
+        self.empty_label.setVisible(bool(empty))
         if shape_changed:
             self.plot_item.getViewBox().setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
 
@@ -116,6 +211,7 @@ class MapDialog(QDialog):
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
         self._caption = caption_lines(title, maps, MASK_LEGEND)
+        self._mode = {"weights": "weights", "pre-softmax scores": "scores"}.get(mode_text, mode_text)  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
         """Update axis ticks only when the tokens changed (axes re-layout is the slow part)."""
@@ -170,31 +266,3 @@ class MapDialog(QDialog):
 
     def _ask_csv(self) -> None:
         ask_path_and_export(self, "Export map as CSV", "CSV file (*.csv)", self.export_csv)
-
-
-class GridLargeView:
-    """A grid's one large view: made on first use, reused, and kept on its (layer, head) as new maps arrive."""
-
-    def __init__(self, parent: QWidget) -> None:
-        self._parent = parent
-        self._dialog: MapDialog | None = None
-        self._target: tuple[int, int] | None = None
-
-    def is_visible(self) -> bool:
-        return self._dialog is not None and self._dialog.isVisible()
-
-    def open(self, layer: int, head: int) -> MapDialog:
-        """Aim the dialog at a map (the caller refreshes it with force=True, then shows it)."""
-        if self._dialog is None:
-            self._dialog = MapDialog(self._parent)
-        self._target = (layer, head)
-        return self._dialog
-
-    def refresh(self, maps: KindMaps | None, shown: np.ndarray | None, mode_text: str, force: bool = False) -> None:
-        """Show the target map of `maps`; `shown` is the grid's (L, H + 1, Tq, Tk) values, None when empty."""
-        dialog, target = self._dialog, self._target
-        if dialog is None or target is None or maps is None or not (force or dialog.isVisible()):
-            return
-        layer, head = target
-        if layer < maps.n_layers and head < maps.n_heads and shown is not None:
-            dialog.show_grid_map(maps, shown[layer, -1], layer, head, mode_text)

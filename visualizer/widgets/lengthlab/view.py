@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter,
@@ -32,6 +32,14 @@ SCALING_TIP = ("How a RoPE model is stretched past its training length at evalua
 def shipped_sources() -> tuple[ModelSource, ModelSource]:
     """The two shipped copy models, the lab's default pair."""
     return tuple(ModelSource(label.split(" (")[0], resource_path(name)) for label, name in SHIPPED)  # type: ignore
+
+
+def make_length_lab(parent: QObject) -> tuple[LengthLabState, LengthLabTab]:
+    """The lab's state (jobs on JobWorker threads) and its tab: the shipped pair, evaluated when first shown."""
+    from visualizer.workers.job_worker import JobWorker
+
+    state = LengthLabState(JobWorker, shipped_sources(), parent)
+    return state, LengthLabTab(state, auto_evaluate=True)
 
 
 def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:

@@ -26,6 +26,7 @@ class CandidateChart(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._ids: list[int] = []
+        self._shown: tuple | None = None  # what the bars show, to 1/1000: a keystroke that changes nothing visible skips
         self._labels: tuple[str, ...] | None = None
         self._title: str | None = None
         self._text_colour = self.palette().color(QPalette.ColorRole.WindowText)
@@ -48,6 +49,10 @@ class CandidateChart(pg.PlotWidget):
 
     def set_candidates(self, top_k: tuple[tuple[int, str, float], ...]) -> None:
         """Show the candidates in place (empty: no bars)."""
+        shown = tuple((token_id, label, round(p, 3)) for token_id, label, p in top_k)
+        if shown == self._shown:  # bars and 2-decimal texts would not change by a pixel: no repaint (~5 ms a key)
+            return
+        self._shown = shown
         self._ids = [token_id for token_id, _, _ in top_k]
         probs = np.array([p for _, _, p in top_k], dtype=np.float64)
         rows = np.arange(len(top_k), dtype=np.float64)

@@ -161,6 +161,10 @@ class DecoderPanel(QWidget):
         layout.addWidget(self.chart, 1)
         layout.addLayout(self._force_grid)
 
+    def add_extension(self, widget: QWidget) -> None:
+        """Append a widget under the stepper's controls (the beam search panel)."""
+        self.layout().addWidget(widget)
+
     def _make_shortcuts(self) -> None:
         for action, keys in SHORTCUT_KEYS.items():
             button = self.buttons[action]

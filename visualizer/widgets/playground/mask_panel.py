@@ -1,4 +1,4 @@
-"""Mask controls (padding, causal, sliding window), the weights/scores toggle, and small mask previews.
+"""Mask controls (padding, causal, sliding window) and small mask previews (the view toggle sits above the grids).
 
 Render only: the panel edits a `MaskSpec` (True = may attend, see core_model/masks.py) and emits it; the session
 applies it and sends back the boolean masks of the current input for the previews.
@@ -11,19 +11,18 @@ from dataclasses import replace
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
     QCheckBox,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QRadioButton,
+    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from core_model.masks import MaskSpec
+from core_model.masks import PAINTED_FIELDS, MaskSpec
 
 from .mask_preview import PREVIEW_KINDS, MaskPreview
 
@@ -31,7 +30,7 @@ log = logging.getLogger(__name__)
 
 WINDOW_RANGE = (1, 512)
 DEFAULT_WINDOW = 3
-MODES = ("weights", "scores")
+PAINTED_NAMES = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
 # field -> (checkbox text with mnemonic, one-sentence tooltip). Mnemonics avoid the window's Alt+E/D/R/P/T/F/M/V/H/S.
 FLAG_BOXES = {
     "encoder_padding": ("E&ncoder padding", "Encoder queries ignore <pad> keys: padding never takes attention."),
@@ -45,17 +44,13 @@ WINDOW_BOXES = {
     "decoder_window": ("Decoder se&lf", "Decoder query i sees only keys j with |i - j| < width; with causal, "
                        "exactly the last width tokens."),
 }
-MODE_TEXTS = {
-    "weights": ("Post-softmax we&ights", "Show attention weights after softmax: each row sums to 1."),
-    "scores": ("Pre-softma&x scores", "Show the raw scores q·k/√d before softmax; masked cells stay blank."),
-}
 
 
 class MaskPanel(QWidget):
-    """Checkboxes for each mask, a sliding-window width, the weights/scores mode and previews of the masks."""
+    """Checkboxes for each mask, a sliding-window width and previews of the masks."""
 
     spec_changed = Signal(object)  # a new MaskSpec, once per user change
-    mode_changed = Signal(str)  # "weights" (post-softmax) or "scores" (pre-softmax)
+    reset_requested = Signal()  # Reset masks was pressed (spec_changed carries the default spec right after)
 
     def __init__(self, spec: MaskSpec | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,9 +62,13 @@ class MaskPanel(QWidget):
         self.window_spin.setRange(*WINDOW_RANGE)
         self.window_spin.setValue(DEFAULT_WINDOW)
         self.window_spin.setToolTip("Sliding window width: key j stays visible from query i when |i - j| < width.")
-        self.mode_buttons = {mode: QRadioButton(MODE_TEXTS[mode][0]) for mode in MODES}
-        self._mode_group = QButtonGroup(self)
         self.preview_widget = MaskPreview()
+        self.reset_button = QPushButton("Reset mas&ks")
+        self.reset_button.setToolTip("Back to the default masks (padding and causal on, no window) and clear every "
+                                     "painted cell (Alt+K).")
+        self.painted_label = QLabel()
+        self.painted_label.setToolTip("Cells hidden by hand in a large map view (Paint mask), per attention kind; "
+                                      "they show in red in the previews below.")
         self._build_layout()
         self._connect()
         self.set_spec(self._spec)
@@ -95,18 +94,13 @@ class MaskPanel(QWidget):
         width_row.addWidget(width_label)
         width_row.addWidget(self.window_spin, 1)
         window_layout.addLayout(width_row)
-        show = QGroupBox("Heatmaps show")
-        show_layout = QHBoxLayout(show)
-        for i, mode in enumerate(MODES):
-            button = self.mode_buttons[mode]
-            button.setToolTip(MODE_TEXTS[mode][1])
-            self._mode_group.addButton(button, i)
-            show_layout.addWidget(button)
-        self.mode_buttons["weights"].setChecked(True)
-        controls = QGridLayout()  # two groups side by side, the mode below: fits a narrow column
+        controls = QGridLayout()  # two groups side by side: fits a narrow column
         controls.addWidget(masks, 0, 0)
         controls.addWidget(window, 0, 1)
-        controls.addWidget(show, 1, 0, 1, 2)
+        painted_row = QHBoxLayout()
+        painted_row.addWidget(self.painted_label, 1)
+        painted_row.addWidget(self.reset_button)
+        controls.addLayout(painted_row, 1, 0, 1, 2)
         controls.setColumnStretch(2, 1)  # spare width goes to an empty column: a checkbox is clickable where it is drawn
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -119,7 +113,13 @@ class MaskPanel(QWidget):
         for field, box in self.window_boxes.items():
             box.toggled.connect(lambda checked, f=field: self._on_window_toggled(f, checked))
         self.window_spin.valueChanged.connect(self._on_width_changed)
-        self._mode_group.idToggled.connect(self._on_mode_toggled)
+        self.reset_button.clicked.connect(self._on_reset)
+
+    def _on_reset(self) -> None:
+        self.reset_requested.emit()
+        if self._spec != MaskSpec():
+            self.set_spec(MaskSpec())
+            self.spec_changed.emit(self._spec)
 
     def set_spec(self, spec: MaskSpec) -> None:
         """Show `spec` without emitting. With two different window widths the spin box shows the encoder's."""
@@ -136,24 +136,15 @@ class MaskPanel(QWidget):
             self._sync_spin_enabled()
         finally:
             self._updating = False
+        counts = {kind: len(spec.painted(kind)) for kind in PAINTED_FIELDS}
+        total = sum(counts.values())
+        self.painted_label.setText("Painted: none" if not total else "Painted: " + ", ".join(
+            f"{n} {PAINTED_NAMES[kind]}" for kind, n in counts.items() if n))
+        self.preview_widget.set_painted({kind: spec.painted(kind) for kind in PAINTED_FIELDS})
 
     def spec(self) -> MaskSpec:
         """The mask spec the panel shows."""
         return self._spec
-
-    def mode(self) -> str:
-        """ "weights" or "scores"."""
-        return MODES[self._mode_group.checkedId()]
-
-    def set_mode(self, mode: str) -> None:
-        """Select a mode without emitting."""
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self._updating = True
-        try:
-            self.mode_buttons[mode].setChecked(True)
-        finally:
-            self._updating = False
 
     def set_previews(self, previews: dict[str, np.ndarray]) -> None:
         """Show the (Tq, Tk) bool masks of the given kinds (others keep theirs)."""
@@ -176,10 +167,6 @@ class MaskPanel(QWidget):
         changes = {f: width for f, box in self.window_boxes.items() if box.isChecked()}
         if changes:
             self._user_changed(**changes)
-
-    def _on_mode_toggled(self, button_id: int, checked: bool) -> None:
-        if checked and not self._updating:
-            self.mode_changed.emit(MODES[button_id])
 
     def _sync_spin_enabled(self) -> None:
         self.window_spin.setEnabled(any(box.isChecked() for box in self.window_boxes.values()))

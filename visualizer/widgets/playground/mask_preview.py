@@ -12,13 +12,19 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 PREVIEW_KINDS = ("encoder_self", "decoder_self", "cross")
 PREVIEW_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
-MASK_LUT = np.array([[38, 50, 56], [227, 242, 253]], dtype=np.uint8)  # 0 = masked (dark), 1 = allowed (light)
+# 0 = masked (dark), 1 = allowed (light), 2 = painted by hand (red); rows with no visible key get an amber bar
+MASK_LUT = np.array([[38, 50, 56], [227, 242, 253], [213, 0, 0]], dtype=np.uint8)
 GAP = 8  # pixels between previews
+EMPTY_ROW_COLOUR = "#ffb300"
 
 
-def mask_image(mask: np.ndarray) -> QImage:
-    """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked)."""
-    rgb = np.ascontiguousarray(MASK_LUT[mask.astype(np.intp)])  # (Tq, Tk, 3)
+def mask_image(mask: np.ndarray, painted: frozenset[tuple[int, int]] = frozenset()) -> QImage:
+    """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked, red = painted)."""
+    index = mask.astype(np.intp)
+    for i, j in painted:
+        if i < mask.shape[0] and j < mask.shape[1]:
+            index[i, j] = 2
+    rgb = np.ascontiguousarray(MASK_LUT[index])  # (Tq, Tk, 3)
     height, width = mask.shape
     return QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()  # owns its pixels
 
@@ -30,10 +36,11 @@ class MaskPreview(QWidget):
         super().__init__(parent)
         self._masks = {kind: np.zeros((0, 0), bool) for kind in PREVIEW_KINDS}
         self._images: dict[str, QImage | None] = {kind: None for kind in PREVIEW_KINDS}
+        self._painted: dict[str, frozenset[tuple[int, int]]] = {kind: frozenset() for kind in PREVIEW_KINDS}
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setToolTip("The masks for the current input: light = may attend, dark = masked. "
-                        "Rows are queries, columns keys.")
+        self.setToolTip("The masks for the current input: light = may attend, dark = masked, red = painted by "
+                        "hand. Rows are queries, columns keys; a row with no visible key gets all-zero weights.")
         self.setAccessibleName("Mask previews")
 
     def set_masks(self, masks: dict[str, np.ndarray]) -> None:
@@ -41,10 +48,28 @@ class MaskPreview(QWidget):
         for kind, mask in masks.items():
             matrix = np.asarray(mask, bool)
             self._masks[kind] = matrix.copy()
-            self._images[kind] = mask_image(matrix) if matrix.size else None
+        self._redraw(masks)
+
+    def set_painted(self, painted: dict[str, frozenset[tuple[int, int]]]) -> None:
+        """Cells painted by hand per kind: drawn red (they are masked too)."""
+        changed = [kind for kind, cells in painted.items() if self._painted[kind] != cells]
+        self._painted.update(painted)
+        self._redraw(changed)
+
+    def _redraw(self, kinds) -> None:
+        for kind in kinds:
+            matrix = self._masks[kind]
+            self._images[kind] = mask_image(matrix, self._painted[kind]) if matrix.size else None
         self.setAccessibleDescription("; ".join(  # the images say nothing to a screen reader
-            f"{PREVIEW_TITLES[k]}: {int(m.sum())} of {m.size} query-key pairs may attend" for k, m in self._masks.items()))
+            f"{PREVIEW_TITLES[k]}: {int(m.sum())} of {m.size} query-key pairs may attend"
+            f"{', ' + str(self.empty_rows(k)) + ' rows see no key' if self.empty_rows(k) else ''}"
+            for k, m in self._masks.items()))
         self.update()
+
+    def empty_rows(self, kind: str) -> int:
+        """Queries of `kind` whose every key is masked (the model gives them all-zero weights)."""
+        mask = self._masks[kind]
+        return int((~mask.any(axis=1)).sum()) if mask.size else 0
 
     def matrix(self, kind: str) -> np.ndarray:
         """The mask shown for `kind`, (Tq, Tk) bool; (0, 0) when nothing is shown."""
@@ -76,8 +101,10 @@ class MaskPreview(QWidget):
         for kind in PREVIEW_KINDS:
             column = self._column(kind)
             painter.setPen(text)
+            empty = self.empty_rows(kind)
+            title = PREVIEW_TITLES[kind] + (f" · {empty} empty row{'s' * (empty > 1)}" if empty else "")
             painter.drawText(QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
-                             Qt.AlignmentFlag.AlignCenter, PREVIEW_TITLES[kind])
+                             Qt.AlignmentFlag.AlignCenter, title)
             image, rect = self._images[kind], self.image_rect(kind)
             if image is None or rect.isEmpty():
                 continue
@@ -85,7 +112,18 @@ class MaskPreview(QWidget):
             painter.setPen(QPen(QColor(text), 1))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(rect.adjusted(0, 0, -1, -1))  # an all-allowed mask still shows its edge
+            if empty:
+                self._mark_empty_rows(painter, kind, rect)
         painter.end()
+
+    def _mark_empty_rows(self, painter: QPainter, kind: str, rect: QRect) -> None:
+        """An amber bar left of each row with no visible key: the model gives it all-zero weights."""
+        mask = self._masks[kind]
+        cell_h = rect.height() / mask.shape[0]
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(EMPTY_ROW_COLOUR))
+        for i in np.flatnonzero(~mask.any(axis=1)):
+            painter.drawRect(QRect(rect.left() - 5, round(rect.top() + i * cell_h), 4, max(round(cell_h), 1)))
 
     def event(self, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.ToolTip:
@@ -102,6 +140,9 @@ class MaskPreview(QWidget):
             if mask.size and rect.contains(x, y):
                 i = min(int((y - rect.top()) * mask.shape[0] / rect.height()), mask.shape[0] - 1)
                 j = min(int((x - rect.left()) * mask.shape[1] / rect.width()), mask.shape[1] - 1)
-                state = "may attend" if mask[i, j] else "masked"
+                state = "may attend" if mask[i, j] else "painted (masked)" if (i, j) in self._painted[kind] \
+                    else "masked"
+                if not mask[i].any():
+                    state += "; this query sees no key at all, so its weights are all 0"
                 return f"{PREVIEW_TITLES[kind]}: query {i} -> key {j} {state}"
         return ""

@@ -5,17 +5,21 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
+from visualizer.state.cell_tools import CellInspector, MaskPainter
+from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
-from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.common.stable_label import LabelSlot, fix_label_size
+from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
 from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
@@ -43,7 +47,9 @@ class PlaygroundView(QWidget):
 
     config_requested = Signal(object)  # forwarded from the model panel
 
-    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None) -> None:
+    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None, *,
+                 compare: CompareSession | None = None, ask_b_path: PathProvider = ask_checkpoint_path) -> None:
+        """compare: the A/B compare state; without it the view has no Compare button."""
         super().__init__(parent)
         self.session = session
         self.model_panel, self.input_panel = ModelPanel(), InputPanel()
@@ -82,15 +88,35 @@ class PlaygroundView(QWidget):
         self.output_label = self.output_slot.label
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
+        self.view_modes = ViewModeBar()
+        cycle = QShortcut(QKeySequence("Ctrl+Shift+V"), self)
+        cycle.setContext(Qt.ShortcutContext.WindowShortcut)
+        cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
+        cycle.activated.connect(self.view_modes.cycle)
+        # shown only while a forward pass has run > ~150 ms; fixed size, so it never re-lays out the row
+        self.busy_label = fix_label_size(QLabel(), "  computing…  ")
+        self.busy_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.busy_label.setStyleSheet("QLabel { color: #6b4f00; border-radius: 3px; }"
+                                      "QLabel[busy=\"true\"] { background: #ffe8a3; }")
+        self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
         top = QHBoxLayout()
         top.addWidget(self.output_slot, 1)
+        top.addWidget(self.busy_label)
         top.addWidget(self.restore_heads)
         top.addWidget(self.scale)
+        self.view_row = QHBoxLayout()  # the view choice; compare mode adds its controls here
+        self.view_row.addWidget(self.view_modes)
+        self.view_row.addStretch(1)
         right = QWidget()
         right_lay = QVBoxLayout(right)
         right_lay.setContentsMargins(0, 0, 0, 0)
         right_lay.addLayout(top)
-        right_lay.addWidget(self.grid_tabs, 1)
+        right_lay.addLayout(self.view_row)
+        right_lay.addWidget(self.view_modes.formula_label)
+        self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
+        self.grid_stack.addWidget(self.grid_tabs)
+        right_lay.addWidget(self.grid_stack, 1)
+        self.compare_panel = self._add_compare(compare, ask_b_path) if compare is not None else None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
@@ -99,8 +125,32 @@ class PlaygroundView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
+        # the large views' tools: one inspector per kind (each view follows its own cell), one painter for all
+        self.painter = MaskPainter(lambda: session.masks, self._apply_painted)
+        self.inspectors = {kind: CellInspector(session.cell_inputs) for kind in ATTENTION_KINDS}
+        for kind, grid in self.grids.items():
+            grid.large_view.attach(self.inspectors[kind], self.painter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
+
+    def _add_compare(self, compare: CompareSession, ask_b_path: PathProvider) -> ComparePanel:
+        """A "Compare A/B" toggle in the view row that swaps the grids for the compare page."""
+        panel = ComparePanel(compare, ask_b_path)
+        self.grid_stack.addWidget(panel)
+        self.compare_button = QPushButton("Compare A/B")
+        self.compare_button.setCheckable(True)
+        self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input "
+                                       "(Ctrl+Shift+B)")
+        self.compare_button.setShortcut("Ctrl+Shift+B")
+        self.view_row.addWidget(self.compare_button)
+
+        def toggled(on: bool) -> None:
+            self.grid_stack.setCurrentWidget(panel if on else self.grid_tabs)
+            self.compare_button.setText("Compare A/B: on" if on else "Compare A/B")
+            compare.set_enabled(on)
+
+        self.compare_button.toggled.connect(toggled)
+        return panel
 
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
@@ -111,7 +161,8 @@ class PlaygroundView(QWidget):
         s.input_error_changed.connect(ip.set_error)
         s.task_changed.connect(ip.set_task)
         self.mask_panel.spec_changed.connect(s.set_masks)
-        self.mask_panel.mode_changed.connect(s.set_mode)
+        self.view_modes.mode_changed.connect(s.set_mode)
+        self.mask_panel.reset_requested.connect(self.painter.forget)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
@@ -120,6 +171,7 @@ class PlaygroundView(QWidget):
         dp.token_forced.connect(s.force)
         s.frame_changed.connect(self.show_frame)
         s.gates_changed.connect(self._show_gates)
+        s.busy_changed.connect(self._show_busy)
         self.model_panel.config_requested.connect(self.config_requested)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
@@ -128,6 +180,11 @@ class PlaygroundView(QWidget):
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def _apply_painted(self, spec: object) -> None:
+        """A paint stroke or undo: the mask panel shows the new spec (keeping the painting), the session runs it."""
+        self.mask_panel.set_spec(spec)
+        self.session.set_masks(spec)
 
     def show_frame(self, frame: PlaygroundFrame) -> None:
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
@@ -138,6 +195,7 @@ class PlaygroundView(QWidget):
 
     def show_maps(self, snap: MapsSnapshot) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
+        self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
@@ -147,6 +205,13 @@ class PlaygroundView(QWidget):
                                   f" <span style='color:gray'>(decoder input: {source})</span>")
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")
+
+    def _show_busy(self, busy: bool) -> None:
+        """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""
+        self.busy_label.setText("computing…" if busy else "")
+        self.busy_label.setProperty("busy", busy)
+        self.busy_label.style().unpolish(self.busy_label)
+        self.busy_label.style().polish(self.busy_label)
 
     def _show_gates(self, gates: dict[str, np.ndarray]) -> None:
         for kind, enabled in gates.items():

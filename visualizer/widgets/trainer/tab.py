@@ -18,6 +18,7 @@ from visualizer.state.training_record import MetricsView
 from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm
+from visualizer.widgets.trainer.forming import FormingCurves, beside
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 
@@ -131,7 +132,7 @@ class TrainerTab(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(380)
         right = QVBoxLayout()
-        right.addWidget(self.curves, 3)
+        right.addWidget(beside(self.curves, FormingCurves(self.state, self.probe)), 3)  # issue 16: forming curves
         right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 0)

@@ -1,0 +1,161 @@
+"""Keystroke latency against its floor, a burst of keys on a slow model, and model-ready against `import torch`.
+
+The floor of a keystroke is what no implementation can avoid: one forward pass with capture (the same
+`capture_maps` the session runs, numpy copy included) plus uploading and painting the very pixels the grid shows in a
+bare pyqtgraph `ImageItem` of the same size. It is measured in the same run as the keystrokes, so the ratio holds
+on any machine. bench.py turns these into rows.
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+import torch
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+import ui_bench
+
+BURST_KEYS = "13572468"  # 8 keys
+BURST_GAP_MS = 10
+
+
+# ----- the floor ----------------------------------------------------------------------------------------------
+def floor_ms(window, n: int) -> dict[str, float]:
+    """p95 ms per grid tab of: capture_maps on the session's current input + setImage and paint in a bare ImageItem."""
+    from visualizer.state.capture import capture_maps
+
+    session, view = window.session, window.playground
+    src, tgt = session._src_tensor(), session._target_tensor()  # noqa: SLF001 - exactly the session's own inputs
+    out: dict[str, float] = {}
+    for kind, grid in view.grids.items():
+        view.grid_tabs.setCurrentWidget(grid)
+        QApplication.processEvents()
+        pixels = np.array(grid.image_item.image, copy=True)
+        bare = pg.GraphicsLayoutWidget()
+        item = pg.ImageItem(axisOrder="row-major")
+        plot = bare.addPlot()
+        plot.addItem(item)
+        bare.resize(grid.graphics.size())
+        bare.show()
+        item.setImage(pixels, autoLevels=False)
+        QApplication.processEvents()
+        counter = ui_bench.PaintCounter(bare.viewport())
+        times = []
+        for _ in range(n):
+            before, start = counter.count, time.perf_counter()
+            capture_maps(session.hub.model, session.vocabulary, src, tgt, session.masks, session.head_gates(),
+                         session.mode, None)
+            item.setImage(pixels, autoLevels=False)
+            while counter.count == before:
+                QApplication.processEvents()
+            times.append((time.perf_counter() - start) * 1e3)
+        counter.detach()
+        bare.close()
+        bare.deleteLater()
+        out[kind] = float(np.percentile(times, 95))
+    QApplication.processEvents()
+    return out
+
+
+# ----- a burst of keys on a slow model ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BurstResult:
+    passes_after_first: int  # forward passes the burst started after the first key's
+    max_gap_ms: float  # the GUI thread's longest stall (a 100 Hz timer) from the first key to the final frame
+    final_matches: bool  # the final maps equal a direct forward pass on the final text
+    pass_ms: float  # one forward pass of the slow model, for the note
+
+
+def slow_view():
+    """A Playground tab as the app builds it (threaded runner) on a d_model 512, 6+6 layer model."""
+    from core_model import ModelConfig, build_model
+    from core_model.tasks import TaskSpec
+    from visualizer.state.model_hub import ModelHub
+    from visualizer.state.playground import PlaygroundSession
+    from visualizer.widgets.playground.view import PlaygroundView
+    from visualizer.workers.inference import ThreadedRunner
+
+    config = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)
+    hub = ModelHub(build_model(config, seed=0), TaskSpec(), device=torch.device("cpu"), origin="bench")
+    session = PlaygroundSession(hub, runner=ThreadedRunner())
+    view = PlaygroundView(session)
+    view.resize(1400, 900)
+    view.show()
+    return view
+
+
+def measure_burst(repeats: int = 3) -> BurstResult:
+    """8 keys 10 ms apart into the real source field; worst of `repeats` bursts."""
+    view = slow_view()
+    session, runner, field = view.session, view.session.runner, view.input_panel.source
+    try:
+        field.setFocus()
+        field.setText("0123")
+        field.textEdited.emit("0123")
+        session.wait_idle(60)
+        start = time.perf_counter()
+        session.recompute()
+        session.wait_idle(60)
+        pass_ms = (time.perf_counter() - start) * 1e3
+        passes, gaps, matches = [], [], True
+        for _ in range(repeats):
+            field.setText("0123")
+            field.textEdited.emit("0123")
+            session.wait_idle(60)
+            stamps: list[float] = []
+            timer = QTimer()
+            timer.setTimerType(Qt.TimerType.PreciseTimer)
+            timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+            first = runner.started_jobs
+            timer.start(10)
+            t0 = time.perf_counter()
+            for i, ch in enumerate(BURST_KEYS):  # key i at t0 + 10 i ms, as a fast typist's keys arrive
+                while time.perf_counter() < t0 + i * BURST_GAP_MS / 1000:
+                    ui_bench.wait_events(1)
+                stamps.append(time.perf_counter())
+                QTest.keyClick(field, ch)
+            while not session.idle:
+                ui_bench.wait_events(5)
+            stamps.append(time.perf_counter())
+            timer.stop()
+            passes.append(runner.started_jobs - first - 1)
+            gaps.append(float(np.diff(stamps).max() * 1e3))
+            matches &= _final_maps_match(view, field.text())
+        return BurstResult(max(passes), max(gaps), matches, pass_ms)
+    finally:
+        runner.shutdown()
+        view.close()
+        view.deleteLater()
+        QApplication.processEvents()
+
+
+def _final_maps_match(view, text: str) -> bool:
+    from core_model import BOS
+
+    s = view.session
+    pads = [0] * s.extra_pads
+    src = torch.tensor([s.vocabulary.encode(text) + pads])
+    tgt = torch.tensor([[BOS] + s.expected_ids() + pads])
+    with torch.inference_mode():
+        att = s.hub.model(src, tgt, s.masks, None, return_attention=True).attention
+    shown = s.last_frame.maps.maps
+    return all(np.allclose(shown[k].values, np.stack([a[0].numpy() for a in att.kind(k)]), atol=1e-5)
+               for k in shown) and shown["encoder_self"].key_labels[:len(text)] == tuple(text)
+
+
+# ----- start-up ------------------------------------------------------------------------------------------------
+def import_torch_s(runs: int) -> float:
+    """Median seconds of a bare `python -c "import torch"`, launch to exit."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

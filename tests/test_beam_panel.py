@@ -1,0 +1,188 @@
+"""The beam search panel driven like a user: Run through the controls, the tree against the CLI, clicks to the grids."""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from core_model import BOS
+from core_model.checkpoint import load_checkpoint
+from core_model.tasks import max_source_len
+from visualizer.cli import main
+from visualizer.state.beam import BeamState
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import PlaygroundSession
+from visualizer.widgets.playground.beam_panel import BeamPanel
+from visualizer.widgets.playground.beam_tree import edge_text, score_text
+from visualizer.widgets.playground.view import PlaygroundView
+from visualizer.workers.decode_job import DecodeJob
+
+CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
+SOURCE = "3141"
+
+
+@pytest.fixture
+def app(qtbot):
+    ckpt = load_checkpoint(CKPT)
+    hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test")
+    session = PlaygroundSession(hub)
+    view = PlaygroundView(session)
+    beam = BeamState(session, DecodeJob.launch)
+    panel = BeamPanel(beam)
+    view.decoder_panel.add_extension(panel)
+    qtbot.addWidget(view)
+    view.resize(1400, 900)
+    with qtbot.waitExposed(view):
+        view.show()
+    field = view.input_panel.source
+    field.selectAll()
+    qtbot.keyClick(field, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(field, SOURCE)
+    assert session.source_text == SOURCE
+    return view, session, beam, panel
+
+
+def type_into(qtbot, box, text: str) -> None:
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), text)
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Tab)
+
+
+def chips_show(qtbot, view, words) -> None:
+    """Wait until the stepper's output chips read `words` (the session may answer from a worker thread)."""
+    qtbot.waitUntil(lambda: [label for label, _ in view.decoder_panel.chip_states()] == list(words), timeout=10_000)
+
+
+def run_search(qtbot, beam, panel):
+    with qtbot.waitSignal(beam.outcome_changed, timeout=30_000) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
+
+
+def cli(session, capsys, *args: str) -> dict:
+    limit = max_source_len(session.hub.config.max_len)
+    assert main(["decode", str(CKPT), SOURCE, "--pads", str(session.extra_pads), "--max-new", str(limit),
+                 "--device", "cpu", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_tree_shows_k_hypotheses_with_the_clis_log_probs(qtbot, app, capsys):
+    view, session, beam, panel = app
+    type_into(qtbot, panel.width_spin, "4")
+    outcome = run_search(qtbot, beam, panel)
+    printed = cli(session, capsys, "--beam", "4", "--tree")
+    expected = printed["beams"]
+    assert len(outcome.hypotheses) == 4
+    drawn = [t.text for t in panel.tree.drawn_texts("score")]
+    assert sorted(drawn) == sorted(score_text(b["log_prob"]) for b in expected)
+    rows = [b.text() for b in panel.hyp_rows]
+    for row, want in zip(rows, expected):
+        assert " ".join(want["tokens"]) in row and f"log p {score_text(want['log_prob'])}" in row
+    assert "= greedy, expected" in rows[0]
+    assert "same as greedy" in panel.compare.text() and "matches the expected output" in panel.compare.text()
+    edges = {t.node: t.text for t in panel.tree.drawn_texts("edge")}
+    assert edges and all(text == edge_text(printed["tree"][node]["log_prob"]) for node, text in edges.items())
+    assert len(printed["tree"]) == len(outcome.nodes)
+    assert all(outcome.nodes[t.node].kept for t in panel.tree.drawn_texts("token"))
+    kept_only = len(panel.tree.drawn_texts("token"))
+    qtbot.mouseClick(panel.candidates, Qt.MouseButton.LeftButton)
+    assert len(panel.tree.drawn_texts("token")) > kept_only
+    assert any(not outcome.nodes[t.node].kept for t in panel.tree.drawn_texts("token"))  # grey pruned nodes drawn
+    assert sorted(t.text for t in panel.tree.drawn_texts("score")) == sorted(drawn)
+    image = panel.tree.grab().toImage()
+    assert image.pixelColor(image.width() // 3, 18) != image.pixelColor(2, 2)  # something painted
+
+
+def test_sampling_through_the_controls_equals_the_cli(qtbot, app, capsys):
+    view, session, beam, panel = app
+    panel.mode.setCurrentIndex(panel.mode.findData("sample"))
+    type_into(qtbot, panel.temperature, "3")
+    type_into(qtbot, panel.samples, "5")
+    type_into(qtbot, panel.seed, "7")
+    outcome = run_search(qtbot, beam, panel)
+    expected = cli(session, capsys, "--temperature", "3", "--samples", "5", "--seed", "7")["beams"]
+    rows = [b.text() for b in panel.hyp_rows]
+    assert len(rows) == 5 == len(outcome.hypotheses)
+    for row, want in zip(rows, expected):
+        assert row.startswith(f"{rows.index(row) + 1}. {' '.join(want['tokens'])}   log p {score_text(want['log_prob'])}")
+    assert not panel.width_spin.isEnabled() and panel.seed.isEnabled()
+    distinct = len({tuple(b["tokens"]) for b in expected})
+    assert panel.status.text() == f"5 samples (seed 7), {distinct} different sequences"
+
+
+def test_clicking_a_node_shows_that_hypothesis_in_the_grids(qtbot, app):
+    view, session, beam, panel = app
+    type_into(qtbot, panel.width_spin, "3")
+    outcome = run_search(qtbot, beam, panel)
+    hyp = outcome.hypotheses[2]  # not the greedy one
+    assert hyp.tokens != outcome.greedy.tokens
+    center = panel.tree.node_rect(hyp.node).center().toPoint()
+    with qtbot.waitSignal(beam.shown_changed):
+        qtbot.mouseClick(panel.tree, Qt.MouseButton.LeftButton, pos=center)
+    words = list(outcome.words(hyp.tokens))
+    chips_show(qtbot, view, words)
+    frame = session.last_frame
+    assert list(frame.decoder.output_labels) == words
+    tgt = torch.tensor([[BOS, *hyp.tokens]])
+    src = torch.tensor([session.vocabulary.encode(SOURCE) + [0] * session.extra_pads])
+    with torch.no_grad():
+        att = session.hub.model(src, tgt, session.masks, return_attention=True).attention
+    for kind in ("decoder_self", "cross"):
+        shown = view.grids[kind].displayed_matrix(0, 0)
+        want = getattr(att, kind)[0][0, 0].numpy()
+        assert shown.shape == want.shape
+        np.testing.assert_allclose(np.nan_to_num(shown), want, atol=1e-5)  # masked cells are drawn blank (NaN)
+    qtbot.mouseClick(panel.open_large, Qt.MouseButton.LeftButton)
+    large = panel.large_tree
+    assert panel.large_window.isVisible() and large.drawn_texts("score")
+    assert [t.text for t in large.drawn_texts("score")] == [t.text for t in panel.tree.drawn_texts("score")]
+    first = outcome.hypotheses[1].node
+    with qtbot.waitSignal(beam.shown_changed):
+        qtbot.mouseClick(large, Qt.MouseButton.LeftButton, pos=large.node_rect(first).center().toPoint())
+    chips_show(qtbot, view, outcome.words(outcome.hypotheses[1].tokens))
+    panel.large_window.close()
+    greedy_button = panel.hyp_rows[0]
+    qtbot.mouseClick(greedy_button, Qt.MouseButton.LeftButton)
+    chips_show(qtbot, view, outcome.words(outcome.hypotheses[0].tokens))
+
+
+def test_a_changed_input_makes_the_result_stale(qtbot, app):
+    view, session, beam, panel = app
+    outcome = run_search(qtbot, beam, panel)
+    qtbot.keyClicks(view.input_panel.source, "2")
+    qtbot.waitUntil(lambda: "press Run again" in panel.status.text(), timeout=10_000)
+    qtbot.mouseClick(panel.hyp_rows[0], Qt.MouseButton.LeftButton)
+    assert session.last_frame.decoder.output_labels != outcome.words(outcome.hypotheses[0].tokens)
+
+
+def test_a_target_prefix_is_named_instead_of_mixed_into_the_hypothesis(qtbot, app):
+    view, session, beam, panel = app
+    outcome = run_search(qtbot, beam, panel)
+    qtbot.keyClicks(view.input_panel.prefix, "9")
+    qtbot.mouseClick(panel.hyp_rows[1], Qt.MouseButton.LeftButton)
+    assert "Clear the target prefix" in panel.status.text()
+    chips_show(qtbot, view, ["9"])
+    qtbot.keyClick(view.input_panel.prefix, Qt.Key.Key_Backspace)
+    assert session.target_prefix == ""
+    qtbot.mouseClick(panel.hyp_rows[1], Qt.MouseButton.LeftButton)
+    chips_show(qtbot, view, outcome.words(outcome.hypotheses[1].tokens))
+
+
+def test_cancel_stops_a_running_job(qtbot):
+    started = threading.Event()
+
+    def forever(on_step):
+        for i in range(10**9):
+            started.set()
+            on_step(i)
+
+    job = DecodeJob.launch(forever)
+    assert started.wait(10)
+    with qtbot.waitSignal(job.cancelled, timeout=10_000):
+        job.cancel()
+    assert job.done.wait(10)

@@ -1,0 +1,136 @@
+"""The Heads tab in the whole app: its numbers are the CLI's, a click ablates the head, badges name the roles."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core_model.head_roles import ROLE_LABELS
+from visualizer.composition import Application
+
+ROOT = Path(__file__).resolve().parents[1]
+ROPE = ROOT / "resources" / "copy_rope.pt"
+N, SEED = 40, 3
+
+
+def _cli(n: int, seed: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-m", "visualizer", "heads", str(ROPE), "--n", str(n), "--seed", str(seed),
+                           "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def app(qtbot):
+    app = Application(checkpoint=ROPE, device="cpu")
+    qtbot.addWidget(app.window)
+    app.window.show()
+    app.start_loading()
+    qtbot.waitUntil(lambda: app.heads is not None and app.heads.roles is not None, timeout=60000)
+    yield app
+    app.heads.cancel()
+    qtbot.waitUntil(lambda: not app.heads.running, timeout=30000)
+    app.hub.dirty = False
+    app.window.close()
+
+
+def _type_value(qtbot, box, value: int) -> None:
+    box.selectAll()
+    qtbot.keyClicks(box, str(value))
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert box.value() == value
+
+
+def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
+    win, view = app.window, app.heads_view
+    qtbot.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    assert win.tabs.currentWidget() is view
+    _type_value(qtbot, view.n_box, N)
+    _type_value(qtbot, view.seed_box, SEED)
+    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    cli = _cli(N, SEED)
+    assert app.heads.analysis.to_dict() == cli  # every float identical: same functions, sequences and device
+    assert f"{cli['baseline']['exact_match']:.3f}" in view.maps.baseline_label.text()
+    for row in cli["heads"]:  # what the user reads in each cell: the CLI's delta, rounded for display
+        assert view.maps.cell_text(row["kind"], row["layer"], row["head"]) == f"{row['delta_exact_match']:+.3f}"
+    view.maps.metric.setCurrentIndex(1)
+    for row in cli["heads"]:
+        assert view.maps.cell_text(row["kind"], row["layer"], row["head"]) == f"{row['delta_loss']:+.3f}"
+    for i, row in enumerate(cli["heads"]):  # the roles table, row by row in the CLI's order
+        texts = view.roles.row_texts(i)
+        assert texts[1:5] == [f"L{row['layer'] + 1}", f"H{row['head'] + 1}", ROLE_LABELS[row["role"]],
+                              f"{row['role_score']:.3f}"]
+        assert texts[5] == ("—" if row["alignment"] is None else f"{row['alignment']:.3f}")
+        assert texts[7] == f"{row['delta_exact_match']:+.3f}"
+
+    worst = min(cli["heads"], key=lambda r: r["delta_exact_match"])
+    table = view.maps.tables[worst["kind"]]
+    rect = table.visualItemRect(table.item(worst["layer"], worst["head"]))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    grid = app.playground.grids[worst["kind"]]
+    assert win.tabs.currentWidget() is app.playground
+    assert app.playground.grid_tabs.currentWidget() is grid
+    assert grid.is_ablated(worst["layer"], worst["head"])
+    assert not app.session.gates()[worst["kind"]][worst["layer"], worst["head"]]
+    assert "ablated" in grid.title_label.text() or "heads on" in grid.title_label.text()
+
+
+def test_role_badges_on_every_map_match_the_roles(qtbot, app):
+    roles = app.heads.roles
+    for kind, badges in app.badges.items():
+        grid = app.playground.grids[kind]
+        app.playground.grid_tabs.setCurrentWidget(grid)
+        qtbot.waitUntil(lambda g=grid: g.atlas_layout() is not None, timeout=5000)
+        expected = {(r.layer, r.head): f"{ROLE_LABELS[r.role]} {r.score:.2f}" for r in roles if r.kind == kind}
+        assert badges.texts() == expected
+        assert len(expected) == 8 and badges.legend.isVisible()
+        assert "align" in badges.legend.text()
+    assert any(t.startswith("align 0.9") for t in app.badges["cross"].texts().values())
+    cli = _cli(app.heads.n, app.heads.seed)  # the badges read what the CLI prints at the tab's N and seed
+    for row in cli["heads"]:
+        text = app.badges[row["kind"]].texts()[(row["layer"], row["head"])]
+        assert text == f"{ROLE_LABELS[row['role']]} {row['role_score']:.2f}"
+    app.session.set_source("31415")  # a new input moves nothing: roles belong to the model
+    assert app.badges["cross"].texts() == {(r.layer, r.head): f"{ROLE_LABELS[r.role]} {r.score:.2f}"
+                                           for r in roles if r.kind == "cross"}
+
+
+def test_cancel_stops_the_analysis(qtbot, app):
+    view = app.heads_view
+    app.window.tabs.setCurrentWidget(view)
+    _type_value(qtbot, view.n_box, 400)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    assert not view.run_button.isEnabled() and view.cancel_button.isEnabled()
+    with qtbot.waitSignal(app.heads.running_changed, timeout=60000):
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    assert "cancelled" in view.status.text()
+    assert view.run_button.isEnabled() and app.heads.analysis is None
+
+
+def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app):
+    from core_model import ModelConfig
+
+    view = app.heads_view
+    app.window.tabs.setCurrentWidget(view)
+    _type_value(qtbot, view.n_box, 20)
+    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    assert view.maps.cell_text("cross", 0, 0) != ""
+    old_cross = app.badges["cross"].texts()
+    with qtbot.waitSignal(app.heads.roles_changed, timeout=60000):
+        app.hub.new_untrained(ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
+                                          n_decoder_layers=1, max_len=64))
+    assert app.heads.analysis is None and view.maps.cell_text("cross", 0, 0) == ""
+    assert "No importance for this model yet" in view.maps.baseline_label.text()
+    app.window.tabs.setCurrentWidget(app.playground)
+    app.playground.grid_tabs.setCurrentWidget(app.playground.grids["cross"])
+    new_cross = app.badges["cross"].texts()
+    assert sorted(new_cross) == [(0, 0), (0, 1)] and new_cross != old_cross
+    assert view.roles.rowCount() == 2 * 3

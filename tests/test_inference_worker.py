@@ -1,0 +1,145 @@
+"""Forward passes off the GUI thread: latest wins, stale results never drawn, the GUI thread keeps ticking."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt, QTimer
+
+from core_model import BOS, ModelConfig, build_model
+from core_model.tasks import TaskSpec
+from visualizer.state.inference import InlineRunner
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import BUSY_AFTER_MS, PlaygroundSession
+from visualizer.widgets.playground.view import PlaygroundView
+from visualizer.workers.inference import ThreadedRunner
+
+from qt_helpers import wait_frame
+
+SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=4, n_decoder_layers=4)  # ~60 ms a pass
+
+
+def make_view(qtbot, config: ModelConfig, runner) -> PlaygroundView:
+    hub = ModelHub(build_model(config, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model")
+    session = PlaygroundSession(hub, runner=runner)
+    view = PlaygroundView(session)
+    qtbot.addWidget(view)
+    view.resize(1300, 850)
+    with qtbot.waitExposed(view):
+        view.show()
+    session.set_source("0123")
+    wait_frame(qtbot, session)
+    return view
+
+
+@pytest.fixture
+def runner():
+    r = ThreadedRunner()
+    yield r
+    r.shutdown()
+    assert not r._thread.is_alive()
+
+
+def type_fast(qtbot, view: PlaygroundView, text: str) -> None:
+    """Replace the source by typing `text` key by key, without waiting for any pass."""
+    field = view.input_panel.source
+    field.selectAll()
+    qtbot.keyClick(field, Qt.Key.Key_Backspace)
+    for ch in text:
+        qtbot.keyClick(field, ch)
+
+
+def direct_maps(view: PlaygroundView, text: str):
+    s = view.session
+    pads = [0] * s.extra_pads
+    src = torch.tensor([s.vocabulary.encode(text) + pads])
+    tgt = torch.tensor([[BOS] + s.expected_ids() + pads])
+    with torch.no_grad():
+        return s.hub.model(src, tgt, s.masks, None, return_attention=True).attention
+
+
+def test_a_burst_of_keys_ends_with_the_maps_of_the_final_text(qtbot, runner):
+    view = make_view(qtbot, ModelConfig(d_model=32, n_heads=4, d_ff=64), runner)
+    type_fast(qtbot, view, "9876543")
+    wait_frame(qtbot, view.session)
+    att = direct_maps(view, "9876543")
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for layer in range(2):
+            for head in range(4):
+                shown = np.nan_to_num(view.grids[kind].displayed_matrix(layer, head), nan=0.0)  # NaN: masked pad
+                np.testing.assert_allclose(shown,
+                                           att.kind(kind)[layer][0, head].numpy(), rtol=1e-5, atol=1e-6)
+    assert view.grids["encoder_self"].current_maps().key_labels[:7] == tuple("9876543")
+
+
+def test_a_stale_result_is_never_emitted_and_a_burst_costs_one_more_pass(qtbot, runner):
+    view = make_view(qtbot, SLOW, runner)
+    session, seen = view.session, []
+    session.frame_changed.connect(lambda f: seen.append((f.maps.maps["encoder_self"].key_labels,
+                                                         tuple(session.source_text))))
+    started = runner.started_jobs
+    field = view.input_panel.source
+    for ch in "5678":  # typed within the first key's pass (~60 ms): the three later keys coalesce into one pass
+        qtbot.keyClick(field, ch)
+    wait_frame(qtbot, session)
+    assert 1 <= runner.started_jobs - started <= 2  # 1 when the second key beat the worker to the first job
+    assert seen, "no frame was drawn"
+    for labels, text in seen:  # every drawn frame shows the text the session had when it was drawn
+        assert labels[:len(text)] == text
+    final = tuple(field.text())
+    assert len(final) >= 4 and seen[-1][0][:len(final)] == final
+
+
+def test_the_gui_thread_keeps_ticking_at_100_hz_during_a_burst_on_a_slow_model(qtbot, runner):
+    view = make_view(qtbot, SLOW, runner)
+    stamps: list[float] = []
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+    timer.start(10)
+    field = view.input_panel.source
+    for ch in "13572468":
+        qtbot.keyClick(field, ch)
+        qtbot.wait(10)
+    wait_frame(qtbot, view.session)
+    qtbot.wait(50)
+    timer.stop()
+    gaps = np.diff(stamps) * 1000
+    assert len(stamps) > 10
+    assert gaps.max() < 45, f"the GUI thread stalled for {gaps.max():.0f} ms"  # an inline pass alone takes ~60
+
+
+def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):
+    view = make_view(qtbot, ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6,
+                                        n_decoder_layers=6, max_len=256), runner)
+    session = view.session
+    session.set_source(("0123456789" * 30)[:session.max_source_len])  # ~350 ms a pass on an idle machine
+    with qtbot.waitSignal(session.busy_changed, timeout=5000) as blocker:
+        pass
+    assert blocker.args == [True] and view.busy_label.text() == "computing\u2026"
+    assert view.input_panel.source.isEnabled()  # typing stays possible
+    wait_frame(qtbot, session, timeout_ms=30_000)
+    assert not session.busy and view.busy_label.text() == ""
+
+
+def test_a_quick_pass_never_shows_the_busy_indicator(qtbot):
+    view = make_view(qtbot, ModelConfig(d_model=32, n_heads=4, d_ff=64), InlineRunner())
+    flips: list[bool] = []
+    view.session.busy_changed.connect(flips.append)
+    view.session.set_source("4321")
+    qtbot.wait(BUSY_AFTER_MS + 50)
+    assert flips == [] and view.busy_label.text() == ""
+
+
+def test_a_failed_pass_reports_a_sentence_and_keeps_the_last_maps(qtbot, runner):
+    view = make_view(qtbot, ModelConfig(d_model=32, n_heads=4, d_ff=64), runner)
+    session = view.session
+    before = view.grids["cross"].current_maps()
+    session.hub.model.generator.weight.data = torch.zeros(3, 3)  # a broken model: the pass raises
+    with qtbot.waitSignal(session.pass_failed, timeout=5000) as blocker:
+        session.set_source("4321")
+    assert "Error" in blocker.args[0]
+    wait_frame(qtbot, session)
+    assert view.grids["cross"].current_maps() is before

@@ -1,0 +1,57 @@
+"""`heads`: every head's role (scored against the task's answer) and importance (single-head ablation), one JSON."""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from visualizer.cli_common import CliError, device_arg
+from visualizer.cli_output import json_line
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `heads` subcommand's options."""
+    hd = sub.add_parser("heads", help="role and ablation importance of every attention head")
+    hd.add_argument("path", type=Path)
+    hd.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    hd.add_argument("--n", type=int, default=200, help="number of task sequences (default 200)")
+    hd.add_argument("--seed", type=int, default=1234, help="seed of the task sequences (default 1234)")
+    hd.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: cpu, so numbers match the app's)")
+    hd.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    hd.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
+    return hd
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Analyse the checkpoint's heads and print one JSON line; a bad file is a one-line error (exit 1)."""
+    import torch
+
+    from core_model.checkpoint import CheckpointError, load_checkpoint
+    from core_model.head_importance import analyse_heads
+
+    if ns.n < 1:
+        parser.error(f"--n must be >= 1, got {ns.n}")
+    if ns.seed < 0:
+        parser.error(f"--seed must be >= 0, got {ns.seed}")
+    if ns.threads < 1:
+        parser.error(f"--threads must be >= 1, got {ns.threads}")
+    torch.set_num_threads(ns.threads)
+    device = device_arg(ns.device or "cpu")
+    try:
+        ckpt = load_checkpoint(ns.path)
+        model = ckpt.build(device)
+        task = ckpt.task
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from None
+    if ns.task is not None:
+        task = replace(task, task=ns.task)
+    try:
+        task.check_vocab(model.config.vocab_size)
+        task.check_fits(model.config.max_len)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    analysis = analyse_heads(model, task, n=ns.n, seed=ns.seed, device=device)
+    sys.stdout.write(json_line(analysis.to_dict()))
+    return 0

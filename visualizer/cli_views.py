@@ -1,0 +1,80 @@
+"""`views`: one input's attention maps in one view (weights, scores, norm-weighted, rollout), one JSON line out.
+
+The input is built as the playground builds it: the source plus --pads <pad>s, and the teacher-forced target
+<bos> + the task's expected output + the same pads; every mask on. Non-finite cells (masked scores) are null.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from visualizer.cli_common import CliError
+from visualizer.cli_output import json_line
+
+MODES = ("weights", "scores", "norms", "rollout")  # core_model.attention_views.VIEW_MODES (torch-free here)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `views` subcommand's options."""
+    p = sub.add_parser("views", help="one input's attention maps as weights, scores, norm-weighted or rollout")
+    p.add_argument("path", type=Path)
+    p.add_argument("--source", required=True, help="source symbols, e.g. 0123")
+    p.add_argument("--mode", choices=MODES, default="weights")
+    p.add_argument("--pads", type=int, default=2, help="<pad> tokens after source and target (as the playground)")
+    p.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    return p
+
+
+def _clean(values: Any) -> Any:
+    """Nested lists of floats with non-finite numbers as None (strict JSON)."""
+    if isinstance(values, list):
+        return [_clean(v) for v in values]
+    return values if math.isfinite(values) else None
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Print {"mode", "source_tokens", "target_tokens", "maps": {kind: (L, H, Tq, Tk)}, ...}."""
+    from dataclasses import replace
+
+    import torch
+
+    from core_model import BOS, PAD, VocabularyError
+    from core_model.attention_views import rollout, view_maps
+    from core_model.checkpoint import CheckpointError, load_checkpoint
+    from core_model.tasks import expected_output, max_source_len
+
+    if ns.pads < 0:
+        parser.error(f"--pads must be >= 0, got {ns.pads}")
+    try:
+        ckpt = load_checkpoint(ns.path)
+        model, task = ckpt.build("cpu").eval(), ckpt.task
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from None
+    task = replace(task, task=ns.task) if ns.task else task
+    vocab = task.vocabulary
+    try:
+        ids = vocab.encode(ns.source)
+    except VocabularyError as exc:
+        parser.error(f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: "
+                     f"{' '.join(exc.allowed)}")
+    if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
+        parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
+    src = torch.tensor([ids + [PAD] * ns.pads])
+    tgt = torch.tensor([[BOS, *expected_output(task.task, ids), *[PAD] * ns.pads]])
+    with torch.inference_mode():
+        out, maps = view_maps(model, src, tgt, ns.mode)
+    result: dict[str, Any] = {
+        "mode": ns.mode, "task": task.task, "source_tokens": vocab.tokens(src[0].tolist()),
+        "target_tokens": vocab.tokens(tgt[0].tolist()),
+        "output_tokens": vocab.tokens(out.log_probs[0].argmax(-1).tolist()),
+        "maps": {k: _clean(torch.stack([m[0] for m in maps.kind(k)]).double().tolist())
+                 for k in ("encoder_self", "decoder_self", "cross")},
+    }
+    if ns.mode == "rollout":
+        r = rollout(out.attention)
+        result["rollout"] = {k: getattr(r, k)[:, 0].double().tolist() for k in ("encoder_self", "decoder_self", "cross")}
+    sys.stdout.write(json_line(result))
+    return 0

@@ -1,0 +1,238 @@
+"""Beam search and sampling in the decoder stepper: settings, a cancellable run off the GUI thread, the result.
+
+The search decodes exactly what the stepper decodes (the session's source with its padding, masks, head gates and
+length limit), so a hypothesis shown in the grids is the same sequence with the same log-probabilities, and the
+numbers equal `attention-playground decode CKPT SOURCE --pads N --max-new M` for default masks and heads.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import torch
+from PySide6.QtCore import QObject, Signal, SignalInstance
+
+from core_model import PAD, MaskSpec
+from core_model.beam_search import ROOT, BeamNode, Hypothesis, beam_search, sequence_log_prob
+from core_model.model import HeadGates, Seq2SeqTransformer
+from core_model.sampling import SamplingConfig, sample_decode
+from core_model.tasks import max_source_len
+
+from .playground import PlaygroundSession
+
+log = logging.getLogger(__name__)
+Mode = Literal["beam", "sample"]
+
+
+@dataclass(frozen=True)
+class BeamSettings:
+    """What the controls set; sampling ignores `width`, beam search ignores the sampling fields."""
+
+    mode: Mode = "beam"
+    width: int = 3  # K; 1 is greedy
+    temperature: float = 1.0
+    top_k: int = 0  # 0: off
+    top_p: float = 1.0  # 1: off
+    seed: int = 0
+    samples: int = 5
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("beam", "sample"):
+            raise ValueError(f"mode must be 'beam' or 'sample', got {self.mode!r}")
+        if self.width < 1 or self.samples < 1 or self.top_k < 0:
+            raise ValueError("width and samples must be >= 1, top_k >= 0")
+        self.sampling()  # temperature and top_p checked by SamplingConfig
+
+    def sampling(self) -> SamplingConfig:
+        return SamplingConfig(self.temperature, self.top_k or None, self.top_p if self.top_p < 1 else None)
+
+
+@dataclass(frozen=True)
+class SearchInputs:
+    """A snapshot of what the stepper decodes, taken on the GUI thread when Run is pressed."""
+
+    model: Seq2SeqTransformer
+    src: torch.Tensor  # (1, S) with the shown padding
+    masks: MaskSpec
+    gates: HeadGates | None
+    max_new: int
+    labels: tuple[str, ...]  # token label per id
+    expected: tuple[str, ...]  # the task's expected output + <eos>
+    key: tuple  # what makes a result stale when it changes
+
+
+@dataclass(frozen=True)
+class BeamOutcome:
+    """One finished search as plain data: hypotheses best first, the tree, greedy and the expected output."""
+
+    settings: BeamSettings
+    hypotheses: tuple[Hypothesis, ...]
+    nodes: tuple[BeamNode, ...]
+    greedy: Hypothesis
+    labels: tuple[str, ...]
+    expected: tuple[str, ...]
+    key: tuple = field(repr=False, default=())
+
+    def words(self, tokens: tuple[int, ...]) -> tuple[str, ...]:
+        return tuple(self.labels[t] for t in tokens)
+
+    def path(self, node: int) -> tuple[int, ...]:
+        """Node indices from the first token to `node`."""
+        out = []
+        while node != ROOT:
+            out.append(node)
+            node = self.nodes[node].parent
+        return tuple(reversed(out))
+
+    def tokens_to(self, node: int) -> tuple[int, ...]:
+        return tuple(self.nodes[i].token for i in self.path(node))
+
+
+def sample_tree(hyps: tuple[Hypothesis, ...], step_log_probs: list[list[float]],
+                ) -> tuple[tuple[BeamNode, ...], tuple[Hypothesis, ...]]:
+    """Samples merged into a prefix tree (all nodes kept), so they draw and click like beam hypotheses."""
+    nodes: list[BeamNode] = []
+    index: dict[tuple[int, ...], int] = {}
+    out = []
+    for hyp, lps in zip(hyps, step_log_probs):
+        parent, score = ROOT, 0.0
+        for step, (tok, lp) in enumerate(zip(hyp.tokens, lps)):
+            prefix = hyp.tokens[: step + 1]
+            score += lp
+            if prefix not in index:
+                nodes.append(BeamNode(parent, tok, step, lp, score, True))
+                index[prefix] = len(nodes) - 1
+            parent = index[prefix]
+        out.append(Hypothesis(hyp.tokens, hyp.log_prob, hyp.finished, parent))
+    return tuple(nodes), tuple(out)
+
+
+def run_search(inputs: SearchInputs, settings: BeamSettings, on_step: Callable[[int], None]) -> BeamOutcome:
+    """The job: greedy for comparison, then the beam search or the samples (worker thread, no Qt)."""
+    m, src = inputs.model, inputs.src
+    with torch.no_grad():
+        greedy = beam_search(m, src, 1, inputs.max_new, inputs.masks, inputs.gates).best
+        if settings.mode == "beam":
+            result = beam_search(m, src, settings.width, inputs.max_new, inputs.masks, inputs.gates, on_step)
+            nodes, hyps = result.nodes, result.hypotheses
+        else:
+            gen = torch.Generator(device=src.device).manual_seed(settings.seed)
+            drawn = sample_decode(m, src, settings.samples, settings.sampling(), gen, inputs.max_new, inputs.masks,
+                                  inputs.gates, on_step)
+            drawn = tuple(sorted(drawn, key=lambda h: -h.log_prob))
+            steps = [list(sequence_log_prob(m, src, h.tokens, inputs.masks, inputs.gates)) for h in drawn]
+            nodes, hyps = sample_tree(drawn, steps)
+    return BeamOutcome(settings, hyps, nodes, greedy, inputs.labels, inputs.expected, inputs.key)
+
+
+class JobApi(Protocol):
+    """What the state needs of a running job (workers/decode_job.py supplies it through the composition root)."""
+
+    progressed: SignalInstance
+    finished: SignalInstance
+    failed: SignalInstance
+    cancelled: SignalInstance
+
+    def cancel(self) -> None: ...
+
+
+JobStarter = Callable[[Callable[[Callable[[int], None]], Any]], JobApi]
+
+
+class BeamState(QObject):
+    """Runs a search on request and shows a chosen hypothesis by driving the stepper (reset, then force)."""
+
+    outcome_changed = Signal(object)  # BeamOutcome or None
+    running_changed = Signal(bool)
+    progressed = Signal(int, int)  # position, limit
+    message_changed = Signal(str)
+    shown_changed = Signal(int)  # the node whose hypothesis the grids show (ROOT: none)
+
+    def __init__(self, session: PlaygroundSession, start_job: JobStarter) -> None:
+        super().__init__()
+        self.session, self._start_job = session, start_job
+        self.settings = BeamSettings()
+        self.outcome: BeamOutcome | None = None
+        self.shown = ROOT
+        self._job: JobApi | None = None
+        self._limit = 0
+        session.frame_changed.connect(self._check_stale)
+
+    @property
+    def running(self) -> bool:
+        return self._job is not None
+
+    def set_settings(self, settings: BeamSettings) -> None:
+        self.settings = settings
+
+    def inputs(self) -> SearchInputs:
+        """What the stepper decodes now (GUI thread)."""
+        s = self.session
+        vocab, hub = s.vocabulary, s.hub
+        ids = vocab.encode(s.source_text) + [PAD] * s.extra_pads
+        key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task,
+               tuple((k, v.tobytes()) for k, v in sorted(s.gates().items())))
+        return SearchInputs(hub.model, torch.tensor([ids], device=hub.device), s.masks, s.head_gates(),
+                            max_source_len(hub.config.max_len), tuple(vocab.token(i) for i in range(len(vocab))),
+                            tuple(vocab.tokens(s.expected_ids())) + ("<eos>",), key)
+
+    def run(self) -> None:
+        """Start a search with the current settings (ignored while one runs)."""
+        if self._job is not None:
+            return
+        if self.session.last_frame is None:
+            self.message_changed.emit("Type a source sequence first")
+            return
+        inputs, settings = self.inputs(), self.settings
+        self._limit = inputs.max_new
+        job = self._start_job(lambda on_step: run_search(inputs, settings, on_step))
+        job.progressed.connect(lambda pos: self.progressed.emit(pos, self._limit))
+        job.finished.connect(self._finished)
+        job.failed.connect(lambda text: self._ended(f"The search failed: {text}"))
+        job.cancelled.connect(lambda: self._ended("Cancelled"))
+        self._job = job
+        self.running_changed.emit(True)
+        self.message_changed.emit("Searching…")
+
+    def cancel(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+
+    def _ended(self, message: str) -> None:
+        self._job = None
+        self.running_changed.emit(False)
+        self.message_changed.emit(message)
+
+    def _finished(self, outcome: BeamOutcome) -> None:
+        if outcome.key != self.inputs().key:
+            self._ended("The model or the input changed during the search: press Run again")
+            return
+        self.outcome, self.shown = outcome, ROOT
+        n = len(outcome.hypotheses)
+        self._ended(f"{n} hypotheses, {len(outcome.nodes)} nodes expanded" if outcome.settings.mode == "beam"
+                    else f"{n} samples (seed {outcome.settings.seed}), "
+                         f"{len({h.tokens for h in outcome.hypotheses})} different sequences")
+        self.outcome_changed.emit(outcome)
+        self.shown_changed.emit(ROOT)
+
+    def show_node(self, node: int) -> None:
+        """Drive the stepper through the node's hypothesis so the grids show its decoder attention."""
+        if self.outcome is None or not 0 <= node < len(self.outcome.nodes):
+            return
+        if self.outcome.key != self.inputs().key:
+            self.message_changed.emit("The input changed since this search: press Run again")
+            return
+        if self.session.target_prefix.strip():
+            self.message_changed.emit("Clear the target prefix to show a hypothesis (the search starts at <bos>)")
+            return
+        self.shown = node
+        self.session.reset_decoding()
+        for token in self.outcome.tokens_to(node):
+            self.session.force(token)
+        self.shown_changed.emit(node)
+
+    def _check_stale(self, _frame: object) -> None:
+        if self.outcome is not None and self._job is None and self.outcome.key != self.inputs().key:
+            self.message_changed.emit("The input changed since this search: press Run again")

@@ -1,0 +1,157 @@
+"""A/B compare: a second model B run on the playground's input (A), side by side or as the difference A − B.
+
+It owns no widgets and no threads: loading B and B's forward pass go through an injected `run_job(fn, on_done,
+on_error)` (the composition root passes workers.background.run_in_background), so the GUI thread never runs
+them. B's passes coalesce: while one runs, only the newest request waits; a result for an older A is dropped.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from .compare_sources import SOURCES, ModelB, copy_of, difference, from_file, run_b, shipped_for
+from .playground import PlaygroundSession
+from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
+
+log = logging.getLogger(__name__)
+RunJob = Callable[[Callable[[], Any], Callable[[Any], None], Callable[[str], None]], object]
+VIEWS = ("side_by_side", "difference")
+
+
+@dataclass(frozen=True)
+class CompareFrame:
+    """A's and B's maps for the same input, their difference per kind, and where their outputs differ."""
+
+    a: MapsSnapshot
+    b: MapsSnapshot
+    diff: MappingProxyType  # kind -> KindMaps (A − B) or None when the shapes differ
+    differs: tuple[bool, ...]  # per decoder position: A's and B's argmax tokens differ
+    b_label: str
+
+
+def output_differences(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[bool, ...]:
+    """Position by position, True where the two outputs differ (a position only one of them has differs)."""
+    return tuple(i >= len(a) or i >= len(b) or a[i] != b[i] for i in range(max(len(a), len(b))))
+
+
+class CompareSession(QObject):
+    """Holds model B and the compare choices; emits one CompareFrame per (A frame, B pass)."""
+
+    b_changed = Signal(str)  # the label of the new B
+    frame_changed = Signal(object)  # CompareFrame
+    failed = Signal(str)  # a sentence for the user (B could not load or run)
+    busy_changed = Signal(bool)
+
+    def __init__(self, session: PlaygroundSession, run_job: RunJob) -> None:
+        super().__init__()
+        self.session, self._run_job = session, run_job
+        self.enabled, self.view = False, "side_by_side"
+        self.b: ModelB | None = None
+        self.last_frame: CompareFrame | None = None
+        self._running = False
+        self._waiting: MapsSnapshot | None = None  # the newest A waiting for B
+        session.frame_changed.connect(self._on_a_frame)
+
+    @property
+    def b_label(self) -> str:
+        return self.b.label if self.b is not None else ""
+
+    def set_enabled(self, enabled: bool) -> None:
+        self.enabled = bool(enabled)
+        self._request()
+
+    def set_view(self, view: str) -> None:
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {list(VIEWS)}, got {view!r}")
+        self.view = view
+        if self.last_frame is not None:
+            self.frame_changed.emit(self.last_frame)
+
+    def load(self, source: str, path: Path | None = None) -> None:
+        """Load B from a source of SOURCES in the background; `path` is needed for "file"."""
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
+        hub = self.session.hub
+        if source == "file":
+            if path is None:
+                raise ValueError("a checkpoint file is needed")
+            job = lambda: from_file(Path(path))  # noqa: E731
+        elif source == "shipped":
+            model = hub.model
+            job = lambda: shipped_for(model)  # noqa: E731
+        elif source == "previous":
+            previous = hub.previous_model()
+            if previous is None:
+                self.failed.emit("There is no previous model yet: Model > Restore previous model has nothing to "
+                                 "restore. Change the architecture or open a checkpoint first.")
+                return
+            model, task, origin = previous
+            job = lambda: copy_of(model, task, f"previous model ({origin})")  # noqa: E731
+        else:
+            model, task, gates = hub.model, hub.task, self.session.gates()
+            job = lambda: copy_of(model, task, "this model", gates)  # noqa: E731
+        self._set_busy(True)
+        self._run_job(job, self._on_b_loaded, self._on_failed)
+
+    # ----- internals -----
+    def _on_b_loaded(self, b: ModelB) -> None:
+        self._set_busy(False)
+        self.b = b
+        self.b_changed.emit(b.label)
+        self._request()
+
+    def _on_failed(self, text: str) -> None:
+        self._set_busy(False)
+        self.failed.emit(f"Model B: {text}")
+
+    def _on_a_frame(self, frame: PlaygroundFrame) -> None:
+        if self.enabled:
+            self._request(frame.maps)
+
+    def _request(self, a: MapsSnapshot | None = None) -> None:
+        """Run B on A's newest maps (latest wins)."""
+        a = a or self.session.last_snapshot
+        if not self.enabled or self.b is None or a is None:
+            return
+        self._waiting = a
+        if not self._running:
+            self._start_next()
+
+    def _start_next(self) -> None:
+        a, self._waiting = self._waiting, None
+        if a is None:
+            return
+        b, masks = self.b, self.session.masks
+        self._running = True
+        self._run_job(lambda: (a, b, run_b(b, a, masks)), self._on_b_pass, self._on_pass_failed)
+
+    def _on_b_pass(self, result: tuple[MapsSnapshot, ModelB, MapsSnapshot]) -> None:
+        self._running = False
+        a, b, b_maps = result
+        if self._waiting is None and b is self.b and a is self.session.last_snapshot:
+            diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
+            differs = output_differences(a.output_tokens, b_maps.output_tokens)
+            self.last_frame = CompareFrame(a, b_maps, MappingProxyType(diff), differs, b.label)
+            self.frame_changed.emit(self.last_frame)
+        self._start_next()
+
+    def _on_pass_failed(self, text: str) -> None:
+        self._running = False
+        self.failed.emit(f"Model B cannot run on this input: {text}")
+        self._start_next()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy_changed.emit(busy)
+
+
+def kind_maps(frame: CompareFrame, side: str, kind: str) -> KindMaps | None:
+    """One side's maps of a kind: "a", "b" or "diff"."""
+    if side == "diff":
+        return frame.diff[kind]
+    return (frame.a if side == "a" else frame.b).maps[kind]

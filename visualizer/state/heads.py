@@ -1,0 +1,130 @@
+"""The Heads view's model: which analysis runs, its progress, and the last results (roles, importance).
+
+Roles are cheap (one teacher-forced pass) and refresh on every model change, for the badges on the playground's
+maps; importance (one greedy evaluation per head) runs when the user asks, cancellable. Both use the same N seeded
+sequences and the same core_model functions as `attention-playground heads`, so the numbers are the CLI's.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import torch
+from PySide6.QtCore import QObject, Signal, SignalInstance
+
+from core_model.head_importance import HeadAnalysis
+from core_model.head_roles import HeadRole
+from core_model.model import Seq2SeqTransformer
+from core_model.tasks import TaskSpec
+
+from .model_hub import ModelHub
+
+DEFAULT_N, DEFAULT_SEED = 200, 1234  # the CLI's defaults
+
+
+class HeadsJobApi(Protocol):
+    """What the state needs of a job (workers/heads_worker.HeadsJob; the composition root injects it)."""
+
+    progressed: SignalInstance
+    finished: SignalInstance
+    failed: SignalInstance
+    cancelled: SignalInstance
+
+    def start(self) -> None: ...
+    def cancel(self) -> None: ...
+
+
+JobFactory = Callable[[Seq2SeqTransformer, TaskSpec, int, int, torch.device, bool], HeadsJobApi]
+
+
+class HeadsState(QObject):
+    analysis_changed = Signal(object)  # HeadAnalysis | None (None: none yet, or the model changed since)
+    roles_changed = Signal(object)  # tuple[HeadRole, ...] | None
+    progress_changed = Signal(int, int)  # done, total (0, 0: idle)
+    running_changed = Signal(bool)
+    message = Signal(str)
+
+    def __init__(self, hub: ModelHub, make_job: JobFactory, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.hub, self._make_job = hub, make_job
+        self.n, self.seed = DEFAULT_N, DEFAULT_SEED
+        self.analysis: HeadAnalysis | None = None
+        self.roles: tuple[HeadRole, ...] | None = None
+        self._job: HeadsJobApi | None = None
+        self._roles_job: HeadsJobApi | None = None
+        hub.model_changed.connect(self._on_model_changed)
+
+    @property
+    def running(self) -> bool:
+        return self._job is not None
+
+    def set_sequences(self, n: int, seed: int) -> None:
+        """How many sequences and which seed the next analysis uses (the CLI's --n and --seed)."""
+        if n < 1 or seed < 0:
+            raise ValueError(f"n must be >= 1 and seed >= 0, got n={n}, seed={seed}")
+        changed = (n, seed) != (self.n, self.seed)
+        self.n, self.seed = n, seed
+        if changed:
+            self.refresh_roles()
+
+    def start(self) -> bool:
+        """Run roles and importance on a copy of the hub's model; False when one is already running."""
+        if self._job is not None:
+            return False
+        job = self._new_job(roles_only=False)
+        generation = self.hub.generation
+        job.progressed.connect(self.progress_changed)
+        job.finished.connect(lambda result: self._on_analysis(result, generation))
+        job.failed.connect(lambda text: self._end(text))
+        job.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) stays."))
+        self._job = job
+        self.running_changed.emit(True)
+        self.progress_changed.emit(0, 1)
+        job.start()
+        return True
+
+    def cancel(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+
+    def refresh_roles(self) -> None:
+        """Score the roles of the hub's model again (in the background); roles_changed follows."""
+        job = self._new_job(roles_only=True)
+        generation = self.hub.generation
+        job.finished.connect(lambda roles: self._on_roles(roles, generation, job))
+        job.failed.connect(self.message)
+        self._roles_job = job  # the newest wins: an older job's result is dropped in _on_roles
+        job.start()
+
+    def _new_job(self, roles_only: bool) -> HeadsJobApi:
+        model = self.hub.training_copy().eval()
+        return self._make_job(model, self.hub.task, self.n, self.seed, self.hub.device, roles_only)
+
+    def _on_analysis(self, result: HeadAnalysis, generation: int) -> None:
+        if generation != self.hub.generation:
+            self._end("The model changed while the heads were analysed: run it again for this model.")
+            return
+        self.analysis = result
+        self.analysis_changed.emit(result)
+        self._end(f"Analysed {len(result.heads)} heads on {self.n} {self.hub.task.task} sequences "
+                  f"(seed {self.seed}).")
+
+    def _on_roles(self, roles: tuple[HeadRole, ...], generation: int, job: Any) -> None:
+        if job is not self._roles_job or generation != self.hub.generation:
+            return
+        self._roles_job = None
+        self.roles = roles
+        self.roles_changed.emit(roles)
+
+    def _end(self, text: str) -> None:
+        self._job = None
+        self.running_changed.emit(False)
+        self.progress_changed.emit(0, 0)
+        self.message.emit(text)
+
+    def _on_model_changed(self) -> None:
+        self.cancel()
+        if self.analysis is not None:
+            self.analysis = None
+            self.analysis_changed.emit(None)
+        self.refresh_roles()

@@ -1,0 +1,1 @@
+"""The A/B compare page of the playground."""

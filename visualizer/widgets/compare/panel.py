@@ -1,0 +1,198 @@
+"""The A/B compare page: where B comes from, both grids side by side or their difference, and both outputs.
+
+Render only: choices go to the CompareSession, which loads and runs B off the GUI thread; this page draws the
+CompareFrames it emits. The file dialog is a provider passed in, so tests give a path without a dialog.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget,
+)
+
+from visualizer.state.compare import CompareFrame, CompareSession, kind_maps
+from visualizer.state.compare_sources import SOURCES
+from visualizer.state.snapshots import KIND_TITLES
+from visualizer.widgets.common.rich_text import escape
+from visualizer.widgets.heatmap.grid import AttentionGrid
+
+PathProvider = Callable[[QWidget], "str | None"]
+DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
+
+
+class ViewOnlyGrid(AttentionGrid):
+    """A grid whose heads cannot be switched from here (B's ablations are frozen; a difference has no heads)."""
+
+    def build_context_menu(self, layer: int, head: int):
+        menu = super().build_context_menu(layer, head)
+        for action in menu.actions():
+            if action.text() in ("Ablate head", "Restore head", "Restore all heads"):
+                menu.removeAction(action)
+        return menu
+
+
+def ask_checkpoint_path(parent: QWidget) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Open model B", "", "Attention Playground checkpoints (*.pt)",
+                                          options=QFileDialog.Option.DontUseNativeDialog)
+    return path or None
+
+
+def outputs_html(frame: CompareFrame) -> str:
+    """Both outputs token by token; positions where they differ are highlighted in both, and counted."""
+    def row(name: str, tokens: tuple[str, ...]) -> str:
+        cells = []
+        for i, differs in enumerate(frame.differs):
+            token = escape(tokens[i]) if i < len(tokens) else "–"
+            cells.append(f"<span style='{DIFFER_STYLE}'>[{token}]</span>" if differs else token)
+        return f"<b>{name}</b> " + " ".join(cells)
+
+    n = sum(frame.differs)
+    summary = ("outputs agree at every position" if n == 0 else
+               f"{n} of {len(frame.differs)} positions differ (marked [ ]): "
+               + ", ".join(str(i) for i, d in enumerate(frame.differs) if d))
+    return f"{row('A', frame.a.output_tokens)}<br>{row('B', frame.b.output_tokens)}<br><i>{summary}</i>"
+
+
+class ComparePanel(QWidget):
+    """Controls on top, then the outputs, then grids A | B (or A − B) of the chosen attention kind."""
+
+    def __init__(self, compare: CompareSession, ask_path: PathProvider = ask_checkpoint_path,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.compare, self._ask_path = compare, ask_path
+        self.source = QComboBox()
+        for key, text in SOURCES.items():
+            self.source.addItem(text, key)
+        self.source.setToolTip("Where model B comes from")
+        self.load_button = QPushButton("Load B")
+        self.load_button.setToolTip("Load model B from the chosen source (in the background)")
+        self.view = QComboBox()
+        self.view.addItem("Side by side: A | B", "side_by_side")
+        self.view.addItem("Difference A − B", "difference")
+        self.view.setToolTip("Both grids next to each other, or one grid of A − B on a diverging scale (blue < 0 < "
+                             "yellow)")
+        self.kind = QComboBox()
+        for kind, title in KIND_TITLES.items():
+            self.kind.addItem(title, kind)
+        self.b_label = QLabel("B: none loaded yet: choose a source and press Load B")
+        self.b_label.setWordWrap(True)
+        self.b_label.setStyleSheet("QLabel { font-weight: bold; }")
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.hide()  # shown only while it has something to say
+        self.scale_note = QLabel("In this view each side's colour bar spans its own range: compare values by "
+                                 "hovering, or use Difference A − B")
+        self.scale_note.setStyleSheet("color: #a05000")
+        self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
+        self.outputs = QLabel("")
+        self.outputs.setTextFormat(Qt.TextFormat.RichText)
+        self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
+        self._build_layout()
+        self._wire()
+
+    def _build_layout(self) -> None:
+        controls = QGridLayout()
+        controls.addWidget(QLabel("B from:"), 0, 0)
+        controls.addWidget(self.source, 0, 1)
+        controls.addWidget(self.load_button, 0, 2)
+        controls.addWidget(QLabel("Compare as:"), 0, 3)
+        controls.addWidget(self.view, 0, 4)
+        controls.addWidget(self.kind, 0, 5)
+        controls.setColumnStretch(6, 1)
+        side = QWidget()
+        side_lay = QHBoxLayout(side)
+        side_lay.setContentsMargins(0, 0, 0, 0)
+        for name, grid in (("A: the playground's model", self.grid_a), ("B", self.grid_b)):
+            for line in (grid.header.title_label, grid.header.legend_label, grid.header.hover_label):
+                line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # half width: clip
+            column = QVBoxLayout()
+            label = QLabel(f"<b>{name}</b>")
+            label.setWordWrap(True)
+            column.addWidget(label)
+            column.addWidget(grid, 1)
+            side_lay.addLayout(column, 1)
+        self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
+        side_page = QWidget()
+        side_page_lay = QVBoxLayout(side_page)
+        side_page_lay.setContentsMargins(0, 0, 0, 0)
+        side_page_lay.addWidget(self.scale_note)
+        side_page_lay.addWidget(side, 1)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(side_page)
+        diff_page = QWidget()
+        diff_lay = QVBoxLayout(diff_page)
+        diff_lay.setContentsMargins(0, 0, 0, 0)
+        diff_lay.addWidget(self.diff_hint)
+        diff_lay.addWidget(self.grid_diff, 1)
+        self.pages.addWidget(diff_page)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(controls)
+        lay.addWidget(self.b_label)
+        lay.addWidget(self.status)
+        lay.addWidget(self.outputs)
+        lay.addWidget(self.pages, 1)
+
+    def _wire(self) -> None:
+        c = self.compare
+        self.load_button.clicked.connect(self._on_load)
+        self.view.currentIndexChanged.connect(lambda _i: c.set_view(self.view.currentData()))
+        self.kind.currentIndexChanged.connect(lambda _i: self._redraw())
+        self.grid_a.head_toggled.connect(c.session.set_head_enabled)  # A's heads are the playground's
+        self.grid_a.restore_all_requested.connect(c.session.restore_all_heads)
+        for grid in (self.grid_a, self.grid_b, self.grid_diff):
+            grid.map_clicked.connect(lambda _kind, layer, head, g=grid: g.open_large_view(layer, head))
+        c.b_changed.connect(self._on_b_changed)
+        c.frame_changed.connect(self.show_frame)
+        c.failed.connect(self._say)
+        c.busy_changed.connect(lambda busy: self._say("Loading model B…" if busy else ""))
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def _on_load(self) -> None:
+        source = self.source.currentData()
+        path = None
+        if source == "file":
+            path = self._ask_path(self)
+            if not path:
+                return
+        self.compare.load(source, path)
+
+    def _on_b_changed(self, label: str) -> None:
+        self.b_label.setText(f"B: {label}")
+        self.b_title.setText(f"<b>B: {escape(label)}</b>")
+
+    def show_frame(self, frame: CompareFrame) -> None:
+        """Draw both outputs and the chosen kind's grids (or their difference)."""
+        self.outputs.setText(outputs_html(frame))
+        self._redraw()
+
+    def _redraw(self) -> None:
+        frame = self.compare.last_frame
+        if frame is None:
+            return
+        kind = self.kind.currentData()
+        difference = self.compare.view == "difference"
+        self.pages.setCurrentIndex(1 if difference else 0)
+        if self.status.text().startswith("A and B have different"):
+            self._say("")
+        if difference:
+            diff = kind_maps(frame, "diff", kind)
+            self.grid_diff.set_maps(diff, mode="difference")
+            if diff is None:
+                self._say("A and B have different numbers of layers or heads: no difference to draw; "
+                          "compare them side by side.")
+            return
+        self.scale_note.setVisible(frame.a.mode != "weights")  # only weights have a fixed 0-1 scale
+        self.grid_a.set_maps(kind_maps(frame, "a", kind), mode=frame.a.mode)
+        self.grid_b.set_maps(kind_maps(frame, "b", kind), mode=frame.b.mode)
+        self.grid_a.set_ablated(~self.compare.session.gates()[kind])  # each side marks its own ablated heads
+        b = self.compare.b
+        off = b.ablated.get(kind) if b is not None else None
+        self.grid_b.set_ablated(off if off is not None else np.zeros((0, 0), bool))

@@ -1,0 +1,1 @@
+"""The Heads tab: head importance maps, the roles table, and role badges for the playground grids."""

@@ -1,0 +1,108 @@
+"""Head importance as a layer x head table per attention kind, coloured by how much ablating the head costs."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
+    QVBoxLayout, QWidget,
+)
+
+from core_model.head_importance import HeadAnalysis, HeadSummary
+from core_model.model import ATTENTION_KINDS
+
+KIND_NAMES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention",
+              "cross": "Cross-attention"}
+METRICS = {"delta_exact_match": "Δ exact match (ablated − baseline)", "delta_loss": "Δ loss (ablated − baseline)"}
+
+
+def cost(row: HeadSummary, metric: str) -> float:
+    """How much worse the model gets without the head: a drop in exact match, a rise in loss (>= 0 = harm)."""
+    return -row.delta_exact_match if metric == "delta_exact_match" else row.delta_loss
+
+
+def cell_colour(harm: float, worst: float) -> QColor:
+    """White for no harm, deepening red up to the worst head; a head whose removal helps is tinted blue."""
+    if worst <= 0:
+        return QColor(255, 255, 255)
+    t = max(-1.0, min(1.0, harm / worst))
+    if t >= 0:
+        return QColor(255, int(255 - 190 * t), int(255 - 190 * t))
+    return QColor(int(255 + 120 * t), int(255 + 60 * t), 255)
+
+
+class ImportanceMaps(QWidget):
+    """One small table per kind (rows L1.., columns H1..); clicking a cell asks to ablate that head."""
+
+    head_chosen = Signal(str, int, int)  # kind, layer, head (0-based)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.metric = QComboBox()
+        for key, text in METRICS.items():
+            self.metric.addItem(text, key)
+        self.metric.setToolTip("What each cell shows: the change when only that head is switched off")
+        self.metric.currentIndexChanged.connect(lambda _i: self._fill())
+        self.tables: dict[str, QTableWidget] = {}
+        grid = QGridLayout()
+        for col, kind in enumerate(ATTENTION_KINDS):
+            title = QLabel(KIND_NAMES[kind])
+            table = QTableWidget()
+            table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+            table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+            table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+            table.setToolTip("Click a head to switch it off in the Playground and look at its maps")
+            table.cellClicked.connect(lambda r, c, kind=kind: self.head_chosen.emit(kind, r, c))
+            grid.addWidget(title, 0, col)
+            grid.addWidget(table, 1, col)
+            self.tables[kind] = table
+        self.baseline_label = QLabel("No importance yet: press Analyse heads.")
+        self.baseline_label.setTextFormat(Qt.TextFormat.PlainText)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Colour:"))
+        top.addWidget(self.metric)
+        top.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.baseline_label)
+        layout.addLayout(grid, 1)
+        self._analysis: HeadAnalysis | None = None
+
+    def set_analysis(self, analysis: HeadAnalysis | None) -> None:
+        self._analysis = analysis
+        if analysis is None:
+            self.baseline_label.setText("No importance for this model yet: press Analyse heads.")
+        else:
+            b = analysis.baseline
+            self.baseline_label.setText(f"Baseline (all heads on): exact match {b.exact_match:.3f}, loss "
+                                        f"{b.loss:.4f}. Red = the model gets worse without the head.")
+        self._fill()
+
+    def cell_text(self, kind: str, layer: int, head: int) -> str:
+        item = self.tables[kind].item(layer, head)
+        return "" if item is None else item.text()
+
+    def _fill(self) -> None:
+        metric = self.metric.currentData()
+        rows = self._analysis.heads if self._analysis is not None else ()
+        worst = max((cost(r, metric) for r in rows), default=0.0)
+        for kind, table in self.tables.items():
+            mine = [r for r in rows if r.kind == kind]
+            n_layers = 1 + max((r.layer for r in mine), default=-1)
+            n_heads = 1 + max((r.head for r in mine), default=-1)
+            table.setRowCount(n_layers)
+            table.setColumnCount(n_heads)
+            table.setVerticalHeaderLabels([f"L{i + 1}" for i in range(n_layers)])
+            table.setHorizontalHeaderLabels([f"H{i + 1}" for i in range(n_heads)])
+            for r in mine:
+                value = getattr(r, metric)
+                item = QTableWidgetItem(f"{value:+.3f}")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setBackground(QBrush(cell_colour(cost(r, metric), worst)))
+                item.setForeground(QBrush(QColor(0, 0, 0)))
+                item.setToolTip(f"{KIND_NAMES[kind]} layer {r.layer + 1} head {r.head + 1}: Δ exact match "
+                                f"{r.delta_exact_match:+.4f}, Δ loss {r.delta_loss:+.4f}; role {r.role} "
+                                f"({r.role_score:.2f}). Click to ablate it in the Playground.")
+                table.setItem(r.layer, r.head, item)

@@ -1,0 +1,109 @@
+"""The Heads tab: run the analysis (N sequences, seed), see importance maps and the roles table."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from visualizer.state.heads import HeadsState
+
+from .importance_map import ImportanceMaps
+from .roles_table import RolesTable
+
+ROLE_LEGEND = (
+    "Roles (teacher forced on the N sequences): align = weight a cross-attention query puts on the source positions "
+    "holding the symbol it must output (1 = always the right source); self / prev / first/<bos> = mean weight on "
+    "the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; broad = "
+    "entropy / log(number of keys) (1 = uniform). A head's role is its highest score."
+)
+
+
+class HeadsView(QWidget):
+    """Analyse button, progress and cancel, importance maps and the roles table; it only draws the state."""
+
+    head_chosen = Signal(str, int, int)  # forwarded from the maps: the composition ablates it in the Playground
+
+    def __init__(self, state: HeadsState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.n_box = QSpinBox()
+        self.n_box.setRange(1, 5000)
+        self.n_box.setValue(state.n)
+        self.n_box.setKeyboardTracking(False)  # one change per edit (Enter, focus out, arrows), not per digit
+        self.n_box.setToolTip("How many task sequences every head is scored on (the CLI's --n)")
+        self.seed_box = QSpinBox()
+        self.seed_box.setRange(0, 2**31 - 1)
+        self.seed_box.setValue(state.seed)
+        self.seed_box.setKeyboardTracking(False)
+        self.seed_box.setToolTip("Seed of the task sequences (the CLI's --seed): same seed, same numbers")
+        self.run_button = QPushButton("&Analyse heads")
+        self.run_button.setToolTip("Switch each head off in turn and measure loss and exact match (Ctrl+Shift+A)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.status = QLabel("")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.maps = ImportanceMaps()
+        self.roles = RolesTable()
+        legend = QLabel(ROLE_LEGEND)
+        legend.setWordWrap(True)
+        legend.setTextFormat(Qt.TextFormat.PlainText)
+        legend.setStyleSheet("color: gray")
+        self._layout(legend)
+        self._wire()
+        self.roles.set_roles(state.roles)
+        self.maps.set_analysis(state.analysis)
+
+    def _layout(self, legend: QLabel) -> None:
+        bar = QHBoxLayout()
+        for w in (QLabel("Sequences:"), self.n_box, QLabel("Seed:"), self.seed_box, self.run_button,
+                  self.cancel_button):
+            bar.addWidget(w)
+        bar.addWidget(self.progress, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.maps)
+        split.addWidget(self.roles)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.status)
+        layout.addWidget(split, 1)
+        layout.addWidget(legend)
+
+    def _wire(self) -> None:
+        st = self.state
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(st.cancel)
+        self.maps.head_chosen.connect(self.head_chosen)
+        st.analysis_changed.connect(self.maps.set_analysis)
+        st.analysis_changed.connect(self.roles.set_analysis)
+        st.roles_changed.connect(self.roles.set_roles)
+        st.running_changed.connect(self._on_running)
+        st.progress_changed.connect(self._on_progress)
+        st.message.connect(self.status.setText)
+        self.n_box.valueChanged.connect(self._on_sequences)
+        self.seed_box.valueChanged.connect(self._on_sequences)
+
+    def run(self) -> None:
+        if not self.state.start():
+            self.status.setText("An analysis is already running.")
+
+    def _on_sequences(self) -> None:
+        self.state.set_sequences(self.n_box.value(), self.seed_box.value())
+
+    def _on_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        for box in (self.n_box, self.seed_box):
+            box.setEnabled(not running)
+        if running:
+            self.status.setText("Switching each head off in turn...")
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{max(done - 1, 0)}/{total - 1} heads ablated" if total > 1 else "")

@@ -1,0 +1,112 @@
+"""The "Show" choice above the grids: which view of attention the maps draw, with each view's formula one click away.
+
+Render only: the bar emits `mode_changed(mode)`; the session computes the maps (core_model.attention_views).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    """What the bar says about one view: the menu entry, the equation, what it means, where it comes from."""
+
+    label: str
+    equation: str  # rich text
+    meaning: str
+    citation: str
+    scale: str
+
+
+MODE_INFO: dict[str, ModeInfo] = {
+    "weights": ModeInfo(
+        "Post-softmax weights", "a<sub>ij</sub> = softmax<sub>j</sub>(q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>)",
+        "How much query i attends to key j; each row sums to 1.",
+        "Vaswani et al. 2017, Attention Is All You Need, eq. 1", "colour scale 0 to 1"),
+    "scores": ModeInfo(
+        "Pre-softmax scores", "s<sub>ij</sub> = q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>",
+        "The raw similarity before softmax; only differences within a row matter. Masked cells stay blank.",
+        "Vaswani et al. 2017, §3.2.1", "diverging scale centred on 0"),
+    "norms": ModeInfo(
+        "Norm-weighted ‖a·f(x)‖",
+        "‖a<sub>ij</sub> f<sub>h</sub>(x<sub>j</sub>)‖, f<sub>h</sub>(x) = W<sub>O</sub><sup>h</sup>"
+        "(W<sub>V</sub><sup>h</sup> x + b<sub>V</sub><sup>h</sup>)",
+        "The length of what key j actually adds to query i through head h: a large weight on a short value vector "
+        "moves little. The value bias is part of f; an ablated head adds nothing.",
+        "Kobayashi et al. 2020, Attention is Not Only a Weight (EMNLP)", "colour scale 0 to the largest value"),
+    "rollout": ModeInfo(
+        "Rollout across layers",
+        "R<sup>l</sup> = Ã<sup>l</sup> R<sup>l−1</sup>, Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of the heads on",
+        "Which input tokens flow into each position up to layer l, counting the residual path. The avg column is "
+        "the rollout; a head column is the same step through that head alone. Decoder: one share per position "
+        "over target tokens (Decoder self grid) and source tokens (Cross grid), which add up to 1; cross "
+        "attention is routed through the encoder's rollout.",
+        "Abnar & Zuidema 2020, Quantifying Attention Flow in Transformers (ACL); decoder: see "
+        "core_model/attention_views.py", "colour scale 0 to the largest value"),
+}
+
+
+def formula_html(mode: str) -> str:
+    """The help text of one view: equation, meaning, colour scale, citation."""
+    info = MODE_INFO[mode]
+    return (f"<b>{info.label}</b>: {info.equation}<br>{info.meaning} ({info.scale})."
+            f"<br><i>{info.citation}</i>")
+
+
+class ViewModeBar(QWidget):
+    """A "Show" combo box and a "Formula" button that opens the current view's equation and citation."""
+
+    mode_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.combo = QComboBox()
+        for mode, info in MODE_INFO.items():
+            self.combo.addItem(info.label, mode)
+            self.combo.setItemData(self.combo.count() - 1, info.citation, Qt.ItemDataRole.ToolTipRole)
+        self.combo.setToolTip("What the heatmaps show (Ctrl+Shift+V cycles); the Formula button explains it")
+        self.formula_button = QToolButton()
+        self.formula_button.setText("ƒ Formula")
+        self.formula_button.setCheckable(True)
+        self.formula_button.setToolTip("Show the equation and the paper of the current view (F2)")
+        self.formula_button.setShortcut("F2")
+        self.formula_label = QLabel()
+        self.formula_label.setWordWrap(True)
+        self.formula_label.setTextFormat(Qt.TextFormat.RichText)
+        self.formula_label.setStyleSheet("QLabel { background: #f4f4e8; border: 1px solid #c8c8b0; padding: 4px; }")
+        self.formula_label.hide()
+        row = QHBoxLayout(self)  # the owner places formula_label (full width, below its controls)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Show:"))
+        row.addWidget(self.combo)
+        row.addWidget(self.formula_button)
+        self._show_formula()
+        self.combo.currentIndexChanged.connect(self._on_index)
+        self.formula_button.toggled.connect(self.formula_label.setVisible)
+
+    def mode(self) -> str:
+        return str(self.combo.currentData())
+
+    def set_mode(self, mode: str) -> None:
+        """Show `mode` as chosen without emitting (the session already uses it)."""
+        if mode not in MODE_INFO:
+            raise ValueError(f"mode must be one of {list(MODE_INFO)}, got {mode!r}")
+        self.combo.blockSignals(True)
+        self.combo.setCurrentIndex(list(MODE_INFO).index(mode))
+        self.combo.blockSignals(False)
+        self._show_formula()
+
+    def cycle(self) -> None:
+        """Next view (keyboard)."""
+        self.combo.setCurrentIndex((self.combo.currentIndex() + 1) % self.combo.count())
+
+    def _on_index(self, _index: int) -> None:
+        self._show_formula()
+        self.mode_changed.emit(self.mode())
+
+    def _show_formula(self) -> None:
+        self.formula_label.setText(formula_html(self.mode()))
+        self.formula_button.setToolTip(f"{MODE_INFO[self.mode()].citation} — click for the equation (F2)")

@@ -1,0 +1,109 @@
+"""Attention forming: each head's role score at every probe snapshot, next to the loss; the timeline's cursor too."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from core_model.head_roles import ROLE_LABELS
+from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
+from visualizer.state.training import TrainingState
+from visualizer.widgets.trainer.probe_view import ProbeView
+
+CHOICES = {"cross": "Cross-attention: alignment", "decoder_self": "Decoder self: final role's score",
+           "encoder_self": "Encoder self: final role's score"}
+COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
+
+
+def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
+    """The run's curves on the left, the forming curves on the right, sharing the column's height."""
+    split = QSplitter(Qt.Orientation.Horizontal)
+    split.addWidget(curves)
+    split.addWidget(forming)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 1)
+    split.setSizes([500, 500])  # scaled to the real width on the first layout: half and half
+    return split
+
+
+class FormingCurves(QWidget):
+    """One curve per head of the chosen kind; subscribes to the run's snapshots and to the probe timeline."""
+
+    def __init__(self, state: TrainingState, probe: ProbeView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.recorder = FormingRecorder()
+        self.series: FormingSeries | None = None
+        self.kind = QComboBox()
+        for key, text in CHOICES.items():
+            self.kind.addItem(text, key)
+        self.kind.setToolTip("Which heads to follow: cross heads by alignment (weight on the source holding the "
+                             "right symbol), self-attention heads by the score of the role they end up with")
+        self.kind.currentIndexChanged.connect(lambda _i: self._draw())
+        self.formed_label = QLabel("")
+        self.formed_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.formed_label.setWordWrap(True)  # a long sentence must not widen the column and squeeze the loss
+        self.plot = pg.PlotWidget(title="Head roles on the probe source")
+        self.plot.setYRange(0.0, 1.0)
+        self.plot.setLabel("bottom", "step")
+        self.plot.setLabel("left", "role score")
+        self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
+        self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
+        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
+        self.cursor.hide()
+        self.plot.addItem(self.cursor, ignoreBounds=True)
+        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False,
+                                        pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine))
+        self.plot.addItem(self.threshold, ignoreBounds=True)
+        top = QHBoxLayout()
+        top.addWidget(self.kind)
+        top.addWidget(self.formed_label, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        state.snapshots_changed.connect(self.set_snapshots)
+        probe.step_shown.connect(self.set_cursor)
+        self.set_snapshots(state.snapshots)
+
+    def set_snapshots(self, snapshots: tuple) -> None:
+        self.series = self.recorder.series(snapshots)
+        self._draw()
+
+    def set_cursor(self, step: int | None) -> None:
+        self.cursor.setVisible(step is not None)
+        if step is not None:
+            self.cursor.setValue(step)
+
+    def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The curves drawn now, by legend name (what a test reads)."""
+        return {name: item.getData() for name, item in self._named.items()}
+
+    def _draw(self) -> None:
+        kind = self.kind.currentData()
+        series = self.series
+        keys = sorted(k for k in (series.scores if series else {}) if k[0] == kind)
+        self.plot.getPlotItem().legend.clear()
+        for key, item in list(self.curves.items()):
+            if key not in keys:
+                self.plot.removeItem(item)
+                del self.curves[key]
+        self._named: dict[str, pg.PlotDataItem] = {}
+        for i, key in enumerate(keys):
+            role = "alignment" if kind == "cross" else series.final_roles.get(key, "broad")
+            name = f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"
+            item = self.curves.get(key)
+            if item is None:
+                item = self.curves[key] = self.plot.plot(pen=pg.mkPen(COLOURS[i % len(COLOURS)], width=2),
+                                                         symbol="o", symbolSize=4)
+            item.setData(series.steps, series.scores[key][role])
+            self.plot.getPlotItem().legend.addItem(item, name)
+            self._named[name] = item
+        formed = series.formed_step() if series is not None else None
+        if series is None or not len(series.steps):
+            self.formed_label.setText("no probe snapshots yet")
+        elif formed is None:
+            self.formed_label.setText(f"no cross head has reached alignment {FORMED_AT} (dotted line) yet")
+        else:
+            self.formed_label.setText(f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, "
+                                      "the dotted line)")

@@ -1,0 +1,67 @@
+"""Head roles and importance off the GUI thread: a QRunnable on the pool, progress and result as signals."""
+from __future__ import annotations
+
+import logging
+import threading
+
+import torch
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from core_model.head_importance import ImportanceCancelled, analyse_heads
+from core_model.head_roles import head_roles
+from core_model.model import Seq2SeqTransformer
+from core_model.tasks import TaskSpec
+
+log = logging.getLogger(__name__)
+
+
+class HeadsJob(QObject):
+    """One analysis of a model copy the job owns. Exactly one of finished / failed / cancelled is emitted.
+
+    roles_only: only head_roles (a fraction of a second, for the map badges); otherwise roles and importance.
+    """
+
+    progressed = Signal(int, int)  # done, total
+    finished = Signal(object)  # HeadAnalysis, or tuple[HeadRole, ...] when roles_only
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, model: Seq2SeqTransformer, task: TaskSpec, n: int, seed: int, device: torch.device,
+                 roles_only: bool = False) -> None:
+        super().__init__()
+        self.model, self.task, self.n, self.seed, self.device = model, task, n, seed, device
+        self.roles_only = roles_only
+        self._stop = threading.Event()
+
+    def start(self, pool: QThreadPool | None = None) -> None:
+        (pool or QThreadPool.globalInstance()).start(_Runner(self))
+
+    def cancel(self) -> None:
+        """Ask the job to stop after the head it is ablating now."""
+        self._stop.set()
+
+    def run(self) -> None:
+        """The body, on a pool thread; never raises."""
+        try:
+            if self.roles_only:
+                result = head_roles(self.model, self.task, n=self.n, seed=self.seed, device=self.device)
+            else:
+                result = analyse_heads(self.model, self.task, n=self.n, seed=self.seed, device=self.device,
+                                       progress=self.progressed.emit, should_stop=self._stop.is_set)
+        except ImportanceCancelled:
+            self.cancelled.emit()
+        except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
+            log.warning("head analysis failed", exc_info=True)
+            self.failed.emit(f"The head analysis failed: {exc or type(exc).__name__}")
+        else:
+            self.finished.emit(result)
+
+
+class _Runner(QRunnable):
+    def __init__(self, job: HeadsJob) -> None:
+        super().__init__()
+        self.job = job
+        self.setAutoDelete(True)
+
+    def run(self) -> None:  # Qt's name
+        self.job.run()
