@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
@@ -31,6 +32,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     help="also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)")
     ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
     ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
+                    help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
+                         "interpolation, ntk = NTK-aware base (README: Model options)")
+    ev.add_argument("--train-len", type=int, help="where --rope-scaling starts (default: the checkpoint's task max_len)")
     return ev
 
 
@@ -73,6 +78,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     limit = max_source_len(model.config.max_len)
     if task.vocab_size > model.config.vocab_size:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
+    ns.hook = _rope_hook(model, task, ns)
     start = time.perf_counter()
     if ns.length is not None:
         if not 1 <= ns.length <= limit:
@@ -91,21 +97,34 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> dict[str, Any]:
     from core_model.training import evaluate
 
-    result = evaluate(model, task, n=ns.n, length=ns.length, seed=ns.seed, device=device)
-    return {"exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
+    with ns.hook(model, ns.length) if ns.hook is not None else contextlib.nullcontext():
+        result = evaluate(model, task, n=ns.n, length=ns.length, seed=ns.seed, device=device)
+    return {"rope_scaling": ns.rope_scaling, "exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
             "n": result.n, "task": task.task, "length": ns.length, "seed": ns.seed}
 
 
 def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
     from core_model.length_eval import evaluate_lengths
 
-    sweep = evaluate_lengths(model, task, lengths, n=ns.n, seed=ns.seed, device=device)
+    sweep = evaluate_lengths(model, task, lengths, n=ns.n, seed=ns.seed, device=device, position_scaling=ns.hook)
     results = list(sweep.per_length.values())
-    return {"per_length": {str(r.length): r.exact_match for r in results},
+    return {"rope_scaling": ns.rope_scaling, "per_length": {str(r.length): r.exact_match for r in results},
             "token_accuracy_per_length": {str(r.length): r.token_accuracy for r in results},
             "exact_match": sum(r.exact_match for r in results) / len(results),  # every length weighs the same
             "worst_length": min(results, key=lambda r: r.exact_match).length,
             "lengths": lengths, "n": ns.n, "seed": ns.seed, "task": task.task}
+
+
+def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
+    """evaluate_lengths' position_scaling for --rope-scaling (None for none); a model without RoPE is exit 2."""
+    from core_model.length_curves import rope_length_scaling
+
+    if ns.train_len is not None and ns.train_len < 1:
+        raise ArgumentError(f"--train-len must be >= 1, got {ns.train_len}")
+    if ns.rope_scaling != "none" and model.config.positional != "rope":
+        raise ArgumentError(f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
+                            f"{model.config.positional} positional encoding")
+    return rope_length_scaling(model, ns.rope_scaling, ns.train_len or task.max_len)
 
 
 def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, limit: int) -> dict[str, Any]:
