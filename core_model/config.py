@@ -21,6 +21,7 @@ MAX_D_FF = 8192  # 4 * MAX_D_MODEL, the paper's ratio
 MAX_HEADS = 64
 MAX_LAYERS = 24  # per stack; 4x the deepest benchmark model
 MAX_LEN = 4096  # positions; attention maps grow with its square, so a few thousand is already slow to show
+TRAINING_ONLY_FIELDS = ("dropout", "drop_path")  # no weights of their own, no effect in eval mode
 MAX_MODEL_BYTES = 512 * 2**20  # weights + position tables; ~3x the d_model 512 6+6 benchmark model (~180 MB)
 
 
@@ -66,6 +67,7 @@ class ModelConfig:
     n_decoder_layers: int = 2
     d_ff: int = 256  # hidden width of the position-wise feed-forward
     dropout: float = 0.0  # paper uses 0.1; a toy copy model learns faster without it
+    drop_path: float = 0.0  # stochastic depth (Huang et al. 2016): a residual branch skipped per sample in training
     max_len: int = 256  # longest sequence the positional encoding is built for
     positional: PositionalKind = "rope"  # "sinusoidal" is the paper; RoPE learns the copy task ~3x faster
     pe_base: float = PE_BASE  # the 10000 of paper §3.5 (also RoPE's theta)
@@ -73,6 +75,7 @@ class ModelConfig:
     norm: NormKind = "layernorm"
     activation: ActivationKind = "relu"
     tie_embeddings: bool = True  # paper §3.4: source, target embeddings and generator share weights
+    residual_scale: bool = False  # a learnable scalar (init 1) on each sublayer's branch: x + s * f(x)
 
     def __post_init__(self) -> None:
         check_int("vocab_size", self.vocab_size, N_SPECIALS + 1, MAX_VOCAB_SIZE)  # >= 1 symbol
@@ -87,13 +90,15 @@ class ModelConfig:
         if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError("positional 'rope' needs an even head size (d_model / n_heads)")
         check_float("dropout", self.dropout, 0.0, 1.0, high_open=True)
+        check_float("drop_path", self.drop_path, 0.0, 1.0, high_open=True)
         check_float("pe_base", self.pe_base, *PE_BASE_RANGE)
         check_choice("positional", self.positional, get_args(PositionalKind))
         check_choice("norm_position", self.norm_position, get_args(NormPosition))
         check_choice("norm", self.norm, get_args(NormKind))
         check_choice("activation", self.activation, get_args(ActivationKind))
-        if not isinstance(self.tie_embeddings, bool):
-            raise ValueError(f"tie_embeddings must be one of [True, False], got {_short(self.tie_embeddings)}")
+        for flag in ("tie_embeddings", "residual_scale"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"{flag} must be one of [True, False], got {_short(getattr(self, flag))}")
         if self.estimated_bytes > MAX_MODEL_BYTES:
             raise ValueError(f"this configuration needs about {self.estimated_bytes / 2**20:,.0f} MiB of weights, "
                              f"more than the limit of {MAX_MODEL_BYTES // 2**20} MiB")
@@ -107,10 +112,10 @@ class ModelConfig:
         d, ff, v = self.d_model, self.d_ff, self.vocab_size
         attention = 4 * (d * d + d)  # q, k, v, o projections with biases
         feed_forward = 2 * d * ff + ff + d
-        norm = 2 * d
+        norm = 2 * d + (1 if self.residual_scale else 0)  # each sublayer's norm, and its residual scale when on
         encoder = self.n_encoder_layers * (attention + feed_forward + 2 * norm)
         decoder = self.n_decoder_layers * (2 * attention + feed_forward + 3 * norm)
-        parameters = encoder + decoder + 2 * norm + 3 * v * d + v  # + embeddings (src, tgt) and generator
+        parameters = encoder + decoder + 2 * 2 * d + 3 * v * d + v  # + embeddings (src, tgt) and generator
         tables = self.max_len * d * 8 if self.positional == "sinusoidal" else self.max_len * self.head_dim * 8
         return 4 * parameters + tables  # float32 weights; float64 position tables
 
@@ -131,7 +136,11 @@ class ModelConfig:
         return cls(**data)
 
     def architecture_differs(self, other: ModelConfig) -> bool:
-        """True when weights of one cannot be loaded into the other (dropout does not count)."""
+        """True when weights of one cannot be loaded into the other (training-only rates do not count).
+
+        Dropout and drop_path change nothing outside training and own no weights; residual_scale adds weights.
+        """
         a, b = self.to_dict(), other.to_dict()
-        a.pop("dropout"), b.pop("dropout")
+        for key in TRAINING_ONLY_FIELDS:
+            a.pop(key), b.pop(key)
         return a != b

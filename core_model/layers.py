@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor, nn
 
 from .attention import AttentionResult, MultiHeadAttention
@@ -47,15 +48,37 @@ class AttentionRequest:
     need_scores: bool = False
 
 
-class NormSlot(nn.Module):
-    """Holds one sublayer's norm as `.norm`, so state_dict keys stay `sub_attn.norm.weight` etc.
+def drop_path(x: Tensor, p: float, training: bool) -> Tensor:
+    """Stochastic depth (Huang et al. 2016): zero the whole branch of a sample with probability p, scale the kept
+    ones by 1/(1-p) so the expectation is unchanged; the identity outside training. x: (B, ...) -> same shape.
 
-    Every checkpoint saved so far (the shipped ones included) uses those keys; this keeps them loading strictly.
+    As in timm's DropPath (the "inverted" form), not the paper's test-time rescaling by the survival probability.
+    """
+    if p == 0.0 or not training:
+        return x
+    keep = 1.0 - p
+    mask = torch.rand((x.shape[0],) + (1,) * (x.dim() - 1), device=x.device, dtype=x.dtype) < keep  # (B, 1, 1)
+    return x * mask.to(x.dtype) / keep
+
+
+class NormSlot(nn.Module):
+    """One sublayer's residual plumbing: its norm as `.norm`, optional residual scale `.scale`, stochastic depth.
+
+    The norm stays at `.norm` so state_dict keys stay `sub_attn.norm.weight` etc. (every checkpoint saved so far,
+    the shipped ones included, uses them), and `.scale` exists only when `residual_scale` is on: a model without
+    the options has exactly the keys it always had.
     """
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.norm = make_norm(config.norm, config.d_model)
+        self.scale = nn.Parameter(torch.ones(())) if config.residual_scale else None  # the seed's res_scale, init 1
+        self.drop_path = config.drop_path
+
+    def branch(self, out: Tensor) -> Tensor:
+        """What the residual adds: s * DropPath(out). (B, T, d) -> (B, T, d)."""
+        out = drop_path(out, self.drop_path, self.training)
+        return out if self.scale is None else self.scale * out
 
 
 class EncoderLayer(nn.Module):
@@ -71,15 +94,15 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, req: AttentionRequest) -> tuple[Tensor, AttentionResult]:
         """x: (B, S, d) -> (B, S, d) and the self-attention result."""
-        norm1, norm2 = self.sub_attn.norm, self.sub_ff.norm
+        s1, s2 = self.sub_attn, self.sub_ff
         if self.norm_first:  # pre-norm: x + f(norm(x))
-            out, result = self._sa_block(norm1(x), req)
-            x = x + out
-            x = x + self._ff_block(norm2(x))
+            out, result = self._sa_block(s1.norm(x), req)
+            x = x + s1.branch(out)
+            x = x + s2.branch(self._ff_block(s2.norm(x)))
         else:  # post-norm, as in the paper: norm(x + f(x))
             out, result = self._sa_block(x, req)
-            x = norm1(x + out)
-            x = norm2(x + self._ff_block(x))
+            x = s1.norm(x + s1.branch(out))
+            x = s2.norm(x + s2.branch(self._ff_block(x)))
         return x, result
 
     def _sa_block(self, x: Tensor, req: AttentionRequest) -> tuple[Tensor, AttentionResult]:
@@ -122,19 +145,19 @@ class DecoderLayer(nn.Module):
         cache: LayerCache | None = None,
     ) -> tuple[Tensor, AttentionResult, AttentionResult]:
         """x: (B, T, d) targets at positions q_pos...; memory: (B, S, d). Updates cache in place when given."""
-        norm1, norm2, norm3 = self.sub_self.norm, self.sub_cross.norm, self.sub_ff.norm
+        s1, s2, s3 = self.sub_self, self.sub_cross, self.sub_ff
         if self.norm_first:  # pre-norm: x + f(norm(x))
-            out, self_result = self._sa_block(norm1(x), self_req, q_pos, cache)
-            x = x + out
-            out, cross_result = self._ca_block(norm2(x), memory, cross_req, q_pos, cache)
-            x = x + out
-            x = x + self._ff_block(norm3(x))
+            out, self_result = self._sa_block(s1.norm(x), self_req, q_pos, cache)
+            x = x + s1.branch(out)
+            out, cross_result = self._ca_block(s2.norm(x), memory, cross_req, q_pos, cache)
+            x = x + s2.branch(out)
+            x = x + s3.branch(self._ff_block(s3.norm(x)))
         else:  # post-norm, as in the paper: norm(x + f(x))
             out, self_result = self._sa_block(x, self_req, q_pos, cache)
-            x = norm1(x + out)
+            x = s1.norm(x + s1.branch(out))
             out, cross_result = self._ca_block(x, memory, cross_req, q_pos, cache)
-            x = norm2(x + out)
-            x = norm3(x + self._ff_block(x))
+            x = s2.norm(x + s2.branch(out))
+            x = s3.norm(x + s3.branch(self._ff_block(x)))
         if cache is not None:
             cache.self_kv, cache.cross_kv = self_result.kv, cross_result.kv
         return x, self_result, cross_result

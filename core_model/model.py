@@ -192,6 +192,18 @@ class Seq2SeqTransformer(nn.Module):
             out.scores = AttentionMaps(enc.scores, dec.self_scores, dec.cross_scores)
         return out
 
+    def residual_scales(self) -> dict[str, float]:
+        """Each sublayer's learned residual scale by name ("encoder.0.attn", ...); empty when the option is off."""
+        slots = {"sub_attn": "attn", "sub_self": "self", "sub_cross": "cross", "sub_ff": "ff"}
+        out: dict[str, float] = {}
+        for stack, layers in (("encoder", self.encoder_layers), ("decoder", self.decoder_layers)):
+            for i, layer in enumerate(layers):
+                for attr, short in slots.items():
+                    slot = getattr(layer, attr, None)
+                    if slot is not None and slot.scale is not None:
+                        out[f"{stack}.{i}.{short}"] = float(slot.scale.detach())
+        return out
+
     def parameter_count(self) -> int:
         """Distinct trainable parameters (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters() if p.requires_grad)

@@ -1,17 +1,26 @@
-"""The trained checkpoints shipped in resources/, found whether the project runs installed or from a checkout."""
+"""The trained checkpoints shipped in resources/, found whether the project runs installed or from a checkout.
+
+One model per task (copy, reverse, sort) and positional encoding (RoPE, sinusoidal), each with the default
+ModelConfig otherwise; `resources/train_shipped.py` makes them (README, "Shipped models").
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from .config import ModelConfig
+from .tasks import TASK_NAMES
 
-SHIPPED_CHECKPOINTS = ("copy_rope.pt", "copy_sinusoidal.pt")  # made by the README's "Shipped models" commands
-DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # the default ModelConfig uses RoPE
+SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task in TASK_NAMES for pe in ("rope", "sinusoidal"))
+DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # copy_rope.pt: the default ModelConfig uses RoPE, the default task copy
 
 
 def resource_path(name: str) -> Path:
-    """Path of a file in resources/ (installed as the package `playground_resources`)."""
+    """Path of a file in resources/: the checkout's own folder next to core_model when there is one (so a second
+    checkout or worktree uses its own files), else the installed package `playground_resources`."""
+    local = Path(__file__).resolve().parent.parent / "resources" / name
+    if local.exists():
+        return local
     try:
         from importlib.resources import files
 
@@ -20,20 +29,29 @@ def resource_path(name: str) -> Path:
             return candidate
     except ModuleNotFoundError:
         pass
-    return Path(__file__).resolve().parent.parent / "resources" / name
+    return local
 
 
-def find_shipped_checkpoint(config: ModelConfig) -> tuple[Path, Checkpoint] | None:
-    """The shipped trained checkpoint whose architecture equals `config`, or None (reads files: not on a GUI thread)."""
-    for name in SHIPPED_CHECKPOINTS:
+def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tuple[Path, Checkpoint] | None:
+    """The shipped checkpoint whose architecture equals `config` (and trained on `task`, when given), or None.
+
+    Reads files: not on a GUI thread. The file named after the task and encoding is tried first, and the
+    stored configuration and task decide, so a renamed or replaced file is never taken for another.
+    """
+    names = list(SHIPPED_CHECKPOINTS)
+    if task is not None:
+        preferred = f"{task}_{config.positional}.pt"
+        names.sort(key=lambda name: name != preferred)
+    for name in names:
         path = resource_path(name)
         if not path.is_file():
             continue
         try:
             ckpt = load_checkpoint(path)
+            trained_on = ckpt.task.task
         except CheckpointError:
             continue
-        if not ckpt.config.architecture_differs(config):
+        if not ckpt.config.architecture_differs(config) and task in (None, trained_on):
             return path, ckpt
     return None
 

@@ -8,7 +8,7 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor
 
-from .config import check_choice, check_int
+from .config import check_choice, check_float, check_int
 from .vocab import BOS, EOS, N_SPECIALS, PAD, SYMBOL_POOL, Vocabulary
 
 TaskName = Literal["copy", "reverse", "sort"]
@@ -58,9 +58,18 @@ class TaskSpec:
     n_symbols: int = 10
     min_len: int = 10
     max_len: int = 10
+    # Fraction of training sources drawn as runs of repeated symbols (0 keeps the plain uniform draws, and their
+    # random stream). Uniform sources almost never repeat a symbol many times, so a model never sees "0000".
+    runs: float = 0.0
+    # Wrap every source as <bos> symbols <eos>: absolute anchors for a RoPE encoder, which otherwise cannot tell
+    # identical tokens (or "00" from "0000") apart. The source then takes two more encoder positions.
+    anchored: bool = False
 
     def __post_init__(self) -> None:
         check_choice("task", self.task, TASK_NAMES)
+        check_float("runs", self.runs, 0.0, 1.0)
+        if not isinstance(self.anchored, bool):
+            raise ValueError(f"anchored must be one of [True, False], got {self.anchored!r}")
         check_int("n_symbols", self.n_symbols, 1)
         if self.n_symbols > len(SYMBOL_POOL):
             raise ValueError(f"n_symbols must be an integer in [1, {len(SYMBOL_POOL)}], got {self.n_symbols!r}")
@@ -91,6 +100,10 @@ class TaskSpec:
             raise ValueError(f"the task needs vocab_size >= {self.vocab_size} ({self.n_symbols} symbols and "
                              f"{N_SPECIALS} special tokens), the model has {model_vocab_size}")
 
+    def source_ids(self, ids: list[int]) -> list[int]:
+        """The encoder input for source symbol ids: the ids themselves, or <bos> ids <eos> when anchored."""
+        return [BOS, *ids, EOS] if self.anchored else list(ids)
+
     def default_source(self) -> str:
         """The task's symbols in order, repeated or cut to its longest length ("0123456789" by default)."""
         symbols = self.vocabulary.symbols
@@ -106,6 +119,8 @@ def make_batch(spec: TaskSpec, batch_size: int, generator: torch.Generator, leng
         lengths = torch.full((batch_size,), length)
     s = int(lengths.max())
     symbols = torch.randint(first, first + spec.n_symbols, (batch_size, s), generator=generator)
+    if spec.runs > 0:
+        symbols = _with_runs(symbols, spec.runs, generator)
     keep = torch.arange(s)[None, :] < lengths[:, None]  # (B, S)
     src = symbols.masked_fill(~keep, PAD)
     if spec.task == "copy":
@@ -118,4 +133,31 @@ def make_batch(spec: TaskSpec, batch_size: int, generator: torch.Generator, leng
     tgt_in = torch.cat((torch.full((batch_size, 1), BOS), body), dim=1)  # (B, S + 1)
     tgt_out = torch.cat((body, torch.full((batch_size, 1), PAD)), dim=1)
     tgt_out[torch.arange(batch_size), lengths] = EOS
+    if spec.anchored:
+        src = _anchor(src, lengths)
     return Batch(src, tgt_in, tgt_out)
+
+
+def _with_runs(symbols: Tensor, fraction: float, generator: torch.Generator) -> Tensor:
+    """Turn a `fraction` of the rows into runs: each symbol repeats its left neighbour with a per-row probability.
+
+    The probability is drawn uniformly per row and set to 1 for a quarter of the chosen rows, so one-symbol
+    sources ("0000") are common, and runs of every length in between occur.
+    """
+    b, s = symbols.shape
+    chosen = torch.rand(b, generator=generator) < fraction
+    stay_p = torch.rand(b, generator=generator)
+    stay_p = torch.where(torch.rand(b, generator=generator) < 0.25, torch.ones_like(stay_p), stay_p)
+    stay = (torch.rand(b, s, generator=generator) < stay_p[:, None]) & chosen[:, None]
+    stay[:, 0] = False
+    positions = torch.arange(s).expand(b, s)
+    source = torch.where(stay, torch.zeros_like(positions), positions).cummax(dim=1).values  # last fresh draw
+    return torch.gather(symbols, 1, source)
+
+
+def _anchor(src: Tensor, lengths: Tensor) -> Tensor:
+    """<bos> + the symbols + <eos>, padded on the right: (B, S) -> (B, S + 2)."""
+    b = src.shape[0]
+    out = torch.cat((torch.full((b, 1), BOS), src, torch.full((b, 1), PAD)), dim=1)
+    out[torch.arange(b), lengths + 1] = EOS
+    return out

@@ -129,7 +129,7 @@ def test_clicking_a_node_shows_that_hypothesis_in_the_grids(qtbot, app):
     frame = session.last_frame
     assert list(frame.decoder.output_labels) == words
     tgt = torch.tensor([[BOS, *hyp.tokens]])
-    src = torch.tensor([session.vocabulary.encode(SOURCE) + [0] * session.extra_pads])
+    src = torch.tensor([session.hub.task.source_ids(session.vocabulary.encode(SOURCE)) + [0] * session.extra_pads])
     with torch.no_grad():
         att = session.hub.model(src, tgt, session.masks, return_attention=True).attention
     for kind in ("decoder_self", "cross"):

@@ -47,12 +47,15 @@ def test_train_prints_one_json_line_and_writes_the_checkpoint(trained):
     result = json.loads(lines[0])
     assert result["step"] == 30 and result["device"] == "cpu" and result["out"] == str(out)
     assert 0.0 <= result["exact_match"] <= 1.0 and 0.0 <= result["token_accuracy"] <= 1.0
+    assert set(result["per_length"]) == {"2", "3", "4"}  # every trained length, never one alone
+    assert result["exact_match"] == pytest.approx(sum(result["per_length"].values()) / 3)
     assert result["loss"] > 0 and result["seconds"] > 0
     assert "step 30/30" in proc.stderr and "ETA" in proc.stderr and "Traceback" not in proc.stderr
 
     ckpt = load_checkpoint(out)
     assert [row["step"] for row in ckpt.history] == list(range(1, 31))
-    assert ckpt.extra["task"] == {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4}
+    assert ckpt.extra["task"] == {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4, "runs": 0.0,
+                                 "anchored": False}
     assert ckpt.extra["train_config"]["steps"] == 30 and ckpt.extra["train_config"]["batch_size"] == 8
     assert ckpt.extra["final_metrics"]["exact_match"] == result["exact_match"]
     assert ckpt.config.vocab_size == 13  # ModelConfig default already fits 5 symbols
@@ -66,8 +69,10 @@ def test_eval_prints_exact_match(trained):
     lines = ev.stdout.splitlines()
     assert len(lines) == 1
     result = json.loads(lines[0])
-    assert result["n"] == 50 and result["task"] == "reverse" and result["length"] == 4
-    assert 0.0 <= result["exact_match"] <= 1.0 and result["loss"] > 0 and 0.0 <= result["token_accuracy"] <= 1.0
+    assert result["n"] == 50 and result["task"] == "reverse" and result["lengths"] == [2, 3, 4]  # the trained range
+    assert set(result["per_length"]) == {"2", "3", "4"} and all(0.0 <= v <= 1.0 for v in result["per_length"].values())
+    one = json.loads(_run("eval", str(out), "--n", "50", "--seed", "7", "--length", "4").stdout)
+    assert one["length"] == 4 and one["loss"] > 0 and 0.0 <= one["token_accuracy"] <= 1.0
 
 
 def test_cli_never_imports_qt(trained):

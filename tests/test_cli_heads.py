@@ -84,9 +84,6 @@ def test_rope_copy_model_has_an_alignment_head(shipped_default):
     assert any(h["role"] == "alignment" and h["role_score"] >= 0.9 for h in cross)
 
 
-@pytest.mark.xfail(strict=True, reason="measured: the shipped sinusoidal copy model's best cross head puts 0.77 of "
-                                       "its weight on the right source (it leaks ~0.15 to the neighbour); strict, "
-                                       "so a retrained checkpoint that reaches 0.9 turns this into a failure to fix")
 def test_sinusoidal_copy_model_has_an_alignment_head(shipped_default):
     cross = [h for h in shipped_default["sinusoidal"]["heads"] if h["kind"] == "cross"]
     assert max(h["alignment"] for h in cross) >= 0.9

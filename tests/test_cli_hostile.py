@@ -100,7 +100,7 @@ def test_non_finite_metrics_print_valid_json(tmp_path, capsys, monkeypatch):
         return result
 
     monkeypatch.setattr(training_module, "evaluate", nan_loss)
-    assert main(["eval", str(path), "--n", "5", "--device", "cpu"]) == 0
+    assert main(["eval", str(path), "--n", "5", "--length", "10", "--device", "cpu"]) == 0
     result = _strict(capsys.readouterr().out)
     assert result["loss"] is None and "loss was nan" in result["notes"][0]
 

@@ -59,8 +59,8 @@ def clipped_widgets(app: Application) -> list[str]:
 def test_control_column_is_never_cut_off(qtbot, size):
     app = open_app(qtbot, size)
     assert clipped_widgets(app) == []
-    source = "0123456789" * 2  # the longest source the model takes, stepped to the end
-    type_source(app, source[: app.session.max_source_len])
+    source = "0123456789" * 2  # the longest source the model was trained on, stepped to the end
+    type_source(app, source[: min(app.session.max_source_len, app.hub.task.max_len)])
     app.session.run_to_end()
     QApplication.processEvents()
     assert app.window.size().width() == size[0]

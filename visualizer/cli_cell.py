@@ -72,7 +72,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}")
     if not ids:
         parser.error("the source is empty")
-    src_ids = ids + [PAD] * ns.pads
+    src_ids = ckpt.task.source_ids(ids) + [PAD] * ns.pads  # anchored tasks: <bos> ids <eos>
     tgt_ids = [BOS] + expected_output(ckpt.task.task, ids) + [PAD] * ns.pads
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:
         parser.error(f"source and pads need {len(tgt_ids)} positions; the model has {model.config.max_len}")

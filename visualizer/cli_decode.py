@@ -91,7 +91,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(str(exc)) from None
     vocab = task.vocabulary
     ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
-    src = torch.tensor([ids + [PAD] * ns.pads], dtype=torch.long, device=device)
+    src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads], dtype=torch.long, device=device)  # anchored
     out: dict[str, Any] = {"source": vocab.tokens(ids), "pads": ns.pads, "task": task.task,
                            "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"]}
     if sampling:

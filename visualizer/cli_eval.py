@@ -1,37 +1,71 @@
-"""`eval`: greedy exact match of a checkpoint on fresh sequences, one JSON line out."""
+"""`eval`: greedy exact match of a checkpoint on fresh sequences, per source length, one JSON line out."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import re
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError, device_arg
+from visualizer.cli_common import ArgumentError, CliError, device_arg
 from visualizer.cli_output import json_line
+
+RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """The `eval` subcommand's options."""
-    ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences")
+    ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences, per source length")
     ev.add_argument("path", type=Path)
     ev.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
-    ev.add_argument("--n", type=int, default=1000, help="number of sequences")
+    ev.add_argument("--n", type=int, default=1000, help="number of sequences (per length with --lengths)")
     ev.add_argument("--seed", type=int, default=1234, help="seed of the evaluation sequences")
-    ev.add_argument("--length", type=int, help="source length (default: the task's max_len)")
+    ev.add_argument("--lengths", metavar="A-B",
+                    help="source lengths A to B (or one length A); default: the range the model was trained on")
+    ev.add_argument("--length", type=int, help="one source length only, with the teacher-forced loss (older output)")
+    ev.add_argument("--repeated", action="store_true",
+                    help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
+    ev.add_argument("--exhaustive", type=int, metavar="K",
+                    help="also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)")
+    ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
     ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
+                    help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
+                         "interpolation, ntk = NTK-aware base (README: Model options)")
+    ev.add_argument("--train-len", type=int, help="where --rope-scaling starts (default: the checkpoint's task max_len)")
     return ev
+
+
+def parse_lengths(text: str, limit: int) -> list[int]:
+    """"A-B" (or "A") as the list A..B; anything else, A > B, A < 1 or B > limit is an ArgumentError."""
+    match = RANGE.fullmatch(text)
+    if match is None:
+        raise ArgumentError(f"--lengths must look like A-B (e.g. 1-20) or one length, got {text!r}")
+    low = int(match.group(1))
+    high = int(match.group(2)) if match.group(2) is not None else low
+    if low < 1 or low > high:
+        raise ArgumentError(f"--lengths must be A-B with 1 <= A <= B, got {text!r}")
+    if high > limit:
+        raise ArgumentError(f"--lengths goes to {high}, but this model takes sources of at most {limit} symbols")
+    return list(range(low, high + 1))
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the checkpoint and print one JSON line; a bad file is a one-line error (exit 1)."""
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.tasks import max_source_len
-    from core_model.training import evaluate
 
     if ns.n < 1:
         parser.error(f"--n must be >= 1, got {ns.n}")
+    if ns.seed < 0:
+        raise ArgumentError(f"--seed must be >= 0, got {ns.seed}")
+    if ns.exhaustive is not None and not 1 <= ns.exhaustive <= 4:
+        raise ArgumentError(f"--exhaustive must be in [1, 4] (10^K sources of length K), got {ns.exhaustive}")
+    if ns.length is not None and ns.lengths is not None:
+        raise ArgumentError("give --length or --lengths, not both")
     device = device_arg(ns.device)
     try:
         ckpt = load_checkpoint(ns.path)
@@ -41,15 +75,76 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(str(exc)) from None
     if ns.task is not None:
         task = replace(task, task=ns.task)
-    length = task.max_len if ns.length is None else ns.length
-    if not 1 <= length <= max_source_len(model.config.max_len):
-        parser.error(f"--length must be in [1, {max_source_len(model.config.max_len)}], got {length}")
+    limit = max_source_len(model.config.max_len)
     if task.vocab_size > model.config.vocab_size:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
+    ns.hook = _rope_hook(model, task, ns)
     start = time.perf_counter()
-    result = evaluate(model, task, n=ns.n, length=length, seed=ns.seed, device=device)
-    out = {"exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
-           "n": result.n, "task": task.task, "length": length, "seed": ns.seed,
-           "seconds": round(time.perf_counter() - start, 3), "device": str(device), "path": str(ns.path)}
+    if ns.length is not None:
+        if not 1 <= ns.length <= limit:
+            parser.error(f"--length must be in [1, {limit}], got {ns.length}")
+        out = _one_length(model, task, ns, device)
+    else:
+        lengths = parse_lengths(ns.lengths, limit) if ns.lengths is not None else list(
+            range(task.min_len, min(task.max_len, limit) + 1))
+        out = _per_length(model, task, lengths, ns, device)
+        out.update(_source_sets(model, task, lengths, ns, limit))
+    out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
+
+
+def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> dict[str, Any]:
+    from core_model.training import evaluate
+
+    with ns.hook(model, ns.length) if ns.hook is not None else contextlib.nullcontext():
+        result = evaluate(model, task, n=ns.n, length=ns.length, seed=ns.seed, device=device)
+    return {"rope_scaling": ns.rope_scaling, "exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
+            "n": result.n, "task": task.task, "length": ns.length, "seed": ns.seed}
+
+
+def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
+    from core_model.length_eval import evaluate_lengths
+
+    sweep = evaluate_lengths(model, task, lengths, n=ns.n, seed=ns.seed, device=device, position_scaling=ns.hook)
+    results = list(sweep.per_length.values())
+    return {"rope_scaling": ns.rope_scaling, "per_length": {str(r.length): r.exact_match for r in results},
+            "token_accuracy_per_length": {str(r.length): r.token_accuracy for r in results},
+            "exact_match": sum(r.exact_match for r in results) / len(results),  # every length weighs the same
+            "worst_length": min(results, key=lambda r: r.exact_match).length,
+            "lengths": lengths, "n": ns.n, "seed": ns.seed, "task": task.task}
+
+
+def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
+    """evaluate_lengths' position_scaling for --rope-scaling (None for none); a model without RoPE is exit 2."""
+    from core_model.length_curves import rope_length_scaling
+
+    if ns.train_len is not None and ns.train_len < 1:
+        raise ArgumentError(f"--train-len must be >= 1, got {ns.train_len}")
+    if ns.rope_scaling != "none" and model.config.positional != "rope":
+        raise ArgumentError(f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
+                            f"{model.config.positional} positional encoding")
+    return rope_length_scaling(model, ns.rope_scaling, ns.train_len or task.max_len)
+
+
+def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, limit: int) -> dict[str, Any]:
+    """--repeated and --exhaustive: exact match on fixed sets of sources, with the first few wrong ones as text."""
+    from core_model.length_eval import exhaustive_sources, repeated_symbol_sources, wrong_sources
+
+    out: dict[str, Any] = {}
+    vocab = task.vocabulary
+    if ns.repeated:
+        per = {}
+        for length in lengths:
+            sources = repeated_symbol_sources(task, [length])
+            per[str(length)] = 1 - len(wrong_sources(model, task, sources)) / len(sources)
+        out["repeated_per_length"] = per
+    if ns.exhaustive is not None:
+        if ns.exhaustive > limit:
+            raise ArgumentError(f"--exhaustive {ns.exhaustive} is longer than this model takes ({limit})")
+        sources = exhaustive_sources(task, ns.exhaustive)
+        wrong = wrong_sources(model, task, sources)
+        out["exhaustive"] = {"max_len": ns.exhaustive, "sources": len(sources),
+                             "exact_match": 1 - len(wrong) / len(sources),
+                             "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
+    return out

@@ -27,6 +27,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     train.add_argument("--batch-size", type=int)
     train.add_argument("--lr", type=float, help="peak learning rate")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
+    train.add_argument("--eval-n", type=int, default=500,
+                       help="sequences per source length in the final evaluation (every trained length is reported)")
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
     train.add_argument("--threads", type=int, default=1,
                        help="CPU threads for torch (default 1: toy models gain nothing from more, and a busy "
@@ -67,8 +69,11 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if ns.threads < 1:
         parser.error(f"--threads must be >= 1, got {ns.threads}")
+    if ns.eval_n < 1:
+        parser.error(f"--eval-n must be >= 1, got {ns.eval_n}")
     torch.set_num_threads(ns.threads)
     from core_model import build_model
+    from core_model.length_eval import evaluate_lengths
     from core_model.training import Trainer, TrainingDiverged
 
     start = time.perf_counter()
@@ -82,10 +87,14 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         bar.close()
         raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
     bar.close()
-    result = trainer.evaluate(n=1000, length=task.max_len)
+    result = trainer.evaluate(n=1000)  # teacher-forced loss and accuracy over the whole length range
+    lengths = range(task.min_len, task.max_len + 1)
+    sweep = evaluate_lengths(trainer.model, task, lengths, n=ns.eval_n, device=device)
+    per_length = {str(r.length): r.exact_match for r in sweep.per_length.values()}
     last = trainer.history[-1]
     final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
-             "exact_match": result.exact_match, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
+             "exact_match": sum(per_length.values()) / len(per_length), "per_length": per_length,
+             "eval_n": ns.eval_n, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
              "device": str(device), "out": str(ns.out)}
     _, problem = _save(ns.out, trainer, task, config, final)
     if problem:  # the model is kept in a spare file when it can be; exit 1 either way

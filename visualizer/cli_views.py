@@ -62,7 +62,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      f"{' '.join(exc.allowed)}")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
-    src = torch.tensor([ids + [PAD] * ns.pads])
+    src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads])  # anchored tasks: <bos> ids <eos>
     tgt = torch.tensor([[BOS, *expected_output(task.task, ids), *[PAD] * ns.pads]])
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, ns.mode)

@@ -142,10 +142,12 @@ class Application(QObject):
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self._build_menus()
+        self._build_length_lab()
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
         self._restore_preferences()
+        self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
 
     def _build_heads(self) -> None:
@@ -195,6 +197,8 @@ class Application(QObject):
         self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.playground.config_requested.connect(self.architecture.request)
         self.playground.model_panel.revert_button.clicked.connect(self.architecture.cancel)  # drops a running build
+        self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
+        self.playground.input_panel.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
         win.set_shortcut_help(self.shortcut_help)
@@ -256,7 +260,7 @@ class Application(QObject):
         self.undo_action.setStatusTip(f"Bring back the model before the last architecture change, weights included "
                                       f"({self.hub.undo_depth} of up to 5 kept)")
         c = info.config
-        self.playground.model_panel.set_config(c, info.origin, info.parameters)
+        self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
     def _show_frame_time(self, frame: PlaygroundFrame) -> None:
@@ -267,12 +271,25 @@ class Application(QObject):
         return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
 
     # ----- closing -----
+    def _build_length_lab(self) -> None:
+        """The Length lab tab (issue 15): the shipped RoPE and sinusoidal copy models, compared at every length."""
+        from visualizer.widgets.lengthlab.view import make_length_lab
+
+        win = self.window
+        self.length_lab, self.length_lab_tab = make_length_lab(self)
+        index = win.add_tab(self.length_lab_tab, "Length lab")
+        action = win.add_action(win.view_menu, f"&{index + 1} Length lab",
+                                lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}")
+        win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
+
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
         if self.checkpoints is not None and not self.checkpoints.confirm_close():
             return False
         if self.training is not None:
             self.training.shutdown(5000)
+        if getattr(self, "length_lab", None) is not None:
+            self.length_lab.shutdown(5000)
         if self.heads is not None:
             self.heads.cancel()
         if self.session is not None:

@@ -18,13 +18,15 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.checkpoint import Checkpoint, CheckpointError
-from core_model.shipped import find_shipped_checkpoint
+from core_model.shipped import find_shipped_checkpoint, is_shipped
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
+SWITCH_QUESTION = ("Load the shipped {task} model?\n\nIt replaces the current model ({origin}); Model > Undo "
+                   "architecture change (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on {task}.")
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
                      "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
                      "change (Ctrl+Alt+Z) brings the previous model back.")
@@ -40,25 +42,35 @@ class BuiltModel:
     shipped: tuple[Path, Checkpoint] | None  # None: untrained
 
 
-def build_for(config: ModelConfig, device: torch.device,
-              wanted: Callable[[], bool] = lambda: True) -> BuiltModel | None:
-    """The shipped trained model for `config` when there is one, else a new untrained one (seed 0); slow, no Qt.
-
-    None when `wanted()` says, once this build's turn comes, that a newer request replaced it.
+def build_for(config: ModelConfig, task: str, device: torch.device,
+              wanted: Callable[[], bool] = lambda: True, shipped_only: bool = False) -> BuiltModel | None:
+    """The shipped trained model for `config` and `task` when there is one, else a new untrained one (seed 0), or
+    None with `shipped_only`; slow, no Qt. None too when `wanted()` says, once this build's turn comes, that a newer
+    request replaced it.
     """
     with _BUILDING:
-        return _build(config, device) if wanted() else None
+        return _build(config, task, device, shipped_only) if wanted() else None
 
 
-def _build(config: ModelConfig, device: torch.device) -> BuiltModel:
-    found = find_shipped_checkpoint(config)
+def _build(config: ModelConfig, task: str, device: torch.device, shipped_only: bool) -> BuiltModel | None:
+    found = find_shipped_checkpoint(config, task)
     if found is not None:
         path, ckpt = found
         try:
             return BuiltModel(ckpt.build(device), found)  # the task was checked when the file was read
         except CheckpointError as exc:
             log.warning("the shipped model %s could not be built: %s", path.name, exc)
-    return BuiltModel(build_model(config, seed=0).to(device).eval(), None)
+    return None if shipped_only else BuiltModel(build_model(config, seed=0).to(device).eval(), None)
+
+
+def _ask_load_shipped(parent: QWidget, text: str) -> bool:
+    """True when the user agrees to replace their own model by a shipped one; tests replace this function."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Load the shipped model?", text, parent=parent)
+    load = box.addButton("&Load the shipped model", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("&Keep my model", QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(load)
+    box.exec()
+    return box.clickedButton() is load
 
 
 class ArchitectureController(QObject):
@@ -73,6 +85,7 @@ class ArchitectureController(QObject):
         self.hub, self.training, self._status, self._parent = hub, training, status, parent
         self._newest = 0  # serial of the newest build request; older builds are dropped when they finish
         self.pending = 0  # builds still running (tests wait for 0)
+        self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
 
     def request(self, config: ModelConfig) -> None:
         """Build (or load the shipped) model for `config` in the background, after asking when needed."""
@@ -93,12 +106,37 @@ class ArchitectureController(QObject):
         self._newest += 1
         self.pending += 1
         self.building_changed.emit(True)
-        serial, generation, device = self._newest, self.hub.generation, self.hub.device
+        serial, generation, device, task = self._newest, self.hub.generation, self.hub.device, self.current_task()
         self._status(f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
                      f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable", 0)
-        run_in_background(lambda: build_for(config, device, lambda: serial == self._newest),
+        run_in_background(lambda: build_for(config, task, device, lambda: serial == self._newest),
                           lambda built: self._apply(serial, generation, built),
                           lambda message: self._failed(serial, message))
+
+    def request_task(self, task: str, *, ask: bool = True) -> None:
+        """The user picked a task: load the shipped model for it and the current architecture, when there is one.
+
+        Automatic while the model is a shipped or a fresh untrained one; otherwise (own checkpoint, unsaved
+        training) the user is asked (with `ask` False, as at start-up, nothing changes), and the old model stays one
+        undo away either way. The files are read and the model built off the GUI thread.
+        """
+        hub = self.hub
+        if hub.training_active or hub.task.task == task:
+            return
+        own_file = hub.path is not None and not is_shipped(hub.path)
+        own_work = hub.dirty or own_file or bool(hub.history and hub.path is None)  # trained here, then saved or not
+        if own_work and not ask:
+            return
+        config, generation, device = hub.config, hub.generation, hub.device
+
+        def found(built: BuiltModel | None) -> None:
+            if built is None or hub.generation != generation or hub.training_active:
+                return  # no shipped model for this architecture and task, or the model changed meanwhile
+            if own_work and not _ask_load_shipped(self._parent, SWITCH_QUESTION.format(task=task, origin=hub.origin)):
+                return
+            self._take(built)
+
+        run_in_background(lambda: build_for(config, task, device, shipped_only=True), found, lambda message: None)
 
     def cancel(self) -> None:
         """The user went back to the loaded architecture (Revert): a build still running is dropped when it ends."""
@@ -126,13 +164,19 @@ class ArchitectureController(QObject):
                          MEDIUM_MS)
             self.config_refused.emit()
             return
+        self._take(built)
+
+    def _take(self, built: BuiltModel) -> None:
+        """Give the hub the built model (the old one stays one undo away) and say which it is."""
+        hub = self.hub
         if built.shipped is not None:
             path, ckpt = built.shipped
             hub.set_model(built.model, ckpt.task,
                           origin=f"trained checkpoint {path.name}", history=ckpt.history, path=path,
                           extra=ckpt.extra, keep_previous=True)
             self.training.restore(ckpt.history, ckpt.extra)
-            self._status(f"Loaded the shipped trained model for this architecture ({path.name}).", LONG_MS)
+            self._status(f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).",
+                         LONG_MS)
         else:
             hub.set_model(built.model, hub.task, origin=UNTRAINED_ORIGIN, keep_previous=True)
             self._status(UNTRAINED_MESSAGE, LONG_MS)

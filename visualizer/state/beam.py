@@ -171,7 +171,7 @@ class BeamState(QObject):
         """What the stepper decodes now (GUI thread)."""
         s = self.session
         vocab, hub = s.vocabulary, s.hub
-        ids = vocab.encode(s.source_text) + [PAD] * s.extra_pads
+        ids = hub.task.source_ids(vocab.encode(s.source_text)) + [PAD] * s.extra_pads  # anchored: <bos> ... <eos>
         key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task,
                tuple((k, v.tobytes()) for k, v in sorted(s.gates().items())))
         return SearchInputs(hub.model, torch.tensor([ids], device=hub.device), s.masks, s.head_gates(),

@@ -200,7 +200,7 @@ class PlaygroundSession(QObject):
         return HeadGates.from_numpy(self._gates, self.hub.device)
 
     def _src_tensor(self) -> torch.Tensor:
-        ids = self._src_ids + [PAD] * self.extra_pads
+        ids = self.hub.task.source_ids(self._src_ids) + [PAD] * self.extra_pads  # anchored: <bos> ... <eos>
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
     def _on_model_changed(self) -> None:

@@ -63,7 +63,7 @@ class TrainingState(CheckpointRecord, QObject):
         self._offset, self._prefix = 0, ()  # a continued run's steps go on from the model's last step
         self.previous: MetricsView | None = None
         self._replacing = False
-        self._dropout: float | None = None
+        self._rates: dict[str, float] | None = None
         self._generation = hub.generation
         hub.model_changed.connect(self._on_hub_model_changed)
 
@@ -91,14 +91,14 @@ class TrainingState(CheckpointRecord, QObject):
         return self.series.view(self.progress, self.last_eval)
 
     def start(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
-              dropout: float | None = None, start_step: int = 0) -> bool:
+              rates: dict[str, float] | None = None, start_step: int = 0) -> bool:
         """Train a copy of the hub's model; returns False (with a message) when it cannot start."""
         if self.busy:
             return False
         self._release_thread()  # an earlier run's thread may still be ending
         try:
             device = pick_device(config.device)
-            model = self._training_model(dropout)
+            model = self._training_model(rates)
             if len(task.vocabulary) > model.config.vocab_size:
                 raise ValueError(f"the task needs vocab_size >= {len(task.vocabulary)}, the model has "
                                  f"{model.config.vocab_size}")
@@ -108,7 +108,7 @@ class TrainingState(CheckpointRecord, QObject):
         if start_step == 0:  # continuing: the step axis and the curves go on (continue_on_cpu keeps the old offset)
             self._offset, self._prefix = last_step(self.hub.history, self.series), tuple(self.hub.history)
         self.config, self.task, self.probe_text = config, task, probe_text
-        self._start_step, self._dropout = start_step, dropout
+        self._start_step, self._rates = start_step, rates
         prefix = tuple(self._handled.history) if start_step and self._handled is not None else ()
         options = WorkerOptions(probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step,
                                 history_prefix=prefix)
@@ -116,7 +116,7 @@ class TrainingState(CheckpointRecord, QObject):
         return True
 
     def start_from_scratch(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
-                           dropout: float | None = None) -> bool:
+                           rates: dict[str, float] | None = None) -> bool:
         """Fresh weights with the current architecture (Model > Restore previous model undoes it), then train;
         the curves so far stay as `previous`, greyed for comparison until clear_previous()."""
         if self.busy:
@@ -131,18 +131,18 @@ class TrainingState(CheckpointRecord, QObject):
             self._replacing = False
         self.previous = previous
         self.previous_changed.emit(previous)
-        return self.start(config, task, probe_text=probe_text, dropout=dropout)
+        return self.start(config, task, probe_text=probe_text, rates=rates)
 
     def clear_previous(self) -> None:
         self.previous = None
         self.previous_changed.emit(None)
 
-    def _training_model(self, dropout: float | None) -> torch.nn.Module:
-        """The hub's weights in a model of its own; dropout has no parameters, so a new rate keeps the weights."""
+    def _training_model(self, rates: dict[str, float] | None) -> torch.nn.Module:
+        """The hub's weights in a model of its own; dropout and drop_path own no weights, so they carry over."""
         model = self.hub.training_copy()
-        if dropout is not None and dropout != model.config.dropout:
+        if rates and replace(model.config, **rates) != model.config:
             state = model.state_dict()
-            model = build_model(replace(model.config, dropout=dropout))
+            model = build_model(replace(model.config, **rates))
             model.load_state_dict(state)
         return model
 
@@ -185,7 +185,7 @@ class TrainingState(CheckpointRecord, QObject):
         if self.busy or self.config is None or self.task is None or self._handled is None:
             return False
         return self.start(replace(self.config, device="cpu"), self.task, probe_text=self.probe_text,
-                          dropout=self._dropout, start_step=self._handled.step)
+                          rates=self._rates, start_step=self._handled.step)
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:
         """Stop, quit and wait for the thread (closeEvent); the final weights still reach the hub."""

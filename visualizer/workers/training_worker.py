@@ -27,16 +27,17 @@ def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: tor
     vocab = task.vocabulary
     ids = vocab.encode(text)
     target = expected_output(task.task, ids)
-    src = torch.tensor([ids], device=device)  # (1, S)
+    src_ids = task.source_ids(ids)  # what the model reads: <bos> ids <eos> for an anchored task
+    src = torch.tensor([src_ids], device=device)  # (1, S)
     tgt = torch.tensor([[BOS, *target]], device=device)  # (1, T)
     was_training = model.training
     model.eval()
     with torch.no_grad():
         maps = model(src, tgt, return_attention=True).attention.to_numpy()
     model.train(was_training)
-    src_labels = tuple(vocab.tokens(ids))
+    src_labels = tuple(vocab.tokens(src_ids))
     tgt_labels = tuple(vocab.tokens([BOS, *target]))
-    s, t = len(ids), len(target) + 1
+    s, t = len(src_ids), len(target) + 1
     stack = lambda layers: np.stack([w[0] for w in layers]).astype(np.float32)  # noqa: E731 - L x (H, Tq, Tk)
     return {
         "encoder_self": KindMaps("encoder_self", stack(maps.encoder_self), np.ones((s, s), bool), src_labels, src_labels),

@@ -37,7 +37,8 @@ class InputPanel(QWidget):
         self.task = QComboBox()
         for key, label in TASK_LABELS.items():
             self.task.addItem(label, key)
-        self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it")
+        self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it.\n"
+                             "Picking a task loads the shipped model trained on it (asks first if you have your own)")
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips
         self.expected_slot = LabelSlot()

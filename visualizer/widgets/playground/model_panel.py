@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from core_model import ModelConfig
 
@@ -24,6 +24,9 @@ TIPS = {
     "n_encoder_layers": "Encoder layers", "n_decoder_layers": "Decoder layers",
     "n_heads": "Attention heads per layer (d_model must be divisible by it)",
     "d_model": "Width of the model (a multiple of the number of heads)",
+    "residual_scale": "A learnable scalar on every sublayer's residual branch, x + s * sublayer(x), initialised to 1 "
+                      "(the seeds' \"adaptive residual scaling\"); the model summary lists the learned values. "
+                      "Adds weights: a different model, trained from scratch.",
 }
 SPINS = {"n_encoder_layers": (1, 8), "n_decoder_layers": (1, 8), "n_heads": (1, 16), "d_model": (8, 1024)}
 
@@ -60,6 +63,7 @@ class ModelPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._config, self._origin, self._parameters = ModelConfig(), "", 0
+        self._scales: dict[str, float] = {}
         self.combos: dict[str, QComboBox] = {}
         self.spins: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
@@ -83,6 +87,10 @@ class ModelPanel(QWidget):
             spin.valueChanged.connect(self._sync_buttons)
             self.spins[field] = spin
             form.addRow(spin_titles[field], spin)
+        self.residual_check = QCheckBox("Learnable residual scale")
+        self.residual_check.setToolTip(TIPS["residual_scale"])
+        self.residual_check.toggled.connect(self._sync_buttons)
+        form.addRow("Residual:", self.residual_check)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c9302c;")
         self.error.setWordWrap(True)
@@ -94,7 +102,8 @@ class ModelPanel(QWidget):
         self.apply_button.clicked.connect(self._emit)
         self.revert_button = QPushButton("Re&vert")
         self.revert_button.setToolTip("Show the loaded model's architecture again")
-        self.revert_button.clicked.connect(lambda: self.set_config(self._config, self._origin, self._parameters))
+        self.revert_button.clicked.connect(
+            lambda: self.set_config(self._config, self._origin, self._parameters, self._scales))
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.revert_button)
@@ -109,6 +118,7 @@ class ModelPanel(QWidget):
         """The config the controls describe (may raise ValueError)."""
         values = {f: box.currentData() for f, box in self.combos.items()}
         values.update({f: spin.value() for f, spin in self.spins.items()})
+        values["residual_scale"] = self.residual_check.isChecked()
         return replace(self._config, **values)
 
     def _sync_buttons(self, *_args) -> None:
@@ -131,9 +141,15 @@ class ModelPanel(QWidget):
         if config != self._config:
             self.config_requested.emit(config)
 
-    def set_config(self, config: ModelConfig, origin: str, parameters: int) -> None:
-        """Show the loaded model's own configuration (and reset the controls to it)."""
+    def set_config(self, config: ModelConfig, origin: str, parameters: int,
+                   residual_scales: dict[str, float] | None = None) -> None:
+        """Show the loaded model's own configuration (and reset the controls to it) with its learned residual scales
+        ({"encoder.0.attn": s, ...}, Seq2SeqTransformer.residual_scales())."""
         self._config, self._origin, self._parameters = config, origin, parameters
+        self._scales = dict(residual_scales or {})
+        self.residual_check.blockSignals(True)
+        self.residual_check.setChecked(config.residual_scale)
+        self.residual_check.blockSignals(False)
         for field, box in self.combos.items():
             box.blockSignals(True)
             box.setCurrentIndex(box.findData(getattr(config, field)))
@@ -149,10 +165,22 @@ class ModelPanel(QWidget):
             f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "
             f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, {config.n_heads} heads, "
             f"{config.n_encoder_layers}+{config.n_decoder_layers} layers, vocab {config.vocab_size}, "
-            f"{parameters:,} parameters"
+            f"{parameters:,} parameters{_scales_text(self._scales)}"
         )
 
 
 def _label(field: str, value: str) -> str:
     """The human name of a choice, as the combo box shows it."""
     return next((label for label, v in CHOICES[field] if v == value), value)
+
+
+def _scales_text(scales: dict[str, float]) -> str:
+    """The learned residual scales, one line per layer: "enc 0: attn 1.02, ff 0.97"."""
+    if not scales:
+        return ""
+    layers: dict[str, list[str]] = {}
+    for name, value in scales.items():
+        stack, index, sublayer = name.split(".")
+        layers.setdefault(f"{stack[:3]} {index}", []).append(f"{sublayer} {value:.3f}")
+    rows = "<br>".join(f"{layer}: {', '.join(parts)}" for layer, parts in layers.items())
+    return f"<br><b>Residual scales</b> (learned, start at 1):<br>{rows}"

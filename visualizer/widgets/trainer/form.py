@@ -6,11 +6,15 @@ from PySide6.QtWidgets import (
     QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget,
 )
 
+from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
 from core_model.training import TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 
+DROP_PATH_TIP = ("Stochastic depth (Huang et al. 2016): while training, each residual branch (attention, feed-forward) "
+                 "is skipped for a whole sequence with this probability and kept ones are scaled by 1/(1-p); the "
+                 "playground is unaffected. No parameters: the weights carry over")
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
 
 
@@ -37,6 +41,7 @@ class TrainerForm(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Task and training", parent)
+        self._data_options: dict[str, object] = {}  # TaskSpec runs / anchored of the model in the hub
         self.task_combo = QComboBox()
         self.task_combo.addItems(list(TASK_NAMES))
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
@@ -53,6 +58,7 @@ class TrainerForm(QGroupBox):
         self.warmup_spin = _spin(0, 1_000_000, "Warm-up steps (Noam needs at least 1)")
         self.smoothing_spin = _dspin(0.0, 0.99, 2, 0.05, "Label smoothing (the paper uses 0.1)")
         self.dropout_spin = _dspin(0.0, 0.9, 2, 0.05, "Dropout of the training copy (no parameters: weights carry over)")
+        self.drop_path_spin = _dspin(0.0, 0.9, 2, 0.05, DROP_PATH_TIP)
         self.seed_spin = _spin(0, 2**31 - 1, "Seed of the training batches")
         self.device_combo = QComboBox()
         self.device_combo.addItems(available_devices())
@@ -63,7 +69,8 @@ class TrainerForm(QGroupBox):
         self.errors: dict[str, QLabel] = {}
         self._layout_rows()
         for box in (self.min_len_spin, self.max_len_spin, self.symbols_spin, self.batch_spin, self.steps_spin,
-                    self.warmup_spin, self.seed_spin, self.lr_spin, self.noam_spin, self.smoothing_spin, self.dropout_spin):
+                    self.warmup_spin, self.seed_spin, self.lr_spin, self.noam_spin, self.smoothing_spin, self.dropout_spin,
+                    self.drop_path_spin):
             box.valueChanged.connect(self.changed)
         for combo in (self.task_combo, self.schedule_combo, self.device_combo):
             combo.currentIndexChanged.connect(self.changed)
@@ -78,6 +85,7 @@ class TrainerForm(QGroupBox):
                 ("Schedule", "schedule", self.schedule_combo), ("Learning rate", "lr", self.lr_spin),
                 ("Noam factor", "noam", self.noam_spin), ("Warm-up steps", "warmup", self.warmup_spin),
                 ("Label smoothing", "smoothing", self.smoothing_spin), ("Dropout", "dropout", self.dropout_spin),
+                ("Drop path", "drop_path", self.drop_path_spin),
                 ("Seed", "seed", self.seed_spin), ("Device", "device", self.device_combo),
                 ("Probe input", "probe", self.probe_edit))
         for label, key, field in rows:
@@ -104,9 +112,10 @@ class TrainerForm(QGroupBox):
     def schedule(self) -> str:
         return str(self.schedule_combo.currentData())
 
-    def set_values(self, task: TaskSpec, config: TrainConfig, dropout: float, device: str) -> None:
-        """Fill the form (no signals per field: one `changed` at the end)."""
+    def set_values(self, task: TaskSpec, config: TrainConfig, model: ModelConfig, device: str) -> None:
+        """Fill the form (no signals per field: one `changed` at the end); the rates come from the model."""
         self.blockSignals(True)
+        self._data_options = {"runs": task.runs, "anchored": task.anchored}  # not in the form: kept from the model
         self.task_combo.setCurrentText(task.task)
         self.symbols_spin.setValue(task.n_symbols)
         self.max_len_spin.setValue(task.max_len)
@@ -114,7 +123,8 @@ class TrainerForm(QGroupBox):
         for box, value in ((self.batch_spin, config.batch_size), (self.steps_spin, config.steps),
                            (self.warmup_spin, config.warmup_steps), (self.seed_spin, config.seed),
                            (self.lr_spin, config.lr), (self.noam_spin, config.noam_factor),
-                           (self.smoothing_spin, config.label_smoothing), (self.dropout_spin, dropout)):
+                           (self.smoothing_spin, config.label_smoothing), (self.dropout_spin, model.dropout),
+                           (self.drop_path_spin, model.drop_path)):
             box.setValue(value)
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
@@ -128,7 +138,11 @@ class TrainerForm(QGroupBox):
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(self.task_combo.currentText(), self.symbols_spin.value(), self.min_len_spin.value(),
-                        self.max_len_spin.value())
+                        self.max_len_spin.value(), **self._data_options)
+
+    def rates(self) -> dict[str, float]:
+        """The training-only ModelConfig fields the training copy gets (they own no weights)."""
+        return {"dropout": self.dropout_spin.value(), "drop_path": self.drop_path_spin.value()}
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(

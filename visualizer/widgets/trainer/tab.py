@@ -159,7 +159,7 @@ class TrainerTab(QWidget):
 
     def _load_form_from_hub(self) -> None:
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""
-        self.form.set_values(self.hub.task, self.state.stored_config(), self.hub.config.dropout, str(self.hub.device))
+        self.form.set_values(self.hub.task, self.state.stored_config(), self.hub.config, str(self.hub.device))
 
     def _refresh_buttons(self) -> None:
         valid = self.form.validate(self.hub.config.vocab_size, self.hub.config.max_len)
@@ -200,7 +200,7 @@ class TrainerTab(QWidget):
         self.progress_bar.setValue(0)
         self.status_label.setText("")
         start = self.state.start_from_scratch if from_scratch else self.state.start
-        start(config, task, probe_text=self.form.probe_edit.text(), dropout=self.form.dropout_spin.value())
+        start(config, task, probe_text=self.form.probe_edit.text(), rates=self.form.rates())
 
     def _on_pause_resume(self) -> None:
         if self.state.state == "running":

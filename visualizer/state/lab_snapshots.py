@@ -1,0 +1,95 @@
+"""Immutable messages of the length lab: which models, the curves so far, one source through both models."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from core_model.checkpoint import Checkpoint, load_checkpoint
+from core_model.length_eval import LengthResult
+from core_model.length_probe import LengthProbe
+from core_model.tasks import TaskSpec
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a compared model comes from: a checkpoint file, or weights trained here (in memory)."""
+
+    label: str
+    path: Path | None = None
+    checkpoint: Checkpoint | None = None
+
+
+@dataclass(frozen=True)
+class LabModel:
+    """A loaded model's checkpoint and its name on the plot."""
+
+    label: str
+    checkpoint: Checkpoint
+
+    @property
+    def positional(self) -> str:
+        return self.checkpoint.config.positional
+
+    @property
+    def task(self) -> TaskSpec:
+        return self.checkpoint.task
+
+
+def load_source(source: ModelSource) -> LabModel:
+    """Read the file (worker thread) or take the in-memory checkpoint; CheckpointError says what is wrong."""
+    if source.checkpoint is not None:
+        return LabModel(source.label, source.checkpoint)
+    if source.path is None:
+        raise ValueError(f"{source.label}: no checkpoint chosen")
+    return LabModel(source.label, load_checkpoint(source.path))
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One length of one model's curve (slot 0 or 1), as it is computed."""
+
+    slot: int
+    point: LengthResult
+
+
+@dataclass(frozen=True)
+class LabCurves:
+    """Both models' points so far, and what the plot needs to label them."""
+
+    labels: tuple[str, ...]
+    positional: tuple[str, ...]
+    train_ranges: tuple[tuple[int, int], ...]  # (min_len, max_len) each model was trained on
+    lengths: tuple[int, ...]  # the planned x values
+    points: tuple[tuple[LengthResult, ...], ...]  # per model, in length order
+    scaling: str  # "none", "pi", "ntk": applied to the RoPE models only
+    n: int
+    seed: int
+
+    @classmethod
+    def empty(cls, models: tuple[LabModel, ...], lengths: tuple[int, ...], scaling: str, n: int,
+              seed: int) -> LabCurves:
+        return cls(tuple(m.label for m in models), tuple(m.positional for m in models),
+                   tuple((m.task.min_len, m.task.max_len) for m in models), lengths, tuple(() for _ in models),
+                   scaling, n, seed)
+
+    def with_point(self, item: CurvePoint) -> LabCurves:
+        points = list(self.points)
+        points[item.slot] = (*points[item.slot], item.point)
+        return LabCurves(self.labels, self.positional, self.train_ranges, self.lengths, tuple(points),
+                         self.scaling, self.n, self.seed)
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(points computed, points planned)."""
+        return sum(len(p) for p in self.points), len(self.lengths) * len(self.labels)
+
+
+@dataclass(frozen=True)
+class ProbePair:
+    """One source of `length` through each model (None where the length does not fit that model)."""
+
+    length: int
+    kind: str  # "random" or "repeated"
+    labels: tuple[str, ...]
+    tasks: tuple[TaskSpec, ...]
+    probes: tuple[LengthProbe | None, ...]

@@ -1,0 +1,213 @@
+"""The length lab's view model: two models, their exact match vs source length, and one source's cross-attention.
+
+Every number comes from core_model (`length_curve`, `run_probe`, the trainer); the jobs run on worker threads
+through JobRunner with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QObject, Signal
+
+from core_model.checkpoint import Checkpoint
+from core_model.length_curves import length_curve, rope_length_scaling
+from core_model.length_eval import LengthResult
+from core_model.length_probe import run_probe, probe_source
+from core_model.rope_scaling import ROPE_SCALING_KINDS
+from core_model.lab_training import TrainProgress, train_pair
+from core_model.tasks import TaskSpec, max_source_len
+
+from .job_runner import JobRunner, JobWorkerFactory
+from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, load_source
+
+log = logging.getLogger(__name__)
+SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
+SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}
+DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What one evaluation covers: both models, the lengths, and how RoPE models are stretched."""
+
+    lengths: tuple[int, ...]
+    n: int
+    seed: int
+    scaling: str
+
+
+class LengthLabState(QObject):
+    """User choices in, snapshots out; no widgets."""
+
+    curves_changed = Signal(object)  # LabCurves (partial while evaluating)
+    progress_changed = Signal(int, int, str)  # done, total, what is happening
+    busy_changed = Signal(bool)
+    probe_changed = Signal(object)  # ProbePair
+    sources_changed = Signal(object)  # tuple[ModelSource, ModelSource]
+    message = Signal(str)
+
+    def __init__(self, factory: JobWorkerFactory, sources: tuple[ModelSource, ModelSource],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.sources = sources
+        self.n, self.seed, self.scaling = DEFAULT_N, DEFAULT_SEED, "none"
+        self.models: tuple[LabModel, ...] = ()  # loaded by the last evaluation
+        self.curves: LabCurves | None = None
+        self.probe: ProbePair | None = None
+        self._runner = JobRunner(factory, self)  # evaluation and training, one at a time
+        self._probe_runner = JobRunner(factory, self)
+        self._runner.idle.connect(lambda: self.busy_changed.emit(False))
+        self._pending_probe: tuple[int, str] | None = None
+        self._probe_runner.idle.connect(self._start_pending_probe)
+
+    @property
+    def busy(self) -> bool:
+        return self._runner.busy
+
+    # ----- choices -----
+    def set_source(self, slot: int, source: ModelSource) -> None:
+        items = list(self.sources)
+        items[slot] = source
+        self.sources = (items[0], items[1])
+        self.models = ()
+        self.sources_changed.emit(self.sources)
+
+    def set_scaling(self, kind: str) -> None:
+        if kind not in ROPE_SCALING_KINDS:
+            raise ValueError(f"rope scaling must be one of {list(ROPE_SCALING_KINDS)}, got {kind!r}")
+        self.scaling = kind
+
+    # ----- evaluation -----
+    def evaluate(self) -> bool:
+        """Score both models at every length from 1 to twice the longer training maximum."""
+        sources, n, seed, scaling = self.sources, self.n, self.seed, self.scaling
+
+        def job(report, should_stop):
+            models = tuple(load_source(s) for s in sources)
+            plan = _plan(models, n, seed, scaling)
+            report(("plan", models, plan))
+            curves: list[tuple[LengthResult, ...]] = []
+            for slot, lab_model in enumerate(models):
+                model = lab_model.checkpoint.build()
+                kind = scaling if lab_model.positional == "rope" else "none"
+                lengths = [x for x in plan.lengths if x <= max_source_len(model.config.max_len)]
+                curves.append(length_curve(model, lab_model.task, lengths, n=n, seed=seed, scaling=kind,
+                                           progress=lambda p, slot=slot: report(CurvePoint(slot, p)),
+                                           should_stop=should_stop))
+            return models, plan, tuple(curves)
+
+        return self._start(job, "Evaluating")
+
+    def _start(self, job, what: str) -> bool:
+        if not self._runner.start(job, self._on_progress, self._on_done, self._on_failed):
+            self.message.emit("The lab is still busy: cancel it first")
+            return False
+        self._what = what
+        self.busy_changed.emit(True)
+        self.progress_changed.emit(0, 0, f"{what}…")
+        return True
+
+    def cancel(self) -> None:
+        self._runner.cancel()
+
+    def _on_progress(self, item: object) -> None:
+        if isinstance(item, TrainProgress):
+            self.progress_changed.emit(item.done, item.total, item.text)
+            return
+        if isinstance(item, tuple) and item[0] == "plan":
+            self.models, plan = item[1], item[2]
+            self.curves = LabCurves.empty(self.models, plan.lengths, plan.scaling, plan.n, plan.seed)
+        elif isinstance(item, CurvePoint) and self.curves is not None:
+            self.curves = self.curves.with_point(item)
+        else:
+            return
+        self.curves_changed.emit(self.curves)
+        done, total = self.curves.progress
+        self.progress_changed.emit(done, total, f"{self._what}: {done} of {total} lengths")
+
+    def _on_done(self, result: object) -> None:
+        if self._what.startswith("Training"):
+            if isinstance(result, tuple) and all(isinstance(c, Checkpoint) for c in result):
+                self._adopt_trained(result)
+            else:
+                self.progress_changed.emit(0, 1, "Training cancelled: the models are unchanged")
+            return
+        done, total = self.curves.progress if self.curves is not None else (0, 0)
+        finished = done == total and total > 0
+        c = self.curves
+        text = (f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
+                if finished and c is not None else f"Cancelled after {done} of {total} lengths")
+        self.progress_changed.emit(done, total, text)
+
+    def _on_failed(self, text: str) -> None:
+        self.progress_changed.emit(0, 1, "Failed")
+        self.message.emit(text)
+
+    # ----- training both -----
+    def train_both(self, min_len: int, max_len: int, steps: int, seed: int = 0) -> bool:
+        """Train a RoPE and a sinusoidal copy model on lengths min_len..max_len, then evaluate both."""
+        task = replace(self.models[0].task if self.models else TaskSpec(), min_len=min_len, max_len=max_len)
+        return self._start(lambda report, should_stop: train_pair(task, steps, seed, report, should_stop),
+                           f"Training both on lengths {min_len}-{max_len}")
+
+    def _adopt_trained(self, pair: tuple[Checkpoint, Checkpoint]) -> None:
+        t = pair[0].task
+        self.sources = tuple(ModelSource(f"{c.config.positional} trained here ({t.min_len}-{t.max_len})",
+                                         checkpoint=c) for c in pair)
+        self.models = ()
+        self.sources_changed.emit(self.sources)
+        self._runner.idle.connect(self._evaluate_once_idle)
+
+    def _evaluate_once_idle(self) -> None:
+        self._runner.idle.disconnect(self._evaluate_once_idle)
+        self.evaluate()
+
+    # ----- one source, both models -----
+    def show_length(self, length: int, kind: str = "random") -> None:
+        """The cross-attention of both models for one source of `length` (latest request wins)."""
+        self._pending_probe = (length, kind)
+        if not self._probe_runner.busy:
+            self._start_pending_probe()
+
+    def _start_pending_probe(self) -> None:
+        if self._pending_probe is None or self._probe_runner.busy:
+            return
+        (length, source_kind), self._pending_probe = self._pending_probe, None
+        sources, models, scaling = self.sources, self.models, self.scaling
+
+        def job(report, should_stop):
+            loaded = models or tuple(load_source(s) for s in sources)
+            probes = []
+            for lab_model in loaded:
+                model, task = lab_model.checkpoint.build(), lab_model.task
+                if length > max_source_len(model.config.max_len):
+                    probes.append(None)
+                    continue
+                kind = scaling if lab_model.positional == "rope" else "none"
+                hook = rope_length_scaling(model, kind, task.max_len)  # as the curve: stretched to this length
+                with hook(model, length) if hook is not None else nullcontext():
+                    probes.append(run_probe(model, task, probe_source(task, length, PROBE_SEED, source_kind)))
+            labels = tuple(m.label + (SCALED[scaling] if m.positional == "rope" and length > m.task.max_len else "")
+                           for m in loaded)  # the maps say when a RoPE model was stretched to this length
+            return ProbePair(length, source_kind, labels, tuple(m.task for m in loaded), tuple(probes))
+
+        self._probe_runner.start(job, lambda _item: None, self._on_probe, self.message.emit)
+
+    def _on_probe(self, pair: ProbePair) -> None:
+        self.probe = pair
+        self.probe_changed.emit(pair)
+
+    def shutdown(self, timeout_ms: int = 20000) -> bool:
+        """Cancel and join every job (closeEvent, tests)."""
+        self._pending_probe = None
+        return self._runner.shutdown(timeout_ms) & self._probe_runner.shutdown(timeout_ms)
+
+
+def _plan(models: tuple[LabModel, ...], n: int, seed: int, scaling: str) -> SweepPlan:
+    """Lengths 1 .. 2x the longer training maximum, as far as the larger model's positions allow."""
+    longest_trained = max(m.task.max_len for m in models)
+    limit = max(max_source_len(m.checkpoint.config.max_len) for m in models)
+    return SweepPlan(tuple(range(1, min(2 * longest_trained, limit) + 1)), n, seed, scaling)
+

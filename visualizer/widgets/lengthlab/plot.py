@@ -1,0 +1,96 @@
+"""Exact match and token accuracy against source length for two models on one plot; the training ranges shaded.
+
+Updated in place with setData as points arrive; a click picks the nearest planned length.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import QWidget
+
+from visualizer.state.lab_snapshots import LabCurves
+
+COLOURS = ("#1f77b4", "#d95f02")  # model A blue, model B orange (colour-blind safe pair)
+SCALING_NAMES = {"none": "", "pi": " + PI", "ntk": " + NTK"}
+
+
+class LengthPlot(pg.PlotWidget):
+    """Two curves per model (solid: exact match, dashed: token accuracy); `length_clicked(int)` on a click."""
+
+    length_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, background="w")
+        item = self.getPlotItem()
+        item.setLabel("bottom", "source length (symbols)")
+        item.setLabel("left", "score (0 to 1)")
+        item.showGrid(x=True, y=True, alpha=0.25)
+        item.setYRange(0.0, 1.02, padding=0.02)
+        item.setMouseEnabled(x=False, y=False)
+        item.hideButtons()
+        self.legend = item.addLegend(offset=(10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 230))
+        self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None))
+                        for _ in COLOURS]  # grey: two equal ranges look like one, different ones show a step
+        for region in self.regions:
+            region.setZValue(-10)
+            region.hide()
+            item.addItem(region)
+        self.exact = [item.plot(pen=pg.mkPen(c, width=2.5), symbol="o", symbolSize=6, symbolBrush=c, symbolPen=c)
+                      for c in COLOURS]
+        self.token = [item.plot(pen=pg.mkPen(c, width=1.5, style=Qt.PenStyle.DashLine)) for c in COLOURS]
+        self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DotLine))
+        self.marker.hide()
+        item.addItem(self.marker)
+        self.region_label = pg.TextItem("", color="#444", anchor=(1, 1))
+        item.addItem(self.region_label)
+        self._lengths: tuple[int, ...] = ()
+        self.scene().sigMouseClicked.connect(self._on_click)
+        self.setToolTip("Click a length to see both models' cross-attention for one source of that length")
+
+    def set_curves(self, curves: LabCurves) -> None:
+        """Draw the points so far (in place) and label the curves with the models and the RoPE scaling."""
+        if curves.lengths != self._lengths:
+            self._lengths = curves.lengths
+            self.getPlotItem().setXRange(0.5, max(curves.lengths) + 0.5, padding=0.01)
+        self.legend.clear()
+        for slot, colour in enumerate(COLOURS):
+            points = curves.points[slot] if slot < len(curves.points) else ()
+            xs = np.array([p.length for p in points], float)
+            self.exact[slot].setData(xs, np.array([p.exact_match for p in points], float))
+            self.token[slot].setData(xs, np.array([p.token_accuracy for p in points], float))
+            if slot >= len(curves.labels):
+                self.regions[slot].hide()
+                continue
+            scaled = SCALING_NAMES[curves.scaling] if curves.positional[slot] == "rope" else ""
+            name = f"{curves.labels[slot]}{scaled}"
+            self.legend.addItem(self.exact[slot], f"{name}: exact match")
+            self.legend.addItem(self.token[slot], f"{name}: token accuracy")
+            lo, hi = curves.train_ranges[slot]
+            self.regions[slot].setRegion((lo - 0.5, hi + 0.5))
+            self.regions[slot].show()
+        ranges = sorted(set(curves.train_ranges))
+        text = " and ".join(f"{lo}-{hi}" for lo, hi in ranges)
+        self.region_label.setText(f"shaded: trained lengths {text}")
+        self.region_label.setPos(max(hi for _, hi in ranges) + 0.4, 0.02)
+
+    def mark(self, length: int | None) -> None:
+        """The length whose maps are shown (None: none)."""
+        self.marker.setVisible(length is not None)
+        if length is not None:
+            self.marker.setPos(length)
+
+    def _on_click(self, event) -> None:
+        item = self.getPlotItem()
+        pos: QPointF = event.scenePos()
+        if not self._lengths or not item.vb.sceneBoundingRect().contains(pos):
+            return
+        x = item.vb.mapSceneToView(pos).x()
+        length = int(round(x))
+        if self._lengths[0] <= length <= self._lengths[-1]:
+            self.length_clicked.emit(length)
+
+    def scene_point(self, length: int, y: float = 0.5) -> QPointF:
+        """Where (length, y) lies in the scene (tests and screenshots click there)."""
+        return self.getPlotItem().vb.mapViewToScene(QPointF(length, y))
+
