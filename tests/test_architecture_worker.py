@@ -54,7 +54,7 @@ class Tab:
         self.bar = QStatusBar()
         self.architecture = ArchitectureController(self.hub, TrainingState(self.hub, TrainingWorker),
                                                    self.bar.showMessage, self.playground)
-        self.playground.config_requested.connect(self.architecture.request)
+        self.architecture.attach(self.playground.model_panel)
         self.hub.info_changed.connect(lambda i: self.playground.model_panel.set_config(i.config, i.origin,
                                                                                       i.parameters))
         self.playground.model_panel.set_config(self.hub.config, "shipped", self.hub.model.parameter_count())

@@ -56,7 +56,7 @@ def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "314
 
 
 def greedy(session: PlaygroundSession, text: str, n: int) -> list[int]:
-    src = torch.tensor([session.vocabulary.encode(text) + [0] * session.extra_pads])
+    src = torch.tensor([session.hub.task.source_ids(session.vocabulary.encode(text)) + [0] * session.extra_pads])
     with torch.no_grad():
         return greedy_decode(session.hub.model, src, n, session.masks)[0].tolist()
 
@@ -64,7 +64,7 @@ def greedy(session: PlaygroundSession, text: str, n: int) -> list[int]:
 def assert_maps_show(view: PlaygroundView, text: str, decoded: list[int]) -> None:
     """The decoder grids equal one plain forward pass over <bos> + the decoded tokens."""
     s = view.session
-    src = torch.tensor([s.vocabulary.encode(text) + [0] * s.extra_pads])
+    src = torch.tensor([s.hub.task.source_ids(s.vocabulary.encode(text)) + [0] * s.extra_pads])
     with torch.no_grad():
         att = s.hub.model(src, torch.tensor([[BOS, *decoded]]), s.masks, return_attention=True).attention
     for kind in ("decoder_self", "cross"):

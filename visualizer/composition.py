@@ -195,8 +195,7 @@ class Application(QObject):
         self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
         self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
         self.trainer_tab.probe.set_head_gates(self.session.gates())
-        self.playground.config_requested.connect(self.architecture.request)
-        self.playground.model_panel.revert_button.clicked.connect(self.architecture.cancel)  # drops a running build
+        self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
         self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
         self.playground.input_panel.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))

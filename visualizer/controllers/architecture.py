@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import torch
 from PySide6.QtCore import QObject, Signal
@@ -73,6 +74,13 @@ def _ask_load_shipped(parent: QWidget, text: str) -> bool:
     return box.clickedButton() is load
 
 
+class ModelPanelLike(Protocol):
+    """What attach() needs of the Model panel (a widget this controller does not import)."""
+
+    config_requested: Any  # Signal(ModelConfig)
+    revert_button: Any  # QPushButton
+
+
 class ArchitectureController(QObject):
     """Turns "the user wants this architecture" into a model in the hub, asking before trained work is lost."""
 
@@ -86,6 +94,11 @@ class ArchitectureController(QObject):
         self._newest = 0  # serial of the newest build request; older builds are dropped when they finish
         self.pending = 0  # builds still running (tests wait for 0)
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
+
+    def attach(self, panel: ModelPanelLike) -> None:
+        """Listen to the Model panel: Apply asks for a build, Revert drops the one still running."""
+        panel.config_requested.connect(self.request)
+        panel.revert_button.clicked.connect(self.cancel)
 
     def request(self, config: ModelConfig) -> None:
         """Build (or load the shipped) model for `config` in the background, after asking when needed."""
