@@ -124,9 +124,12 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert view.maps.cell_text("cross", 0, 0) != ""
     old_cross = app.badges["cross"].texts()
-    with qtbot.waitSignal(app.heads.roles_changed, timeout=60000):
-        app.hub.new_untrained(ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
-                                          n_decoder_layers=1, max_len=64))
+    assert old_cross
+    app.hub.new_untrained(ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
+                                      n_decoder_layers=1, max_len=64))
+    assert app.badges["cross"].texts() == {}  # the old model's roles never sit on the new maps
+    with qtbot.waitSignal(app.heads.roles_changed, timeout=60000, check_params_cb=lambda roles: roles is not None):
+        pass
     assert app.heads.analysis is None and view.maps.cell_text("cross", 0, 0) == ""
     assert "No importance for this model yet" in view.maps.baseline_label.text()
     app.window.tabs.setCurrentWidget(app.playground)

@@ -68,7 +68,7 @@ class HeadsState(QObject):
             self.refresh_roles()
 
     def start(self) -> bool:
-        """Run roles and importance on a copy of the hub's model; False when one is already running."""
+        """Run roles and importance on a copy of the hub's model (the job copies it); False when one is already running."""
         if self._job is not None:
             return False
         job = self._new_job(roles_only=False)
@@ -97,8 +97,7 @@ class HeadsState(QObject):
         job.start()
 
     def _new_job(self, roles_only: bool) -> HeadsJobApi:
-        model = self.hub.training_copy().eval()
-        return self._make_job(model, self.hub.task, self.n, self.seed, self.hub.device, roles_only)
+        return self._make_job(self.hub.model, self.hub.task, self.n, self.seed, self.hub.device, roles_only)
 
     def _on_analysis(self, result: HeadAnalysis, generation: int) -> None:
         if generation != self.hub.generation:
@@ -127,4 +126,7 @@ class HeadsState(QObject):
         if self.analysis is not None:
             self.analysis = None
             self.analysis_changed.emit(None)
+        if self.roles is not None:  # the old model's badges must not sit on the new model's maps meanwhile
+            self.roles = None
+            self.roles_changed.emit(None)
         self.refresh_roles()

@@ -1,6 +1,7 @@
 """Head roles and importance off the GUI thread: a QRunnable on the pool, progress and result as signals."""
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 
@@ -16,7 +17,8 @@ log = logging.getLogger(__name__)
 
 
 class HeadsJob(QObject):
-    """One analysis of a model copy the job owns. Exactly one of finished / failed / cancelled is emitted.
+    """One analysis of a copy of `model`, taken on the pool thread (deep-copying a large model takes hundreds of
+    milliseconds, which the GUI thread must not pay). Exactly one of finished / failed / cancelled is emitted.
 
     roles_only: only head_roles (a fraction of a second, for the map badges); otherwise roles and importance.
     """
@@ -43,10 +45,11 @@ class HeadsJob(QObject):
     def run(self) -> None:
         """The body, on a pool thread; never raises."""
         try:
+            model = copy.deepcopy(self.model).eval()  # the job's own: a later in-place weight load cannot reach it
             if self.roles_only:
-                result = head_roles(self.model, self.task, n=self.n, seed=self.seed, device=self.device)
+                result = head_roles(model, self.task, n=self.n, seed=self.seed, device=self.device)
             else:
-                result = analyse_heads(self.model, self.task, n=self.n, seed=self.seed, device=self.device,
+                result = analyse_heads(model, self.task, n=self.n, seed=self.seed, device=self.device,
                                        progress=self.progressed.emit, should_stop=self._stop.is_set)
         except ImportanceCancelled:
             self.cancelled.emit()
