@@ -100,9 +100,10 @@ def hostile_payloads(draw) -> object:
                 if isinstance(payload.get("state_dict"), dict) else payload.get("state_dict")
         elif kind == "weight_value" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             key = draw(st.sampled_from(sorted(payload["state_dict"])))
-            if not isinstance(payload["state_dict"][key], torch.Tensor) or payload["state_dict"][key].numel() == 0:
-                continue
-            tensor = payload["state_dict"][key].clone().float()
+            value = payload["state_dict"][key]
+            if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.numel() == 0:
+                continue  # a sparse weight (an earlier "weight_type" draw) has no flat view to poison
+            tensor = value.clone().float()
             tensor.view(-1)[0] = draw(st.sampled_from([math.nan, math.inf, -math.inf]))
             payload["state_dict"][key] = tensor
         elif kind == "weight_type" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
