@@ -78,6 +78,7 @@ class TokenChips(QWidget):
         metrics = self.fontMetrics()
         self._chip_height = metrics.height() + 6
         self._title_width = max(metrics.horizontalAdvance(t) for t in ROW_TITLES) + 2 * GAP
+        self._advance: dict[str, int] = {}  # text -> width: a vocabulary has a dozen tokens, a frame hundreds of chips
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(self._height_for_blocks(1))
         self.setAccessibleName("Decoded and expected tokens")
@@ -134,11 +135,13 @@ class TokenChips(QWidget):
 
     def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]]) -> list[int]:
         """Each column as wide as the wider token of the two rows."""
-        metrics = self.fontMetrics()
         widths = [MIN_CHIP_WIDTH] * max((len(r) for r in rows), default=0)
         for row in rows:
             for i, (text, _, _) in enumerate(row):
-                widths[i] = max(widths[i], metrics.horizontalAdvance(text) + 2 * PAD)
+                width = self._advance.get(text)
+                if width is None:
+                    width = self._advance[text] = self.fontMetrics().horizontalAdvance(text) + 2 * PAD
+                widths[i] = max(widths[i], width)
         return widths
 
     def _line_starts(self, widths: Sequence[int]) -> list[int]:
