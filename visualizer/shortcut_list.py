@@ -38,7 +38,7 @@ def shortcut_entries(window: QMainWindow) -> list[tuple[str, str]]:
             add(seq, shortcut.whatsThis() or f"an action of the {_where(window, shortcut.parent())}")
     for button in window.findChildren(QAbstractButton):
         if not button.shortcut().isEmpty():
-            add(button.shortcut(), _plain(button.text()))
+            add(button.shortcut(), f"{_plain(button.text())} ({_where(window, button)})")  # "Apply" alone: of what?
     for action in window.menuBar().actions():  # Alt+letter opens a menu
         add(QKeySequence.mnemonic(action.text()), f"{_plain(action.text())} menu")
     for tabs in window.findChildren(QTabWidget):
