@@ -106,3 +106,16 @@ def test_f1_names_what_each_trainer_key_does(qtbot, app, monkeypatch):
     assert "pause" in lines["Ctrl+P"].lower() and "stop" in lines["Esc"].lower()
     assert "Trainer" in lines["Ctrl+Return"]
     assert lines["Alt+Y"] == "Apply (Playground tab)"
+
+
+def test_f1_says_the_large_view_keys_work_in_the_large_view(qtbot, app, monkeypatch):
+    _ready(qtbot, app)
+    dialog = app.playground.grids["cross"].open_large_view(0, 0)
+    qtbot.waitUntil(dialog.isVisible)
+    shown = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: shown.append(text))
+    app.window.show_shortcuts()
+    dialog.close()
+    lines = dict(line.split(": ", 1) for line in shown[0].splitlines())
+    assert lines["P"] == "Paint mask (large map view)"
+    assert lines["Ctrl+Z"] == "Undo paint (large map view)"

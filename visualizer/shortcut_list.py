@@ -12,7 +12,9 @@ def _plain(text: str) -> str:
 
 
 def _where(window: QMainWindow, widget: QWidget | None) -> str:
-    """The tab a widget lives in, for shortcuts that carry no description of their own."""
+    """The tab a widget lives in (or its own window's name), for shortcuts that carry no description of their own."""
+    if widget is not None and widget.window() is not window:
+        return widget.window().accessibleName() or "its own window"
     tabs = window.findChild(QTabWidget)
     for i in range(tabs.count() if tabs is not None else 0):
         page = tabs.widget(i)
@@ -38,7 +40,8 @@ def shortcut_entries(window: QMainWindow) -> list[tuple[str, str]]:
             add(seq, shortcut.whatsThis() or f"an action of the {_where(window, shortcut.parent())}")
     for button in window.findChildren(QAbstractButton):
         if not button.shortcut().isEmpty():
-            add(button.shortcut(), f"{_plain(button.text())} ({_where(window, button)})")  # "Apply" alone: of what?
+            text = _plain(button.text()).removesuffix(f"({button.shortcut().toString(NATIVE)})").strip()
+            add(button.shortcut(), f"{text} ({_where(window, button)})")  # "Apply" alone: of what?
     for action in window.menuBar().actions():  # Alt+letter opens a menu
         add(QKeySequence.mnemonic(action.text()), f"{_plain(action.text())} menu")
     for tabs in window.findChildren(QTabWidget):
