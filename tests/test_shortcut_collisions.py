@@ -119,3 +119,17 @@ def test_f1_says_the_large_view_keys_work_in_the_large_view(qtbot, app, monkeypa
     lines = dict(line.split(": ", 1) for line in shown[0].splitlines())
     assert lines["P"] == "Paint mask (large map view)"
     assert lines["Ctrl+Z"] == "Undo paint (large map view)"
+
+
+@pytest.mark.parametrize("title", ["Heads", "Length lab"])
+def test_every_control_of_the_new_tabs_has_a_tooltip(qtbot, app, title):
+    from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QPushButton
+
+    _ready(qtbot, app)
+    tabs = app.window.tabs
+    page = next(tabs.widget(i) for i in range(tabs.count()) if tabs.tabText(i).replace("&", "") == title)
+    tabs.setCurrentWidget(page)
+    bare = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}"
+            for cls in (QPushButton, QComboBox, QAbstractSpinBox) for w in page.findChildren(cls)
+            if w.isVisible() and not w.toolTip()]
+    assert bare == []
