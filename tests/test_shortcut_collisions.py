@@ -133,3 +133,15 @@ def test_every_control_of_the_new_tabs_has_a_tooltip(qtbot, app, title):
             for cls in (QPushButton, QComboBox, QAbstractSpinBox) for w in page.findChildren(cls)
             if w.isVisible() and not w.toolTip()]
     assert bare == []
+
+
+def test_f1_lists_a_key_once_per_tab_it_acts_on_and_the_field_mnemonics(qtbot, app, monkeypatch):
+    _ready(qtbot, app)
+    shown = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: shown.append(text))
+    app.window.show_shortcuts()
+    lines = shown[0].splitlines()
+    assert "Alt+E: Show the Encoder self-attention grid" in lines
+    assert "Alt+E: Evaluate (Length lab tab)" in lines  # the same key on another tab was dropped before
+    assert "Alt+S: Source field (Playground tab)" in lines
+    assert "Alt+A: Task field (Playground tab)" in lines
