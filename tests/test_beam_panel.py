@@ -140,6 +140,7 @@ def test_clicking_a_node_shows_that_hypothesis_in_the_grids(qtbot, app):
     qtbot.mouseClick(panel.open_large, Qt.MouseButton.LeftButton)
     large = panel.large_tree
     assert panel.large_window.isVisible() and large.drawn_texts("score")
+    assert panel.large_legend.isVisible() and "log p" in panel.large_legend.text()  # its numbers are explained
     assert [t.text for t in large.drawn_texts("score")] == [t.text for t in panel.tree.drawn_texts("score")]
     first = outcome.hypotheses[1].node
     with qtbot.waitSignal(beam.shown_changed):

@@ -92,3 +92,26 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
     forming.kind.setCurrentIndex(1)  # decoder self-attention: each head under the role it ended with
     names = sorted(forming.curve_data())
     assert len(names) == 2 and all(n.startswith("L1H") for n in names)
+
+
+def test_a_head_aligned_before_the_first_snapshot_is_not_said_to_form_there(qtbot, hub, state):
+    """Continue training on the shipped model: its cross head is aligned at the run's first snapshot already; the
+    label must not claim it formed at that step (a student reads 'formed at step 4000' as learned just now)."""
+    tab = TrainerTab(hub, state)
+    qtbot.addWidget(tab)
+    forming = tab.findChild(FormingCurves)
+    task = TaskSpec("copy", n_symbols=5, min_len=2, max_len=5)
+    model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
+                                    n_decoder_layers=1, max_len=16), seed=0).eval()
+    base = probe_maps(model, task, "01234", torch.device("cpu"))
+    eye = np.zeros_like(base["cross"].values)
+    eye[0, 0, :5, :5] = np.eye(5)
+    eye[0, 0, 5, 0] = 1.0
+    eye[0, 1] = base["cross"].values[0, 1]
+    sharp = dict(base, cross=type(base["cross"])("cross", eye, base["cross"].valid, base["cross"].query_labels,
+                                                 base["cross"].key_labels))
+    forming.set_snapshots((ProbeSnapshot(4000, "01234", sharp), ProbeSnapshot(4060, "01234", sharp)))
+    text = forming.formed_label.text()
+    assert "formed at step 4000" not in text and "already" in text and "4000" in text
+    forming.set_snapshots((ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp)))
+    assert forming.formed_label.text().startswith("alignment head formed at step 30")

@@ -92,9 +92,9 @@ def test_width_range(panel):
 @pytest.mark.parametrize(
     ("key", "field", "value"),
     [(Qt.Key.Key_C, "decoder_causal", False), (Qt.Key.Key_N, "encoder_padding", False),
-     (Qt.Key.Key_G, "decoder_padding", False), (Qt.Key.Key_A, "cross_padding", False),
+     (Qt.Key.Key_G, "decoder_padding", False), (Qt.Key.Key_I, "cross_padding", False),
      (Qt.Key.Key_O, "encoder_window", 3), (Qt.Key.Key_L, "decoder_window", 3)],
-    ids=["alt-c", "alt-n", "alt-g", "alt-a", "alt-o", "alt-l"],
+    ids=["alt-c", "alt-n", "alt-g", "alt-i", "alt-o", "alt-l"],
 )
 def test_mnemonics_toggle_boxes(qtbot, panel, key, field, value):
     with qtbot.waitSignal(panel.spec_changed, timeout=1000) as blocker:

@@ -142,3 +142,12 @@ def test_rollout_average_column_leaves_ablated_heads_out_like_the_rollout(qtbot,
         for layer in range(2):
             np.testing.assert_allclose(view.grids[kind].displayed_matrix(layer, -1),
                                        getattr(ref, kind)[layer, 0].numpy(), rtol=0, atol=1e-6)
+
+
+def test_scores_formula_names_the_masked_colour_the_legend_uses(qtbot, view):
+    """The grid's legend says "grey = masked"; the formula must not call the same cells "blank"."""
+    bar = view.view_modes
+    qtbot.mouseClick(bar.formula_button, Qt.MouseButton.LeftButton)
+    choose(qtbot, view, "scores")
+    text = bar.formula_label.text()
+    assert "grey" in text and "blank" not in text

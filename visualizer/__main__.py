@@ -8,7 +8,7 @@ VERBS = ("train", "eval", "views", "decode", "heads", "cell")
 HELP_FLAGS = ("-h", "--help")
 USAGE = """usage: attention-playground [Qt options]          open the window
        attention-playground train --task TASK --out FILE [options]
-       attention-playground eval FILE [options]
+       attention-playground eval FILE [--lengths A-B] [--rope-scaling none|pi|ntk] [--json] [options]
        attention-playground views FILE --source TEXT [--mode weights|scores|norms|rollout]
        attention-playground decode FILE SOURCE [--beam K | --temperature T --top-k K --top-p P --seed S] --json
        attention-playground heads FILE [--task T] [--n N] [--seed S] --json
@@ -16,12 +16,12 @@ USAGE = """usage: attention-playground [Qt options]          open the window
 
 Headless commands (no window, no display needed):
   train   train a model on a toy task and save a checkpoint
-  eval    greedy exact match of a checkpoint on fresh sequences
+  eval    greedy exact match of a checkpoint per source length (beyond the trained range, with RoPE scaling)
   views   one input's attention maps: weights, scores, norm-weighted or rollout
   decode  beam search or sampling of one source: every hypothesis with its log-probability
   heads   each attention head's role and importance (ablation), one JSON object
   cell    one attention cell taken apart: q, k, q*k, scaling, mask, softmax, weighted values
-Run `attention-playground train --help` or `eval --help` for their options.
+Run `attention-playground VERB --help` (e.g. `decode --help`) for a verb's options; each prints one JSON object.
 Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens.
 """
 

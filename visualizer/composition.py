@@ -159,7 +159,7 @@ class Application(QObject):
 
         self.heads = HeadsState(self.hub, HeadsJob)
         self.heads_view = HeadsView(self.heads)
-        self.window.add_tab(self.heads_view, "&Heads")
+        self.window.add_tab(self.heads_view, "Heads")  # no Alt+H: the Help menu has it (Ctrl+4)
         self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
         for badges in self.badges.values():
             self.heads.roles_changed.connect(badges.set_roles)

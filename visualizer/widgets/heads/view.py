@@ -40,6 +40,7 @@ class HeadsView(QWidget):
         self.run_button = QPushButton("&Analyse heads")
         self.run_button.setToolTip("Switch each head off in turn and measure loss and exact match (Ctrl+Shift+A)")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the analysis after the head being ablated now")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)

@@ -45,6 +45,7 @@ class MapDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, colormap: str = DEFAULT_COLORMAP) -> None:
         super().__init__(parent)
         self.setWindowTitle("Attention map")
+        self.setAccessibleName("large map view")  # also how F1 names where its keys (P, Ctrl+Z) work
         self.resize(640, 560)  # the cell tools, when attached, widen it
         self._painted: frozenset[tuple[int, int]] = frozenset()
         self._lut = make_lut(colormap)

@@ -28,7 +28,7 @@ MODE_INFO: dict[str, ModeInfo] = {
         "Vaswani et al. 2017, Attention Is All You Need, eq. 1", "colour scale 0 to 1"),
     "scores": ModeInfo(
         "Pre-softmax scores", "s<sub>ij</sub> = q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>",
-        "The raw similarity before softmax; only differences within a row matter. Masked cells stay blank.",
+        "The raw similarity before softmax; only differences within a row matter. Masked cells (−∞) stay grey.",
         "Vaswani et al. 2017, §3.2.1", "diverging scale centred on 0"),
     "norms": ModeInfo(
         "Norm-weighted ‖a·f(x)‖",

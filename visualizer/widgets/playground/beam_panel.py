@@ -76,6 +76,7 @@ class BeamPanel(QWidget):
         self.open_large.setToolTip("The whole tree in a window of its own, beside the grids; clicks there work too")
         self.open_large.setEnabled(False)
         self.large_tree: BeamTree | None = None
+        self.large_legend: QLabel | None = None
         self.large_window: QScrollArea | None = None
         self.candidates = QCheckBox("Show pruned candidates")
         self.candidates.setToolTip("Also draw (dashed, grey) the continuations that were scored but never entered the "
@@ -165,15 +166,20 @@ class BeamPanel(QWidget):
             self.candidates.toggled.connect(tree.set_show_candidates)
             self.state.shown_changed.connect(tree.set_shown)
             self.state.outcome_changed.connect(tree.set_outcome)
-            self.large_window = QScrollArea(self)
-            self.large_window.setWindowFlag(Qt.WindowType.Window)
+            scroll = QScrollArea()
+            scroll.setWidget(tree)
+            self.large_legend = QLabel()  # the window's numbers need their key too (log p on edges, sum at right)
+            self.large_window = QWidget(self, Qt.WindowType.Window)
             self.large_window.setWindowTitle("Beam search tree")
-            self.large_window.setWidget(tree)
+            lay = QVBoxLayout(self.large_window)
+            lay.addWidget(self.large_legend)
+            lay.addWidget(scroll, 1)
         self.large_tree.set_outcome(self.state.outcome)
+        self.large_legend.setText(self.legend.text())
         self.large_tree.set_show_candidates(self.candidates.isChecked())
         self.large_tree.set_shown(self.state.shown)
         hint = self.large_tree.sizeHint()
-        self.large_window.resize(min(hint.width() + 24, 1400), min(hint.height() + 24, 800))
+        self.large_window.resize(min(hint.width() + 40, 1400), min(hint.height() + 70, 800))
         self.large_window.show()
         self.large_window.raise_()
 
@@ -194,6 +200,8 @@ class BeamPanel(QWidget):
             return
         self.compare.setText(compare_text(outcome))
         self.legend.setText(legend_text(outcome.settings.mode))
+        if self.large_legend is not None:
+            self.large_legend.setText(self.legend.text())
         for rank, hyp in enumerate(outcome.hypotheses, 1):
             words = " ".join(outcome.words(hyp.tokens))
             tags = [t for t, on in (("greedy", hyp.tokens == outcome.greedy.tokens),

@@ -57,9 +57,9 @@ class InputPanel(QWidget):
         form.setContentsMargins(4, 4, 4, 4)
         form.addRow("&Source:", self.source)
         form.addRow("", self.error)
-        form.addRow("&Task:", self.task)
+        form.addRow("T&ask:", self.task)  # Alt+T is the Trainer tab
         form.addRow("Expected:", self.expected_slot)
-        form.addRow("Target &prefix:", self.prefix)
+        form.addRow("Target prefi&x:", self.prefix)  # Alt+P is the Playground tab
         form.addRow("Extra <pad>s:", self.pads)
         self.source.textEdited.connect(self.source_edited)
         self.prefix.textEdited.connect(self.prefix_edited)

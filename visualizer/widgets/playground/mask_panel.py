@@ -37,7 +37,7 @@ FLAG_BOXES = {
     "decoder_causal": ("Decoder &causal",
                        "Query i may only see keys j <= i: the decoder cannot peek at future tokens."),
     "decoder_padding": ("Decoder paddin&g", "Decoder self-attention ignores <pad> target keys."),
-    "cross_padding": ("Cross p&adding", "Decoder queries ignore the source's <pad> keys in cross-attention."),
+    "cross_padding": ("Cross padd&ing", "Decoder queries ignore the source's <pad> keys in cross-attention."),
 }
 WINDOW_BOXES = {
     "encoder_window": ("Enc&oder self", "Encoder query i sees only keys j with |i - j| < width: a local band."),

@@ -96,11 +96,11 @@ class ModelPanel(QWidget):
         self.error.setWordWrap(True)
         self.error.hide()
         form.addRow(self.error)
-        self.apply_button = QPushButton("Appl&y")  # Alt+A belongs to "Cross p&adding"
+        self.apply_button = QPushButton("Appl&y")  # Alt+A is the Task field, Alt+I "Cross padd&ing"
         self.apply_button.setToolTip("Build (or load the shipped) model for this architecture; "
                                      "Model > Undo architecture change brings the current one back")
         self.apply_button.clicked.connect(self._emit)
-        self.revert_button = QPushButton("Re&vert")
+        self.revert_button = QPushButton("Revert")  # no mnemonic: R, E, V, T all answer elsewhere
         self.revert_button.setToolTip("Show the loaded model's architecture again")
         self.revert_button.clicked.connect(
             lambda: self.set_config(self._config, self._origin, self._parameters, self._scales))

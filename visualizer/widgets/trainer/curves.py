@@ -18,6 +18,8 @@ class Curves(QWidget):
         self.metric_plot = pg.PlotWidget(title="Accuracy")
         self.lr_plot = pg.PlotWidget(title="Learning rate")
         self.lr_plot.setMaximumHeight(160)
+        self.lr_plot.setMinimumHeight(130)  # below ~60 px of axis its numbers were drawn over each other
+        self.lr_plot.getAxis("left").setTickDensity(0.5)  # a short plot: fewer, readable numbers
         self.metric_plot.setYRange(0.0, 1.0)
         for plot in (self.loss_plot, self.metric_plot):
             plot.addLegend(offset=(-10, 10))

@@ -104,6 +104,9 @@ class FormingCurves(QWidget):
             self.formed_label.setText("no probe snapshots yet")
         elif formed is None:
             self.formed_label.setText(f"no cross head has reached alignment {FORMED_AT} (dotted line) yet")
+        elif formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
+            self.formed_label.setText(f"a cross head was already above {FORMED_AT} (dotted line) at this run's "
+                                      f"first snapshot (step {formed}): it formed earlier")
         else:
             self.formed_label.setText(f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, "
                                       "the dotted line)")

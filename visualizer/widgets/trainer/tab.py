@@ -22,8 +22,7 @@ from visualizer.widgets.trainer.forming import FormingCurves, beside
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 
-__all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame",
-           "write_movie"]
+__all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
 log = logging.getLogger(__name__)
 STATE_TEXT = {"idle": "Idle", "running": "Running", "paused": "Paused", "stopping": "Stopping…",
               "finished": "Finished", "failed": "Failed"}
@@ -100,11 +99,13 @@ class TrainerTab(QWidget):
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         context = Qt.ShortcutContext.WidgetWithChildrenShortcut
         self.shortcuts = []
-        for keys, slot in ((("Ctrl+Return", "Ctrl+Enter"), self._on_train), (("Ctrl+P",), self._on_pause_resume),
-                           (("Esc", "Ctrl+."), self.state.stop)):
+        for keys, slot, what in ((("Ctrl+Return", "Ctrl+Enter"), self._on_train, "Continue training (Trainer tab)"),
+                                 (("Ctrl+P",), self._on_pause_resume, "Pause or resume training (Trainer tab)"),
+                                 (("Esc", "Ctrl+."), self.state.stop, "Stop training (Trainer tab)")):
             for key in keys:
                 shortcut = QShortcut(QKeySequence(key), self)
                 shortcut.setContext(context)
+                shortcut.setWhatsThis(what)  # what F1 lists for this key
                 shortcut.activated.connect(slot)
                 self.shortcuts.append(shortcut)
 
