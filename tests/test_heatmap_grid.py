@@ -358,3 +358,22 @@ def test_hidden_grid_draws_the_latest_maps_when_shown(grid):
     assert not np.array_equal(grid.image_item.image, drawn)  # showing it draws
     np.testing.assert_array_equal(pixel(grid, 1, 2, 3, 1), expected_colour(newest.values[1, 2, 3, 1]))
     assert grid.current_maps() is newest
+
+
+def test_map_dialog_abbreviates_key_tokens_that_would_run_together(qtbot):
+    """Side by side, "<eos>" and "<pad>" read as one word "<eos><pad>": narrow columns get B/E/· and a key."""
+    dialog = MapDialog()
+    qtbot.addWidget(dialog)
+    keys = ["<bos>"] + list("3141592653") + ["<eos>", "<pad>", "<pad>"]
+    values = np.full((3, len(keys)), 0.1, np.float32)
+    dialog.resize(700, 500)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
+    dialog.set_matrix(values, np.ones_like(values, bool), ["a", "b", "c"], keys, "Cross L1 H1")
+    bottom = dialog.plot_item.getAxis("bottom")
+    qtbot.waitUntil(lambda: [t for _, t in bottom._tickLevels[0]][0] == "B")
+    assert [t for _, t in bottom._tickLevels[0]] == ["B"] + list("3141592653") + ["E", "·", "·"]
+    assert "B = <bos>" in bottom.labelText and "E = <eos>" in bottom.labelText
+    dialog.resize(1900, 500)  # wide columns: every token as written, and the axis title is just "key"
+    qtbot.waitUntil(lambda: [t for _, t in bottom._tickLevels[0]] == keys)
+    assert bottom.labelText == "key"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QCursor, QFontMetrics
 from PySide6.QtWidgets import (
     QDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QToolTip, QVBoxLayout, QWidget,
 )
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AVG, cell_text
+from visualizer.widgets.heatmap.atlas import AVG, abbreviation_legend, abbreviate, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
@@ -93,6 +93,8 @@ class MapDialog(QDialog):
         plot.hideButtons()
         plot.getAxis("left").setLabel("query")
         plot.getAxis("bottom").setLabel("key")
+        plot.getAxis("bottom").setStyle(hideOverlappingLabels=False)  # the first key's label may reach past the edge
+        plot.getViewBox().sigResized.connect(self._fit_key_labels)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
     def _build_layout(self) -> None:
@@ -220,8 +222,21 @@ class MapDialog(QDialog):
             self.plot_item.getAxis("left").setTicks(token_ticks(query_labels))
             self._query_labels = query_labels
         if key_labels != self._key_labels:
-            self.plot_item.getAxis("bottom").setTicks(token_ticks(key_labels))
             self._key_labels = key_labels
+            self._fit_key_labels()
+
+    def _fit_key_labels(self) -> None:
+        """Key tokens whole when the widest fits its column, else all abbreviated (B, E, ·) and named in the axis
+        title: side by side, "<eos>" and "<pad>" ran together into one unreadable word."""
+        labels = self._key_labels
+        axis = self.plot_item.getAxis("bottom")
+        column = self.plot_item.getViewBox().width() / max(len(labels), 1)
+        metrics = QFontMetrics(axis.style["tickFont"] or axis.font())
+        fits = not labels or max(metrics.horizontalAdvance(t) for t in labels) + 6 <= column
+        shown = labels if fits else tuple(abbreviate(t) for t in labels)
+        legend = "" if fits else abbreviation_legend(labels)
+        axis.setTicks(token_ticks(shown))
+        axis.setLabel(f"key ({legend})" if legend else "key")
 
     def displayed_matrix(self) -> np.ndarray:
         """The numbers shown, NaN where blank. Shape (Tq, Tk)."""
