@@ -10,7 +10,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 
-from core_model import BOS, EOS, PAD
+from core_model import BOS, PAD
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
 from visualizer.state.compare import CompareSession
