@@ -75,6 +75,9 @@ def test_b_reads_the_symbols_in_its_own_format(qtbot, a_name, b_name):
                 expected = getattr(b_att, kind)[layer][0, head].numpy()
                 np.testing.assert_allclose(np.nan_to_num(panel.grid_b.displayed_matrix(layer, head)),
                                            np.where(valid, expected, 0), atol=1e-6)
+    reads = {"copy_rope.pt": "&lt;bos&gt; 3 1 4 1 5 &lt;eos&gt;", "copy_sinusoidal.pt": "3 1 4 1 5"}
+    assert panel.a_title.text().endswith(f"reads the source as {reads[a_name]}")
+    assert panel.b_title.text().endswith(f"reads the source as {reads[b_name]}")
     assert b_out[:len(SOURCE) + 1] == [*SOURCE, "<eos>"]  # the model itself gets it right on its own format
     text = panel.outputs.text()
     expected_row = " ".join([*SOURCE, "&lt;eos&gt;"])

@@ -122,6 +122,7 @@ class ComparePanel(QWidget):
             column.addWidget(label)
             column.addWidget(grid, 1)
             side_lay.addLayout(column, 1)
+        self.a_title = side_lay.itemAt(0).layout().itemAt(0).widget()
         self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
         side_page = QWidget()
         side_page_lay = QVBoxLayout(side_page)
@@ -174,11 +175,22 @@ class ComparePanel(QWidget):
 
     def _on_b_changed(self, label: str) -> None:
         self.b_label.setText(f"B: {label}")
-        self.b_title.setText(f"<b>B: {escape(label)}</b>")
+        self._titles()
+
+    def _titles(self, frame: CompareFrame | None = None) -> None:
+        """Each column names its model and, when A and B read the source differently, the tokens it reads."""
+        titles = {"a": "A: the playground's model", "b": f"B: {self.compare.b_label}"}
+        for side, label in ((self.a_title, "a"), (self.b_title, "b")):
+            text = f"<b>{escape(titles[label])}</b>"
+            if frame is not None and frame.anchors_dropped:
+                keys = (frame.a if label == "a" else frame.b).maps["cross"].key_labels
+                text += " · reads the source as " + escape(" ".join(k for k in keys if k != "<pad>"))
+            side.setText(text)
 
     def show_frame(self, frame: CompareFrame) -> None:
         """Draw both outputs and the chosen kind's grids (or their difference)."""
         self.outputs.setText(outputs_html(frame))
+        self._titles(frame)
         self._redraw()
 
     def _redraw(self) -> None:
