@@ -117,3 +117,17 @@ def test_shipped_b_is_the_one_for_a_task(qtbot):
     view = make_view(qtbot, "reverse_sinusoidal.pt", "copy_rope.pt")
     load_b(qtbot, view, "shipped")
     assert view.compare_panel.b_label.text() == "B: shipped model reverse_sinusoidal.pt"
+
+
+def test_painted_source_cells_follow_the_symbols_into_b(qtbot):
+    view = make_view(qtbot, "copy_rope.pt", "copy_sinusoidal.pt")
+    session = view.session
+    # A reads <bos> 3 1 4 1 5 <eos>: hide its 2nd symbol (position 2) from every target query, and <bos> (0)
+    cells = [(q, k) for q in range(len(SOURCE) + 1 + session.extra_pads) for k in (0, 2)]
+    session.set_masks(session.masks.with_painted("cross", cells))
+    load_b(qtbot, view)
+    panel = view.compare_panel
+    panel.kind.setCurrentIndex(panel.kind.findData("cross"))
+    b_valid = panel.grid_b.current_maps().valid
+    assert not b_valid[:, 1].any()  # B's 2nd symbol sits at position 1: hidden there
+    assert b_valid[:, 0].all() and b_valid[:, 2:len(SOURCE)].all()  # nothing else of B's symbols is hidden

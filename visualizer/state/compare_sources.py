@@ -96,7 +96,18 @@ def run_b(b: ModelB, a: MapsSnapshot, masks: MaskSpec) -> MapsSnapshot:
     tgt = torch.tensor([token_ids(vocab, cross.query_labels)], dtype=torch.long)
     if max(src.shape[1], tgt.shape[1]) > b.model.config.max_len:
         raise ValueError(f"the input is longer than model B's max_len {b.model.config.max_len}")
+    masks = painted_for_b(masks, cross.key_labels, tuple(vocab.tokens(src_ids)))
     return capture_maps(b.model, vocab, src, tgt, masks, b.gates, a.mode, cross.highlight_row).maps
+
+
+def painted_for_b(masks: MaskSpec, a_labels: tuple[str, ...], b_labels: tuple[str, ...]) -> MaskSpec:
+    """A's painted source cells moved to the same symbols in B's source (cells on A's anchors are dropped)."""
+    if a_labels == b_labels:
+        return masks
+    to_b = dict(zip(shared_positions(a_labels).tolist(), shared_positions(b_labels).tolist()))
+    enc = [(to_b[q], to_b[k]) for q, k in masks.painted("encoder_self") if q in to_b and k in to_b]
+    cross = [(q, to_b[k]) for q, k in masks.painted("cross") if k in to_b]
+    return masks.with_painted("encoder_self", enc).with_painted("cross", cross)
 
 
 def shared_positions(labels: tuple[str, ...]) -> np.ndarray:
