@@ -95,6 +95,7 @@ def test_the_plotted_numbers_equal_the_cli(qtbot, lab, paths, capsys, scaling):
 
 
 def test_the_ui_keeps_ticking_at_50_hz_while_evaluating_the_shipped_models(qtbot):
+    """Issue 15: the lab stays responsive while it evaluates (a GUI-thread timer keeps >= 50 Hz)."""
     state = LengthLabState(JobWorker, shipped_sources())
     tab = LengthLabTab(state)
     qtbot.addWidget(tab)
@@ -102,24 +103,36 @@ def test_the_ui_keeps_ticking_at_50_hz_while_evaluating_the_shipped_models(qtbot
         tab.show()
     ticks: list[float] = []
     timer = QTimer()
-    timer.setInterval(20)  # 50 Hz
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(10)  # 100 Hz asked: 50 Hz is reachable with room to spare
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-    timer.start()
     tab.n_spin.setValue(2000)  # long enough to still be evaluating after the 4 s measured
     qtbot.mouseClick(tab.evaluate_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: state.curves is not None, timeout=WAIT_MS)  # both files read: now it evaluates
+    timer.start()
     start = time.perf_counter()
     qtbot.wait(4000)
     seconds = time.perf_counter() - start
     timer.stop()
     assert state.busy and state.curves.progress[0] >= 1  # it was evaluating all along
     assert state.shutdown(30_000)
-    gaps = np.diff([t for t in ticks if t >= start])
-    rate = (len(gaps) + 1) / seconds
-    # a 20 ms timer cannot beat 50 Hz; on this shared 2-core machine (load ~10) the median gap stays at 20 ms and
-    # the rate at ~39-48 Hz; evaluating on the GUI thread would stop the timer for seconds
-    assert rate >= 30 and np.median(gaps) < 0.025 and gaps.max() < 0.25, (f"the UI timer ran at {rate:.0f} Hz while evaluating; gaps "
-                                                    f"{np.percentile(gaps, [50, 90, 99, 100]).round(3)}")
+    gaps = np.diff([start, *ticks])
+    rate = len(ticks) / seconds
+    assert rate >= 50 and gaps.max() < 0.1, (f"the UI timer ran at {rate:.0f} Hz while evaluating; gaps (s) "
+                                             f"p50/p90/p99/max {np.percentile(gaps, [50, 90, 99, 100]).round(3)}")
+
+
+def test_points_arriving_fast_redraw_the_plot_at_most_ten_times_a_second(qtbot, lab):
+    redraws: list[float] = []
+    lab.state.curves_changed.connect(lambda _c: redraws.append(time.perf_counter()))
+    start = time.perf_counter()
+    _evaluate(qtbot, lab, 1, 3)  # 16 points (8 lengths x 2 models) of one source each: they come fast
+    seconds = time.perf_counter() - start
+    assert lab.progress.text() == "Done: 8 lengths x 2 models, 1 sources each, seed 3"
+    assert [len(lab.plot.exact[slot].getData()[0]) for slot in range(2)] == [8, 8]  # every point drawn at the end
+    # the empty plot, then one redraw per 100 ms at most, then the last points at the end
+    assert len(redraws) <= 2 + seconds / 0.1, (len(redraws), seconds)
+    assert all(b - a >= 0.09 for a, b in zip(redraws[1:-2], redraws[2:-1])), np.diff(redraws).round(3)
 
 
 def test_cancel_stops_the_evaluation_and_says_so(qtbot, lab):

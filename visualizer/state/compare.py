@@ -15,7 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from .compare_sources import SOURCES, ModelB, copy_of, difference, from_file, run_b, shipped_for
+from .compare_sources import (
+    PAD_LABEL, SOURCES, ModelB, anchors_differ, copy_of, difference, from_file, run_b, shipped_for,
+)
 from .playground import PlaygroundSession
 from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
 
@@ -31,13 +33,20 @@ class CompareFrame:
     a: MapsSnapshot
     b: MapsSnapshot
     diff: MappingProxyType  # kind -> KindMaps (A − B) or None when the shapes differ
-    differs: tuple[bool, ...]  # per decoder position: A's and B's argmax tokens differ
+    differs: tuple[bool, ...]  # per compared decoder position (those not reading <pad>): the argmax tokens differ
     b_label: str
+    anchors_dropped: bool = False  # one side reads <bos> symbols <eos>: the difference leaves the anchors out
 
 
 def output_differences(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[bool, ...]:
     """Position by position, True where the two outputs differ (a position only one of them has differs)."""
     return tuple(i >= len(a) or i >= len(b) or a[i] != b[i] for i in range(max(len(a), len(b))))
+
+
+def symbol_outputs(snap: MapsSnapshot) -> tuple[str, ...]:
+    """The outputs at decoder positions that read a token (the symbols and <eos>), not those reading padding."""
+    read = snap.maps["cross"].query_labels
+    return tuple(token for token, label in zip(snap.output_tokens, read) if label != PAD_LABEL)
 
 
 class CompareSession(QObject):
@@ -84,7 +93,8 @@ class CompareSession(QObject):
             job = lambda: from_file(Path(path))  # noqa: E731
         elif source == "shipped":
             model = hub.model
-            job = lambda: shipped_for(model)  # noqa: E731
+            task = hub.task
+            job = lambda: shipped_for(model, task)  # noqa: E731
         elif source == "previous":
             previous = hub.previous_model()
             if previous is None:
@@ -136,8 +146,9 @@ class CompareSession(QObject):
         a, b, b_maps = result
         if self._waiting is None and b is self.b and a is self.session.last_snapshot:
             diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
-            differs = output_differences(a.output_tokens, b_maps.output_tokens)
-            self.last_frame = CompareFrame(a, b_maps, MappingProxyType(diff), differs, b.label)
+            differs = output_differences(symbol_outputs(a), symbol_outputs(b_maps))
+            self.last_frame = CompareFrame(a, b_maps, MappingProxyType(diff), differs, b.label,
+                                           anchors_differ(a, b_maps))
             self.frame_changed.emit(self.last_frame)
         self._start_next()
 

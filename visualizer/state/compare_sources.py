@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core_model import MaskSpec, Seq2SeqTransformer, Vocabulary
+from core_model import PAD, MaskSpec, Seq2SeqTransformer, Vocabulary
 from core_model.checkpoint import load_checkpoint
 from core_model.model import HeadGates
 from core_model.shipped import DEFAULT_CHECKPOINT, find_shipped_checkpoint, resource_path
@@ -42,9 +42,11 @@ def from_file(path: Path) -> ModelB:
     return ModelB(ckpt.build("cpu").eval(), task, None, f"checkpoint {path.name}")
 
 
-def shipped_for(model: Seq2SeqTransformer) -> ModelB:
-    """The shipped model with A's architecture, else the default shipped model."""
-    found = find_shipped_checkpoint(model.config)
+def shipped_for(model: Seq2SeqTransformer, task: TaskSpec | None = None) -> ModelB:
+    """The shipped model with A's architecture trained on A's task, else any with that architecture, else the default."""
+    found = find_shipped_checkpoint(model.config, task.task if task is not None else None)
+    if found is None and task is not None:
+        found = find_shipped_checkpoint(model.config)
     if found is None:
         path = resource_path(DEFAULT_CHECKPOINT)
         found = path, load_checkpoint(path)
@@ -73,23 +75,78 @@ def token_ids(vocab: Vocabulary, labels: tuple[str, ...]) -> list[int]:
     return [table[label] for label in labels]
 
 
+ANCHORS = ("<bos>", "<eos>")  # wrap an anchored task's source; never typed as symbols
+PAD_LABEL = "<pad>"
+
+
+def source_symbols(labels: tuple[str, ...]) -> tuple[list[str], int]:
+    """A's source labels -> its symbols and its count of trailing pads (the anchors of an anchored task dropped)."""
+    symbols = [label for label in labels if label not in ANCHORS and label != PAD_LABEL]
+    return symbols, sum(label == PAD_LABEL for label in labels)
+
+
 def run_b(b: ModelB, a: MapsSnapshot, masks: MaskSpec) -> MapsSnapshot:
-    """B's maps in A's view mode for the very input A was shown (tokens read back from A's labels)."""
+    """B's maps in A's view mode for A's input: the same symbols, pads and decoder tokens, with the source encoded
+    the way B's own task reads it (<bos> symbols <eos> when B's task is anchored, the bare symbols otherwise)."""
     cross = a.maps["cross"]
     vocab = b.task.vocabulary
-    src = torch.tensor([token_ids(vocab, cross.key_labels)], dtype=torch.long)
+    symbols, n_pads = source_symbols(cross.key_labels)
+    src_ids = b.task.source_ids(token_ids(vocab, tuple(symbols))) + [PAD] * n_pads
+    src = torch.tensor([src_ids], dtype=torch.long)
     tgt = torch.tensor([token_ids(vocab, cross.query_labels)], dtype=torch.long)
     if max(src.shape[1], tgt.shape[1]) > b.model.config.max_len:
         raise ValueError(f"the input is longer than model B's max_len {b.model.config.max_len}")
+    masks = painted_for_b(masks, cross.key_labels, tuple(vocab.tokens(src_ids)))
     return capture_maps(b.model, vocab, src, tgt, masks, b.gates, a.mode, cross.highlight_row).maps
 
 
+def painted_for_b(masks: MaskSpec, a_labels: tuple[str, ...], b_labels: tuple[str, ...]) -> MaskSpec:
+    """A's painted source cells moved to the same symbols in B's source (cells on A's anchors are dropped)."""
+    if a_labels == b_labels:
+        return masks
+    to_b = dict(zip(shared_positions(a_labels).tolist(), shared_positions(b_labels).tolist()))
+    enc = [(to_b[q], to_b[k]) for q, k in masks.painted("encoder_self") if q in to_b and k in to_b]
+    cross = [(q, to_b[k]) for q, k in masks.painted("cross") if k in to_b]
+    return masks.with_painted("encoder_self", enc).with_painted("cross", cross)
+
+
+def shared_positions(labels: tuple[str, ...]) -> np.ndarray:
+    """Indices of a source's symbols and pads, anchors left out: the i-th one is the same position for A and B."""
+    return np.array([i for i, label in enumerate(labels) if label not in ANCHORS], dtype=np.intp)
+
+
 def difference(a: KindMaps, b: KindMaps) -> KindMaps | None:
-    """A − B cell by cell where both show a value (None when the shapes differ: nothing to subtract)."""
-    if a.values.shape != b.values.shape:
+    """A − B cell by cell where both show a value, on the positions both read.
+
+    When one model reads its source as <bos> symbols <eos> and the other does not, the source axes (keys of
+    encoder self and cross, queries of encoder self) are matched by symbol index and the anchors are left out.
+    None when the layers or heads differ: nothing to subtract.
+    """
+    if a.values.shape[:2] != b.values.shape[:2]:
         return None
+    a_values, b_values, a_valid, b_valid = a.values, b.values, a.valid, b.valid
+    q_labels, k_labels = a.query_labels, a.key_labels
+    if a.values.shape != b.values.shape:
+        source_queries = a.kind == "encoder_self"
+        ka, kb = shared_positions(a.key_labels), shared_positions(b.key_labels)
+        qa = ka if source_queries else np.arange(len(a.query_labels))
+        qb = kb if source_queries else np.arange(len(b.query_labels))
+        if len(ka) != len(kb) or len(qa) != len(qb):
+            return None
+        a_values, b_values = a.values[:, :, qa][:, :, :, ka], b.values[:, :, qb][:, :, :, kb]
+        a_valid, b_valid = a.valid[np.ix_(qa, ka)], b.valid[np.ix_(qb, kb)]
+        q_labels = tuple(a.query_labels[i] for i in qa)
+        k_labels = tuple(a.key_labels[i] for i in ka)
     with np.errstate(invalid="ignore"):
-        values = (a.values.astype(np.float32) - b.values.astype(np.float32))
-    valid = a.valid & b.valid & np.isfinite(values).all(axis=(0, 1))
+        values = (a_values.astype(np.float32) - b_values.astype(np.float32))
+    valid = a_valid & b_valid & np.isfinite(values).all(axis=(0, 1))
     values.flags.writeable = False
-    return KindMaps(a.kind, values, valid, a.query_labels, a.key_labels, a.highlight_row)
+    valid.flags.writeable = False
+    return KindMaps(a.kind, values, valid, q_labels, k_labels, a.highlight_row)
+
+
+def anchors_differ(a: MapsSnapshot, b: MapsSnapshot) -> bool:
+    """True when exactly one of the two reads its source with <bos> … <eos> anchors."""
+    def anchored(snap: MapsSnapshot) -> bool:
+        return any(label in ANCHORS for label in snap.maps["cross"].key_labels)
+    return anchored(a) != anchored(b)

@@ -6,10 +6,11 @@ through JobRunner with progress and cancel, and reach the view as immutable snap
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from core_model.checkpoint import Checkpoint
 from core_model.length_curves import length_curve, rope_length_scaling
@@ -24,7 +25,8 @@ from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePa
 
 log = logging.getLogger(__name__)
 SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
-SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}
+REDRAW_MS = 100  # the plot and the progress bar are redrawn at most 10 times a second while points arrive
+YIELD_S = 0.002  # the job sleeps this long at each poll (between batches) so the GUI thread gets the GIL and a core
 DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
 
 
@@ -61,6 +63,11 @@ class LengthLabState(QObject):
         self._runner.idle.connect(lambda: self.busy_changed.emit(False))
         self._pending_probe: tuple[int, str] | None = None
         self._probe_runner.idle.connect(self._start_pending_probe)
+        self._redraw = QTimer(self)  # coalesces the points that arrive between two redraws
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(REDRAW_MS)
+        self._redraw.timeout.connect(self._publish)
+        self._pending_text: tuple[int, int, str] | None = None
 
     @property
     def busy(self) -> bool:
@@ -84,7 +91,11 @@ class LengthLabState(QObject):
         """Score both models at every length from 1 to twice the longer training maximum."""
         sources, n, seed, scaling = self.sources, self.n, self.seed, self.scaling
 
-        def job(report, should_stop):
+        def job(report, stop_requested):
+            def should_stop() -> bool:  # polled between batches: also hand the GIL and the core to the GUI
+                time.sleep(YIELD_S)
+                return stop_requested()
+
             models = tuple(load_source(s) for s in sources)
             plan = _plan(models, n, seed, scaling)
             report(("plan", models, plan))
@@ -113,21 +124,38 @@ class LengthLabState(QObject):
         self._runner.cancel()
 
     def _on_progress(self, item: object) -> None:
+        """Take every item at once (cheap); redraw at most every REDRAW_MS (the plot costs the GUI thread)."""
         if isinstance(item, TrainProgress):
-            self.progress_changed.emit(item.done, item.total, item.text)
-            return
-        if isinstance(item, tuple) and item[0] == "plan":
+            self._pending_text = (item.done, item.total, item.text)
+        elif isinstance(item, tuple) and item[0] == "plan":
             self.models, plan = item[1], item[2]
             self.curves = LabCurves.empty(self.models, plan.lengths, plan.scaling, plan.n, plan.seed)
+            self._publish()  # the empty plot at once: its axes and legend
+            return
         elif isinstance(item, CurvePoint) and self.curves is not None:
             self.curves = self.curves.with_point(item)
+            self._pending_text = None
         else:
+            return
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    def _publish(self) -> None:
+        """Emit what arrived since the last redraw."""
+        self._redraw.stop()
+        if self._pending_text is not None:
+            (done, total, text), self._pending_text = self._pending_text, None
+            self.progress_changed.emit(done, total, text)
+            return
+        if self.curves is None:
             return
         self.curves_changed.emit(self.curves)
         done, total = self.curves.progress
         self.progress_changed.emit(done, total, f"{self._what}: {done} of {total} lengths")
 
     def _on_done(self, result: object) -> None:
+        if self._redraw.isActive():
+            self._publish()  # the last points before the final line
         if self._what.startswith("Training"):
             if isinstance(result, tuple) and all(isinstance(c, Checkpoint) for c in result):
                 self._adopt_trained(result)

@@ -13,13 +13,16 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget,
 )
 
-from visualizer.state.compare import CompareFrame, CompareSession, kind_maps
+from visualizer.state.compare import CompareFrame, CompareSession, kind_maps, symbol_outputs
 from visualizer.state.compare_sources import SOURCES
 from visualizer.state.snapshots import KIND_TITLES
 from visualizer.widgets.common.rich_text import escape
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 PathProvider = Callable[[QWidget], "str | None"]
+ANCHOR_NOTE = ("One model reads its source as <bos> symbols <eos>, the other reads the bare symbols: each side-by-side "
+               "grid is labelled with its own tokens, and this difference pairs the source positions by symbol "
+               "(1st with 1st, …, then the padding) and leaves the <bos>/<eos> anchors out.")
 DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
 
 
@@ -41,7 +44,7 @@ def ask_checkpoint_path(parent: QWidget) -> str | None:
 
 
 def outputs_html(frame: CompareFrame) -> str:
-    """Both outputs token by token; positions where they differ are highlighted in both, and counted."""
+    """Both outputs token by token up to the padding; positions where they differ are highlighted and counted."""
     def row(name: str, tokens: tuple[str, ...]) -> str:
         cells = []
         for i, differs in enumerate(frame.differs):
@@ -53,7 +56,7 @@ def outputs_html(frame: CompareFrame) -> str:
     summary = ("outputs agree at every position" if n == 0 else
                f"{n} of {len(frame.differs)} positions differ (marked [ ]): "
                + ", ".join(str(i) for i, d in enumerate(frame.differs) if d))
-    return f"{row('A', frame.a.output_tokens)}<br>{row('B', frame.b.output_tokens)}<br><i>{summary}</i>"
+    return f"{row('A', symbol_outputs(frame.a))}<br>{row('B', symbol_outputs(frame.b))}<br><i>{summary}</i>"
 
 
 class ComparePanel(QWidget):
@@ -87,6 +90,10 @@ class ComparePanel(QWidget):
                                  "hovering, or use Difference A − B")
         self.scale_note.setStyleSheet("color: #a05000")
         self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
+        self.anchor_note = QLabel(ANCHOR_NOTE)
+        self.anchor_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.anchor_note.setWordWrap(True)
+        self.anchor_note.setStyleSheet("color: #a05000")
         self.outputs = QLabel("")
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -115,6 +122,7 @@ class ComparePanel(QWidget):
             column.addWidget(label)
             column.addWidget(grid, 1)
             side_lay.addLayout(column, 1)
+        self.a_title = side_lay.itemAt(0).layout().itemAt(0).widget()
         self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
         side_page = QWidget()
         side_page_lay = QVBoxLayout(side_page)
@@ -127,6 +135,7 @@ class ComparePanel(QWidget):
         diff_lay = QVBoxLayout(diff_page)
         diff_lay.setContentsMargins(0, 0, 0, 0)
         diff_lay.addWidget(self.diff_hint)
+        diff_lay.addWidget(self.anchor_note)
         diff_lay.addWidget(self.grid_diff, 1)
         self.pages.addWidget(diff_page)
         lay = QVBoxLayout(self)
@@ -166,11 +175,22 @@ class ComparePanel(QWidget):
 
     def _on_b_changed(self, label: str) -> None:
         self.b_label.setText(f"B: {label}")
-        self.b_title.setText(f"<b>B: {escape(label)}</b>")
+        self._titles()
+
+    def _titles(self, frame: CompareFrame | None = None) -> None:
+        """Each column names its model and, when A and B read the source differently, the tokens it reads."""
+        titles = {"a": "A: the playground's model", "b": f"B: {self.compare.b_label}"}
+        for side, label in ((self.a_title, "a"), (self.b_title, "b")):
+            text = f"<b>{escape(titles[label])}</b>"
+            if frame is not None and frame.anchors_dropped:
+                keys = (frame.a if label == "a" else frame.b).maps["cross"].key_labels
+                text += " · reads the source as " + escape(" ".join(k for k in keys if k != "<pad>"))
+            side.setText(text)
 
     def show_frame(self, frame: CompareFrame) -> None:
         """Draw both outputs and the chosen kind's grids (or their difference)."""
         self.outputs.setText(outputs_html(frame))
+        self._titles(frame)
         self._redraw()
 
     def _redraw(self) -> None:
@@ -183,6 +203,7 @@ class ComparePanel(QWidget):
         if self.status.text().startswith("A and B have different"):
             self._say("")
         if difference:
+            self.anchor_note.setVisible(frame.anchors_dropped and kind != "decoder_self")
             diff = kind_maps(frame, "diff", kind)
             self.grid_diff.set_maps(diff, mode="difference")
             if diff is None:
