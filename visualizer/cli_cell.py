@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError, device_arg
+from visualizer.cli_common import device_arg, load_model
 from visualizer.cli_output import json_line
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -52,7 +52,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from core_model import BOS, PAD, MaskSpec, VocabularyError
     from core_model.cell_decomposition import decompose_cell
-    from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.masks import PAINTED_FIELDS
     from core_model.tasks import expected_output
 
@@ -60,20 +59,16 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--pads must be >= 0, got {ns.pads}")
     painted = parse_paint(ns.paint, parser)
     device = device_arg(ns.device)
-    try:
-        ckpt = load_checkpoint(ns.path)
-        model = ckpt.build(device).eval()
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
-    vocab = ckpt.task.vocabulary
+    model, task = load_model(ns.path, device)
+    vocab = task.vocabulary
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
         parser.error(f"unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}")
     if not ids:
         parser.error("the source is empty")
-    src_ids = ckpt.task.source_ids(ids) + [PAD] * ns.pads  # anchored tasks: <bos> ids <eos>
-    tgt_ids = [BOS] + expected_output(ckpt.task.task, ids) + [PAD] * ns.pads
+    src_ids = task.source_ids(ids) + [PAD] * ns.pads  # anchored tasks: <bos> ids <eos>
+    tgt_ids = [BOS] + expected_output(task.task, ids) + [PAD] * ns.pads
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:
         parser.error(f"source and pads need {len(tgt_ids)} positions; the model has {model.config.max_len}")
     masks = MaskSpec(**{PAINTED_FIELDS[k]: frozenset(v) for k, v in painted.items()})

@@ -72,3 +72,20 @@ def _clock(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def load_model(path: Any, device: Any, task_name: str | None = None) -> tuple[Any, Any]:
+    """(model in eval mode on `device`, its task) from a checkpoint; `task_name` (--task) renames the task.
+
+    A missing, corrupt or hostile file is a CliError: one line, exit 1.
+    """
+    from dataclasses import replace
+
+    from core_model.checkpoint import CheckpointError, load_checkpoint
+
+    try:
+        ckpt = load_checkpoint(path)
+        model = ckpt.build(device).eval()
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from None
+    return model, replace(ckpt.task, task=task_name) if task_name else ckpt.task

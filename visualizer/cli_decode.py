@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, CliError, device_arg
+from visualizer.cli_common import ArgumentError, device_arg, load_model
 from visualizer.cli_output import json_line
 
 SAMPLING_FLAGS = ("temperature", "top_k", "top_p", "seed", "samples")
@@ -71,7 +71,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from core_model import PAD
     from core_model.beam_search import beam_search
-    from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.sampling import SamplingConfig, sample_decode
     from core_model.tasks import expected_output, max_source_len
 
@@ -83,12 +82,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except ValueError as exc:
             raise ArgumentError(str(exc).replace("top_", "--top-").replace("temperature", "--temperature")) from None
     device = device_arg(ns.device)
-    try:
-        ckpt = load_checkpoint(ns.path)
-        model = ckpt.build(device).eval()
-        task = ckpt.task
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
+    model, task = load_model(ns.path, device)
     vocab = task.vocabulary
     ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
     src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads], dtype=torch.long, device=device)  # anchored

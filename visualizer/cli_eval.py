@@ -6,11 +6,10 @@ import contextlib
 import re
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, CliError, device_arg
+from visualizer.cli_common import ArgumentError, CliError, device_arg, load_model
 from visualizer.cli_output import json_line
 
 RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
@@ -55,7 +54,6 @@ def parse_lengths(text: str, limit: int) -> list[int]:
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the checkpoint and print one JSON line; a bad file is a one-line error (exit 1)."""
-    from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.tasks import max_source_len
 
     if ns.n < 1:
@@ -67,14 +65,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if ns.length is not None and ns.lengths is not None:
         raise ArgumentError("give --length or --lengths, not both")
     device = device_arg(ns.device)
-    try:
-        ckpt = load_checkpoint(ns.path)
-        model = ckpt.build(device)
-        task = ckpt.task
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
-    if ns.task is not None:
-        task = replace(task, task=ns.task)
+    model, task = load_model(ns.path, device, ns.task)
     limit = max_source_len(model.config.max_len)
     if task.vocab_size > model.config.vocab_size:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError, device_arg
+from visualizer.cli_common import CliError, device_arg, load_model
 from visualizer.cli_output import json_line
 
 
@@ -28,7 +27,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Analyse the checkpoint's heads and print one JSON line; a bad file is a one-line error (exit 1)."""
     import torch
 
-    from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.head_importance import analyse_heads
 
     if ns.n < 1:
@@ -39,14 +37,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--threads must be >= 1, got {ns.threads}")
     torch.set_num_threads(ns.threads)
     device = device_arg(ns.device or "cpu")
-    try:
-        ckpt = load_checkpoint(ns.path)
-        model = ckpt.build(device)
-        task = ckpt.task
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
-    if ns.task is not None:
-        task = replace(task, task=ns.task)
+    model, task = load_model(ns.path, device, ns.task)
     try:
         task.check_vocab(model.config.vocab_size)
         task.check_fits(model.config.max_len)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError
+from visualizer.cli_common import load_model
 from visualizer.cli_output import json_line
 
 MODES = ("weights", "scores", "norms", "rollout")  # core_model.attention_views.VIEW_MODES (torch-free here)
@@ -37,23 +37,15 @@ def _clean(values: Any) -> Any:
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print {"mode", "source_tokens", "target_tokens", "maps": {kind: (L, H, Tq, Tk)}, ...}."""
-    from dataclasses import replace
-
     import torch
 
     from core_model import BOS, PAD, VocabularyError
     from core_model.attention_views import rollout, view_maps
-    from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.tasks import expected_output, max_source_len
 
     if ns.pads < 0:
         parser.error(f"--pads must be >= 0, got {ns.pads}")
-    try:
-        ckpt = load_checkpoint(ns.path)
-        model, task = ckpt.build("cpu").eval(), ckpt.task
-    except CheckpointError as exc:
-        raise CliError(str(exc)) from None
-    task = replace(task, task=ns.task) if ns.task else task
+    model, task = load_model(ns.path, "cpu", ns.task)
     vocab = task.vocabulary
     try:
         ids = vocab.encode(ns.source)
