@@ -5,8 +5,8 @@ import json
 import math
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -81,19 +81,26 @@ def test_eval_of_a_hostile_file_is_quick_small_and_one_line(tmp_path, kind):
     assert rss_kib * 1024 < MAX_CHILD_RSS_BYTES
 
 
+# Runs argv[2:] and writes its peak RSS (KiB) to argv[1]. A small process must start it: Linux keeps the memory
+# high-water mark across fork and exec, so a child started straight from a test session of 1 GB "peaks" at 1 GB.
+SPAWN_AND_MEASURE = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+proc.returncode = 0  # reaped above: Popen must not wait for it again
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_measured(*args: str) -> tuple[int, str, str, int]:
-    """Like _run, plus the peak RSS (KiB) of this child alone: os.wait4 reports one process's own usage, where
-    RUSAGE_CHILDREN is the largest of every child the test session ever waited for (a big app test poisons it)."""
+    """Like _run, plus the peak RSS (KiB) of the eval process alone."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", QT_QPA_PLATFORM="")
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, stdout=out,
-                                stderr=err, text=True)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped by wait4 above: Popen must not wait for it again
-        out.seek(0), err.seek(0)
-        return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "maxrss"
+        proc = subprocess.run([sys.executable, "-c", SPAWN_AND_MEASURE, str(report), sys.executable, "-m",
+                               "visualizer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr, int(report.read_text())
 
 
 def _strict(text: str) -> dict:
