@@ -306,3 +306,14 @@ def test_workers_depend_only_on_core_model_and_the_message_types(project_graph: 
     wrong = {f"{src} -> {dst}" for src, targets in project_graph.edges.items() if src.startswith("visualizer.workers")
              for dst in targets if not dst.startswith(allowed)}
     assert not wrong, "workers import beyond core_model and state.snapshots:\n" + "\n".join(sorted(wrong))
+
+
+def test_every_package_is_installed():
+    """pyproject lists packages by name, so a new folder left out works from a checkout (tests run from the root)
+    but is missing after `pip install .`: the installed app then fails at start-up with ModuleNotFoundError."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(ROOT).parts)
+             for top in ("core_model", "visualizer") for init in (ROOT / top).rglob("__init__.py")}
+    assert found - listed == set(), "add these packages to [tool.setuptools] packages in pyproject.toml"
