@@ -193,3 +193,23 @@ def test_train_both_now_trains_two_models_then_plots_them(qtbot, lab):
     assert [lab.model_combos[i].currentText() for i in range(2)] == [
         "rope trained here (1-3)", "sinusoidal trained here (1-3)"]
     assert lab.state.curves.lengths == tuple(range(1, 7)) and lab.plot.regions[1].getRegion() == (0.5, 3.5)
+
+
+def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
+    """Before a length is clicked the two map plots once showed axes from -400 to 400 "(x0.001)", which a
+    student reads as real positions; they now draw no tick numbers and their titles say what to do."""
+    from types import SimpleNamespace
+
+    from qt_helpers import axis_texts
+    from visualizer.widgets.lengthlab.maps import ProbeMaps
+
+    maps = ProbeMaps()
+    qtbot.addWidget(maps)
+    maps.resize(1200, 300)
+    with qtbot.waitExposed(maps):
+        maps.show()
+    for plot in maps.plots:
+        for name in ("bottom", "left"):
+            assert axis_texts(SimpleNamespace(plot_item=plot), name) == []
+            assert "x0.001" not in plot.getAxis(name).labelString()
+    assert all("click a length on the plot above" in title for title in maps.titles)

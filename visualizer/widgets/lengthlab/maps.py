@@ -34,11 +34,16 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
             image.setLookupTable(cmap.getLookupTable(0.0, 1.0, 256))
             image.setLevels((0.0, 1.0))
             plot.addItem(image)
+            for name in ("bottom", "left"):  # token ticks only: never numeric ones like "-400 (x0.001)"
+                plot.getAxis(name).setTicks([[], []])
+                plot.getAxis(name).enableAutoSIPrefix(False)
             self.plots.append(plot)
             self.images.append(image)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=cmap, interactive=False, label="weight")
         self.addItem(self.colorbar, row=0, col=2)
         self.titles = ["", ""]
+        for slot in range(2):
+            self._title(slot, "no source yet: click a length on the plot above")
 
     def set_pair(self, pair: ProbePair, layer: int | None) -> None:
         """Show `layer` (None: the last) head-averaged for each model of the pair."""
