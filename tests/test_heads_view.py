@@ -108,9 +108,11 @@ def test_cancel_stops_the_analysis(qtbot, app):
     _type_value(qtbot, view.n_box, 400)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert not view.run_button.isEnabled() and view.cancel_button.isEnabled()
+    assert view.maps.baseline_label.text().startswith("Analysing")  # not "press Analyse heads": it was pressed
     with qtbot.waitSignal(app.heads.running_changed, timeout=60000):
         qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
     assert "cancelled" in view.status.text()
+    assert "press Analyse heads" in view.maps.baseline_label.text()
     assert view.run_button.isEnabled() and app.heads.analysis is None
 
 

@@ -70,6 +70,12 @@ class ImportanceMaps(QWidget):
         layout.addLayout(grid, 1)
         self._analysis: HeadAnalysis | None = None
 
+    def set_running(self, running: bool) -> None:
+        """While an analysis runs and nothing is shown yet, say so (not "press Analyse heads", already pressed)."""
+        if self._analysis is None:
+            self.baseline_label.setText("Analysing: the maps fill in once every head has been switched off in turn."
+                                        if running else "No importance for this model yet: press Analyse heads.")
+
     def set_analysis(self, analysis: HeadAnalysis | None) -> None:
         self._analysis = analysis
         if analysis is None:

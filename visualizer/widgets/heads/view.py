@@ -101,6 +101,7 @@ class HeadsView(QWidget):
         self.cancel_button.setEnabled(running)
         for box in (self.n_box, self.seed_box):
             box.setEnabled(not running)
+        self.maps.set_running(running)
         if running:
             self.status.setText("Switching each head off in turn...")
 
