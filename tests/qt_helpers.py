@@ -19,3 +19,26 @@ def axis_texts(grid, name: str) -> list[str]:
 def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
     """Wait until the session's newest forward pass has been drawn (the app runs passes on a worker thread)."""
     qtbot.waitUntil(lambda: session.idle and session.runner.wait_idle(0.0), timeout=timeout_ms)
+
+
+def start_app(qtbot, size: tuple[int, int] = (1400, 900)):
+    """The whole application, shown at `size`, with its model loaded and the first frame drawn."""
+    from visualizer.composition import Application
+
+    app = Application()
+    qtbot.addWidget(app.window)
+    app.window.resize(*size)
+    app.window.show()
+    app.start_loading()
+    qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
+    wait_frame(qtbot, app.session)
+    return app
+
+
+def retype(qtbot, field, text: str) -> None:
+    """Replace a line edit's text the way a user does: select all, Backspace, type."""
+    from PySide6.QtCore import Qt
+
+    field.selectAll()
+    qtbot.keyClick(field, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(field, text)

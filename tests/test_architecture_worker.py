@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QStatusBar
 
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
-from visualizer.composition import Application
 from visualizer.controllers.architecture import UNTRAINED_MESSAGE, ArchitectureController
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
@@ -21,20 +20,14 @@ from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import ThreadedRunner
 from visualizer.workers.training_worker import TrainingWorker
 
-from qt_helpers import wait_frame
+from qt_helpers import start_app, wait_frame
 
 LARGE = {"d_model": 1024, "n_encoder_layers": 8, "n_decoder_layers": 8}  # ~100 M parameters: ~1 s to build here
 
 
 @pytest.fixture
 def app(qtbot):
-    app = Application()
-    qtbot.addWidget(app.window)
-    app.window.resize(1400, 900)
-    app.window.show()
-    app.start_loading()
-    qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
-    wait_frame(qtbot, app.session)
+    app = start_app(qtbot)
     yield app
     qtbot.waitUntil(lambda: app.architecture.pending == 0, timeout=60_000)
     app.hub.dirty = False

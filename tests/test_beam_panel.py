@@ -22,6 +22,8 @@ from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.decode_job import DecodeJob
 
+from qt_helpers import retype
+
 CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 SOURCE = "3141"
 
@@ -39,10 +41,7 @@ def app(qtbot):
     view.resize(1400, 900)
     with qtbot.waitExposed(view):
         view.show()
-    field = view.input_panel.source
-    field.selectAll()
-    qtbot.keyClick(field, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(field, SOURCE)
+    retype(qtbot, view.input_panel.source, SOURCE)
     assert session.source_text == SOURCE
     return view, session, beam, panel
 

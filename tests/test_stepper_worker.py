@@ -21,7 +21,7 @@ from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.decode_job import DecodeJob
 from visualizer.workers.inference import ThreadedRunner
 
-from qt_helpers import wait_frame
+from qt_helpers import retype, wait_frame
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)  # ~100 ms a pass
 LONG = "3141592653" * 4
@@ -46,10 +46,7 @@ def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "314
     view.resize(1300, 850)
     with qtbot.waitExposed(view):
         view.show()
-    field = view.input_panel.source
-    field.selectAll()
-    qtbot.keyClick(field, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(field, text)
+    retype(qtbot, view.input_panel.source, text)
     wait_frame(qtbot, session)
     assert session.source_text == text
     return view, panel

@@ -6,20 +6,13 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut, QWheelEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from visualizer.composition import Application
 
-from qt_helpers import wait_frame
+from qt_helpers import start_app, wait_frame
 
 
 @pytest.fixture
 def app(qtbot):
-    app = Application()
-    qtbot.addWidget(app.window)
-    app.window.resize(1400, 900)
-    app.window.show()
-    app.start_loading()
-    qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
-    wait_frame(qtbot, app.session)
+    app = start_app(qtbot)
     yield app
     app.hub.dirty = False
     app.training.shutdown(5000)
