@@ -137,3 +137,17 @@ def test_unwritable_output_exits_1(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 1 and captured.out == ""
     assert captured.err.strip().splitlines()[-1].startswith("attention-playground: error: could not write")
+
+
+def test_train_uses_the_positional_kinds_default_recipe_unless_told(tmp_path):
+    """`train --positional sinusoidal` trains with the sinusoidal recipe (lr 3e-3, batch 24) that the app's Trainer
+    starts from; an explicit --lr still wins. The checkpoint records the recipe used."""
+    base = ["train", "--task", "copy", "--steps", "2", "--max-len", "4", "--eval-n", "5", "--positional", "sinusoidal"]
+    chosen = {}
+    for name, extra in (("default", []), ("told", ["--lr", "1e-3"])):
+        out = tmp_path / f"{name}.pt"
+        proc = _run(*base, *extra, "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        recipe = load_checkpoint(out).extra["train_config"]
+        chosen[name] = (recipe["lr"], recipe["batch_size"])
+    assert chosen == {"default": (3e-3, 24), "told": (1e-3, 24)}

@@ -305,3 +305,30 @@ def test_long_output_wraps_inside_a_narrow_panel_at_a_steady_height(qtbot):
         assert chip.state == state and _chip_pixel(panel, chip) == CHIP_COLOURS[state][0]
     assert _chip_pixel(panel, below[-1]) == CHIP_COLOURS["expected"][0]
     assert chips_widget.chip_at(output[-1].rect.center()) == output[-1]
+
+
+def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot):
+    """A keystroke repaints only the chips that changed; the pixels must equal a widget that drew the same rows from
+    scratch (a removed chip erased, a recoloured one redrawn, the rest untouched)."""
+    from PySide6.QtWidgets import QApplication
+
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    def shown(rows_list):
+        chips = TokenChips()
+        qtbot.addWidget(chips)
+        chips.resize(600, chips.height())
+        chips.show()
+        qtbot.waitExposed(chips)
+        for output, expected in rows_list:
+            chips.set_rows(output, expected)
+            QApplication.processEvents()  # each state's (partial) repaint lands in the window, as between keys
+        # what the window shows (its backing store); grab() would repaint the whole widget and hide a stale chip
+        return chips.screen().grabWindow(chips.winId()).toImage()
+
+    first = ([("1", "correct", False), ("2", "wrong", False), ("3", "correct", False)], ["1", "2", "3"])
+    second = ([("1", "correct", False), ("2", "correct", False)], ["1", "2"])  # one chip gone, one recoloured
+    typed = shown([first, second])
+    fresh = shown([second])
+    assert typed.size() == fresh.size()
+    assert typed == fresh

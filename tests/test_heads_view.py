@@ -139,3 +139,24 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
     new_cross = app.badges["cross"].texts()
     assert sorted(new_cross) == [(0, 0), (0, 1)] and new_cross != old_cross
     assert view.roles.rowCount() == 2 * 3
+
+
+def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtbot, app):
+    """Badges on hidden grids are placed when the grid shows: after typing a longer input on the encoder tab, every
+    cross-attention badge is at the top-right corner of its (now wider) map and inside the plot."""
+    from qt_helpers import retype, wait_frame
+    from visualizer.widgets.heatmap.atlas import AtlasLayout
+
+    view = app.playground
+    view.grid_tabs.setCurrentWidget(view.grids["encoder_self"])
+    before = view.grids["cross"].current_maps().values.shape[-1]
+    retype(qtbot, view.input_panel.source, "0123456789012")
+    wait_frame(qtbot, app.session)
+    view.grid_tabs.setCurrentWidget(view.grids["cross"])
+    grid, badges = view.grids["cross"], app.badges["cross"]
+    lay = AtlasLayout.build(*grid.current_maps().values.shape)
+    assert lay.tk > before  # the new input is wider than the one the badges were placed for
+    placed = dict(zip(badges._placed, badges._items))  # noqa: SLF001 - where each badge was put
+    assert len(placed) == 8
+    for (layer, head), item in placed.items():
+        assert item.isVisible() and item.pos() == lay.map_rect(layer, head).topRight()

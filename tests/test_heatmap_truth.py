@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 import torch
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QApplication
 
@@ -46,7 +46,9 @@ def test_prediction_line_shows_special_tokens(view):
     """Old code: '<bos> 0 <eos> <pad>' rendered as ' 0  ' (the specials read as unknown HTML tags)."""
     snap = dataclasses.replace(view.session.last_frame.maps, output_tokens=("<bos>", "0", "<eos>", "<pad>"))
     view.show_maps(snap)
-    assert "<bos> 0 <eos> <pad>" in rendered(view.output_label.text())
+    assert view.output_label.textFormat() == Qt.TextFormat.PlainText  # drawn as written, never parsed as HTML
+    assert view.output_label.text() == "<bos> 0 <eos> <pad>"
+    assert "Prediction per position" in rendered(view.output_caption.text())
     assert "<bos> 0 <eos> <pad>" in view.output_label.toolTip()
 
 

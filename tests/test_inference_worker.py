@@ -143,3 +143,48 @@ def test_a_failed_pass_reports_a_sentence_and_keeps_the_last_maps(qtbot, runner)
     assert "Error" in blocker.args[0]
     wait_frame(qtbot, session)
     assert view.grids["cross"].current_maps() is before
+
+
+def test_the_next_pass_waits_until_the_previous_result_is_drawn(qtbot, runner):
+    """One frame in flight: a job submitted while the GUI thread still draws a result starts after that drawing,
+    so a pass never competes with the frame before it (during a burst they take turns)."""
+    events: list[tuple[str, float]] = []
+
+    def draw_slowly(value: str) -> None:
+        events.append(("draw starts", time.perf_counter()))
+        runner.submit(lambda: events.append(("second pass starts", time.perf_counter())), lambda _v: None,
+                      lambda _m: None)
+        end = time.perf_counter() + 0.08  # a long frame on the GUI thread
+        while time.perf_counter() < end:
+            pass
+        events.append(("draw ends", time.perf_counter()))
+
+    runner.submit(lambda: "first", draw_slowly, lambda _m: None)
+    qtbot.waitUntil(lambda: any(name == "second pass starts" for name, _t in events), timeout=5000)
+    assert runner.wait_idle(5)
+    order = [name for name, _t in events]
+    assert order == ["draw starts", "draw ends", "second pass starts"], order
+
+
+def test_a_burst_faster_than_the_passes_waits_for_a_pause_and_ends_on_the_last_text(qtbot, runner):
+    """8 keys 10 ms apart against 30 ms passes: starting a pass the moment the last ended costs 3 passes after the
+    first (each stale before it ends); waiting for a pause in the typing costs at most 2, and the last text wins."""
+    started: list[int] = []
+    shown: list[int] = []
+
+    def job(i: int):
+        def run() -> int:
+            started.append(i)
+            time.sleep(0.03)
+            return i
+        return run
+
+    t0 = time.perf_counter()
+    for i in range(8):
+        while time.perf_counter() < t0 + i * 0.010:
+            qtbot.wait(1)
+        runner.submit(job(i), shown.append, lambda _m: None)
+    assert runner.wait_idle(5)
+    assert started[0] == 0 and started[-1] == 7
+    assert len(started) - 1 <= 2, started
+    assert shown == [7]  # every earlier result was stale when it ended

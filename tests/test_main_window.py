@@ -285,3 +285,25 @@ def test_the_probes_mean_of_heads_follows_the_heads_switched_off_in_the_playgrou
     app.session.set_head_enabled("cross", layer, 0, False)  # right-click > Ablate head in the playground
     np.testing.assert_allclose(probe.image.image, snap.maps["cross"].values[layer][1:].mean(axis=0), rtol=1e-6)
     close_window(qtbot, app)
+
+
+def test_hidden_pages_are_built_or_drawn_when_first_shown(qtbot, app):
+    """Start-up builds no Length lab and no compare page and draws no PE plot; each appears, inside the window and
+    up to date, the first time the user opens it."""
+    win = app.window
+    assert not app._lab_page.built and app.playground._compare_panel is None  # noqa: SLF001 - nothing built yet
+    assert app.pe_tab._stale  # noqa: SLF001 - the model's PE arrived while the tab was hidden
+    qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # Positional encoding
+    assert "sinusoidal" in app.pe_tab._model_label.text()  # noqa: SLF001 - the loaded model's PE, drawn when shown
+    assert app.pe_tab.plot_items()["matrix"].listDataItems() or app.pe_tab._image.image is not None  # noqa: SLF001
+    qtbot.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)  # Length lab
+    lab = app.length_lab_tab
+    assert app._lab_page.built and lab.isVisible() and lab.evaluate_button.isVisible()  # noqa: SLF001
+    inside = lab.evaluate_button.mapTo(win, lab.evaluate_button.rect().bottomRight())
+    assert win.rect().contains(inside)
+    qtbot.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    qtbot.mouseClick(app.playground.compare_button, Qt.MouseButton.LeftButton)
+    assert app.playground.compare_panel is not None and app.playground.compare_panel.isVisible()
+    assert app.playground.grid_stack.currentWidget() is app.playground.compare_panel
+    qtbot.mouseClick(app.playground.compare_button, Qt.MouseButton.LeftButton)
+    assert app.playground.grid_stack.currentWidget() is app.playground.grid_tabs

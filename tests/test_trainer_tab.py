@@ -246,3 +246,29 @@ def test_export_movie_gif_with_pillow(qtbot, tab, state, tmp_path):
 
     gif = Image.open(blocker.args[0]["gif"])
     assert gif.n_frames == len(Cadence.for_steps(30).probe_steps(30))
+
+
+@pytest.mark.parametrize("positional", ["rope", "sinusoidal"])
+def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
+    """A model without a stored recipe gets the default one for its PE: sinusoidal learns the copy task fastest at a
+    lower learning rate and a smaller batch than RoPE (the measured sweep in core_model.training.DEFAULT_RECIPES)."""
+    from core_model import ModelConfig
+    from core_model.tasks import TaskSpec
+    from core_model.training import TrainConfig, default_recipe
+    from visualizer.state.model_hub import ModelHub
+    from visualizer.workers.training_worker import TrainingWorker
+
+    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
+                         max_len=16, positional=positional)
+    hub = ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
+                   device=torch.device("cpu"), origin="test")
+    st = TrainingState(hub, TrainingWorker)
+    widget = TrainerTab(hub, st)
+    qtbot.addWidget(widget)
+    widget.show()
+    lr, batch = {"rope": ("0.006000", "32"), "sinusoidal": ("0.003000", "24")}[positional]
+    assert (widget.form.lr_spin.text(), widget.form.batch_spin.text()) == (lr, batch)  # as the user reads them
+    assert widget.form.train_config() == default_recipe(positional, device=widget.form.train_config().device)
+    assert default_recipe(positional, seed=3, lr=1e-3).lr == 1e-3  # a field given wins
+    assert default_recipe("rope") == TrainConfig()
+    assert st.shutdown(20_000)

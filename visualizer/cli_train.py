@@ -24,8 +24,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     train.add_argument("--max-len", type=int, help="longest source sequence")
     train.add_argument("--symbols", type=int,
                        help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--lr", type=float, help="peak learning rate")
+    train.add_argument("--batch-size", type=int, help="sequences per step (default: 32 for RoPE, 24 for sinusoidal)")
+    train.add_argument("--lr", type=float, help="peak learning rate (default: 6e-3 for RoPE, 3e-3 for sinusoidal)")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
     train.add_argument("--eval-n", type=int, default=500,
                        help="sequences per source length in the final evaluation (every trained length is reported)")
@@ -40,7 +40,7 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     """Task, model config, train config and device from the arguments; invalid values are argument errors."""
     from core_model import ModelConfig
     from core_model.tasks import TaskSpec
-    from core_model.training import TrainConfig
+    from core_model.training import default_recipe
 
     device = device_arg(ns.device)
     try:
@@ -56,7 +56,7 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         model_config = ModelConfig(vocab_size=max(defaults.vocab_size, task.vocab_size), **model_kw)
         task.check_fits(model_config.max_len)
         train_kw = given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
-        config = TrainConfig(device=ns.device or "auto", **train_kw)
+        config = default_recipe(model_config.positional, device=ns.device or "auto", **train_kw)
     except ValueError as exc:
         parser.error(str(exc))
     return task, model_config, config, device

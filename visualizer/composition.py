@@ -5,10 +5,10 @@ views are built here once the model has loaded, and each receives only what it n
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import time
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
@@ -38,12 +38,14 @@ TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R
 
 
 def _import_gui_modules() -> None:
-    """Import the tabs' modules (pyqtgraph, widgets) on a second core while the loader imports torch: only their
-    class definitions run here; every widget is still built on the GUI thread in _build()."""
-    import pyqtgraph  # noqa: F401
-    import visualizer.widgets.pe.tab  # noqa: F401
-    import visualizer.widgets.playground.view  # noqa: F401
-    import visualizer.widgets.trainer.tab  # noqa: F401
+    """Import what _build() uses (pyqtgraph, tabs, controllers) on a second core while the loader imports torch:
+    only their definitions run here; every widget is still built on the GUI thread in _build()."""
+    for name in ("pyqtgraph", *(f"visualizer.{m}" for m in (
+            "widgets.pe.tab", "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view",
+            "widgets.heads.badges", "widgets.playground.beam_panel", "controllers.architecture", "controllers.export",
+            "controllers.checkpoints", "controllers.preferences", "state.heads", "workers.heads_worker",
+            "workers.decode_job", "workers.training_worker"))):
+        importlib.import_module(name)
 
 
 class Application(QObject):
@@ -111,6 +113,7 @@ class Application(QObject):
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.pe.tab import PETab
+        from visualizer.widgets.lengthlab.page import install_length_lab
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
@@ -142,7 +145,7 @@ class Application(QObject):
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self._build_menus()
-        self._build_length_lab()
+        self._lab_page = install_length_lab(self, win)  # built when first shown: a fifth of the start-up
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
@@ -270,16 +273,13 @@ class Application(QObject):
         return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
 
     # ----- closing -----
-    def _build_length_lab(self) -> None:
-        """The Length lab tab (issue 15): the shipped RoPE and sinusoidal copy models, compared at every length."""
-        from visualizer.widgets.lengthlab.view import make_length_lab
+    @property
+    def length_lab_tab(self):  # noqa: ANN201 - the LengthLabTab, built now if it was not yet
+        return self._lab_page.content()
 
-        win = self.window
-        self.length_lab, self.length_lab_tab = make_length_lab(self)
-        index = win.add_tab(self.length_lab_tab, "Length lab")
-        action = win.add_action(win.view_menu, f"&{index + 1} Length lab",
-                                lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}")
-        win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
+    @property
+    def length_lab(self):  # noqa: ANN201 - its LengthLabState
+        return self._lab_page.built_state()
 
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
@@ -287,8 +287,8 @@ class Application(QObject):
             return False
         if self.training is not None:
             self.training.shutdown(5000)
-        if getattr(self, "length_lab", None) is not None:
-            self.length_lab.shutdown(5000)
+        if getattr(self, "_lab_page", None) is not None and self._lab_page.state is not None:
+            self._lab_page.state.shutdown(5000)
         if self.heads is not None:
             self.heads.cancel()
         if self.session is not None:

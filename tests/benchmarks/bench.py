@@ -34,7 +34,7 @@ from torch import nn
 
 from core_model import PAD, ModelConfig, build_model
 from core_model.tasks import TaskSpec, make_batch
-from core_model.training import TrainConfig, Trainer, evaluate
+from core_model.training import TrainConfig, Trainer, default_recipe, evaluate
 from training_bench import TorchSeq2Seq, baseline_exact_match
 
 log = logging.getLogger("bench")
@@ -202,7 +202,7 @@ def race(sides: Sequence, *, target: float = 0.99, check_every: int = 25, screen
 
 def time_to_99_rows(device: torch.device, max_steps: int = 2000, seeds: Sequence[int] = (0, 1, 2),
                     **race_kw) -> list[Row]:
-    """Our default model (each positional kind, default TrainConfig) vs nn.Transformer, to 99% copy exact match.
+    """Our default model (each positional kind, its default recipe) vs nn.Transformer, to 99% copy exact match.
 
     One race per seed (both sides seeded alike); every number is the median over the seeds, each ratio the median
     of the per-seed ratios (a side that misses the target in any seed has no median).
@@ -210,8 +210,8 @@ def time_to_99_rows(device: torch.device, max_steps: int = 2000, seeds: Sequence
     task = TaskSpec()
     per_seed = []
     for seed in seeds:
-        sides = [OursSide(pe, replace(ModelConfig(), positional=pe), TrainConfig(device=str(device), seed=seed), task,
-                          device) for pe in ("rope", "sinusoidal")]
+        sides = [OursSide(pe, replace(ModelConfig(), positional=pe), default_recipe(pe, device=str(device), seed=seed),
+                          task, device) for pe in ("rope", "sinusoidal")]
         per_seed.append(race([*sides, BaselineSide(task, device, seed=seed)], max_steps=max_steps, **race_kw))
     base = _median_result([r["nn.Transformer"] for r in per_seed])
     seeds_note = f"median of {len(seeds)} seeds"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from core_model.training import StepMetrics, TrainConfig
+from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
 
@@ -162,13 +162,13 @@ def keep_snapshot(kept: tuple[ProbeSnapshot, ...], snap: ProbeSnapshot) -> tuple
     return (*kept, snap)
 
 
-def stored_train_config(extra: dict) -> TrainConfig:
-    """The recipe a checkpoint stored with its model, else the defaults."""
+def stored_train_config(extra: dict, positional: str = "rope") -> TrainConfig:
+    """The recipe a checkpoint stored with its model, else the default recipe for the model's positional kind."""
     stored = extra.get("train_config")
     try:
-        return TrainConfig(**stored) if isinstance(stored, dict) else TrainConfig()
+        return TrainConfig(**stored) if isinstance(stored, dict) else default_recipe(positional)
     except (TypeError, ValueError):
-        return TrainConfig()
+        return default_recipe(positional)
 
 
 def finish_text(reason: str, step: int, total: int, offset: int, last_eval: EvalSnapshot | None) -> str:
@@ -185,7 +185,7 @@ class CheckpointRecord:
 
     def stored_config(self) -> TrainConfig:
         """The recipe a checkpoint stored with the hub's model, else the defaults."""
-        return stored_train_config(self.hub.extra)
+        return stored_train_config(self.hub.extra, self.hub.config.positional)
 
     def build_matching_model(self, task) -> int | None:
         """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""

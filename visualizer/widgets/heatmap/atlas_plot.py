@@ -17,6 +17,7 @@ from visualizer.widgets.heatmap.atlas import (
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.colours import SCORES_COLORMAP, RgbaImageItem, make_lut
+from visualizer.widgets.heatmap.label_axis import LabelAxis
 from visualizer.widgets.heatmap.mask_backdrop import VIEW_BACKGROUND, MaskBackdrop
 
 
@@ -34,12 +35,14 @@ class AtlasPlot:
             ("difference", SCORES_COLORMAP))}
         self._colorbar_map = colormap
         self._ticks_key: tuple = ()
+        self._advance: dict[str, dict[str, float]] = {}  # per font
         self._highlight_key: tuple = ()
         self._ablated_labels: list[pg.TextItem] = []
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setAntialiasing(False)
         self.graphics.setBackground(VIEW_BACKGROUND)
-        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        axes = {side: LabelAxis(side) for side in ("left", "top", "right", "bottom")}
+        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0, enableMenu=False, axisItems=axes)
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.mask_backdrop = MaskBackdrop()
         self.highlight_curve = pg.PlotDataItem(connect="finite", pen=pg.mkPen("#ff3030", width=2))
@@ -97,8 +100,16 @@ class AtlasPlot:
             heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
             plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
         cell_w, cell_h = self._cell_pixels(lay)
-        metrics = QFontMetricsF(plot.getAxis("bottom").style["tickFont"] or self.graphics.font())
-        width = lambda labels: max((metrics.horizontalAdvance(t) for t in labels), default=0.0)  # noqa: E731
+        font = plot.getAxis("bottom").style["tickFont"] or self.graphics.font()
+        metrics = QFontMetricsF(font)
+        advance = self._advance.setdefault(font.key(), {})  # text -> width: a dozen tokens, hundreds of labels
+
+        def width(labels: tuple[str, ...]) -> float:
+            for t in labels:
+                if t not in advance:
+                    advance[t] = metrics.horizontalAdvance(t)
+            return max((advance[t] for t in labels), default=0.0)
+
         rows = readable_labels(maps.query_labels, lambda t: metrics.height() * 0.8 <= cell_h and width(t) <= 44)
         cols = readable_labels(maps.key_labels, lambda t: width(t) + 2 <= cell_w)
         key = (maps.values.shape, rows, cols)

@@ -59,7 +59,7 @@ class MapDialog(QDialog):
         self._mode = "weights"
         self.title_label = QLabel()
         self.graphics = pg.GraphicsLayoutWidget()
-        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0, enableMenu=False)  # no menu to build
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
         self.paint_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pg.mkPen(PAINT_PEN, width=2), brush=None)

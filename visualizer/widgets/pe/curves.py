@@ -17,3 +17,15 @@ def line_curve(plot: pg.PlotItem) -> pg.PlotDataItem:
     curve = plot.plot()
     curve.opts["autoDownsampleFactor"] = SAMPLES_PER_PIXEL  # no public setter in pyqtgraph 0.14
     return curve
+
+
+def show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
+    """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
+    while len(pool) < count:
+        pool.append(line_curve(plot))
+    for i, curve in enumerate(pool):
+        on_plot = curve.scene() is not None
+        if i < count and not on_plot:
+            plot.addItem(curve)
+        elif i >= count and on_plot:
+            plot.removeItem(curve)

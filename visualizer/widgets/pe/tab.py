@@ -7,13 +7,14 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
-from visualizer.widgets.pe.curves import line_curve
+from visualizer.widgets.pe.curves import line_curve, show_curves
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,8 @@ class PETab(QWidget):
 
     def __init__(self, state: PELabState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._state = state
-        self._data: PELabData = state.data
+        self.state = state
+        self._data, self._stale = state.data, False  # stale: new numbers arrived while the tab was hidden
         self._errors: dict[str, QLabel] = {}
         self._wave_curves: list[pg.PlotDataItem] = []
         self._rope_curves: list[pg.PlotDataItem] = []
@@ -63,20 +64,18 @@ class PETab(QWidget):
         state.changed.connect(self._on_changed)
         self._on_changed(state.data)
 
-    @property
-    def state(self) -> PELabState:
-        return self._state
-
     def set_model_pe(self, kind: str, d_model: int, base: float, head_dim: int) -> None:
         """Sync the lab to the loaded model's config; an unusable value shows in the model label."""
         try:
-            self._state.set_model_pe(kind, d_model, base, head_dim)
+            self.state.set_model_pe(kind, d_model, base, head_dim)
         except ValueError as exc:
             log.warning("cannot sync the PE lab to the model: %s", exc)
+            self._catch_up()  # a later catch-up would draw over the message
             self._model_label.setText(f"Loaded model uses: {kind} (d_model {d_model}); lab not synced: {exc}")
 
     def plot_items(self) -> dict[str, pg.PlotItem]:
         """The four plots by name, for File > Export: waveforms, matrix, rope_angles, similarity."""
+        self._catch_up()  # exported from another tab: draw the current numbers first
         return dict(self._plots)
 
     def _build_controls(self) -> QWidget:
@@ -140,7 +139,7 @@ class PETab(QWidget):
         return cell
 
     def _connect_controls(self) -> None:
-        s = self._state
+        s = self.state
         self._d_model.valueChanged.connect(lambda v: self._apply("d_model", s.set_d_model, v))
         self._n_pos.valueChanged.connect(lambda v: self._apply("n_positions", s.set_n_positions, v))
         self._head_dim.valueChanged.connect(lambda v: self._apply("head_dim", s.set_head_dim, v))
@@ -201,7 +200,21 @@ class PETab(QWidget):
         self._sim_curves = {key: line_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
 
     def _on_changed(self, data: PELabData) -> None:
-        self._data = data
+        """Drawn now if on screen, else when shown: the hidden tab's four plots cost ~60 ms of every start-up."""
+        self._data, self._stale = data, True
+        if self.isVisible():
+            self._catch_up()
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        self._catch_up()
+        super().showEvent(event)
+
+    def _catch_up(self) -> None:
+        if self._stale:
+            self._stale = False
+            self._draw(self._data)
+
+    def _draw(self, data: PELabData) -> None:
         self._sync_controls(data)
         for error in self._errors.values():
             error.clear()
@@ -239,23 +252,11 @@ class PETab(QWidget):
 
     def _draw_waveforms(self, data: PELabData) -> None:
         plot, dims = self._plots["waveforms"], data.params.dims
-        self._show_curves(plot, self._wave_curves, len(dims))
+        show_curves(plot, self._wave_curves, len(dims))
         self._wave_legend.clear()
         for i, (curve, dim) in enumerate(zip(self._wave_curves, dims)):
             curve.setData(data.positions, data.waveforms[:, i], pen=pg.mkPen(pg.intColor(i, len(dims)), width=2))
             self._wave_legend.addItem(curve, f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})")
-
-    @staticmethod
-    def _show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
-        """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
-        while len(pool) < count:
-            pool.append(line_curve(plot))
-        for i, curve in enumerate(pool):
-            on_plot = curve.scene() is not None
-            if i < count and not on_plot:
-                plot.addItem(curve)
-            elif i >= count and on_plot:
-                plot.removeItem(curve)
 
     def _draw_matrix(self, data: PELabData) -> None:
         old_shape = None if self._image.image is None else self._image.image.shape
@@ -269,7 +270,7 @@ class PETab(QWidget):
         wrapped = self._wrap.isChecked()
         angles = data.rope_angles_wrapped if wrapped else data.rope_angles
         plot, pairs = self._plots["rope_angles"], data.rope_pairs
-        self._show_curves(plot, self._rope_curves, len(pairs))
+        show_curves(plot, self._rope_curves, len(pairs))
         self._rope_legend.clear()
         for i, (curve, pair) in enumerate(zip(self._rope_curves, pairs)):
             y = angles[:, pair]

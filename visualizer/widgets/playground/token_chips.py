@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen, QRegion, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 CHIP_COLOURS = {  # state -> (background, text)
@@ -120,6 +120,7 @@ class TokenChips(QWidget):
     def _relayout(self) -> None:
         """Wrap the chips to the current width and reserve the height the expected row needs at this width."""
         widths = self._column_widths(self._rows)
+        before, blocks_before = self._chips, self._n_blocks
         self._chips, self._n_blocks = self._layout_chips(self._rows, widths)
         key = (self._rows[1], self.width())
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
@@ -131,7 +132,14 @@ class TokenChips(QWidget):
         if height != self.height():
             self.setFixedHeight(height)
         self.updateGeometry()
-        self.update()
+        if self._n_blocks != blocks_before:
+            self.update()
+        else:  # repaint only the chips that changed: a keystroke changes one or two of dozens
+            changed = set(before).symmetric_difference(self._chips)
+            dirty = QRegion()
+            for chip in changed:
+                dirty += chip.rect
+            self.update(dirty)
 
     def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]]) -> list[int]:
         """Each column as wide as the wider token of the two rows."""
@@ -188,8 +196,9 @@ class TokenChips(QWidget):
         for block in range(self._n_blocks):
             for r, title in enumerate(ROW_TITLES):
                 top = self._block_top(block) + r * (self._chip_height + GAP)
-                painter.drawText(QRect(0, top, self._title_width, self._chip_height),
-                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+                box = QRect(0, top, self._title_width, self._chip_height)
+                if box.intersects(event.rect()):
+                    painter.drawText(box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         for chip in self._chips:
             if not chip.rect.intersects(event.rect()):
                 continue

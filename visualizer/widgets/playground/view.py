@@ -13,7 +13,6 @@ from core_model.model import ATTENTION_KINDS
 from visualizer.state.cell_tools import CellInspector, MaskPainter
 from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
-from visualizer.widgets.common.rich_text import escape
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
 from visualizer.widgets.common.stable_label import LabelSlot, fix_label_size
@@ -85,8 +84,14 @@ class PlaygroundView(QWidget):
         self.restore_heads.setShortcut("Ctrl+Shift+H")
         # new text per keystroke: in a LabelSlot it repaints only itself (in a layout it re-laid out the window)
         self.output_slot = LabelSlot()
-        self.output_label = self.output_slot.label
+        self.output_label = self.output_slot.label  # plain text in bold: rich text cost ~0.4 ms a keystroke to draw
+        self.output_label.setTextFormat(Qt.TextFormat.PlainText)
+        bold = self.output_label.font()
+        bold.setBold(True)
+        self.output_label.setFont(bold)
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.output_caption = QLabel()  # "Prediction per position (decoder input: ...):", changes with stepping only
+        self.output_caption.setMinimumWidth(1)  # may be clipped: never widens the grids' column past the controls
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
         self.view_modes = ViewModeBar()
         cycle = QShortcut(QKeySequence("Ctrl+Shift+V"), self)
@@ -100,6 +105,7 @@ class PlaygroundView(QWidget):
                                       "QLabel[busy=\"true\"] { background: #ffe8a3; }")
         self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
         top = QHBoxLayout()
+        top.addWidget(self.output_caption)
         top.addWidget(self.output_slot, 1)
         top.addWidget(self.busy_label)
         top.addWidget(self.restore_heads)
@@ -116,7 +122,9 @@ class PlaygroundView(QWidget):
         self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
         self.grid_stack.addWidget(self.grid_tabs)
         right_lay.addWidget(self.grid_stack, 1)
-        self.compare_panel = self._add_compare(compare, ask_b_path) if compare is not None else None
+        self._compare, self._ask_b_path, self._compare_panel = compare, ask_b_path, None
+        if compare is not None:
+            self._add_compare_button(compare)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
@@ -133,10 +141,16 @@ class PlaygroundView(QWidget):
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
-    def _add_compare(self, compare: CompareSession, ask_b_path: PathProvider) -> ComparePanel:
+    @property
+    def compare_panel(self) -> ComparePanel | None:
+        """The A/B compare page, built the first time it is needed (its three grids cost ~80 ms of start-up)."""
+        if self._compare is not None and self._compare_panel is None:
+            self._compare_panel = ComparePanel(self._compare, self._ask_b_path)
+            self.grid_stack.addWidget(self._compare_panel)
+        return self._compare_panel
+
+    def _add_compare_button(self, compare: CompareSession) -> None:
         """A "Compare A/B" toggle in the view row that swaps the grids for the compare page."""
-        panel = ComparePanel(compare, ask_b_path)
-        self.grid_stack.addWidget(panel)
         self.compare_button = QPushButton("Compare A/B")
         self.compare_button.setCheckable(True)
         self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input "
@@ -145,12 +159,11 @@ class PlaygroundView(QWidget):
         self.view_row.addWidget(self.compare_button)
 
         def toggled(on: bool) -> None:
-            self.grid_stack.setCurrentWidget(panel if on else self.grid_tabs)
+            self.grid_stack.setCurrentWidget(self.compare_panel if on else self.grid_tabs)
             self.compare_button.setText("Compare A/B: on" if on else "Compare A/B")
             compare.set_enabled(on)
 
         self.compare_button.toggled.connect(toggled)
-        return panel
 
     def _wire(self) -> None:
         s, ip, dp = self.session, self.input_panel, self.decoder_panel
@@ -201,8 +214,10 @@ class PlaygroundView(QWidget):
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
         prediction = " ".join(snap.output_tokens)
-        self.output_label.setText(f"Prediction per position: <b>{escape(prediction)}</b>"
-                                  f" <span style='color:gray'>(decoder input: {source})</span>")
+        caption = f"Prediction per position <span style='color:gray'>(decoder input: {source})</span>:"
+        if self.output_caption.text() != caption:
+            self.output_caption.setText(caption)
+        self.output_label.setText(prediction)
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")
 

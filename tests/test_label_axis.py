@@ -1,0 +1,49 @@
+"""The grid's fast label axis places every label exactly where pyqtgraph's own AxisItem does, on all four sides."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtGui import QImage, QPainter
+
+from visualizer.widgets.heatmap.label_axis import LabelAxis
+
+SIDES = ("left", "top", "right", "bottom")
+
+
+def _plot(qtbot, axis_type, inverted: bool) -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem]:
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    plot = view.addPlot(axisItems={side: axis_type(side) for side in SIDES})
+    plot.showAxis("top")
+    plot.showAxis("right")
+    for side in SIDES:
+        plot.getAxis(side).setStyle(tickLength=0)
+    plot.getAxis("left").setWidth(32)
+    plot.getAxis("right").setWidth(48)
+    plot.invertY(inverted)
+    labels = ["<bos>", "1", "22", "<eos>", "7", "<pad>"] * 3
+    ticks = [[(i + 0.5, text) for i, text in enumerate(labels)]]
+    for side in SIDES:
+        plot.getAxis(side).setTicks(ticks)
+    plot.getViewBox().setRange(xRange=(0, 14), yRange=(2, 18), padding=0.01)  # some labels fall outside
+    view.resize(700, 420)
+    view.show()
+    qtbot.waitExposed(view)
+    view.grab()  # lay out and paint once
+    return view, plot  # the caller keeps the widget alive
+
+
+@pytest.mark.parametrize("inverted", [True, False])
+def test_labels_sit_where_pyqtgraph_puts_them(qtbot, inverted):
+    (view_a, ours), (view_b, stock) = _plot(qtbot, LabelAxis, inverted), _plot(qtbot, pg.AxisItem, inverted)
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    for side in SIDES:
+        painter = QPainter(image)
+        _axis, _ticks, specs = stock.getAxis(side).generateDrawSpecs(painter)
+        painter.end()
+        expected = [(round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
+                    for r, _flags, text in specs]
+        drawn = [(round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
+                 for r, text in ours.getAxis(side)._texts]  # noqa: SLF001 - the boxes it draws
+        assert drawn == expected, side
+        assert 0 < len(drawn) < 18  # some labels drawn, the ones outside the range left out

@@ -1,0 +1,106 @@
+"""The grid's axes: word labels at fixed positions, laid out once per change and painted straight onto the view.
+
+The grid's four axes are laid out again on every keystroke that changes the input's length (the maps' positions
+move). A stock pg.AxisItem then walks its general tick machinery, measures each label through the painter, records
+everything into a QPicture and replays it: about 0.2 ms an axis with five labels, 1.1 ms with forty. This axis
+knows it only ever has one level of named ticks and no tick marks (the grid sets tickLength 0), keeps each
+label's size, and draws the texts directly: about half of that. pyqtgraph's own invalidation (`picture = None` on
+a new range, ticks, size or style) still decides when the layout is redone, so every other behaviour is the stock
+axis's.
+"""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainter
+
+_FLAGS = {  # where a label sits against its position: away from the plot, centred on the tick
+    "left": Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+    "right": Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+    "top": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
+    "bottom": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop,
+}
+_LAID_OUT = object()  # stands in pg.AxisItem.picture: "the layout below is current"
+_MAX_SIZES = 4096  # labels come and go with the vocabulary; keep the cache bounded
+
+
+class LabelAxis(pg.AxisItem):
+    """An axis of explicit labels (setTicks with one level); anything else falls back to pg.AxisItem."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self._sizes: dict[tuple[str, str], tuple[float, float]] = {}
+        self._line: tuple[QPointF, QPointF] | None = None
+        self._texts: list[tuple[QRectF, str]] = []
+
+    def paint(self, p: QPainter, opt, widget) -> None:  # Qt's signature
+        levels = self._tickLevels
+        if levels is None or len(levels) != 1 or self.style["tickLength"] != 0 or self.grid is not False:
+            super().paint(p, opt, widget)  # numbers, several levels or tick marks: the general path
+            return
+        p.save()
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        if self.picture is not _LAID_OUT:
+            self._lay_out(p, levels[0])
+            self.picture = _LAID_OUT
+        if self._line is not None:
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+            p.setPen(self.pen())
+            p.drawLine(*self._line)
+            p.setPen(self.textPen())
+            p.setClipRect(self.boundingRect().toAlignedRect())
+            flags = int(_FLAGS[self.orientation] | Qt.TextFlag.TextDontClip)
+            for rect, text in self._texts:
+                p.drawText(rect, flags, text)
+        p.restore()
+
+    def _size(self, p: QPainter, text: str) -> tuple[float, float]:
+        """A label's (width, height): its box when centred in 100 x 100, the height trimmed to 80 % as pyqtgraph
+        does so that stacked labels sit close."""
+        key = (p.font().key(), text)
+        size = self._sizes.get(key)
+        if size is None:
+            if len(self._sizes) > _MAX_SIZES:
+                self._sizes.clear()
+            box = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+            size = self._sizes[key] = (box.width(), box.height() * 0.8)
+        return size
+
+    def _lay_out(self, p: QPainter, ticks: list[tuple[float, str]]) -> None:
+        """The axis line and every label box that fits inside the axis, in item coordinates."""
+        self._line, self._texts = None, []
+        bounds = self.mapRectFromParent(self.geometry())
+        low, high = self.range
+        if low == high or bounds.width() <= 0 or bounds.height() <= 0:
+            return
+        vertical = self.orientation in ("left", "right")
+        if vertical:  # value -> y, top of the axis at `high` (an inverted view hands its range reversed)
+            scale, origin = -bounds.height() / (high - low), bounds.height()
+            edge = bounds.right() if self.orientation == "left" else bounds.left()
+            x0 = edge + (-1.0 if self.orientation == "left" else 1.0)
+            self._line = (QPointF(x0, bounds.top() - 1.0), QPointF(x0, bounds.bottom() + 1.0))
+        else:
+            scale, origin = bounds.width() / (high - low), 0.0
+            edge = bounds.bottom() if self.orientation == "top" else bounds.top()
+            y0 = edge + (-1.0 if self.orientation == "top" else 1.0)
+            self._line = (QPointF(bounds.left() - 1.0, y0), QPointF(bounds.right() + 1.0, y0))
+        ends = sorted((origin, origin + (high - low) * scale))
+        gap = self.style["tickTextOffset"][0 if vertical else 1]
+        inside = self.boundingRect()
+        for value, text in ticks:
+            at = origin + (value - low) * scale
+            if not ends[0] <= at <= ends[1]:
+                continue
+            w, h = self._size(p, text)
+            if self.orientation == "left":
+                rect = QRectF(edge - gap - w, at - h / 2, w, h)
+            elif self.orientation == "right":
+                rect = QRectF(edge + gap, at - h / 2, w, h)
+            elif self.orientation == "top":
+                rect = QRectF(at - w / 2, edge - gap - h, w, h)
+            else:
+                rect = QRectF(at - w / 2, edge + gap, w, h)
+            if inside.contains(rect):
+                self._texts.append((rect, text))
