@@ -48,7 +48,7 @@ def test_prediction_line_shows_special_tokens(view):
     view.show_maps(snap)
     assert view.output_label.textFormat() == Qt.TextFormat.PlainText  # drawn as written, never parsed as HTML
     assert view.output_label.text() == "<bos> 0 <eos> <pad>"
-    assert "Prediction per position" in rendered(view.output_caption.text())
+    assert view.output_caption.text() == "Prediction:" and "decoder position" in view.output_caption.toolTip()
     assert "<bos> 0 <eos> <pad>" in view.output_label.toolTip()
 
 

@@ -98,3 +98,21 @@ def test_sections_fold_away_and_back(qtbot):
     assert app.playground.mask_panel.isVisible()
     app.hub.dirty = False
     app.window.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_prediction_line_shows_every_token_of_a_ten_symbol_input(qtbot, size):
+    """The tokens, not the caption, get the width of the prediction line: the whole prediction (10 symbols,
+    <eos>, one token per extra pad position) fits on screen at every window size."""
+    from qt_helpers import wait_frame
+
+    app = open_app(qtbot, size)
+    type_source(app, "3141592653")
+    wait_frame(qtbot, app.session)
+    label = app.playground.output_label
+    text = label.text()
+    assert text.startswith("3 1 4 1 5 9 2 6 5 3 <eos>") and len(text.split()) == 11 + app.session.extra_pads
+    assert label.fontMetrics().horizontalAdvance(text) <= label.width()  # drawn whole, not clipped
+    right = label.mapTo(app.window, label.rect().topRight())
+    assert app.window.rect().contains(right)
+    app.hub.dirty = False

@@ -90,8 +90,8 @@ class PlaygroundView(QWidget):
         bold.setBold(True)
         self.output_label.setFont(bold)
         self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.output_caption = QLabel()  # "Prediction per position (decoder input: ...):", changes with stepping only
-        self.output_caption.setMinimumWidth(1)  # may be clipped: never widens the grids' column past the controls
+        self.output_caption = QLabel("Prediction:")  # per position; the decoder input is in its tooltip (and the
+        # stepper says it): as a caption here it left the tokens a few pixels at 1400 px
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
         self.view_modes = ViewModeBar()
         cycle = QShortcut(QKeySequence("Ctrl+Shift+V"), self)
@@ -214,12 +214,12 @@ class PlaygroundView(QWidget):
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
         prediction = " ".join(snap.output_tokens)
-        caption = f"Prediction per position <span style='color:gray'>(decoder input: {source})</span>:"
-        if self.output_caption.text() != caption:
-            self.output_caption.setText(caption)
+        self.output_caption.setToolTip(f"The model's argmax prediction at each decoder position; decoder input: "
+                                       f"{source}")
         self.output_label.setText(prediction)
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
-        self.output_label.setToolTip(f"The model's argmax prediction at each decoder position:\n{prediction}")
+        self.output_label.setToolTip(f"The model's argmax prediction at each decoder position (decoder input: "
+                                     f"{source}):\n{prediction}")
 
     def _show_busy(self, busy: bool) -> None:
         """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""
