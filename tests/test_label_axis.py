@@ -35,7 +35,8 @@ def _plot(qtbot, axis_type, inverted: bool) -> tuple[pg.GraphicsLayoutWidget, pg
 
 @pytest.mark.parametrize("inverted", [True, False])
 def test_labels_sit_where_pyqtgraph_puts_them(qtbot, inverted):
-    (view_a, ours), (view_b, stock) = _plot(qtbot, LabelAxis, inverted), _plot(qtbot, pg.AxisItem, inverted)
+    views_and_plots = _plot(qtbot, LabelAxis, inverted), _plot(qtbot, pg.AxisItem, inverted)  # widgets kept alive
+    (_view_a, ours), (_view_b, stock) = views_and_plots
     image = QImage(10, 10, QImage.Format.Format_ARGB32)
     for side in SIDES:
         painter = QPainter(image)

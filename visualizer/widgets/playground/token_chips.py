@@ -191,16 +191,17 @@ class TokenChips(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
+        region = event.region()  # a partial update: its rectangles, not their bounding box (first and last chip)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(self.palette().windowText().color())
         for block in range(self._n_blocks):
             for r, title in enumerate(ROW_TITLES):
                 top = self._block_top(block) + r * (self._chip_height + GAP)
                 box = QRect(0, top, self._title_width, self._chip_height)
-                if box.intersects(event.rect()):
+                if region.intersects(box):
                     painter.drawText(box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         for chip in self._chips:
-            if not chip.rect.intersects(event.rect()):
+            if not region.intersects(chip.rect):
                 continue
             background, text = chip.colours
             painter.setBrush(QColor(background))
