@@ -4,8 +4,9 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 import torch
@@ -67,12 +68,15 @@ class TrainConfig:
 # steps). Sinusoidal took 275-300 steps at 6e-3 and 600+ at 1e-2; at 3e-3 it takes 225-250 at batch 32 and 225-275
 # at batch 24, whose steps cost about three quarters as much. Batch 16 or 20, lr 2e-3, 2.5e-3 or 4e-3, a 150- or
 # 600-step schedule and warm-up 5 or 50 were all slower.
-DEFAULT_RECIPES: dict[str, dict[str, Any]] = {"rope": {}, "sinusoidal": {"lr": 3e-3, "batch_size": 24}}
+DEFAULT_RECIPES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "rope": MappingProxyType({}), "sinusoidal": MappingProxyType({"lr": 3e-3, "batch_size": 24})})
 
 
 def default_recipe(positional: str, **overrides: Any) -> TrainConfig:
     """The app's default recipe for a model with this positional encoding; `overrides` replace any field."""
-    return TrainConfig(**{**DEFAULT_RECIPES.get(positional, {}), **overrides})
+    if positional not in DEFAULT_RECIPES:
+        raise ValueError(f"positional must be one of {list(DEFAULT_RECIPES)}, got {positional!r}")
+    return TrainConfig(**{**DEFAULT_RECIPES[positional], **overrides})
 
 
 def learning_rate(config: TrainConfig, step: int, d_model: int) -> float:

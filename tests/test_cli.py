@@ -142,6 +142,8 @@ def test_unwritable_output_exits_1(tmp_path, capsys):
 def test_train_uses_the_positional_kinds_default_recipe_unless_told(tmp_path):
     """`train --positional sinusoidal` trains with the sinusoidal recipe (lr 3e-3, batch 24) that the app's Trainer
     starts from; an explicit --lr still wins. The checkpoint records the recipe used."""
+    from core_model.training import default_recipe
+
     base = ["train", "--task", "copy", "--steps", "2", "--max-len", "4", "--eval-n", "5", "--positional", "sinusoidal"]
     chosen = {}
     for name, extra in (("default", []), ("told", ["--lr", "1e-3"])):
@@ -151,3 +153,7 @@ def test_train_uses_the_positional_kinds_default_recipe_unless_told(tmp_path):
         recipe = load_checkpoint(out).extra["train_config"]
         chosen[name] = (recipe["lr"], recipe["batch_size"])
     assert chosen == {"default": (3e-3, 24), "told": (1e-3, 24)}
+    help_text = " ".join(_run("train", "--help").stdout.split())  # the help names the defaults it uses
+    for kind in ("rope", "sinusoidal"):
+        recipe = default_recipe(kind)
+        assert f"{recipe.batch_size} for {kind}" in help_text and f"{recipe.lr:g} for {kind}" in help_text

@@ -48,3 +48,12 @@ def test_labels_sit_where_pyqtgraph_puts_them(qtbot, inverted):
                  for r, text in ours.getAxis(side)._texts]  # noqa: SLF001 - the boxes it draws
         assert drawn == expected, side
         assert 0 < len(drawn) < 18  # some labels drawn, the ones outside the range left out
+
+
+def test_hidden_values_fall_back_to_pyqtgraph_and_draw_no_label(qtbot):
+    view, plot = _plot(qtbot, LabelAxis, True)
+    axis = plot.getAxis("bottom")
+    axis.setStyle(showValues=False)
+    axis._texts = []  # noqa: SLF001 - forget the last layout: only a new one could fill it
+    view.grab()
+    assert axis._texts == []  # noqa: SLF001 - the general path ran, which draws no value when told not to

@@ -295,7 +295,7 @@ def test_hidden_pages_are_built_or_drawn_when_first_shown(qtbot, app):
     assert app.pe_tab._stale  # noqa: SLF001 - the model's PE arrived while the tab was hidden
     qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # Positional encoding
     assert "sinusoidal" in app.pe_tab._model_label.text()  # noqa: SLF001 - the loaded model's PE, drawn when shown
-    assert app.pe_tab.plot_items()["matrix"].listDataItems() or app.pe_tab._image.image is not None  # noqa: SLF001
+    assert not app.pe_tab._stale and app.pe_tab._image.image is not None  # noqa: SLF001 - showing drew it
     qtbot.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)  # Length lab
     lab = app.length_lab_tab
     assert app._lab_page.built and lab.isVisible() and lab.evaluate_button.isVisible()  # noqa: SLF001
@@ -303,7 +303,38 @@ def test_hidden_pages_are_built_or_drawn_when_first_shown(qtbot, app):
     assert win.rect().contains(inside)
     qtbot.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     qtbot.mouseClick(app.playground.compare_button, Qt.MouseButton.LeftButton)
-    assert app.playground.compare_panel is not None and app.playground.compare_panel.isVisible()
+    panel = app.playground.compare_panel
+    assert panel is not None and panel.isVisible()
+    assert panel.grid_a.placeholder.isVisible() and "Load a model B" in panel.grid_a.placeholder.text()
+    assert not panel.scale_note.isVisible()  # no maps yet, so no scale to warn about
     assert app.playground.grid_stack.currentWidget() is app.playground.compare_panel
     qtbot.mouseClick(app.playground.compare_button, Qt.MouseButton.LeftButton)
     assert app.playground.grid_stack.currentWidget() is app.playground.grid_tabs
+
+
+def test_a_lazy_page_that_fails_to_build_says_why_and_builds_on_the_next_show(qtbot):
+    from PySide6.QtWidgets import QLabel, QTabWidget
+
+    from visualizer.widgets.lazy_tab import LazyTab
+
+    attempts = []
+
+    def build():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise OSError("disk full")
+        return QLabel("the lab")
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QLabel("first"), "First")
+    page = LazyTab(build)
+    tabs.addTab(page, "Lazy")
+    tabs.show()
+    tabs.setCurrentIndex(1)
+    assert page.error_label.isVisible() and "OSError: disk full" in page.error_label.text()
+    assert not page.built
+    tabs.setCurrentIndex(0)
+    tabs.setCurrentIndex(1)
+    assert page.built and not page.error_label.isVisible() and page.content().isVisible()
+    assert page.content().text() == "the lab"

@@ -272,3 +272,13 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
     assert default_recipe(positional, seed=3, lr=1e-3).lr == 1e-3  # a field given wins
     assert default_recipe("rope") == TrainConfig()
     assert st.shutdown(20_000)
+
+
+def test_switching_the_model_to_sinusoidal_loads_the_sinusoidal_recipe_into_the_form(qtbot, tab, hub):
+    """Model panel -> a new untrained sinusoidal model: the form now reads the sinusoidal recipe, as the user sees."""
+    from dataclasses import replace as dc_replace
+
+    assert hub.config.positional == "rope" and tab.form.lr_spin.text() == "0.006000"
+    hub.new_untrained(dc_replace(hub.config, positional="sinusoidal"))
+    qtbot.waitUntil(lambda: tab.form.lr_spin.text() == "0.003000", timeout=5000)
+    assert tab.form.batch_spin.text() == "24"

@@ -24,8 +24,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     train.add_argument("--max-len", type=int, help="longest source sequence")
     train.add_argument("--symbols", type=int,
                        help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
-    train.add_argument("--batch-size", type=int, help="sequences per step (default: 32 for RoPE, 24 for sinusoidal)")
-    train.add_argument("--lr", type=float, help="peak learning rate (default: 6e-3 for RoPE, 3e-3 for sinusoidal)")
+    train.add_argument("--batch-size", type=int, help="sequences per step (default: 32 for rope, 24 for sinusoidal)")
+    train.add_argument("--lr", type=float, help="peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)")
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
     train.add_argument("--eval-n", type=int, default=500,
                        help="sequences per source length in the final evaluation (every trained length is reported)")

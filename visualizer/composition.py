@@ -5,7 +5,6 @@ views are built here once the model has loaded, and each receives only what it n
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup
 
 from visualizer.main_window import MainWindow
+from visualizer.preload import import_gui_modules
 from visualizer.shortcut_list import shortcut_entries
 from visualizer.workers.background import run_in_background
 from visualizer.workers.loader import StartupModel, load_startup_model
@@ -25,27 +25,18 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.export import Exporter
     from visualizer.controllers.preferences import Preferences
     from visualizer.state.model_hub import ModelHub
+    from visualizer.state.length_lab import LengthLabState
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.playground import PlaygroundSession
     from visualizer.state.snapshots import ModelInfo, PlaygroundFrame
     from visualizer.state.training import TrainingState
+    from visualizer.widgets.lengthlab.view import LengthLabTab
     from visualizer.widgets.pe.tab import PETab
     from visualizer.widgets.playground.view import PlaygroundView
     from visualizer.widgets.trainer.tab import TrainerTab
 
 log = logging.getLogger(__name__)
 TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R pick the grids (view.py)
-
-
-def _import_gui_modules() -> None:
-    """Import what _build() uses (pyqtgraph, tabs, controllers) on a second core while the loader imports torch:
-    only their definitions run here; every widget is still built on the GUI thread in _build()."""
-    for name in ("pyqtgraph", *(f"visualizer.{m}" for m in (
-            "widgets.pe.tab", "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view",
-            "widgets.heads.badges", "widgets.playground.beam_panel", "controllers.architecture", "controllers.export",
-            "controllers.checkpoints", "controllers.preferences", "state.heads", "workers.heads_worker",
-            "workers.decode_job", "workers.training_worker"))):
-        importlib.import_module(name)
 
 
 class Application(QObject):
@@ -83,7 +74,8 @@ class Application(QObject):
         path, device = self._checkpoint, self._device_name
         self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
                                           self.window.show_load_error)
-        self._preloading = run_in_background(_import_gui_modules, lambda _r: None, lambda _m: None)
+        self._preloading = run_in_background(import_gui_modules, lambda _r: None,  # _build imports them anyway
+                                             lambda message: log.warning("preloading the tabs failed: %s", message))
 
     def _on_loaded(self, startup: StartupModel) -> None:
         try:
@@ -272,15 +264,15 @@ class Application(QObject):
         """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
         return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
 
-    # ----- closing -----
     @property
-    def length_lab_tab(self):  # noqa: ANN201 - the LengthLabTab, built now if it was not yet
+    def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet
         return self._lab_page.content()
 
     @property
-    def length_lab(self):  # noqa: ANN201 - its LengthLabState
+    def length_lab(self) -> LengthLabState:
         return self._lab_page.built_state()
 
+    # ----- closing -----
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
         if self.checkpoints is not None and not self.checkpoints.confirm_close():

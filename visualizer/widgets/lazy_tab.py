@@ -4,37 +4,52 @@ The Length lab's plots cost ~0.3 s to build, a fifth of launch-to-model-ready, f
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+log = logging.getLogger(__name__)
 
 
 class LazyTab(QWidget):
-    """An empty page holding `build()`'s widget once it has been shown or `content()` was called."""
+    """An empty page holding `build()`'s widget once it has been shown or `content()` was called.
+
+    A build that fails says why on the page (as a failed start-up would) and is tried again on the next show.
+    """
 
     def __init__(self, build: Callable[[], QWidget], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._build: Callable[[], QWidget] | None = build
+        self._build = build
         self._content: QWidget | None = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setVisible(False)
+        self._layout.addWidget(self.error_label)
 
     @property
     def built(self) -> bool:
         return self._content is not None
 
     def content(self) -> QWidget:
-        """The real page, built now if it was not yet."""
+        """The real page, built now if it was not yet; raises what the build raised."""
         if self._content is None:
-            assert self._build is not None
-            build, self._build = self._build, None
-            self._content = build()
+            self._content = self._build()
+            self.error_label.setVisible(False)
             self._layout.addWidget(self._content)
             if self.isVisible():  # added to a page on screen: show it now, not on a later turn of the event loop
                 self._content.show()
         return self._content
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
-        self.content()
+        try:
+            self.content()
+        except Exception as exc:  # noqa: BLE001 - a page that cannot be built says why instead of staying blank
+            log.warning("could not build this tab", exc_info=True)
+            self.error_label.setText(f"This tab could not be built ({type(exc).__name__}: {exc}). Switch tabs to "
+                                     "try again.")
+            self.error_label.setVisible(True)
         super().showEvent(event)

@@ -2,10 +2,12 @@
 
 At most one job runs and at most one waits. A newer job replaces the waiting one (a burst of keys runs at most one
 pass behind the newest text), and a finished job whose successor is already waiting is dropped unseen: its result
-is stale. A delivered result is drawn before the next job starts (one frame in flight), so during a burst the
-passes and the drawing take turns instead of sharing the CPU. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot: they run one after
-another in the order given, each result is delivered, and each one drops a waiting plain job (its request already
-describes the newer state). The jobs are plain functions over immutable requests
+is stale. The next job starts once the previous result has been handed to the GUI thread (its callback returned;
+the repaint follows on the event loop), so a pass does not race the GUI for the frame before it. Keys that arrive
+while a pass runs mark a burst: the waiting job then starts when the typing pauses (SETTLE_S) or after
+MAX_WAIT_PASSES passes' time. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot:
+they run one after another in the order given, each result is delivered, and each one drops a waiting plain job
+(its request already describes the newer state). The jobs are plain functions over immutable requests
 (`visualizer.state.inference.run_pass`); this module knows nothing about what they compute.
 """
 from __future__ import annotations

@@ -98,6 +98,9 @@ class ComparePanel(QWidget):
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
+        for grid in (self.grid_a, self.grid_b, self.grid_diff):  # until B runs, no side has maps to show
+            grid.placeholder.setText("Load a model B (above): A and B are drawn together, on the same input.")
+        self.scale_note.setVisible(False)  # said once there are maps whose scales differ
         self._build_layout()
         self._wire()
 

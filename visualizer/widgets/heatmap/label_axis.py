@@ -5,14 +5,16 @@ move). A stock pg.AxisItem then walks its general tick machinery, measures each 
 everything into a QPicture and replays it: about 0.2 ms an axis with five labels, 1.1 ms with forty. This axis
 knows it only ever has one level of named ticks and no tick marks (the grid sets tickLength 0), keeps each
 label's size, and draws the texts directly: about half of that. pyqtgraph's own invalidation (`picture = None` on
-a new range, ticks, size or style) still decides when the layout is redone, so every other behaviour is the stock
-axis's.
+a new range, ticks, size or style) still decides when the layout is redone. It needs a fixed axis size (setWidth /
+setHeight, as the grid sets): it does not grow the axis to fit its labels. Anything else (numbers, several tick
+levels, tick marks, hidden values) goes to pg.AxisItem.
 """
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 _FLAGS = {  # where a label sits against its position: away from the plot, centred on the tick
     "left": Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
@@ -25,7 +27,7 @@ _MAX_SIZES = 4096  # labels come and go with the vocabulary; keep the cache boun
 
 
 class LabelAxis(pg.AxisItem):
-    """An axis of explicit labels (setTicks with one level); anything else falls back to pg.AxisItem."""
+    """An axis of explicit labels (setTicks with one level, fixed size); anything else falls back to pg.AxisItem."""
 
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
@@ -33,9 +35,10 @@ class LabelAxis(pg.AxisItem):
         self._line: tuple[QPointF, QPointF] | None = None
         self._texts: list[tuple[QRectF, str]] = []
 
-    def paint(self, p: QPainter, opt, widget) -> None:  # Qt's signature
-        levels = self._tickLevels
-        if levels is None or len(levels) != 1 or self.style["tickLength"] != 0 or self.grid is not False:
+    def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:  # Qt's name
+        levels, style = self._tickLevels, self.style
+        if levels is None or len(levels) != 1 or style["tickLength"] != 0 or self.grid is not False \
+                or not style["showValues"]:
             super().paint(p, opt, widget)  # numbers, several levels or tick marks: the general path
             return
         p.save()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
@@ -10,6 +10,9 @@ from PySide6.QtWidgets import QMenu, QTabWidget, QWidget
 
 from visualizer.state.length_lab import LengthLabState
 from visualizer.widgets.lazy_tab import LazyTab
+
+if TYPE_CHECKING:  # its module imports pyqtgraph: loaded when the page is first built
+    from visualizer.widgets.lengthlab.view import LengthLabTab
 
 
 class _Window(Protocol):
@@ -32,7 +35,7 @@ class LengthLabPage(LazyTab):
         self._owner = owner
         super().__init__(self._make)
 
-    def _make(self):  # noqa: ANN202 - LengthLabTab (its module imports pyqtgraph)
+    def _make(self) -> LengthLabTab:
         from visualizer.widgets.lengthlab.view import make_length_lab
 
         self.state, tab = make_length_lab(self._owner)
