@@ -23,7 +23,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, Signal
 
 log = logging.getLogger(__name__)
 SETTLE_S = 0.025  # during a burst, a pause in the typing this long starts the next pass (fast keys: 10-20 ms apart)
-MAX_WAIT_PASSES = 1.5  # ... and it never waits longer than this many of the last pass's duration
+MAX_WAIT_PASSES = 3.0  # ... and it never waits longer than this many of the last pass's duration
 _Item = tuple[Callable[[], Any], Callable[[Any], None], Callable[[str], None]]
 
 
