@@ -288,11 +288,11 @@ def test_the_probes_mean_of_heads_follows_the_heads_switched_off_in_the_playgrou
 
 
 def test_hidden_pages_are_built_or_drawn_when_first_shown(qtbot, app):
-    """Start-up builds no Length lab and no compare page and draws no PE plot; each appears, inside the window and
-    up to date, the first time the user opens it."""
+    """Start-up builds no Length lab, no Positional encoding tab and no compare page; each appears, inside the
+    window and up to date (the PE tab names the loaded model's PE), the first time the user opens it."""
     win = app.window
-    assert not app._lab_page.built and app.playground._compare_panel is None  # noqa: SLF001 - nothing built yet
-    assert app.pe_tab._stale  # noqa: SLF001 - the model's PE arrived while the tab was hidden
+    assert not app._lab_page.built and not app._pe_page.built  # noqa: SLF001 - nothing built yet
+    assert app.playground._compare_panel is None  # noqa: SLF001
     qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # Positional encoding
     assert "sinusoidal" in app.pe_tab._model_label.text()  # noqa: SLF001 - the loaded model's PE, drawn when shown
     assert not app.pe_tab._stale and app.pe_tab._image.image is not None  # noqa: SLF001 - showing drew it

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.state.snapshots import ModelInfo, PlaygroundFrame
     from visualizer.state.training import TrainingState
     from visualizer.widgets.lengthlab.view import LengthLabTab
+    from visualizer.widgets.pe.page import PEPage
     from visualizer.widgets.pe.tab import PETab
     from visualizer.widgets.playground.view import PlaygroundView
     from visualizer.widgets.trainer.tab import TrainerTab
@@ -57,7 +58,7 @@ class Application(QObject):
         self.training: TrainingState | None = None
         self.pe_state: PELabState | None = None
         self.playground: PlaygroundView | None = None
-        self.pe_tab: PETab | None = None
+        self._pe_page: PEPage | None = None
         self.trainer_tab: TrainerTab | None = None
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
@@ -104,8 +105,8 @@ class Application(QObject):
         from visualizer.state.compare import CompareSession
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
-        from visualizer.widgets.pe.tab import PETab
         from visualizer.widgets.lengthlab.page import install_length_lab
+        from visualizer.widgets.pe.page import PEPage
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.tab import TrainerTab
@@ -126,14 +127,14 @@ class Application(QObject):
         self.beam = BeamState(self.session, DecodeJob.launch)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
         self.playground.decoder_panel.add_extension(self.beam_panel)
-        self.pe_tab = PETab(self.pe_state)
+        self._pe_page = PEPage(self.pe_state)  # built when first shown
         self.trainer_tab = TrainerTab(hub, self.training)
-        for widget, title in zip((self.playground, self.pe_tab, self.trainer_tab), TAB_TITLES):
+        for widget, title in zip((self.playground, self._pe_page, self.trainer_tab), TAB_TITLES):
             win.add_tab(widget, title)
         self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
-        self.exporter = Exporter(self.playground.grid_tabs.currentWidget, self.pe_tab.plot_items, win.show_message,
-                                 win)
+        self.exporter = Exporter(self.playground.grid_tabs.currentWidget, lambda: self.pe_tab.plot_items(),
+                                 win.show_message, win)
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self._build_menus()
@@ -255,7 +256,7 @@ class Application(QObject):
                                       f"({self.hub.undo_depth} of up to 5 kept)")
         c = info.config
         self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
-        self.pe_tab.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
+        self._pe_page.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
     def _show_frame_time(self, frame: PlaygroundFrame) -> None:
         self.window.show_forward_time(frame.maps.forward_ms)
@@ -263,6 +264,10 @@ class Application(QObject):
     def shortcut_help(self) -> str:
         """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
         return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
+
+    @property
+    def pe_tab(self) -> PETab:  # built now if it was not yet
+        return self._pe_page.tab()
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet

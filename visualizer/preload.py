@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 
 MODULES = ("pyqtgraph", *(f"visualizer.{m}" for m in (
-    "widgets.pe.tab", "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view", "widgets.heads.badges",
+    "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view", "widgets.heads.badges",
     "widgets.playground.beam_panel", "controllers.architecture", "controllers.export", "controllers.checkpoints",
     "controllers.preferences", "state.heads", "workers.heads_worker", "workers.decode_job",
     "workers.training_worker")))
