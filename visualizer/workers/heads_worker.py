@@ -67,4 +67,7 @@ class _Runner(QRunnable):
         self.setAutoDelete(True)
 
     def run(self) -> None:  # Qt's name
-        self.job.run()
+        try:
+            self.job.run()
+        except RuntimeError:  # the job's QObject went with the window (closed mid-analysis): nobody waits for it
+            log.debug("a heads job ended after its window closed; its result is dropped", exc_info=True)
