@@ -98,8 +98,11 @@ class ComparePanel(QWidget):
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
-        for grid in (self.grid_a, self.grid_b, self.grid_diff):  # until B runs, no side has maps to show
-            grid.placeholder.setText("Load a model B (above): A and B are drawn together, on the same input.")
+        for grid, text in ((self.grid_a, "A is drawn together with B, on the same input: load a model B above."),
+                           (self.grid_b, "No model B yet: choose where it comes from and press Load B."),
+                           (self.grid_diff, "No model B yet: choose where it comes from and press Load B.")):
+            grid.placeholder.setText(text)  # until B runs, no side has maps to show
+            grid.placeholder.setWordWrap(True)
         self.scale_note.setVisible(False)  # said once there are maps whose scales differ
         self._build_layout()
         self._wire()
