@@ -11,6 +11,15 @@ import torch
 torch.set_num_threads(1)  # the app runs one thread; two starve each other on a busy 2-core machine
 
 
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test, whatever an earlier test left set (files that train or time use it)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path, request):
     """Point QSettings at a temporary folder so tests never read or write the user's preferences."""

@@ -21,6 +21,19 @@ def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
     qtbot.waitUntil(lambda: session.idle and session.runner.wait_idle(0.0), timeout=timeout_ms)
 
 
+def show_playground(qtbot, session, size: tuple[int, int] = (1300, 850), **view_kw):
+    """A PlaygroundView on `session` (`view_kw` go to the view), shown at `size`, with the source "0123" set."""
+    from visualizer.widgets.playground.view import PlaygroundView
+
+    view = PlaygroundView(session, **view_kw)
+    qtbot.addWidget(view)
+    view.resize(*size)
+    with qtbot.waitExposed(view):
+        view.show()
+    session.set_source("0123")
+    return view
+
+
 def start_app(qtbot, size: tuple[int, int] = (1400, 900)):
     """The whole application, shown at `size`, with its model loaded and the first frame drawn."""
     from visualizer.composition import Application

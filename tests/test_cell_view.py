@@ -15,17 +15,14 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
 
+from qt_helpers import show_playground
+
 
 @pytest.fixture(params=["rope", "sinusoidal"])
 def view(qtbot, request) -> PlaygroundView:
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, positional=request.param), seed=3).eval()
     session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
-    widget = PlaygroundView(session)
-    qtbot.addWidget(widget)
-    widget.resize(1200, 800)
-    with qtbot.waitExposed(widget):
-        widget.show()
-    session.set_source("0123")
+    widget = show_playground(qtbot, session, (1200, 800))
     yield widget
     for grid in widget.grids.values():  # a large view left open would take later tests' mouse
         if grid.large_view.is_visible():

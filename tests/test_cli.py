@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 import core_model.training as training_module
 from core_model.checkpoint import load_checkpoint
@@ -31,12 +30,7 @@ def trained(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     return out, _run("train", *TRAIN_ARGS, "--out", str(out))
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # conftest: one torch thread per test
 
 
 def test_train_prints_one_json_line_and_writes_the_checkpoint(trained):

@@ -14,8 +14,9 @@ from core_model.tasks import TaskSpec
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.background import run_in_background
+
+from qt_helpers import show_playground
 
 CONFIG = ModelConfig(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2)
 
@@ -30,13 +31,7 @@ def view(qtbot, b_file):
     hub = ModelHub(build_model(CONFIG, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
     session = PlaygroundSession(hub)
     compare = CompareSession(session, run_in_background)
-    widget = PlaygroundView(session, compare=compare, ask_b_path=lambda _parent: str(b_file))
-    qtbot.addWidget(widget)
-    widget.resize(1300, 850)
-    with qtbot.waitExposed(widget):
-        widget.show()
-    session.set_source("0123")
-    return widget
+    return show_playground(qtbot, session, compare=compare, ask_b_path=lambda _parent: str(b_file))
 
 
 def load_b(qtbot, view, source: str = "file") -> None:

@@ -15,12 +15,7 @@ from core_model.training import TrainConfig, Trainer
 from core_model.vocab import BOS, EOS
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # conftest: one torch thread per test
 
 
 @pytest.fixture(scope="module")

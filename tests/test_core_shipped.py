@@ -20,12 +20,7 @@ RANDOM_SOURCES = 1000  # random sources per model, lengths uniform over its trai
 EXPECTED = {"copy": lambda s: list(s), "reverse": lambda s: s[::-1], "sort": sorted}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # conftest: one torch thread per test
 
 
 def own_greedy(model, task, sources: list[list[int]]) -> list[list[int]]:

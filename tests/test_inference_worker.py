@@ -16,7 +16,7 @@ from visualizer.state.playground import BUSY_AFTER_MS, PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import ThreadedRunner
 
-from qt_helpers import wait_frame
+from qt_helpers import show_playground, wait_frame
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=4, n_decoder_layers=4)  # ~60 ms a pass
 
@@ -24,12 +24,7 @@ SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=4, n_deco
 def make_view(qtbot, config: ModelConfig, runner) -> PlaygroundView:
     hub = ModelHub(build_model(config, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model")
     session = PlaygroundSession(hub, runner=runner)
-    view = PlaygroundView(session)
-    qtbot.addWidget(view)
-    view.resize(1300, 850)
-    with qtbot.waitExposed(view):
-        view.show()
-    session.set_source("0123")
+    view = show_playground(qtbot, session)
     wait_frame(qtbot, session)
     return view
 

@@ -7,16 +7,13 @@ from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QLineEdit, QWid
 
 from visualizer.composition import Application
 
+from qt_helpers import start_app
+
 SIZES = ((1280, 800), (1400, 900), (1600, 1000))
 
 
 def open_app(qtbot, size: tuple[int, int]) -> Application:
-    app = Application()
-    qtbot.addWidget(app.window)
-    app.window.resize(*size)
-    app.window.show()
-    app.start_loading()
-    qtbot.waitUntil(lambda: app.hub is not None, timeout=30000)
+    app = start_app(qtbot, size)
     QApplication.processEvents()
     return app
 

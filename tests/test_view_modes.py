@@ -14,6 +14,8 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
 
+from qt_helpers import show_playground
+
 KINDS = ("encoder_self", "decoder_self", "cross")
 
 
@@ -24,13 +26,7 @@ def view(qtbot) -> PlaygroundView:
         model.encoder_layers[0].self_attn.v_proj.bias.uniform_(-0.5, 0.5)
     hub = ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model")
     session = PlaygroundSession(hub)
-    widget = PlaygroundView(session)
-    qtbot.addWidget(widget)
-    widget.resize(1300, 850)
-    with qtbot.waitExposed(widget):
-        widget.show()
-    session.set_source("0123")
-    return widget
+    return show_playground(qtbot, session)
 
 
 def choose(qtbot, view: PlaygroundView, mode: str) -> None:

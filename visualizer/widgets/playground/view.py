@@ -214,8 +214,9 @@ class PlaygroundView(QWidget):
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
         prediction = " ".join(snap.output_tokens)
-        self.output_caption.setToolTip(f"The model's argmax prediction at each decoder position; decoder input: "
-                                       f"{source}")
+        caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
+        if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
+            self.output_caption.setToolTip(caption_tip)
         self.output_label.setText(prediction)
         # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position (decoder input: "
