@@ -1,6 +1,7 @@
 """Token vocabulary: three specials then one-character task symbols."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -41,9 +42,11 @@ class Vocabulary:
 
     @classmethod
     def of_size(cls, n_symbols: int) -> Vocabulary:
-        """The first n symbols of 0-9a-z."""
+        """The first n symbols of 0-9a-z (one shared, immutable instance per size: the GUI asks on every key)."""
         _check_n_symbols(n_symbols)
-        return cls(SYMBOL_POOL[:n_symbols])
+        if cls is not Vocabulary:
+            return cls(SYMBOL_POOL[:n_symbols])
+        return _of_size(n_symbols)
 
     @staticmethod
     def size_for(n_symbols: int) -> int:
@@ -91,3 +94,8 @@ class Vocabulary:
             if i >= N_SPECIALS:
                 out.append(self.token(i))
         return "".join(out)
+
+
+@functools.cache
+def _of_size(n_symbols: int) -> Vocabulary:
+    return Vocabulary(SYMBOL_POOL[:n_symbols])

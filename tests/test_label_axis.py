@@ -57,3 +57,17 @@ def test_hidden_values_fall_back_to_pyqtgraph_and_draw_no_label(qtbot):
     axis._texts = []  # noqa: SLF001 - forget the last layout: only a new one could fill it
     view.grab()
     assert axis._texts == []  # noqa: SLF001 - the general path ran, which draws no value when told not to
+
+
+def test_an_axis_without_labels_draws_the_same_pixels_as_pyqtgraph(qtbot):
+    """Labels too small to draw leave an empty tick list: the fast path then draws the axis line alone, exactly as
+    pyqtgraph does (that case used to take pyqtgraph's slow path on every keystroke)."""
+    (view_a, ours), (view_b, stock) = _plot(qtbot, LabelAxis, True), _plot(qtbot, pg.AxisItem, True)
+    for plot in (ours, stock):
+        for side in SIDES:
+            plot.getAxis(side).setTicks([])
+    ours.getAxis("bottom")._line = None  # noqa: SLF001 - forget the last layout: only a new one could draw the line
+    a, b = view_a.grab().toImage(), view_b.grab().toImage()
+    assert a.size() == b.size()
+    assert a == b
+    assert ours.getAxis("bottom")._line is not None and ours.getAxis("bottom")._texts == []  # noqa: SLF001 - fast path

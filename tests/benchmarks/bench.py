@@ -349,6 +349,11 @@ def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
                         f"keystroke_ratio_vs_floor_{length}" if bar else f"keystroke_ratio_vs_floor_len{r.length}",
                         bar, note=f"worst tab ({worst.split('_')[0]}); floor p95 per tab: {floors}",
                         extra={f"keystroke_floor_ms_p95_len{r.length}": floor[worst]}))
+        hot, cold = latency_bench.forward_after_pause(window, n_keys)
+        rows.append(Row(f"forward pass after a 5 ms pause, length {r.length}", cold, "ms",
+                        f"forward_after_pause_ms_p95_len{r.length}", None, hot,
+                        f"forward_back_to_back_ms_p95_len{r.length}", f"forward_pause_ratio_len{r.length}",
+                        note="informational: the floor's passes run back to back, a keystroke's after a frame"))
     return rows
 
 

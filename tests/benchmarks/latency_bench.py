@@ -64,6 +64,32 @@ def floor_ms(window, n: int) -> dict[str, float]:
     return out
 
 
+def forward_after_pause(window, n: int, pause_s: float = 0.005) -> tuple[float, float]:
+    """p95 ms of the session's capture_maps back to back, and after `pause_s` of sleep (as after a frame).
+
+    The floor runs its passes nearly back to back; a keystroke's pass follows a painted frame and an idle wait.
+    On the 2-core box the same pass then takes ~1.6x as long (caches and predictors cold): this pair shows how
+    much of a keystroke / floor ratio is that, not drawing.
+    """
+    from visualizer.state.capture import capture_maps
+
+    session = window.session
+    src, tgt = session._src_tensor(), session._target_tensor()  # noqa: SLF001 - exactly the session's own inputs
+
+    def run(pause: float) -> float:
+        times = []
+        for _ in range(n):
+            if pause:
+                time.sleep(pause)
+            start = time.perf_counter()
+            capture_maps(session.hub.model, session.vocabulary, src, tgt, session.masks, session.head_gates(),
+                         session.mode, None)
+            times.append((time.perf_counter() - start) * 1e3)
+        return float(np.percentile(times, 95))
+
+    return run(0.0), run(pause_s)
+
+
 # ----- a burst of keys on a slow model ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class BurstResult:

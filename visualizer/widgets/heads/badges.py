@@ -5,12 +5,12 @@ badge stays put while the user types. Kept apart from the grid so the grid stays
 """
 from __future__ import annotations
 
-import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QLabel
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
 from visualizer.widgets.heatmap.atlas import AtlasLayout
+from visualizer.widgets.heads.badge_layer import BadgeLayer
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = ("Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
@@ -23,7 +23,7 @@ def badge_text(role: HeadRole) -> str:
 
 
 class RoleBadges(QObject):
-    """Owns a pool of TextItems on one grid's plot; `set_roles` and `refresh` (after new maps) place them.
+    """Owns the badge layer on one grid's plot; `set_roles` and `refresh` (after new maps) place the badges.
 
     A child of the grid: when the grid goes, Qt drops the connections to these methods with it.
     """
@@ -32,7 +32,9 @@ class RoleBadges(QObject):
         super().__init__(grid)
         self.grid = grid
         self._roles: dict[tuple[int, int], HeadRole] = {}
-        self._items: list[pg.TextItem] = []
+        self.layer = BadgeLayer()
+        self.layer.setZValue(25)
+        grid.atlas_plot.plot_item.addItem(self.layer, ignoreBounds=True)
         self._placed: list[tuple[int, int]] = []
         self._drawn: tuple = ()  # (maps shape, roles) the badges were placed for: an equal frame moves nothing
         self._dirty = False  # a frame arrived while the grid was hidden: place the badges when it shows
@@ -53,11 +55,17 @@ class RoleBadges(QObject):
         """(layer, head) -> the badge drawn now (what a test or a student reads)."""
         if self._dirty:
             self.refresh()
-        return {key: item.toPlainText() for key, item in zip(self._placed, self._items) if item.isVisible()}
+        return {key: text for key, (_, text) in zip(self._placed, self.layer.badges())}
+
+    def corners(self) -> dict[tuple[int, int], QPointF]:
+        """(layer, head) -> the view point the badge's top-right corner is pinned to."""
+        if self._dirty:
+            self.refresh()
+        return {key: corner for key, (corner, _) in zip(self._placed, self.layer.badges())}
 
     def on_frame(self, _frame: object) -> None:
-        """A new forward pass: the maps' shape may have changed, so place the badges again (when seen: moving
-        24 text items on three grids per keystroke cost ~0.5 ms, mostly for the two hidden grids)."""
+        """A new forward pass: the maps' shape may have changed, so place the badges again (when seen; a hidden
+        grid places them when it shows)."""
         self._dirty = True
         if self.grid.isVisible():
             self.refresh()
@@ -68,7 +76,7 @@ class RoleBadges(QObject):
         return False
 
     def refresh(self) -> None:
-        """Place one badge per head of the maps on screen; hide the rest (no maps, or no roles for this shape)."""
+        """Place one badge per head of the maps on screen that has a role (none without maps or roles)."""
         self._dirty = False
         maps = self.grid.current_maps()
         shape = None if maps is None else maps.values.shape
@@ -77,23 +85,16 @@ class RoleBadges(QObject):
             return
         self._drawn = key
         placed: list[tuple[int, int]] = []
+        badges: list[tuple[QPointF, str]] = []
+        bounds = QRectF()
         if maps is not None and maps.values.size and self._roles:
-            lay = AtlasLayout.build(*maps.values.shape)
+            lay = self.grid.atlas_layout() or AtlasLayout.build(*maps.values.shape)
             placed = [(layer, head) for layer in range(lay.n_layers) for head in range(lay.n_heads)
                       if (layer, head) in self._roles]
-        plot = self.grid.atlas_plot.plot_item
-        while len(self._items) < len(placed):
-            item = pg.TextItem("", color=(255, 255, 255), anchor=(1, 0), fill=pg.mkBrush(20, 60, 120, 170))
-            item.setZValue(25)
-            plot.addItem(item, ignoreBounds=True)
-            self._items.append(item)
-        for k, item in enumerate(self._items):
-            if k < len(placed):
-                layer, head = placed[k]
-                text = badge_text(self._roles[(layer, head)])
-                if item.toPlainText() != text:
-                    item.setText(text)
-                item.setPos(lay.map_rect(layer, head).topRight())  # causal: masked there
-            item.setVisible(k < len(placed))
+            # top right: in a causal map that corner is masked, so the badge hides no weight
+            badges = [(lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)]))
+                      for layer, head in placed]
+            bounds = QRectF(0.0, 0.0, lay.width, lay.height)
+        self.layer.set_badges(badges, bounds)
         self._placed = placed
         self.legend.setVisible(bool(placed))

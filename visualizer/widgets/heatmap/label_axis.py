@@ -3,7 +3,7 @@
 The grid's four axes are laid out again on every keystroke that changes the input's length (the maps' positions
 move). A stock pg.AxisItem then walks its general tick machinery, measures each label through the painter, records
 everything into a QPicture and replays it: about 0.2 ms an axis with five labels, 1.1 ms with forty. This axis
-knows it only ever has one level of named ticks and no tick marks (the grid sets tickLength 0), keeps each
+knows it only ever has one level of named ticks (or none) and no tick marks (the grid sets tickLength 0), keeps each
 label's size, and draws the texts directly: about half of that. pyqtgraph's own invalidation (`picture = None` on
 a new range, ticks, size or style) still decides when the layout is redone. It needs a fixed axis size (setWidth /
 setHeight, as the grid sets): it does not grow the axis to fit its labels. Anything else (numbers, several tick
@@ -27,7 +27,8 @@ _MAX_SIZES = 4096  # labels come and go with the vocabulary; keep the cache boun
 
 
 class LabelAxis(pg.AxisItem):
-    """An axis of explicit labels (setTicks with one level, fixed size); anything else falls back to pg.AxisItem."""
+    """An axis of explicit labels (setTicks with one level or none, fixed size); anything else falls back to
+    pg.AxisItem."""
 
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
@@ -37,7 +38,7 @@ class LabelAxis(pg.AxisItem):
 
     def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:  # Qt's name
         levels, style = self._tickLevels, self.style
-        if levels is None or len(levels) != 1 or style["tickLength"] != 0 or self.grid is not False \
+        if levels is None or len(levels) > 1 or style["tickLength"] != 0 or self.grid is not False \
                 or not style["showValues"]:
             super().paint(p, opt, widget)  # numbers, several levels or tick marks: the general path
             return
@@ -45,7 +46,7 @@ class LabelAxis(pg.AxisItem):
         if self.style["tickFont"] is not None:
             p.setFont(self.style["tickFont"])
         if self.picture is not _LAID_OUT:
-            self._lay_out(p, levels[0])
+            self._lay_out(p, levels[0] if levels else [])  # no labels (too small to draw): the line alone
             self.picture = _LAID_OUT
         if self._line is not None:
             p.setRenderHint(QPainter.RenderHint.Antialiasing, False)

@@ -35,7 +35,7 @@ class MaskPreview(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._masks = {kind: np.zeros((0, 0), bool) for kind in PREVIEW_KINDS}
-        self._images: dict[str, QImage | None] = {kind: None for kind in PREVIEW_KINDS}
+        self._images: dict[str, QImage | None] = {kind: None for kind in PREVIEW_KINDS}  # built when painted
         self._painted: dict[str, frozenset[tuple[int, int]]] = {kind: frozenset() for kind in PREVIEW_KINDS}
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -57,9 +57,10 @@ class MaskPreview(QWidget):
         self._redraw(changed)
 
     def _redraw(self, kinds) -> None:
+        """Forget the images of `kinds`: the next paint builds them (a folded-away preview builds none, and a
+        keystroke's frame does not wait for them)."""
         for kind in kinds:
-            matrix = self._masks[kind]
-            self._images[kind] = mask_image(matrix, self._painted[kind]) if matrix.size else None
+            self._images[kind] = None
         self.setAccessibleDescription("; ".join(  # the images say nothing to a screen reader
             f"{PREVIEW_TITLES[k]}: {int(m.sum())} of {m.size} query-key pairs may attend"
             f"{', ' + str(self.empty_rows(k)) + ' rows see no key' if self.empty_rows(k) else ''}"
@@ -105,7 +106,7 @@ class MaskPreview(QWidget):
             title = PREVIEW_TITLES[kind] + (f" · {empty} empty row{'s' * (empty > 1)}" if empty else "")
             painter.drawText(QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
                              Qt.AlignmentFlag.AlignCenter, title)
-            image, rect = self._images[kind], self.image_rect(kind)
+            image, rect = self._image(kind), self.image_rect(kind)
             if image is None or rect.isEmpty():
                 continue
             painter.drawImage(rect, image)  # no smoothing: cells stay crisp squares
@@ -115,6 +116,12 @@ class MaskPreview(QWidget):
             if empty:
                 self._mark_empty_rows(painter, kind, rect)
         painter.end()
+
+    def _image(self, kind: str) -> QImage | None:
+        matrix = self._masks[kind]
+        if self._images[kind] is None and matrix.size:
+            self._images[kind] = mask_image(matrix, self._painted[kind])
+        return self._images[kind]
 
     def _mark_empty_rows(self, painter: QPainter, kind: str, rect: QRect) -> None:
         """An amber bar left of each row with no visible key: the model gives it all-zero weights."""

@@ -71,6 +71,7 @@ class TokenChips(QWidget):
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
         self._n_blocks = 1
+        self._widest = MIN_CHIP_WIDTH  # widest column, which sets minimumSizeHint
         self._reserve_key: tuple[object, int] | None = None
         self._reserved = 1  # blocks of height reserved for the current expected row and width
         self._forced_font = QFont(self.font())
@@ -109,8 +110,7 @@ class TokenChips(QWidget):
         return QSize(self.minimumSizeHint().width(), self.height())
 
     def minimumSizeHint(self) -> QSize:  # Qt's name: room for the titles and the widest chip, as rows wrap
-        widest = max((w for w in self._column_widths(self._rows)), default=MIN_CHIP_WIDTH)
-        return QSize(self._title_width + widest + GAP, self.height())
+        return QSize(self._title_width + self._widest + GAP, self.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
         super().resizeEvent(event)
@@ -131,7 +131,10 @@ class TokenChips(QWidget):
         height = self._height_for_blocks(self._reserved)
         if height != self.height():
             self.setFixedHeight(height)
-        self.updateGeometry()
+        widest = max(widths, default=MIN_CHIP_WIDTH)
+        if widest != self._widest:  # the minimum width changed: the panel's layout must hear of it (not per chip)
+            self._widest = widest
+            self.updateGeometry()
         if self._n_blocks != blocks_before:
             self.update()
         else:  # repaint only the chips that changed: a keystroke changes one or two of dozens

@@ -1,0 +1,66 @@
+"""One graphics item that draws every role badge of a grid: a small filled label in the top-right corner of a map.
+
+Why one item and not a pyqtgraph TextItem per badge: a TextItem recomputes its own transform whenever the view
+range changes, and the range changes with every keystroke that changes the input length (eight badges cost about
+0.4 ms of such a frame). This item stores each corner in view coordinates and maps it through the painter's
+transform only when it paints, so a new range costs nothing until the one paint that follows anyway.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+BADGE_FILL = QColor(20, 60, 120, 170)  # translucent blue: the map's colours stay readable around the text
+BADGE_TEXT = QColor(255, 255, 255)
+PAD_X, PAD_Y = 3.0, 1.0  # screen pixels around the text
+
+
+class BadgeLayer(QGraphicsItem):
+    """Labels pinned by their top-right corner to points in view coordinates, drawn in screen pixels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._badges: tuple[tuple[QPointF, str], ...] = ()
+        self._bounds = QRectF()
+        self._font = QFont()
+        self._metrics = QFontMetricsF(self._font)
+        self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
+
+    def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF) -> None:
+        """Badges as (top-right corner in view coordinates, text); nothing is drawn outside `bounds` (the atlas)."""
+        self.prepareGeometryChange()
+        self._badges, self._bounds = tuple(badges), QRectF(bounds)
+        self.update()
+
+    def badges(self) -> tuple[tuple[QPointF, str], ...]:
+        return self._badges
+
+    def screen_rects(self, transform: QTransform) -> list[QRectF]:
+        """Each badge's filled rectangle in the device pixels of `transform` (view -> device), in badge order."""
+        height = self._metrics.height() + 2 * PAD_Y
+        rects = []
+        for corner, text in self._badges:
+            if text not in self._widths:
+                self._widths[text] = self._metrics.horizontalAdvance(text)
+            width = self._widths[text] + 2 * PAD_X
+            at = transform.map(corner)
+            rects.append(QRectF(at.x() - width, at.y(), width, height))
+        return rects
+
+    def boundingRect(self) -> QRectF:  # Qt's name
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        if not self._badges:
+            return
+        transform = painter.transform()
+        painter.save()
+        painter.setClipRect(self._bounds)  # a badge wider than its map stops at the atlas edge, inside our bounds
+        painter.resetTransform()
+        painter.setFont(self._font)
+        painter.setPen(BADGE_TEXT)
+        for rect, (_, text) in zip(self.screen_rects(transform), self._badges):
+            painter.fillRect(rect, BADGE_FILL)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        painter.restore()
