@@ -8,7 +8,7 @@ computes the chip rectangles itself and paints them in one pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen, QRegion, QResizeEvent
@@ -29,9 +29,8 @@ PAD = 5  # text padding inside a chip
 BLOCK_GAP = 6  # extra pixels between one output-over-expected block and the next when rows wrap
 
 
-@dataclass(frozen=True)
-class Chip:
-    """One token as drawn: where, what and how."""
+class Chip(NamedTuple):
+    """One token as drawn: where, what and how (a named tuple: a frame lays out dozens)."""
 
     row: int  # 0 = output, 1 = expected
     index: int
@@ -70,6 +69,7 @@ class TokenChips(QWidget):
         super().__init__(parent)
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
+        self._by_place: dict[tuple, Chip] = {}  # the chips laid out last, by what and where they are
         self._n_blocks = 1
         self._widest = MIN_CHIP_WIDTH  # widest column, which sets minimumSizeHint
         self._reserve_key: tuple[object, int] | None = None
@@ -138,7 +138,8 @@ class TokenChips(QWidget):
         if self._n_blocks != blocks_before:
             self.update()
         else:  # repaint only the chips that changed: a keystroke changes one or two of dozens
-            changed = set(before).symmetric_difference(self._chips)
+            kept = {id(chip) for chip in self._chips}.intersection(map(id, before))  # reused: unchanged
+            changed = [chip for chip in (*before, *self._chips) if id(chip) not in kept]
             dirty = QRegion()
             for chip in changed:
                 dirty += chip.rect
@@ -184,12 +185,18 @@ class TokenChips(QWidget):
             for i in range(first, stop):
                 place.append((x, block))
                 x += widths[i] + GAP
-        chips = []
+        chips, known, placed = [], self._by_place, {}
         for r, row in enumerate(rows):
             for i, (text, state, forced) in enumerate(row):
                 left, block = place[i]
                 top = self._block_top(block) + r * (self._chip_height + GAP)
-                chips.append(Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height)))
+                key = (r, i, text, state, forced, left, top, widths[i])
+                chip = known.get(key)  # a keystroke changes a chip or two: the others are reused as they are
+                if chip is None:
+                    chip = Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height))
+                chips.append(chip)
+                placed[key] = chip
+        self._by_place = placed
         return tuple(chips), len(starts)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
