@@ -183,3 +183,28 @@ def test_a_burst_faster_than_the_passes_waits_for_a_pause_and_ends_on_the_last_t
     assert started[0] == 0 and started[-1] == 7
     assert len(started) - 1 <= 2, started
     assert shown[-1] == 7 and len(shown) <= 2  # the last text wins; earlier results were (nearly all) stale
+
+
+def test_a_key_during_a_quick_pass_starts_its_pass_at_once(qtbot, runner, monkeypatch):
+    """Waiting for a pause in the typing pays only for passes longer than that pause: a job submitted while a quick
+    pass runs starts when that pass ends, never a settle period later (here the period is 0.5 s, passes 0.1 s)."""
+    import visualizer.workers.inference as inference
+
+    monkeypatch.setattr(inference, "SETTLE_S", 0.5)
+    stamps: dict[str, float] = {}
+
+    def quick(name: str):
+        def run() -> str:
+            stamps[f"{name} starts"] = time.perf_counter()
+            time.sleep(0.1)
+            stamps[f"{name} ends"] = time.perf_counter()
+            return name
+        return run
+
+    runner.submit(quick("warm-up"), lambda _v: None, lambda _m: None)  # the runner learns how long a pass takes
+    assert runner.wait_idle(5)
+    runner.submit(quick("first"), lambda _v: None, lambda _m: None)
+    qtbot.waitUntil(lambda: "first starts" in stamps, timeout=5000)
+    runner.submit(quick("second"), lambda _v: None, lambda _m: None)  # while the first may still run: a burst
+    assert runner.wait_idle(5)
+    assert stamps["second starts"] - stamps["first ends"] < 0.25, stamps

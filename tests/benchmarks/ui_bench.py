@@ -7,6 +7,7 @@ peak RSS as one JSON line.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -150,17 +151,42 @@ def set_source_length(window: Application, length: int) -> int:
     return length
 
 
-def _keystroke_ms(edit: QWidget, key: Qt.Key, counter: PaintCounter, timeout_s: float = 2.0) -> float:
-    """One key press until the visible grid has painted the new maps, then the rest of that frame.
+class FramePaints:
+    """Paints of a grid's viewport that show a frame: counted only after the session handed that frame over.
+
+    A paint left over from switching the tab (or any other reason) before the key's frame arrived must not end the
+    measurement early: the next key would then land in the middle of this key's pass.
+    """
+
+    def __init__(self, session, counter: PaintCounter) -> None:
+        self.counter, self.frames, self.paints_at_frame = counter, 0, 0
+        self._session = session
+        session.frame_changed.connect(self._on_frame)
+
+    def _on_frame(self, _frame) -> None:
+        self.frames += 1
+        self.paints_at_frame = self.counter.count
+
+    def shown_since(self, frames_before: int) -> bool:
+        """A frame arrived after `frames_before`, no newer one is on its way, and the grid painted after it."""
+        return (self.frames > frames_before and self._session.idle
+                and self.counter.count > self.paints_at_frame)
+
+    def detach(self) -> None:
+        self._session.frame_changed.disconnect(self._on_frame)
+
+
+def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: float = 2.0) -> float:
+    """One key press until the visible grid has painted the key's new maps, then the rest of that frame.
 
     The key runs textEdited -> PlaygroundSession.set_source, which hands the pass to the inference thread; its frame
     comes back through the event loop (frame_changed -> every grid's set_maps), and the grid's paint too, as for a
     user. A key that never paints raises.
     """
-    before = counter.count
+    frames = paints.frames
     start = time.perf_counter()
     QTest.keyClick(edit, key)
-    while counter.count == before:  # sleeps in the event loop: the inference thread keeps the GIL meanwhile
+    while not paints.shown_since(frames):  # sleeps in the event loop: the inference thread keeps the GIL meanwhile
         wait_events()
         if time.perf_counter() - start > timeout_s:
             raise RuntimeError("the grid did not repaint after a keystroke")
@@ -168,8 +194,12 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, counter: PaintCounter, timeout_s: 
     return (time.perf_counter() - start) * 1e3
 
 
-def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 4) -> KeystrokeResult:
-    """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn."""
+def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 8) -> KeystrokeResult:
+    """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn.
+
+    The first keys after a new length or tab pay one-time costs (buffers for the new shapes, text measured once):
+    up to about six keys on the first tab, so `warmup` keys per tab are typed and not counted.
+    """
     length = set_source_length(window, length)
     view = window.playground
     edit = view.input_panel.source
@@ -179,10 +209,12 @@ def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: in
         view.grid_tabs.setCurrentWidget(grid)
         QApplication.processEvents()
         counter = PaintCounter(grid.graphics.viewport())
+        watch = FramePaints(window.session, counter)
         for i in range(warmup):
-            _keystroke_ms(edit, keys[i % 2], counter)
-        counter.count = 0
-        times = np.array([_keystroke_ms(edit, keys[(warmup + i) % 2], counter) for i in range(n_keys)])
+            _keystroke_ms(edit, keys[i % 2], watch)
+        counter.count = watch.paints_at_frame = 0
+        times = np.array([_keystroke_ms(edit, keys[(warmup + i) % 2], watch) for i in range(n_keys)])
+        watch.detach()
         counter.detach()
         p95[kind], median[kind] = float(np.percentile(times, 95)), float(np.median(times))
         paints[kind] = counter.count / n_keys
@@ -298,7 +330,16 @@ def startup_once(timeout_s: float = 90.0) -> tuple[float, float]:
     return times["first_paint"] - launched, times["model_ready"] - launched
 
 
+def compile_project() -> None:
+    """Byte-compile the app's packages first, as `pip install` does for an installed app and a first launch does for
+    a checkout: `import torch` reads compiled files too. (Where PYTHONDONTWRITEBYTECODE is set, as on the machines
+    this was measured on, every launch otherwise compiled the whole app again: about 0.2 s of "start-up".)"""
+    for package in ("core_model", "visualizer"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
 def measure_startup(runs: int) -> StartupResult:
+    compile_project()
     pairs = [startup_once() for _ in range(runs)]
     return StartupResult(tuple(p for p, _ in pairs), tuple(r for _, r in pairs))
 

@@ -4,8 +4,8 @@ At most one job runs and at most one waits. A newer job replaces the waiting one
 pass behind the newest text), and a finished job whose successor is already waiting is dropped unseen: its result
 is stale. The next job starts once the previous result has been handed to the GUI thread (its callback returned;
 the repaint follows on the event loop), so a pass does not race the GUI for the frame before it. Keys that arrive
-while a pass runs mark a burst: the waiting job then starts when the typing pauses (SETTLE_S) or after
-MAX_WAIT_PASSES passes' time. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot:
+while a pass runs mark a burst: when passes take at least SETTLE_S, the waiting job then starts when the typing
+pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot:
 they run one after another in the order given, each result is delivered, and each one drops a waiting plain job
 (its request already describes the newer state). The jobs are plain functions over immutable requests
 (`visualizer.state.inference.run_pass`); this module knows nothing about what they compute.
@@ -101,7 +101,9 @@ class ThreadedRunner(QObject):
                     self._cond.wait()
                 if self._closed:
                     return
-                if self._burst and not self._ordered:
+                # waiting pays only for passes longer than the pause it waits for: a quick pass started at once
+                # is at most one pass behind (2 passes to the final maps against SETTLE_S + 1)
+                if self._burst and not self._ordered and self._last_pass_s >= SETTLE_S:
                     self._settle()
                     if self._closed:
                         return
