@@ -98,4 +98,5 @@ class Vocabulary:
 
 @functools.cache
 def _of_size(n_symbols: int) -> Vocabulary:
+    """Vocabulary.of_size's shared instances (frozen, so sharing is safe)."""
     return Vocabulary(SYMBOL_POOL[:n_symbols])

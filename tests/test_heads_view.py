@@ -145,6 +145,8 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     """Badges on hidden grids are placed when the grid shows: after typing a longer input on the encoder tab, every
     cross-attention badge is at the top-right corner of its (now wider) map and inside the plot."""
     from qt_helpers import retype, wait_frame
+    from PySide6.QtCore import QRectF
+
     from visualizer.widgets.heads.badge_layer import BADGE_FILL
     from visualizer.widgets.heatmap.atlas import AtlasLayout
 
@@ -157,23 +159,25 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     grid, badges = view.grids["cross"], app.badges["cross"]
     lay = AtlasLayout.build(*grid.current_maps().values.shape)
     assert lay.tk > before  # the new input is wider than the one the badges were placed for
-    corners = badges.corners()
-    assert len(corners) == 8
-    for (layer, head), corner in corners.items():
-        assert corner == lay.map_rect(layer, head).topRight()
-    # what the user sees: each badge's box lies inside its own map on screen, filled with the badge colour laid
-    # over the map's own pixels (grabbed once with the badges and once without)
-    shown = grid.graphics.viewport().grab().toImage()  # lays the plot out at its size first
+    shown = grid.graphics.viewport().grab().toImage()  # what the user sees first (and the plot laid out)
+    drawn = badges.layer.badges()  # read straight off the layer: the grid's Show must have placed them
+    roles = sorted((r.layer, r.head) for r in app.heads.roles if r.kind == "cross")
+    assert len(drawn) == len(roles) == 8
+    assert sorted((c.x(), c.y()) for c, _ in drawn) == sorted(
+        (lay.map_rect(layer, head).topRight().x(), lay.map_rect(layer, head).topRight().y()) for layer, head in roles)
+    assert badges.corners() == {key: lay.map_rect(*key).topRight() for key in roles}
+    # each badge's box lies inside its own map on screen, filled with the badge colour laid over the map's own
+    # pixels (grabbed once with the badges and once without)
     badges.layer.setVisible(False)
     bare = grid.graphics.viewport().grab().toImage()
     badges.layer.setVisible(True)
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
     alpha = BADGE_FILL.alphaF()
-    for (layer, head), box in zip(corners, badges.layer.screen_rects(to_device)):
-        map_box = to_device.mapRect(lay.map_rect(layer, head))
-        assert map_box.adjusted(-1, -1, 1, 1).contains(box), (layer, head, box, map_box)
+    for (corner, _), box in zip(drawn, badges.layer.screen_rects(to_device)):
+        map_box = to_device.mapRect(QRectF(corner.x() - lay.tk, corner.y(), lay.tk, lay.tq))
+        assert map_box.adjusted(-1, -1, 1, 1).contains(box), (corner, box, map_box)
         x, y = int(box.left()) + 1, int(box.bottom()) - 1  # padding: no glyph there
         under, over = bare.pixelColor(x, y), shown.pixelColor(x, y)
         for channel in ("red", "green", "blue"):
             blended = alpha * getattr(BADGE_FILL, channel)() + (1 - alpha) * getattr(under, channel)()
-            assert abs(getattr(over, channel)() - blended) <= 2, (layer, head, channel, over.name(), under.name())
+            assert abs(getattr(over, channel)() - blended) <= 2, (corner, channel, over.name(), under.name())

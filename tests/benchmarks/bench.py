@@ -323,12 +323,12 @@ def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
     Each length also gets its floor (latency_bench.floor_ms: capture + a bare ImageItem's upload and paint of the
     same pixels, per tab) and the worst tab's keystroke / floor ratio.
     """
+    import keystroke_bench
     import latency_bench
-    import ui_bench
 
     rows = []
     for length in lengths:
-        r = ui_bench.measure_keystrokes(window, length, n_keys)
+        r = keystroke_bench.measure_keystrokes(window, length, n_keys)
         floor = latency_bench.floor_ms(window, n_keys)
         per_tab = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in r.p95_ms.items())
         paints = min(r.paints_per_key.values())

@@ -1,8 +1,8 @@
-"""Qt-side measurements of the real app: keystroke-to-repaint latency, UI tick rate while training, start-up time
+"""Qt-side measurements of the real app: window handling, UI tick rate while training, start-up time
 and peak memory (the last two in child processes, so each sees a fresh interpreter).
 
 bench.py runs these; `python ui_bench.py --rss-child STEPS` is the child that trains in a window and reports its
-peak RSS as one JSON line.
+peak RSS as one JSON line. Keystroke latency lives in keystroke_bench.py.
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ if str(REPO) not in sys.path:
 
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QSettings, Qt, QTimer, qInstallMessageHandler
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 if TYPE_CHECKING:
@@ -90,6 +89,9 @@ def open_window(device: str | None = None, timeout_s: float = 120.0) -> Applicat
     root.window.show()
     root.start_loading()
     wait_until(lambda: root.hub is not None and root.session.idle, timeout_s, "the model to load")
+    # and the start-up's background work: the role badges' pass ends, its badges and legend appear (typing
+    # measured before that shared the CPU with it and then met a relaid-out grid)
+    wait_until(lambda: root.heads is not None and root.heads.roles is not None, timeout_s, "the head roles")
     root.window.tabs.setCurrentWidget(root.playground)
     QApplication.processEvents()
     return root
@@ -119,108 +121,6 @@ class PaintCounter(QObject):
 
     def detach(self) -> None:
         self.widget.removeEventFilter(self)
-
-
-# ----- keystroke latency ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeystrokeResult:
-    """Latency from a key press in the source field to the visible grid repainted, per visible grid tab."""
-
-    length: int  # source length typed at (it alternates length - 1 and length)
-    p95_ms: dict[str, float]
-    median_ms: dict[str, float]
-    paints_per_key: dict[str, float]  # paints of the visible grid per keystroke (>= 1, or nothing was shown)
-
-    @property
-    def worst_p95_ms(self) -> float:
-        return max(self.p95_ms.values())
-
-
-def set_source_length(window: Application, length: int) -> int:
-    """Put a digit string of `length` (capped at what the model takes) in the source field; returns the length."""
-    session = window.session
-    length = max(2, min(length, session.max_source_len))
-    text = (DIGITS * (length // len(DIGITS) + 1))[:length]
-    edit = window.playground.input_panel.source
-    edit.setText(text)
-    edit.end(False)
-    if not session.set_source(text):
-        raise RuntimeError(f"the session refused a source of length {length}: {session.last_error}")
-    session.wait_idle(60)
-    QApplication.processEvents()
-    return length
-
-
-class FramePaints:
-    """Paints of a grid's viewport that show a frame: counted only after the session handed that frame over.
-
-    A paint left over from switching the tab (or any other reason) before the key's frame arrived must not end the
-    measurement early: the next key would then land in the middle of this key's pass.
-    """
-
-    def __init__(self, session, counter: PaintCounter) -> None:
-        self.counter, self.frames, self.paints_at_frame = counter, 0, 0
-        self._session = session
-        session.frame_changed.connect(self._on_frame)
-
-    def _on_frame(self, _frame) -> None:
-        self.frames += 1
-        self.paints_at_frame = self.counter.count
-
-    def shown_since(self, frames_before: int) -> bool:
-        """A frame arrived after `frames_before`, no newer one is on its way, and the grid painted after it."""
-        return (self.frames > frames_before and self._session.idle
-                and self.counter.count > self.paints_at_frame)
-
-    def detach(self) -> None:
-        self._session.frame_changed.disconnect(self._on_frame)
-
-
-def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: float = 2.0) -> float:
-    """One key press until the visible grid has painted the key's new maps, then the rest of that frame.
-
-    The key runs textEdited -> PlaygroundSession.set_source, which hands the pass to the inference thread; its frame
-    comes back through the event loop (frame_changed -> every grid's set_maps), and the grid's paint too, as for a
-    user. A key that never paints raises.
-    """
-    frames = paints.frames
-    start = time.perf_counter()
-    QTest.keyClick(edit, key)
-    while not paints.shown_since(frames):  # sleeps in the event loop: the inference thread keeps the GIL meanwhile
-        wait_events()
-        if time.perf_counter() - start > timeout_s:
-            raise RuntimeError("the grid did not repaint after a keystroke")
-    QApplication.processEvents()  # the rest of the frame: line edit, labels, previews, status bar
-    return (time.perf_counter() - start) * 1e3
-
-
-def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 8) -> KeystrokeResult:
-    """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn.
-
-    The first keys after a new length or tab pay one-time costs (buffers for the new shapes, text measured once):
-    up to about six keys on the first tab, so `warmup` keys per tab are typed and not counted.
-    """
-    length = set_source_length(window, length)
-    view = window.playground
-    edit = view.input_panel.source
-    keys = [Qt.Key.Key_Backspace, Qt.Key.Key_7]
-    p95, median, paints = {}, {}, {}
-    for kind, grid in view.grids.items():
-        view.grid_tabs.setCurrentWidget(grid)
-        QApplication.processEvents()
-        counter = PaintCounter(grid.graphics.viewport())
-        watch = FramePaints(window.session, counter)
-        for i in range(warmup):
-            _keystroke_ms(edit, keys[i % 2], watch)
-        counter.count = watch.paints_at_frame = 0
-        times = np.array([_keystroke_ms(edit, keys[(warmup + i) % 2], watch) for i in range(n_keys)])
-        watch.detach()
-        counter.detach()
-        p95[kind], median[kind] = float(np.percentile(times, 95)), float(np.median(times))
-        paints[kind] = counter.count / n_keys
-    if len(edit.text()) not in (length - 1, length):
-        raise RuntimeError(f"typing went wrong: the source has {len(edit.text())} symbols, expected ~{length}")
-    return KeystrokeResult(length, p95, median, paints)
 
 
 # ----- UI tick rate while training ------------------------------------------------------------------------------

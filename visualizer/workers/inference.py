@@ -5,10 +5,11 @@ pass behind the newest text), and a finished job whose successor is already wait
 is stale. The next job starts once the previous result has been handed to the GUI thread (its callback returned;
 the repaint follows on the event loop), so a pass does not race the GUI for the frame before it. Keys that arrive
 while a pass runs mark a burst: when passes take at least SETTLE_S, the waiting job then starts when the typing
-pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot:
-they run one after another in the order given, each result is delivered, and each one drops a waiting plain job
-(its request already describes the newer state). The jobs are plain functions over immutable requests
-(`visualizer.state.inference.run_pass`); this module knows nothing about what they compute.
+pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. Ordered jobs (the decoder
+stepper's commands) form a queue in front of that slot: they run one after another in the order given, each result
+is delivered, and each one drops a waiting plain job (its request already describes the newer state). The jobs are
+plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module knows nothing about
+what they compute.
 """
 from __future__ import annotations
 
@@ -101,8 +102,8 @@ class ThreadedRunner(QObject):
                     self._cond.wait()
                 if self._closed:
                     return
-                # waiting pays only for passes longer than the pause it waits for: a quick pass started at once
-                # is at most one pass behind (2 passes to the final maps against SETTLE_S + 1)
+                # waiting pays only for passes longer than the pause it waits for: started at once, the final
+                # text's maps come at most two passes after its key, sooner than a SETTLE_S wait plus one pass
                 if self._burst and not self._ordered and self._last_pass_s >= SETTLE_S:
                     self._settle()
                     if self._closed:

@@ -21,6 +21,7 @@ class BadgeLayer(QGraphicsItem):
 
     def __init__(self) -> None:
         super().__init__()
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # atlas-sized, drawn over the maps: clicks go to them
         self._badges: tuple[tuple[QPointF, str], ...] = ()
         self._bounds = QRectF()
         self._font = QFont()
@@ -34,6 +35,7 @@ class BadgeLayer(QGraphicsItem):
         self.update()
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
+        """What is drawn: (top-right corner in view coordinates, text) per badge."""
         return self._badges
 
     def screen_rects(self, transform: QTransform) -> list[QRectF]:
@@ -52,15 +54,19 @@ class BadgeLayer(QGraphicsItem):
         return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        """Badges keep their on-screen pixel size; an export drawn larger scales them with everything else."""
         if not self._badges:
             return
-        transform = painter.transform()
-        painter.save()
-        painter.setClipRect(self._bounds)  # a badge wider than its map stops at the atlas edge, inside our bounds
-        painter.resetTransform()
+        views = self.scene().views() if self.scene() is not None else []
+        screen = self.deviceTransform(views[0].viewportTransform()) if views else painter.transform()
+        to_target = screen.inverted()[0] * painter.transform()  # screen pixels -> this painter's device (identity
+        painter.save()                                           # on screen, the export's scale in an export)
+        painter.setClipRect(self._bounds, Qt.ClipOperation.IntersectClip)  # within the view's own clip
+        painter.setTransform(to_target)
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
-        for rect, (_, text) in zip(self.screen_rects(transform), self._badges):
+        flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
+        for rect, (_, text) in zip(self.screen_rects(screen), self._badges):
             painter.fillRect(rect, BADGE_FILL)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+            painter.drawText(rect, int(flags), text)
         painter.restore()

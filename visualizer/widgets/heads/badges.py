@@ -9,8 +9,8 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QLabel
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
-from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heads.badge_layer import BadgeLayer
+from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = ("Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "

@@ -180,10 +180,10 @@ def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], b
 
     Never a subset: every other token of "31415926535" read "3 4 5 2 5 5", a different sequence.
     """
-    for candidate in (labels, tuple(abbreviate(label) for label in labels)):
-        if fits(candidate):
-            return candidate
-    return None
+    if fits(labels):
+        return labels
+    short = tuple(abbreviate(label) for label in labels)  # only when the labels as written do not fit
+    return short if fits(short) else None
 
 
 def abbreviation_legend(labels: tuple[str, ...]) -> str:

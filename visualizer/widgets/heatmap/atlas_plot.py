@@ -110,8 +110,10 @@ class AtlasPlot:
                     advance[t] = metrics.horizontalAdvance(t)
             return max((advance[t] for t in labels), default=0.0)
 
-        rows = readable_labels(maps.query_labels, lambda t: metrics.height() * 0.8 <= cell_h and width(t) <= 44)
-        cols = readable_labels(maps.key_labels, lambda t: width(t) + 2 <= cell_w)
+        rows = None if metrics.height() * 0.8 > cell_h else readable_labels(maps.query_labels,
+                                                                            lambda t: width(t) <= 44)
+        # no glyph is narrower than a pixel: below 3 px a column fits no label, whatever the tokens
+        cols = None if cell_w < 3 else readable_labels(maps.key_labels, lambda t: width(t) + 2 <= cell_w)
         key = (maps.values.shape, rows, cols)
         if key == self._ticks_key:
             return

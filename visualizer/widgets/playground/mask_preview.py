@@ -47,7 +47,8 @@ class MaskPreview(QWidget):
         """Show the given (Tq, Tk) bool masks; kinds not given keep theirs."""
         for kind, mask in masks.items():
             matrix = np.asarray(mask, bool)
-            self._masks[kind] = matrix.copy()
+            frozen = not matrix.flags.writeable and matrix.flags.owndata  # a frame's masks: nobody can change them
+            self._masks[kind] = matrix if frozen else matrix.copy()
         self._redraw(masks)
 
     def set_painted(self, painted: dict[str, frozenset[tuple[int, int]]]) -> None:
@@ -118,6 +119,7 @@ class MaskPreview(QWidget):
         painter.end()
 
     def _image(self, kind: str) -> QImage | None:
+        """The preview image of `kind`, built on first use after its mask changed (None: nothing to show)."""
         matrix = self._masks[kind]
         if self._images[kind] is None and matrix.size:
             self._images[kind] = mask_image(matrix, self._painted[kind])
