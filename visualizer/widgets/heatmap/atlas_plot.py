@@ -37,6 +37,7 @@ class AtlasPlot:
         self._ticks_key: tuple = ()
         self._advance: dict[str, dict[str, float]] = {}  # per font
         self._highlight_key: tuple = ()
+        self._outlined = self._crossed = False  # whether the highlight / ablation curves hold any line now
         self._ablated_labels: list[pg.TextItem] = []
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setAntialiasing(False)
@@ -168,7 +169,9 @@ class AtlasPlot:
         rects = [(lay.map_rect(int(layer), int(head)), "ablated") for layer, head in spots]
         if ablated is not None:
             rects += [(lay.map_rect(int(layer), AVG), "no heads on") for layer in np.nonzero(ablated.all(axis=1))[0]]
-        self.cross_curve.setData(*cross_lines(lay, ablated))
+        if ablated is not None or self._crossed:  # an empty curve stays empty without a setData per frame
+            self.cross_curve.setData(*cross_lines(lay, ablated))
+            self._crossed = ablated is not None
         while len(self._ablated_labels) < len(rects):
             label = pg.TextItem("ablated", color="w", anchor=(0.5, 0.5), fill=pg.mkBrush(0, 0, 0, 160))
             label.setZValue(20)
@@ -205,9 +208,12 @@ class AtlasPlot:
             return
         self._highlight_key = key
         if lay is None or row is None or not (0 <= row < lay.tq) or not shown:
-            self.highlight_curve.setData([], [])
+            if self._outlined:
+                self.highlight_curve.setData([], [])
+                self._outlined = False
             return
         self.highlight_curve.setData(*lay.row_outline(row))
+        self._outlined = True
 
 
 @dataclass(frozen=True)
