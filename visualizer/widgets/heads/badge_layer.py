@@ -62,7 +62,10 @@ class BadgeLayer(QGraphicsItem):
         to_target = screen.inverted()[0] * painter.transform()  # screen pixels -> this painter's device (identity
         painter.save()                                           # on screen, the export's scale in an export)
         painter.setClipRect(self._bounds, Qt.ClipOperation.IntersectClip)  # within the view's own clip
-        painter.setTransform(to_target)
+        if _near_identity(to_target):
+            painter.resetTransform()  # exactly: rounding noise would send the text down Qt's slow transformed path
+        else:
+            painter.setTransform(to_target)
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
         flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
@@ -70,3 +73,8 @@ class BadgeLayer(QGraphicsItem):
             painter.fillRect(rect, BADGE_FILL)
             painter.drawText(rect, int(flags), text)
         painter.restore()
+
+
+def _near_identity(t: QTransform, eps: float = 1e-6) -> bool:
+    return (abs(t.m11() - 1) < eps and abs(t.m22() - 1) < eps and abs(t.m12()) < eps and abs(t.m21()) < eps
+            and abs(t.dx()) < eps and abs(t.dy()) < eps and abs(t.m13()) < eps and abs(t.m23()) < eps)
