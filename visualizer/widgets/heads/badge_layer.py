@@ -76,5 +76,6 @@ class BadgeLayer(QGraphicsItem):
 
 
 def _near_identity(t: QTransform, eps: float = 1e-6) -> bool:
+    """Whether `t` is the identity up to rounding (a screen paint's transform composed with its own inverse)."""
     return (abs(t.m11() - 1) < eps and abs(t.m22() - 1) < eps and abs(t.m12()) < eps and abs(t.m21()) < eps
             and abs(t.dx()) < eps and abs(t.dy()) < eps and abs(t.m13()) < eps and abs(t.m23()) < eps)
