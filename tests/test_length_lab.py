@@ -154,6 +154,9 @@ def _click_length(qtbot, tab, length: int) -> None:
 
 def test_clicking_a_length_shows_both_models_cross_attention(qtbot, lab):
     _evaluate(qtbot, lab, 10, 0)
+    # before a click there is no layer to choose: the box is greyed out with a dash, not an empty enabled box
+    assert not lab.layer_combo.isEnabled() and lab.layer_combo.currentIndex() == -1
+    assert lab.layer_combo.placeholderText() == "—"
     with qtbot.waitSignal(lab.state.probe_changed, timeout=30_000) as got:
         _click_length(qtbot, lab, 6)
     pair = got.args[0]
@@ -165,6 +168,7 @@ def test_clicking_a_length_shows_both_models_cross_attention(qtbot, lab):
         assert image.shape == (len(probe.output), 6)
         np.testing.assert_allclose(image, probe.cross[-1].mean(axis=0), atol=1e-6)
     assert lab.selected_label.text().startswith("Length 6, random symbols")
+    assert lab.layer_combo.isEnabled() and lab.layer_combo.currentText() == "2"
     lab.layer_combo.setCurrentIndex(0)
     assert lab.maps.titles[0].startswith("RoPE, layer 1 of 2:")
     lab.scaling_combo.setCurrentIndex(lab.scaling_combo.findData("ntk"))

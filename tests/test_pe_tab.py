@@ -267,3 +267,24 @@ def test_state_emits_once_per_real_change(qtbot):
 @pytest.mark.parametrize("text, dims", [("4,5,6,7", (4, 5, 6, 7)), ("4-7", (4, 5, 6, 7)), (" 1 3, 5 ", (1, 3, 5))])
 def test_parse_dims(text, dims):
     assert parse_dims(text) == dims
+
+
+def _luminance(colour) -> float:
+    """WCAG relative luminance of a QColor."""
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    return 0.2126 * channel(colour.redF()) + 0.7152 * channel(colour.greenF()) + 0.0722 * channel(colour.blueF())
+
+
+@pytest.mark.parametrize("name", ["waveforms", "rope_angles"])
+def test_every_curve_stands_out_from_the_plot_background(qtbot, tab, name):
+    """Each curve's colour has at least the 3:1 contrast WCAG asks of graphics against the plot's background (a
+    full-value blue on black had about 2.4:1: the student could not find "pair 6")."""
+    plot = tab.plot_items()[name]
+    background = _luminance(plot.scene().views()[0].backgroundBrush().color())
+    items = plot.listDataItems()
+    assert len(items) >= 4
+    for item in items:
+        line = _luminance(item.opts["pen"].color())
+        ratio = (max(line, background) + 0.05) / (min(line, background) + 0.05)
+        assert ratio >= 3.0, (name, item.opts["pen"].color().name(), round(ratio, 2))

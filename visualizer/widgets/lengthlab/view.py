@@ -87,7 +87,10 @@ class LengthLabTab(QWidget):
         self.repeat_button = QPushButton("What does each model do with 0000000?")
         self.repeat_button.setToolTip("The repeated-symbol preset: seven 0s through both models")
         self.layer_combo = QComboBox()
-        self.layer_combo.setToolTip("Decoder layer whose cross-attention is shown (average of its heads)")
+        self.layer_combo.setToolTip("Decoder layer whose cross-attention is shown (average of its heads); "
+                                    "click a length on the plot first")
+        self.layer_combo.setPlaceholderText("—")  # no layers to choose before a length is clicked
+        self.layer_combo.setEnabled(False)
         self.selected_label = QLabel("Click a length on the plot to see both models' cross-attention.")
         self.selected_label.setWordWrap(True)
         self.maps = ProbeMaps()
@@ -240,6 +243,7 @@ class LengthLabTab(QWidget):
             self.layer_combo.addItems([f"{i + 1}" for i in range(layers)])
             self.layer_combo.setCurrentIndex(layers - 1)
             self.layer_combo.blockSignals(False)
+        self.layer_combo.setEnabled(layers > 0)
         what = "one repeated symbol" if pair.kind == "repeated" else "random symbols"
         anchored = any(p is not None and len(p.encoder_input) > pair.length for p in pair.probes)
         note = " (an anchored model also reads <bos> and <eos>: the first and last columns)" if anchored else ""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtGui import QColor
 
 SAMPLES_PER_PIXEL = 1.0  # 'peak' keeps a min and a max per block: ~2 points per pixel of plot width
 
@@ -29,3 +30,9 @@ def show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> N
             plot.addItem(curve)
         elif i >= count and on_plot:
             plot.removeItem(curve)
+
+
+def curve_colour(i: int, n: int) -> QColor:
+    """Colour of curve i of n: hues spread round the wheel at one lightness, so every curve reads on the plots'
+    black background (full-value hues put pure blue there at a contrast of about 2:1)."""
+    return QColor.fromHslF((i / max(n, 1)) % 1.0, 0.9, 0.65)

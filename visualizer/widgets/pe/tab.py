@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
-from visualizer.widgets.pe.curves import line_curve, show_curves
+from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ class PETab(QWidget):
         show_curves(plot, self._wave_curves, len(dims))
         self._wave_legend.clear()
         for i, (curve, dim) in enumerate(zip(self._wave_curves, dims)):
-            curve.setData(data.positions, data.waveforms[:, i], pen=pg.mkPen(pg.intColor(i, len(dims)), width=2))
+            curve.setData(data.positions, data.waveforms[:, i], pen=pg.mkPen(curve_colour(i, len(dims)), width=2))
             self._wave_legend.addItem(curve, f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})")
 
     def _draw_matrix(self, data: PELabData) -> None:
@@ -277,7 +277,7 @@ class PETab(QWidget):
             connect = np.ones(len(y), dtype=bool)
             if wrapped:  # no vertical line where the angle wraps from π to −π
                 connect[:-1] = np.abs(np.diff(y)) < np.pi
-            curve.setData(data.positions, y, connect=connect, pen=pg.mkPen(pg.intColor(i, len(pairs)), width=2))
+            curve.setData(data.positions, y, connect=connect, pen=pg.mkPen(curve_colour(i, len(pairs)), width=2))
             self._rope_legend.addItem(curve, f"pair {pair} (θ = base^(−{2 * pair}/{data.params.head_dim}))")
 
     def _draw_similarity(self, data: PELabData) -> None:
