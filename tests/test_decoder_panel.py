@@ -332,3 +332,34 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot):
     fresh = shown([second])
     assert typed.size() == fresh.size()
     assert typed == fresh
+
+
+@pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget"])
+def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, edit):
+    """Chips before the first changed column are kept from the last layout; every chip must still sit exactly where
+    a widget laying out the new rows from scratch puts it, across wrapped lines (60 tokens in 500 px)."""
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    def widget(width: int) -> TokenChips:
+        chips = TokenChips()
+        qtbot.addWidget(chips)
+        chips.resize(width, chips.height())
+        chips.show()
+        qtbot.waitExposed(chips)
+        return chips
+
+    tokens = [str(i % 10) for i in range(60)]
+    new = {"append": tokens + ["7"], "backspace": tokens[:-1], "change the middle": tokens[:30] + ["8"] + tokens[31:],
+           "wider token": tokens[:40] + ["<pad>"] + tokens[41:], "narrower widget": tokens}[edit]
+    output = [(t, "correct", False) for t in tokens[:5]]  # the same in both frames: only the expected row moves
+    typed = widget(500)
+    typed.set_rows(output, tokens + ["<eos>"])
+    if edit == "narrower widget":
+        typed.resize(430, typed.height())
+    typed.set_rows(output, new + ["<eos>"])
+    fresh = widget(typed.width())
+    fresh.set_rows(output, new + ["<eos>"])
+    for row in (0, 1):
+        assert [(c.index, c.text, c.state, c.rect) for c in typed.chips(row)] == \
+               [(c.index, c.text, c.state, c.rect) for c in fresh.chips(row)]
+    assert len({c.rect.top() for c in typed.chips(1)}) > 1  # the row wraps: later lines are checked too

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from .candidate_chart import CandidateChart
-from .token_chips import ChipLegend, TokenChips, chip_state
+from .chip_legend import ChipLegend
+from .token_chips import TokenChips, chip_state
 
 log = logging.getLogger(__name__)
 

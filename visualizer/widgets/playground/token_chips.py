@@ -50,6 +50,16 @@ class Chip(NamedTuple):
         return CHIP_COLOURS[self.state]
 
 
+def _first_difference(a: Sequence, b: Sequence) -> int | float:
+    """Index of the first item where a and b differ (a missing item differs); infinity when they are equal."""
+    if len(a) == len(b) and a == b:
+        return float("inf")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
 def chip_state(correct: bool | None) -> str:
     """Colour class of an output token."""
     return "unknown" if correct is None else ("correct" if correct else "wrong")
@@ -69,7 +79,8 @@ class TokenChips(QWidget):
         super().__init__(parent)
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
-        self._by_place: dict[tuple, Chip] = {}  # the chips laid out last, by what and where they are
+        self._row_chips: tuple[list[Chip], list[Chip]] = ([], [])  # as laid out last, per row
+        self._laid: tuple | None = None  # (rows, column widths, widget width) of the last layout
         self._n_blocks = 1
         self._widest = MIN_CHIP_WIDTH  # widest column, which sets minimumSizeHint
         self._reserve_key: tuple[object, int] | None = None
@@ -177,27 +188,40 @@ class TokenChips(QWidget):
 
     def _layout_chips(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...],
                       widths: list[int]) -> tuple[tuple[Chip, ...], int]:
-        """Chip rectangles wrapped in blocks of an output line over an expected line, and the number of blocks."""
+        """Chip rectangles wrapped in blocks of an output line over an expected line, and the number of blocks.
+
+        Columns before the first one that changed keep their chip objects: a keystroke at the end of a 128-token
+        source builds one or two chips, not 260 (and the repaint covers just those).
+        """
         starts = self._line_starts(widths)
+        keep = self._unchanged_columns(rows, widths)
         place = []  # (left, block) per column
         for block, (first, stop) in enumerate(zip(starts, starts[1:] + [len(widths)])):
             x = self._title_width
             for i in range(first, stop):
                 place.append((x, block))
                 x += widths[i] + GAP
-        chips, known, placed = [], self._by_place, {}
+        row_chips = []
         for r, row in enumerate(rows):
-            for i, (text, state, forced) in enumerate(row):
+            chips = self._row_chips[r][:keep]  # a new list
+            for i in range(len(chips), len(row)):
+                text, state, forced = row[i]
                 left, block = place[i]
                 top = self._block_top(block) + r * (self._chip_height + GAP)
-                key = (r, i, text, state, forced, left, top, widths[i])
-                chip = known.get(key)  # a keystroke changes a chip or two: the others are reused as they are
-                if chip is None:
-                    chip = Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height))
-                chips.append(chip)
-                placed[key] = chip
-        self._by_place = placed
-        return tuple(chips), len(starts)
+                chips.append(Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height)))
+            row_chips.append(chips)
+        self._row_chips = (row_chips[0], row_chips[1])
+        self._laid = (rows, widths, self.width())
+        return tuple(row_chips[0] + row_chips[1]), len(starts)
+
+    def _unchanged_columns(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...], widths: list[int]) -> int:
+        """How many leading columns are as last laid out: same tokens in both rows and same widths, at the same
+        widget width. Line breaks before such a column then fall where they fell (they depend on nothing else)."""
+        if self._laid is None or self._laid[2] != self.width():
+            return 0
+        old_rows, old_widths, _ = self._laid
+        return int(min(len(widths), _first_difference(widths, old_widths),
+                       *(_first_difference(row, old) for row, old in zip(rows, old_rows))))
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
@@ -234,46 +258,3 @@ class TokenChips(QWidget):
                 QToolTip.showText(event.globalPos(), chip.tooltip, self, chip.rect)
             return True
         return super().event(event)
-
-
-LEGEND = (("correct", False, "right"), ("wrong", False, "wrong"), ("unknown", False, "no expectation"),
-          ("expected", False, "expected"), ("unknown", True, "forced by you"))
-LEGEND_WIDTH = 380  # wraps into rows that fit the narrowest control column
-
-
-class ChipLegend(QWidget):
-    """What the chip colours and the dashed, underlined border mean, painted with the chips' own colours."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        metrics = self.fontMetrics()
-        height = metrics.height() + 6
-        self._items: list[tuple[QRect, str, bool, str]] = []
-        x = y = 0
-        for state, forced, text in LEGEND:
-            w = metrics.horizontalAdvance(text) + 2 * PAD
-            if x and x + w > LEGEND_WIDTH:
-                x, y = 0, y + height + GAP
-            self._items.append((QRect(x, y, w, height), state, forced, text))
-            x += w + GAP
-        self.setFixedSize(LEGEND_WIDTH, y + height + 1)
-        self._forced_font = QFont(self.font())
-        self._forced_font.setUnderline(True)
-        self.setToolTip("Output chips: green = matches the expected token, red = differs, grey = no expected token. "
-                        "A dashed, underlined chip is a token you forced.")
-
-    def texts(self) -> list[str]:
-        return [text for _, _, _, text in self._items]
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        for rect, state, forced, text in self._items:
-            background, colour = CHIP_COLOURS[state]
-            painter.setBrush(QColor(background))
-            painter.setPen(QPen(QColor("#000000"), 2, Qt.PenStyle.DashLine) if forced else Qt.PenStyle.NoPen)
-            painter.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 4, 4)
-            painter.setPen(QColor(colour))
-            painter.setFont(self._forced_font if forced else self.font())
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-        painter.end()
