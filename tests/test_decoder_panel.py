@@ -349,13 +349,16 @@ def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, e
         return chips
 
     tokens = [str(i % 10) for i in range(60)]
-    new = {"append": tokens + ["7"], "backspace": tokens[:-1], "change the middle": tokens[:30] + ["8"] + tokens[31:],
-           "wider token": tokens[:40] + ["<pad>"] + tokens[41:], "narrower widget": tokens}[edit]
+    new, first_change = {"append": (tokens + ["7"], 60), "backspace": (tokens[:-1], 59),
+                         "change the middle": (tokens[:30] + ["8"] + tokens[31:], 30),
+                         "wider token": (tokens[:40] + ["<pad>"] + tokens[41:], 40),
+                         "narrower widget": (tokens + ["7"], 60)}[edit]
     output = [(t, "correct", False) for t in tokens[:5]]  # the same in both frames: only the expected row moves
     typed = widget(500)
     typed.set_rows(output, tokens + ["<eos>"])
     if edit == "narrower widget":
-        typed.resize(430, typed.height())
+        typed.resize(430, typed.height())  # laid out again at the new width, then the edit below
+    before = typed.chips(1)
     typed.set_rows(output, new + ["<eos>"])
     fresh = widget(typed.width())
     fresh.set_rows(output, new + ["<eos>"])
@@ -363,3 +366,21 @@ def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, e
         assert [(c.index, c.text, c.state, c.rect) for c in typed.chips(row)] == \
                [(c.index, c.text, c.state, c.rect) for c in fresh.chips(row)]
     assert len({c.rect.top() for c in typed.chips(1)}) > 1  # the row wraps: later lines are checked too
+    after = typed.chips(1)  # the columns before the edit kept their chips; the edited one is new
+    assert all(after[i] is before[i] for i in range(first_change))
+    assert after[first_change] is not before[first_change]
+
+
+def test_a_token_decoded_onto_the_output_row_keeps_every_expected_chip(qtbot):
+    """Stepping adds output chips one by one; the expected row underneath stays as it was, chip for chip."""
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    chips = TokenChips()
+    qtbot.addWidget(chips)
+    chips.resize(500, chips.height())
+    expected = [str(i % 10) for i in range(40)] + ["<eos>"]
+    chips.set_rows([("0", "correct", False)], expected)
+    before = chips.chips(1)
+    chips.set_rows([("0", "correct", False), ("1", "correct", False)], expected)
+    assert all(a is b for a, b in zip(chips.chips(1), before)) and len(chips.chips(1)) == len(before)
+    assert [c.text for c in chips.chips(0)] == ["0", "1"]

@@ -62,10 +62,8 @@ class BadgeLayer(QGraphicsItem):
         to_target = screen.inverted()[0] * painter.transform()  # screen pixels -> this painter's device (identity
         painter.save()                                           # on screen, the export's scale in an export)
         painter.setClipRect(self._bounds, Qt.ClipOperation.IntersectClip)  # within the view's own clip
-        if _near_identity(to_target):
-            painter.resetTransform()  # exactly: rounding noise would send the text down Qt's slow transformed path
-        else:
-            painter.setTransform(to_target)
+        # exactly the identity on screen: rounding noise would send the text down Qt's slow transformed path
+        painter.setWorldTransform(QTransform() if _near_identity(to_target) else to_target)
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
         flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
@@ -78,4 +76,5 @@ class BadgeLayer(QGraphicsItem):
 def _near_identity(t: QTransform, eps: float = 1e-6) -> bool:
     """Whether `t` is the identity up to rounding (a screen paint's transform composed with its own inverse)."""
     return (abs(t.m11() - 1) < eps and abs(t.m22() - 1) < eps and abs(t.m12()) < eps and abs(t.m21()) < eps
-            and abs(t.dx()) < eps and abs(t.dy()) < eps and abs(t.m13()) < eps and abs(t.m23()) < eps)
+            and abs(t.dx()) < eps and abs(t.dy()) < eps and abs(t.m13()) < eps and abs(t.m23()) < eps
+            and abs(t.m33() - 1) < eps)

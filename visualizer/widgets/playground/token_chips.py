@@ -194,7 +194,7 @@ class TokenChips(QWidget):
         source builds one or two chips, not 260 (and the repaint covers just those).
         """
         starts = self._line_starts(widths)
-        keep = self._unchanged_columns(rows, widths)
+        keeps = self._unchanged_columns(rows, widths)
         place = []  # (left, block) per column
         for block, (first, stop) in enumerate(zip(starts, starts[1:] + [len(widths)])):
             x = self._title_width
@@ -202,7 +202,7 @@ class TokenChips(QWidget):
                 place.append((x, block))
                 x += widths[i] + GAP
         row_chips = []
-        for r, row in enumerate(rows):
+        for r, (row, keep) in enumerate(zip(rows, keeps)):
             chips = self._row_chips[r][:keep]  # a new list
             for i in range(len(chips), len(row)):
                 text, state, forced = row[i]
@@ -214,14 +214,16 @@ class TokenChips(QWidget):
         self._laid = (rows, widths, self.width())
         return tuple(row_chips[0] + row_chips[1]), len(starts)
 
-    def _unchanged_columns(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...], widths: list[int]) -> int:
-        """How many leading columns are as last laid out: same tokens in both rows and same widths, at the same
-        widget width. Line breaks before such a column then fall where they fell (they depend on nothing else)."""
+    def _unchanged_columns(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...],
+                           widths: list[int]) -> tuple[int, int]:
+        """Per row, how many leading chips are as last laid out: same tokens in that row and same column widths up
+        to there, at the same widget width. A chip's place depends on nothing else (line breaks before it included),
+        so a token decoded onto the output row leaves the whole expected row as it was."""
         if self._laid is None or self._laid[2] != self.width():
-            return 0
+            return 0, 0
         old_rows, old_widths, _ = self._laid
-        return int(min(len(widths), _first_difference(widths, old_widths),
-                       *(_first_difference(row, old) for row, old in zip(rows, old_rows))))
+        same_widths = min(len(widths), _first_difference(widths, old_widths))
+        return tuple(int(min(same_widths, _first_difference(row, old))) for row, old in zip(rows, old_rows))
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
