@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QLabel
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
 from visualizer.widgets.heads.badge_layer import BadgeLayer
-from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = ("Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
@@ -87,8 +86,8 @@ class RoleBadges(QObject):
         placed: list[tuple[int, int]] = []
         badges: list[tuple[QPointF, str]] = []
         bounds = QRectF()
-        if maps is not None and maps.values.size and self._roles:
-            lay = self.grid.atlas_layout() or AtlasLayout.build(*maps.values.shape)
+        lay = self.grid.atlas_layout() if maps is not None and maps.values.size else None  # the grid's own
+        if lay is not None and self._roles:
             placed = [(layer, head) for layer in range(lay.n_layers) for head in range(lay.n_heads)
                       if (layer, head) in self._roles]
             # top right: in a causal map that corner is masked, so the badge hides no weight

@@ -62,11 +62,13 @@ class MaskPreview(QWidget):
         keystroke's frame does not wait for them)."""
         for kind in kinds:
             self._images[kind] = None
-        self.setAccessibleDescription("; ".join(  # the images say nothing to a screen reader
-            f"{PREVIEW_TITLES[k]}: {int(m.sum())} of {m.size} query-key pairs may attend"
-            f"{', ' + str(self.empty_rows(k)) + ' rows see no key' if self.empty_rows(k) else ''}"
-            for k, m in self._masks.items()))
-        self.update()
+        self.setAccessibleDescription("; ".join(map(self._describe, self._masks)))  # images say nothing to a
+        self.update()                                                                # screen reader
+
+    def _describe(self, kind: str) -> str:
+        mask, empty = self._masks[kind], self.empty_rows(kind)
+        return (f"{PREVIEW_TITLES[kind]}: {int(mask.sum())} of {mask.size} query-key pairs may attend"
+                f"{f', {empty} rows see no key' if empty else ''}")
 
     def empty_rows(self, kind: str) -> int:
         """Queries of `kind` whose every key is masked (the model gives them all-zero weights)."""

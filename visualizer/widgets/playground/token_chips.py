@@ -130,13 +130,13 @@ class TokenChips(QWidget):
 
     def _relayout(self) -> None:
         """Wrap the chips to the current width and reserve the height the expected row needs at this width."""
-        widths = self._column_widths(self._rows)
+        expected = self._column_widths((self._rows[1],))  # the expected row alone sets the reserved height
+        widths = self._column_widths((self._rows[0],), expected)
         before, blocks_before = self._chips, self._n_blocks
         self._chips, self._n_blocks = self._layout_chips(self._rows, widths)
         key = (self._rows[1], self.width())
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
-            self._reserve_key = key
-            expected = self._column_widths((self._rows[1],))  # room for any output as wide as its widest token
+            self._reserve_key = key  # room for any output as wide as the expected row's widest token
             self._reserved = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
         self._reserved = max(self._reserved, self._n_blocks)  # never shrinks back while the source and width stay
         height = self._height_for_blocks(self._reserved)
@@ -156,9 +156,10 @@ class TokenChips(QWidget):
                 dirty += chip.rect
             self.update(dirty)
 
-    def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]]) -> list[int]:
-        """Each column as wide as the wider token of the two rows."""
-        widths = [MIN_CHIP_WIDTH] * max((len(r) for r in rows), default=0)
+    def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]],
+                       base: Sequence[int] = ()) -> list[int]:
+        """Each column as wide as the widest token of `rows` in it, and at least `base` (other rows' widths)."""
+        widths = [*base] + [MIN_CHIP_WIDTH] * max(max((len(r) for r in rows), default=0) - len(base), 0)
         for row in rows:
             for i, (text, _, _) in enumerate(row):
                 width = self._advance.get(text)
