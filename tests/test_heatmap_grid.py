@@ -47,7 +47,7 @@ def pixel(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> np.ndar
 def viewport_pos(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> QPoint:
     """Viewport pixel of the centre of a map cell, mapped through the ViewBox like a real mouse."""
     rect = grid.map_rect(layer, head)
-    scene = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
+    scene = grid.atlas_plot.to_scene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
     return grid.graphics.mapFromScene(scene)
 
 
@@ -182,7 +182,7 @@ def test_left_click_emits_map_clicked(grid, qtbot):
         qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=viewport_pos(grid, 0, -1, 3, 4))
     assert blocker.args == ["cross", 0, -1]
     rect = grid.map_rect(0, 0)  # the gutter right of map (0, 0) is not a map
-    gutter = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.right() + 0.5, rect.y() + 1))
+    gutter = grid.atlas_plot.to_scene(QPointF(rect.right() + 0.5, rect.y() + 1))
     with qtbot.assertNotEmitted(grid.map_clicked):
         qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=grid.graphics.mapFromScene(gutter))
 

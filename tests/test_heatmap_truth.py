@@ -80,7 +80,7 @@ def test_average_covers_only_heads_that_are_on(grid):
     np.testing.assert_allclose(grid.displayed_matrix(0, AVG), np.full((5, 5), 0.2), rtol=1e-6)
     assert np.isnan(grid.displayed_matrix(1, AVG)).all()
     assert "L1 1/4, L2 0/4" in grid.title_label.text()
-    shown_labels = [item.textItem.toPlainText() for item in grid.plot_item.items
+    shown_labels = [item.textItem.toPlainText() for item in grid.atlas_space.childItems()
                     if isinstance(item, pg.TextItem) and item.isVisible()]
     assert shown_labels.count("ablated") == 7 and shown_labels.count("no heads on") == 1
     xs, _ = grid.atlas_plot.cross_curve.getData()
@@ -90,7 +90,7 @@ def test_average_covers_only_heads_that_are_on(grid):
 def grabbed(grid: AttentionGrid, layer: int, head: int, i: int, j: int) -> tuple[int, int, int]:
     """The colour a person sees at the centre of map cell (i, j), from the widget's own rendering."""
     rect = grid.map_rect(layer, head)
-    scene = grid.plot_item.getViewBox().mapViewToScene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
+    scene = grid.atlas_plot.to_scene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5))
     point = grid.graphics.mapFromScene(scene)
     image = grid.graphics.grab().toImage()
     ratio = image.devicePixelRatio()
@@ -165,11 +165,12 @@ def test_maps_fill_the_view_unless_square_cells_are_asked_for(grid):
     grid.set_maps(diagonal_maps(2, 4, 11))
     QApplication.processEvents()
     vb = grid.plot_item.getViewBox()
-    atlas = vb.mapViewToScene(QRectF(0, 0, grid.atlas_layout().width, grid.atlas_layout().height)).boundingRect()
+    atlas = grid.atlas_plot.to_scene(QRectF(0, 0, grid.atlas_layout().width, grid.atlas_layout().height))
+    atlas = atlas.boundingRect()
     assert atlas.width() * atlas.height() > 0.9 * vb.width() * vb.height()
     grid.set_square_cells(True)
     QApplication.processEvents()
-    cell = vb.mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+    cell = grid.atlas_plot.to_scene(QRectF(0, 0, 1, 1)).boundingRect()
     assert cell.width() == pytest.approx(cell.height(), rel=0.02)
 
 

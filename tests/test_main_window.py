@@ -268,7 +268,7 @@ def test_view_menu_square_cells_makes_every_grid_keep_square_cells(qtbot, app):
     for kind, grid in app.playground.grids.items():
         app.playground.grid_tabs.setCurrentWidget(grid)
         qtbot.waitUntil(lambda grid=grid: grid.isVisible())
-        cell = grid.plot_item.getViewBox().mapViewToScene(QRectF(0, 0, 1, 1)).boundingRect()
+        cell = grid.atlas_plot.to_scene(QRectF(0, 0, 1, 1)).boundingRect()
         assert cell.width() == pytest.approx(cell.height(), rel=0.02), kind
 
 

@@ -4,6 +4,7 @@ Times are wall-clock seconds (time.time()) so a parent process can subtract its 
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -39,6 +40,7 @@ class StartupProbe(QObject):
     def _check_ready(self) -> None:
         if self._ready and "first_paint" in self.times:
             self.times["model_ready"] = time.time()
+            self.times["gc_frozen"] = gc.get_freeze_count()  # objects start-up moved out of the collector's reach
             self._poll.stop()
             self.path.write_text(json.dumps(self.times))
             QTimer.singleShot(0, QApplication.instance().quit)

@@ -7,6 +7,7 @@ on any machine. bench.py turns these into rows.
 """
 from __future__ import annotations
 
+import gc
 import statistics
 import subprocess
 import sys
@@ -185,3 +186,25 @@ def import_torch_s(runs: int) -> float:
         subprocess.run([sys.executable, "-c", "import torch"], check=True, capture_output=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+# ----- garbage collection in the ready app ----------------------------------------------------------------------
+def full_gc_ms(runs: int = 3) -> tuple[float, float]:
+    """Median ms of a full `gc.collect()` in the ready app before and after the app's start-up freeze.
+
+    A full collection holds the GIL, so while it runs the GUI thread stalls; the app freezes what start-up built
+    (visualizer.app.keep_startup_objects_out_of_gc), as this does, so later collections skip it.
+    """
+    from visualizer.app import keep_startup_objects_out_of_gc
+
+    def median_ms() -> float:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            gc.collect()
+            times.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(times)
+
+    before = median_ms()
+    keep_startup_objects_out_of_gc()
+    return median_ms(), before

@@ -1,9 +1,9 @@
 """One graphics item that draws every role badge of a grid: a small filled label in the top-right corner of a map.
 
-Why one item and not a pyqtgraph TextItem per badge: a TextItem recomputes its own transform whenever the view
-range changes, and the range changes with every keystroke that changes the input length (eight badges cost about
-0.4 ms of such a frame). This item stores each corner in view coordinates and maps it through the painter's
-transform only when it paints, so a new range costs nothing until the one paint that follows anyway.
+Why one item and not a pyqtgraph TextItem per badge: a TextItem recomputes its own transform whenever its parent's
+transform changes, and the atlas rescales with every keystroke that changes the input length (eight badges cost
+about 0.4 ms of such a frame). This item stores each corner in its parent's (atlas) coordinates and maps it through
+the painter's transform only when it paints, so a new scale costs nothing until the one paint that follows anyway.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ PAD_X, PAD_Y = 3.0, 1.0  # screen pixels around the text
 
 
 class BadgeLayer(QGraphicsItem):
-    """Labels pinned by their top-right corner to points in view coordinates, drawn in screen pixels."""
+    """Labels pinned by their top-right corner to points in the parent's coordinates, drawn in screen pixels."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -29,17 +29,17 @@ class BadgeLayer(QGraphicsItem):
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
 
     def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF) -> None:
-        """Badges as (top-right corner in view coordinates, text); nothing is drawn outside `bounds` (the atlas)."""
+        """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas)."""
         self.prepareGeometryChange()
         self._badges, self._bounds = tuple(badges), QRectF(bounds)
         self.update()
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
-        """What is drawn: (top-right corner in view coordinates, text) per badge."""
+        """What is drawn: (top-right corner in parent coordinates, text) per badge."""
         return self._badges
 
     def screen_rects(self, transform: QTransform) -> list[QRectF]:
-        """Each badge's filled rectangle in the device pixels of `transform` (view -> device), in badge order."""
+        """Each badge's filled rectangle in the device pixels of `transform` (item -> device), in badge order."""
         height = self._metrics.height() + 2 * PAD_Y
         rects = []
         for corner, text in self._badges:

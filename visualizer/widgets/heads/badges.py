@@ -33,7 +33,7 @@ class RoleBadges(QObject):
         self._roles: dict[tuple[int, int], HeadRole] = {}
         self.layer = BadgeLayer()
         self.layer.setZValue(25)
-        grid.atlas_plot.plot_item.addItem(self.layer, ignoreBounds=True)
+        grid.atlas_space.addItem(self.layer)  # corners in atlas coordinates, like the maps
         self._placed: list[tuple[int, int]] = []
         self._drawn: tuple = ()  # (maps shape, roles) the badges were placed for: an equal frame moves nothing
         self._dirty = False  # a frame arrived while the grid was hidden: place the badges when it shows

@@ -23,8 +23,9 @@ DIVERGING_MODES = ("scores", "difference")  # signed values: a diverging scale c
 class AtlasLayout:
     """Where each (layer, column) map sits in the atlas; column n_heads is the head average.
 
-    Map pixel (i, j) of map (l, c) is atlas pixel (row_off[l] + i, col_off[c] + j), i.e. view x in
-    [col_off[c] + j, +1) and view y in [row_off[l] + i, +1).
+    Map pixel (i, j) of map (l, c) is atlas pixel (row_off[l] + i, col_off[c] + j), i.e. atlas x in
+    [col_off[c] + j, +1) and atlas y in [row_off[l] + i, +1). The view scales atlas coordinates by `view_scale`
+    into a fixed frame: n_heads + 1 units wide (a head's map and its gutter span one), n_layers units high.
     """
 
     n_layers: int
@@ -68,12 +69,19 @@ class AtlasLayout:
                          strides=(s_row * self.row_step, s_row, s_col))
         return heads, avg
 
+    @property
+    def view_scale(self) -> tuple[float, float]:
+        """(x, y) view units per atlas pixel that fit the atlas to n_heads + 1 by n_layers units. A head's map and
+        its gutter then span one unit (head h starts at x = h for any length) and a layer about one (it moves by
+        well under a pixel from one length to the next), so a new input length leaves the frame where it was."""
+        return (self.n_heads + 1) / self.width, self.n_layers / self.height
+
     def column(self, head: int) -> int:
         """Atlas column of a head (-1 = average)."""
         return self.n_heads if head == AVG else head
 
     def map_rect(self, layer: int, head: int) -> QRectF:
-        """The map's rectangle in view coordinates."""
+        """The map's rectangle in atlas coordinates (pixels of the atlas image)."""
         col = self.column(head)
         return QRectF(float(self.col_off[col]), float(self.row_off[layer]), float(self.tk), float(self.tq))
 
@@ -192,9 +200,11 @@ def abbreviation_legend(labels: tuple[str, ...]) -> str:
     return ", ".join(f"{short} = {label}" for short, label in pairs)
 
 
-def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...]) -> list[list[tuple[float, str]]]:
-    """Token labels of every map as ONE axis tick level (pyqtgraph always draws level 0; it culls the others)."""
-    return [[(float(off) + i + 0.5, str(label)) for off in offsets for i, label in enumerate(labels)]]
+def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...],
+                      scale: float = 1.0) -> list[list[tuple[float, str]]]:
+    """Token labels of every map as ONE axis tick level (pyqtgraph always draws level 0; it culls the others), at
+    the cells' centres: atlas offsets times `scale` (view units per atlas pixel)."""
+    return [[((float(off) + i + 0.5) * scale, str(label)) for off in offsets for i, label in enumerate(labels)]]
 
 
 def cell_text(prefix: str, i: int, j: int, query: str, key: str, value: float, masked: bool) -> str:

@@ -2,6 +2,12 @@
 
 Render only: it is handed a layout, pixels and rectangles, and keeps every item alive between frames so that an
 update is setImage/setData/setTicks on existing items (a new axis text costs a relayout, so ticks are cached).
+
+Two coordinate systems. Atlas coordinates are the image's pixels (AtlasLayout: map_rect, cell_at, outlines); the
+image and everything drawn over the maps live in `atlas_space`, an item group that scales them into the view. The
+view gives each map and its gutter one unit (x: head, y: layer), so a new input length only rescales that group:
+the view range, the axes' layer and head titles and the role badges stay put. Re-framing the plot for every length
+took about 1 ms of a 128-token keystroke's frame (axes relaid out and the whole view repainted).
 """
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF, QPolygonF, QTransform
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
     AVG, DIVERGING_MODES, AtlasLayout, abbreviation_legend, cross_lines, readable_labels, token_tick_levels,
@@ -35,6 +42,10 @@ class AtlasPlot:
             ("difference", SCORES_COLORMAP))}
         self._colorbar_map = colormap
         self._ticks_key: tuple = ()
+        self._titles: tuple = ()  # (layer texts, head texts, their positions in view units) on the axes now
+        self._token_ticks: dict[str, list] = {}  # side -> the token ticks on that axis now
+        self._framed: tuple | None = None  # (layers, heads, square) the view range was set for
+        self._square = False
         self._advance: dict[str, dict[str, float]] = {}  # per font
         self._highlight_key: tuple = ()
         self._outlined = self._crossed = False  # whether the highlight / ablation curves hold any line now
@@ -44,6 +55,7 @@ class AtlasPlot:
         self.graphics.setBackground(VIEW_BACKGROUND)
         axes = {side: LabelAxis(side) for side in ("left", "top", "right", "bottom")}
         self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0, enableMenu=False, axisItems=axes)
+        self.atlas_space = pg.ItemGroup()  # atlas coordinates; its transform scales them into the view's slots
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.mask_backdrop = MaskBackdrop()
         self.highlight_curve = pg.PlotDataItem(connect="finite", pen=pg.mkPen("#ff3030", width=2))
@@ -57,11 +69,9 @@ class AtlasPlot:
     def _setup_plot(self) -> None:
         """A static matrix view: layer 1 on top, no panning/zooming, our own menu, labels as axis ticks."""
         plot = self.plot_item
-        plot.addItem(self.mask_backdrop)
-        plot.addItem(self.image_item)
-        plot.addItem(self.highlight_curve)
-        plot.addItem(self.cross_curve)
-        plot.addItem(self.hover_curve)
+        plot.addItem(self.atlas_space, ignoreBounds=True)
+        for item in (self.mask_backdrop, self.image_item, self.highlight_curve, self.cross_curve, self.hover_curve):
+            self.atlas_space.addItem(item)
         plot.invertY(True)
         plot.setAspectLocked(False)  # fill the view; View > Square cells locks it (set_square_cells)
         plot.setMouseEnabled(x=False, y=False)
@@ -83,23 +93,29 @@ class AtlasPlot:
         self.cross_curve.setZValue(15)
         self.hover_curve.setZValue(12)
 
-    def fit(self, lay: AtlasLayout) -> None:
-        """Frame a new atlas shape (its ticks are redrawn on the next set_ticks)."""
+    def fit(self, lay: AtlasLayout, force: bool = False) -> None:
+        """Scale a new atlas shape into the view's slots; the view range changes only with the layers and heads
+        (or square cells). Its token ticks are redrawn on the next set_ticks."""
         self._ticks_key = ()
         self.mask_backdrop.set_rects([lay.map_rect(layer, head) for layer in range(lay.n_layers)
                                       for head in [*range(lay.n_heads), AVG]])
+        sx, sy = lay.view_scale
+        self.atlas_space.setTransform(QTransform.fromScale(sx, sy))
         vb = self.plot_item.getViewBox()
-        vb.setRange(xRange=(0, lay.width), yRange=(0, lay.height), padding=0.01)
-        vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
+        if self._square:  # square cells: screen pixels per view unit in x over y that make a cell square
+            vb.setAspectLocked(True, ratio=sy / sx)
+        framed = (lay.n_layers, lay.n_heads, self._square)
+        if framed != self._framed or force:
+            self._framed = framed
+            vb.setRange(xRange=(0, lay.n_heads + 1), yRange=(0, lay.n_layers), padding=0.01)
+            vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
 
     def set_ticks(self, lay: AtlasLayout, maps: KindMaps) -> None:
         """Layer/head titles always; token labels whole, abbreviated or none, at the cell size shown now."""
         self._tick_source = (lay, maps.query_labels, maps.key_labels)
         plot = self.plot_item
-        if self._ticks_key[:1] != (maps.values.shape,):  # titles depend on the shape only: new text costs a repaint
-            plot.getAxis("left").setTicks([[(off + lay.tq / 2, f"L{l + 1}") for l, off in enumerate(lay.row_off)]])
-            heads = [f"H{h + 1}" for h in range(lay.n_heads)] + ["avg"]
-            plot.getAxis("top").setTicks([[(off + lay.tk / 2, name) for off, name in zip(lay.col_off, heads)]])
+        if self._ticks_key[:1] != (maps.values.shape,):
+            self._set_titles(lay)
         cell_w, cell_h = self._cell_pixels(lay)
         font = plot.getAxis("bottom").style["tickFont"] or self.graphics.font()
         metrics = QFontMetricsF(font)
@@ -119,8 +135,13 @@ class AtlasPlot:
         if key == self._ticks_key:
             return
         self._ticks_key = key
-        plot.getAxis("right").setTicks(token_tick_levels(lay.row_off, rows) if rows else [])
-        plot.getAxis("bottom").setTicks(token_tick_levels(lay.col_off, cols) if cols else [])
+        sx, sy = lay.view_scale
+        # new ticks relay an axis out and repaint the view: labels too small to draw stay hidden at any length
+        for side, labels, offsets, scale in (("right", rows, lay.row_off, sy), ("bottom", cols, lay.col_off, sx)):
+            ticks = token_tick_levels(offsets, labels, scale) if labels else []
+            if ticks != self._token_ticks.get(side):
+                self._token_ticks[side] = ticks
+                plot.getAxis(side).setTicks(ticks)
         drawn = ((maps.query_labels, rows), (maps.key_labels, cols))
         shortened = tuple(t for full, shown in drawn if shown is not None and shown != full for t in full)
         hidden = [axis for axis, shown in (("query", rows), ("key", cols)) if shown is None]
@@ -129,15 +150,42 @@ class AtlasPlot:
             notes.append(f"{' and '.join(hidden)} labels too small to draw here: hover a cell to name its tokens")
         self.legend_changed(" · ".join(notes))
 
+    def _set_titles(self, lay: AtlasLayout) -> None:
+        """Layer and head titles centred on their maps; kept as they are while they would move by under half a
+        pixel (a new length moves a map's centre by a small fraction of its gutter): new ticks relay the axis out."""
+        sx, sy = lay.view_scale
+        layers = tuple(f"L{layer + 1}" for layer in range(lay.n_layers))
+        heads = (*(f"H{h + 1}" for h in range(lay.n_heads)), "avg")
+        at = tuple((lay.row_off + lay.tq / 2) * sy), tuple((lay.col_off + lay.tk / 2) * sx)
+        vb = self.plot_item.getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        per_unit = (vb.height() / max(y1 - y0, 1e-9), vb.width() / max(x1 - x0, 1e-9))
+        if self._titles[:2] == (layers, heads) and all(
+                abs(a - b) * scale < 0.5 for old, new, scale in zip(self._titles[2], at, per_unit)
+                for a, b in zip(old, new)):
+            return
+        self._titles = (layers, heads, at)
+        self.plot_item.getAxis("left").setTicks([list(zip(at[0], layers))])
+        self.plot_item.getAxis("top").setTicks([list(zip(at[1], heads))])
+
+    def to_scene(self, atlas: QPointF | QRectF) -> QPointF | QPolygonF:
+        """A point or rectangle in atlas coordinates, in the scene (the view's matrix brought up to date first)."""
+        return self.plot_item.getViewBox().mapViewToScene(self.atlas_space.mapToParent(atlas))
+
+    def from_scene(self, scene_pos: QPointF) -> QPointF:
+        """A scene point in atlas coordinates (the view's matrix brought up to date first)."""
+        return self.atlas_space.mapFromParent(self.plot_item.getViewBox().mapSceneToView(scene_pos))
+
     def labels_shown(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """The query (right) and key (bottom) token labels drawn now; None = too small, the hover line names them."""
         return (self._ticks_key[1], self._ticks_key[2]) if len(self._ticks_key) == 3 else (None, None)
 
     def _cell_pixels(self, lay: AtlasLayout) -> tuple[float, float]:
-        """On-screen width and height of one cell (the view spans the atlas plus 1% padding each side)."""
+        """On-screen width and height of one cell (the view spans the slots plus 1% padding each side)."""
         vb = self.plot_item.getViewBox()
         (x0, x1), (y0, y1) = vb.viewRange()
-        return vb.width() / max(x1 - x0, 1e-9), vb.height() / max(y1 - y0, 1e-9)
+        sx, sy = lay.view_scale
+        return vb.width() / max(x1 - x0, 1e-9) * sx, vb.height() / max(y1 - y0, 1e-9) * sy
 
     def _on_resized(self) -> None:
         if self._tick_source is not None:
@@ -175,7 +223,7 @@ class AtlasPlot:
         while len(self._ablated_labels) < len(rects):
             label = pg.TextItem("ablated", color="w", anchor=(0.5, 0.5), fill=pg.mkBrush(0, 0, 0, 160))
             label.setZValue(20)
-            self.plot_item.addItem(label)
+            self.atlas_space.addItem(label)
             self._ablated_labels.append(label)
         for k, label in enumerate(self._ablated_labels):
             if k < len(rects):
@@ -185,9 +233,11 @@ class AtlasPlot:
 
     def set_square_cells(self, square: bool, lay: AtlasLayout | None) -> None:
         """Square cells (aspect locked) or cells stretched to fill the view."""
-        self.plot_item.setAspectLocked(square)
+        self._square = square
+        if not square:
+            self.plot_item.setAspectLocked(False)
         if lay is not None:
-            self.fit(lay)
+            self.fit(lay, force=True)
 
     def set_hover(self, lay: AtlasLayout | None, cell: tuple[int, int, int, int] | None) -> None:
         """Outline the hovered cell's query row and key column in its map (nothing off the maps)."""

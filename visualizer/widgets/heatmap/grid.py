@@ -64,7 +64,7 @@ class AttentionGrid(QWidget):
         self.atlas_plot = AtlasPlot(colormap, max_token_ticks)
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
-        self.highlight_curve = self.atlas_plot.highlight_curve
+        self.highlight_curve, self.atlas_space = self.atlas_plot.highlight_curve, self.atlas_plot.atlas_space
         self.atlas_plot.legend_changed = self.header.set_legend
         self.stack = QStackedWidget()
         self.stack.addWidget(self.graphics)
@@ -183,7 +183,7 @@ class AttentionGrid(QWidget):
     def scale_mode(self) -> str:
         return self._scale_mode
     def map_rect(self, layer: int, head: int) -> QRectF:
-        """A map's rectangle in view (atlas pixel) coordinates; head -1 = average."""
+        """A map's rectangle in atlas coordinates (image pixels; atlas_space maps them to the scene); head -1 = avg."""
         return self._require_frame().layout.map_rect(layer, head)
 
     def displayed_matrix(self, layer: int, head: int) -> np.ndarray:
@@ -199,7 +199,7 @@ class AttentionGrid(QWidget):
         self._catch_up()
         if self._frame is None:
             return None
-        point = self.plot_item.getViewBox().mapSceneToView(scene_pos)
+        point = self.atlas_plot.from_scene(scene_pos)
         return self._frame.layout.cell_at(point.x(), point.y())
 
     def tooltip_text_at(self, layer: int, head: int, i: int, j: int) -> str:
@@ -264,8 +264,8 @@ class AttentionGrid(QWidget):
         return dialog
 
     def _refresh_dialog(self, force: bool = False) -> None:
-        shown = None if self._frame is None else self._frame.shown
-        self._large_view.refresh(self._maps, shown, MODE_TEXT[self._mode], force)
+        if force or self._large_view.is_visible():  # the values shown are made on demand: only for a dialog up
+            self._large_view.refresh(self._maps, self._frame and self._frame.shown, MODE_TEXT[self._mode], force)
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
         """The whole grid as PNG, captioned with its title, kind and mode, the input and the model's shape."""

@@ -16,7 +16,7 @@ MASK_LEGEND = "■ grey = masked (the query may not attend to that key)"
 
 
 class MaskBackdrop(QGraphicsItem):
-    """Grey hatched rectangles (view coordinates) drawn under the atlas image; the hatch is in screen pixels."""
+    """Grey rectangles (atlas coordinates) drawn under the atlas image, filled in screen pixels."""
 
     def __init__(self) -> None:
         super().__init__()
