@@ -185,6 +185,32 @@ def test_a_burst_faster_than_the_passes_waits_for_a_pause_and_ends_on_the_last_t
     assert shown[-1] == 7 and len(shown) <= 2  # the last text wins; earlier results were (nearly all) stale
 
 
+def test_one_quicker_pass_does_not_end_the_wait_for_a_pause_mid_burst(qtbot, runner):
+    """Passes of 40 ms, then the burst's own of 20 ms (a shorter input, or a faster moment of the machine): judged by
+    its last pass alone, the runner stopped waiting for a pause and started 4 stale passes after the first."""
+    started: list[int] = []
+
+    def job(i: int, seconds: float):
+        def run() -> int:
+            started.append(i)
+            time.sleep(seconds)
+            return i
+        return run
+
+    for _ in range(2):
+        runner.submit(job(-1, 0.04), lambda _v: None, lambda _m: None)
+        assert runner.wait_idle(5)
+    started.clear()
+    t0 = time.perf_counter()
+    for i in range(8):
+        while time.perf_counter() < t0 + i * 0.010:
+            qtbot.wait(1)
+        runner.submit(job(i, 0.02), lambda _v: None, lambda _m: None)
+    assert runner.wait_idle(5)
+    assert started[0] == 0 and started[-1] == 7
+    assert len(started) - 1 <= 2, started
+
+
 def test_a_key_during_a_quick_pass_starts_its_pass_at_once(qtbot, runner, monkeypatch):
     """Waiting for a pause in the typing pays only for passes longer than that pause: a job submitted while a quick
     pass runs starts when that pass ends, never a settle period later (here the period is 0.5 s, passes 0.1 s)."""

@@ -5,7 +5,8 @@ pass behind the newest text), and a finished job whose successor is already wait
 is stale. The next job starts once the previous result has been handed to the GUI thread (its callback returned;
 the repaint follows on the event loop), so a pass does not race the GUI for the frame before it. Keys that arrive
 while a pass runs mark a burst: when passes take at least SETTLE_S, the waiting job then starts when the typing
-pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. Ordered jobs (the decoder
+pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. "Passes take" is the longest
+of the last RECENT_PASSES: one quick pass (a shorter input) must not switch the rule off in the middle of a burst. Ordered jobs (the decoder
 stepper's commands) form a queue in front of that slot: they run one after another in the order given, each result
 is delivered, and each one drops a waiting plain job (its request already describes the newer state). The jobs are
 plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module knows nothing about
@@ -25,6 +26,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, Signal
 log = logging.getLogger(__name__)
 SETTLE_S = 0.025  # during a burst, a pause in the typing this long starts the next pass (fast keys: 10-20 ms apart)
 MAX_WAIT_PASSES = 3.0  # ... and it never waits longer than this many of the last pass's duration
+RECENT_PASSES = 3  # how many pass durations decide whether a burst waits for a pause
 _Item = tuple[Callable[[], Any], Callable[[Any], None], Callable[[str], None]]
 
 
@@ -44,7 +46,7 @@ class ThreadedRunner(QObject):
         self.started_jobs = 0  # how many jobs began running (benchmarks count the passes a burst costs)
         self._submitted_at = 0.0  # monotonic time of the newest plain job
         self._burst = False  # a plain job arrived while a pass was running: the user types faster than passes run
-        self._last_pass_s = 0.0
+        self._recent_passes: deque[float] = deque(maxlen=RECENT_PASSES)  # seconds, newest last
         self._finished.connect(self._hand_over, Qt.ConnectionType.QueuedConnection)
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
@@ -104,7 +106,7 @@ class ThreadedRunner(QObject):
                     return
                 # waiting pays only for passes longer than the pause it waits for: started at once, the final
                 # text's maps come at most two passes after its key, sooner than a SETTLE_S wait plus one pass
-                if self._burst and not self._ordered and self._last_pass_s >= SETTLE_S:
+                if self._burst and not self._ordered and self._pass_s() >= SETTLE_S:
                     self._settle()
                     if self._closed:
                         return
@@ -124,7 +126,7 @@ class ThreadedRunner(QObject):
                 callback, value = fail, f"{type(exc).__name__}: {exc}"
             with self._cond:
                 self._running = False
-                self._last_pass_s = time.monotonic() - started
+                self._recent_passes.append(time.monotonic() - started)
                 # a plain job with a newer job waiting is stale: its result is never drawn
                 stale = self._closed or (not ordered and (self._pending is not None or bool(self._ordered)))
                 if not stale:
@@ -132,11 +134,15 @@ class ThreadedRunner(QObject):
             if not stale:
                 self._finished.emit((callback, value))
 
+    def _pass_s(self) -> float:
+        """How long a pass takes now (lock held): the longest of the last few, 0 before the first."""
+        return max(self._recent_passes, default=0.0)
+
     def _settle(self) -> None:
         """Hold the waiting job (lock held) until the typing pauses for SETTLE_S, or for at most MAX_WAIT_PASSES
         passes: a pass started mid-burst is stale before it ends. A burst of 8 keys 10 ms apart on a 33 ms model
         then costs 1-2 passes after the first instead of 3, and its final maps arrive no later."""
-        deadline = time.monotonic() + max(SETTLE_S, MAX_WAIT_PASSES * self._last_pass_s)
+        deadline = time.monotonic() + max(SETTLE_S, MAX_WAIT_PASSES * self._pass_s())
         while not self._closed and not self._ordered:
             now = time.monotonic()
             wake = min(self._submitted_at + SETTLE_S, deadline)
