@@ -21,6 +21,18 @@ def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
     qtbot.waitUntil(lambda: session.idle and session.runner.wait_idle(0.0), timeout=timeout_ms)
 
 
+def show_grid(qtbot, kind: str, size: tuple[int, int]):
+    """An AttentionGrid of `kind` on screen at `size` (exposed: its view laid out) before any maps arrive."""
+    from visualizer.widgets.heatmap.grid import AttentionGrid
+
+    grid = AttentionGrid(kind)
+    qtbot.addWidget(grid)
+    grid.resize(*size)
+    with qtbot.waitExposed(grid):  # QT-NOTES: called bare it waits for nothing
+        grid.show()
+    return grid
+
+
 def show_playground(qtbot, session, size: tuple[int, int] = (1300, 850), **view_kw):
     """A PlaygroundView on `session` (`view_kw` go to the view), shown at `size`, with the source "0123" set."""
     from visualizer.widgets.playground.view import PlaygroundView

@@ -5,6 +5,8 @@ reports (hover, exports, large view) against the maps themselves.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.colours import make_lut
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from qt_helpers import show_grid
 
 LUT = make_lut()
 CLEAR = np.zeros(4, np.uint8)  # masked cells and gutters: fully transparent
@@ -19,12 +22,7 @@ CLEAR = np.zeros(4, np.uint8)  # masked cells and gutters: fully transparent
 
 @pytest.fixture
 def grid(qtbot):
-    widget = AttentionGrid("decoder_self")
-    qtbot.addWidget(widget)
-    widget.resize(900, 600)
-    with qtbot.waitExposed(widget):
-        widget.show()
-    return widget
+    return show_grid(qtbot, "decoder_self", (900, 600))
 
 
 def awkward_maps(seed: int = 0, n_layers: int = 2, n_heads: int = 4, tq: int = 6, tk: int = 7) -> KindMaps:
@@ -104,6 +102,18 @@ def test_a_non_finite_weight_is_blank_and_its_neighbours_keep_their_colours(grid
     others = [values[0, h, 4, 2] for h in (0, 2, 3)]
     avg = grid.map_rect(0, AVG)
     np.testing.assert_array_equal(image[int(avg.y()) + 4, int(avg.x()) + 2], colour_of(float(np.mean(others))))
+
+
+def test_a_nan_in_a_masked_cell_stays_blank_without_a_warning(grid):
+    maps = awkward_maps(3)
+    values = maps.values.copy()
+    values[0, 2, 0, 6] = np.nan  # query 0 may not see key 6: masked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "invalid value encountered in cast" would be an error here
+        grid.set_maps(KindMaps(maps.kind, values, maps.valid, maps.query_labels, maps.key_labels), mode="weights")
+    rect = grid.map_rect(0, 2)
+    np.testing.assert_array_equal(grid.image_item.image[int(rect.y()), int(rect.x()) + 6], CLEAR)
+    np.testing.assert_array_equal(grid.image_item.image[int(rect.y()), int(rect.x())], colour_of(values[0, 2, 0, 0]))
 
 
 def test_new_maps_after_a_query_show_the_new_numbers(grid):

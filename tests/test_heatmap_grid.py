@@ -127,7 +127,7 @@ def test_scale_modes_change_the_normalisation(grid):
 
 def test_shape_changes_reuse_items(grid):
     grid.set_maps(make_maps(2, 2, 4, 4))
-    n_items = len(grid.plot_item.items)
+    n_items = len(grid.plot_item.items), len(grid.atlas_space.childItems())  # overlays live in the atlas group
     for shape in [(3, 4, 6, 5), (1, 1, 2, 7), (2, 2, 4, 4)]:
         maps = make_maps(*shape, causal=False)
         grid.set_maps(maps)
@@ -136,7 +136,7 @@ def test_shape_changes_reuse_items(grid):
         assert grid.displayed_matrix(shape[0] - 1, shape[1] - 1).shape == shape[2:]
         np.testing.assert_array_equal(pixel(grid, shape[0] - 1, shape[1] - 1, 1, 1),
                                       expected_colour(maps.values[-1, -1, 1, 1]))
-        assert len(grid.plot_item.items) == n_items
+        assert (len(grid.plot_item.items), len(grid.atlas_space.childItems())) == n_items
         QApplication.processEvents()
         assert axis_texts(grid, "top") == [f"H{h + 1}" for h in range(shape[1])] + ["avg"]
         assert axis_texts(grid, "left") == [f"L{layer + 1}" for layer in range(shape[0])]

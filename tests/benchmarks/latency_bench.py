@@ -190,7 +190,7 @@ def import_torch_s(runs: int) -> float:
 
 # ----- garbage collection in the ready app ----------------------------------------------------------------------
 def full_gc_ms(runs: int = 3) -> tuple[float, float]:
-    """Median ms of a full `gc.collect()` in the ready app before and after the app's start-up freeze.
+    """(after, before): median ms of a full `gc.collect()` in the ready app after and before the start-up freeze.
 
     A full collection holds the GIL, so while it runs the GUI thread stalls; the app freezes what start-up built
     (visualizer.app.keep_startup_objects_out_of_gc), as this does, so later collections skip it.

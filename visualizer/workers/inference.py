@@ -6,9 +6,10 @@ is stale. The next job starts once the previous result has been handed to the GU
 the repaint follows on the event loop), so a pass does not race the GUI for the frame before it. Keys that arrive
 while a pass runs mark a burst: when passes take at least SETTLE_S, the waiting job then starts when the typing
 pauses (SETTLE_S) or after MAX_WAIT_PASSES passes' time; a quicker pass starts at once. "Passes take" is the longest
-of the last RECENT_PASSES: one quick pass (a shorter input) must not switch the rule off in the middle of a burst. Ordered jobs (the decoder
-stepper's commands) form a queue in front of that slot: they run one after another in the order given, each result
-is delivered, and each one drops a waiting plain job (its request already describes the newer state). The jobs are
+of the last RECENT_PASSES that succeeded: one quick pass (a shorter input) must not switch the rule off in the
+middle of a burst. Ordered jobs (the decoder stepper's commands) form a queue in front of that slot: they run one
+after another in the order given, each result is delivered, and each one drops a waiting plain job (its request
+already describes the newer state). The jobs are
 plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module knows nothing about
 what they compute.
 """
@@ -25,7 +26,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, Signal
 
 log = logging.getLogger(__name__)
 SETTLE_S = 0.025  # during a burst, a pause in the typing this long starts the next pass (fast keys: 10-20 ms apart)
-MAX_WAIT_PASSES = 3.0  # ... and it never waits longer than this many of the last pass's duration
+MAX_WAIT_PASSES = 3.0  # ... and it never waits longer than this many times a pass's duration
 RECENT_PASSES = 3  # how many pass durations decide whether a burst waits for a pause
 _Item = tuple[Callable[[], Any], Callable[[Any], None], Callable[[str], None]]
 
@@ -118,15 +119,16 @@ class ThreadedRunner(QObject):
                     (job, deliver, fail), self._pending = self._pending, None
                 self._running = True
                 self.started_jobs += 1
-            started = time.monotonic()
+            started, ok = time.monotonic(), True
             try:
                 callback, value = deliver, job()
             except Exception as exc:  # noqa: BLE001 - a failed pass reaches the user as a sentence
                 log.warning("forward pass failed", exc_info=True)
-                callback, value = fail, f"{type(exc).__name__}: {exc}"
+                callback, value, ok = fail, f"{type(exc).__name__}: {exc}", False
             with self._cond:
                 self._running = False
-                self._recent_passes.append(time.monotonic() - started)
+                if ok:  # a failed job says nothing about how long passes take
+                    self._recent_passes.append(time.monotonic() - started)
                 # a plain job with a newer job waiting is stale: its result is never drawn
                 stale = self._closed or (not ordered and (self._pending is not None or bool(self._ordered)))
                 if not stale:

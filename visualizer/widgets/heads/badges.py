@@ -57,7 +57,7 @@ class RoleBadges(QObject):
         return {key: text for key, (_, text) in zip(self._placed, self.layer.badges())}
 
     def corners(self) -> dict[tuple[int, int], QPointF]:
-        """(layer, head) -> the view point the badge's top-right corner is pinned to."""
+        """(layer, head) -> the point (atlas coordinates) the badge's top-right corner is pinned to."""
         if self._dirty:
             self.refresh()
         return {key: corner for key, (corner, _) in zip(self._placed, self.layer.badges())}

@@ -86,7 +86,7 @@ class AtlasLayout:
         return QRectF(float(self.col_off[col]), float(self.row_off[layer]), float(self.tk), float(self.tq))
 
     def cell_at(self, x: float, y: float) -> tuple[int, int, int, int] | None:
-        """(layer, head, i, j) under a view point (head -1 = average), None in gutters or outside."""
+        """(layer, head, i, j) under a point in atlas coordinates (head -1 = average), None in gutters or outside."""
         col_px, row_px = int(np.floor(x)), int(np.floor(y))
         if not (0 <= row_px < self.height and 0 <= col_px < self.width):
             return None

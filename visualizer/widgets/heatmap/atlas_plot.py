@@ -190,6 +190,7 @@ class AtlasPlot:
     def _on_resized(self) -> None:
         if self._tick_source is not None:
             lay, query, key = self._tick_source
+            self._set_titles(lay)  # kept within half a pixel of their maps at the old size: check at the new one
             self.set_ticks(lay, _Labels(lay, query, key))
 
     def set_colorbar_levels(self, levels: tuple[float, float]) -> None:
