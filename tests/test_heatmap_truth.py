@@ -52,6 +52,24 @@ def test_prediction_line_shows_special_tokens(view):
     assert "<bos> 0 <eos> <pad>" in view.output_label.toolTip()
 
 
+def test_a_long_prediction_ends_in_an_ellipsis_and_copies_whole(view, qtbot):
+    """Old code: cut mid-token at the edge, nothing said more followed (and it kept a selectable text document of
+    the whole line, laid out again on every keystroke)."""
+    tokens = tuple(str(i % 10) for i in range(120)) + ("<eos>",)
+    view.show_maps(dataclasses.replace(view.session.last_frame.maps, output_tokens=tokens))
+    label, whole = view.output_label, " ".join(tokens)
+    shown = label.text()
+    assert shown.endswith("…") and whole.startswith(shown[:-1].rstrip())
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert whole in label.toolTip()
+    view.output_slot.copy_action.trigger()  # what right-click > Copy prediction does
+    assert QApplication.clipboard().text() == whole
+    view.resize(view.width() + 300, view.height())  # a wider window shows more of it
+    qtbot.waitUntil(lambda: len(label.text()) > len(shown))
+    view.show_maps(dataclasses.replace(view.session.last_frame.maps, output_tokens=("7", "<eos>")))
+    assert label.text() == "7 <eos>"
+
+
 @pytest.fixture
 def grid(qtbot) -> AttentionGrid:
     widget = AttentionGrid("cross")

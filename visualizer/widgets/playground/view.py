@@ -15,7 +15,7 @@ from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
-from visualizer.widgets.common.stable_label import LabelSlot, fix_label_size
+from visualizer.widgets.common.stable_label import ElidedLabelSlot, fix_label_size
 from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
@@ -83,13 +83,12 @@ class PlaygroundView(QWidget):
         self.restore_heads.setToolTip("Switch every ablated head back on (Ctrl+Shift+H)")
         self.restore_heads.setShortcut("Ctrl+Shift+H")
         # new text per keystroke: in a LabelSlot it repaints only itself (in a layout it re-laid out the window)
-        self.output_slot = LabelSlot()
+        self.output_slot = ElidedLabelSlot("Copy prediction")
         self.output_label = self.output_slot.label  # plain text in bold: rich text cost ~0.4 ms a keystroke to draw
         self.output_label.setTextFormat(Qt.TextFormat.PlainText)
         bold = self.output_label.font()
         bold.setBold(True)
         self.output_label.setFont(bold)
-        self.output_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.output_caption = QLabel("Prediction:")  # per position; the decoder input is in its tooltip (and the
         # stepper says it): as a caption here it left the tokens a few pixels at 1400 px
         self.output_label.setToolTip("The model's argmax prediction at each decoder position")
@@ -217,8 +216,8 @@ class PlaygroundView(QWidget):
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
             self.output_caption.setToolTip(caption_tip)
-        self.output_label.setText(prediction)
-        # the label no longer widens its column, so a long prediction is clipped there: the tooltip has it whole
+        self.output_slot.set_text(prediction)
+        # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position (decoder input: "
                                      f"{source}):\n{prediction}")
 
