@@ -66,8 +66,7 @@ class AtlasFrame:
         """Colour `shown` through the packed LUT into `rgba` (returned); ablated (L, H) heads get dimmed colours."""
         if (mode in UNIT_MODES and scale_mode == "shared" and ablated is None and self._on is None
                 and self._index_unit_scale()):
-            np.take(lut32, self._atlas_idx, out=self.rgba.view(np.uint32)[..., 0], mode="clip")
-            return self.rgba
+            return self._look_up(lut32)
         self.lo, self.hi = colour_levels(self.shown, scale_mode, mode)
         scaled = colour_scale(self.shown, self.lo, self.hi, out=self._scaled)  # (L, H+1, Tq, Tk)
         self._heads_idx[...] = scaled[:, :-1].transpose(0, 2, 1, 3)  # float -> uint16 floors
@@ -75,7 +74,12 @@ class AtlasFrame:
         if ablated is not None:
             by_map = self._heads_idx.transpose(0, 2, 1, 3)  # (L, H, Tq, Tk) view
             by_map[ablated] += DIM_OFFSET
-        np.take(lut32, self._atlas_idx, out=self.rgba.view(np.uint32)[..., 0], mode="clip")  # unbuffered
+        return self._look_up(lut32)
+
+    def _look_up(self, lut32: np.ndarray) -> np.ndarray:
+        """`rgba` from the LUT indices. Every index is below the LUT's 2 * 257 rows by construction, so "wrap" never
+        wraps: like "clip" it writes `out` unbuffered ("raise" copies), without clip's bound per element."""
+        np.take(lut32, self._atlas_idx, out=self.rgba.view(np.uint32)[..., 0], mode="wrap")
         return self.rgba
 
     def _index_unit_scale(self) -> bool:

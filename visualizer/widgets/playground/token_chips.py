@@ -80,6 +80,7 @@ class TokenChips(QWidget):
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
         self._row_chips: tuple[list[Chip], list[Chip]] = ([], [])  # as laid out last, per row
+        self._kept: tuple[int, int] = (0, 0)  # per row, the leading chips the last layout kept from the one before
         self._laid: tuple | None = None  # (rows, column widths, widget width) of the last layout
         self._n_blocks = 1
         self._widest = MIN_CHIP_WIDTH  # widest column, which sets minimumSizeHint
@@ -130,9 +131,9 @@ class TokenChips(QWidget):
 
     def _relayout(self) -> None:
         """Wrap the chips to the current width and reserve the height the expected row needs at this width."""
-        expected = self._column_widths((self._rows[1],))  # the expected row alone sets the reserved height
-        widths = self._column_widths((self._rows[0],), expected)
-        before, blocks_before = self._chips, self._n_blocks
+        expected = self._column_widths(self._rows[1])  # the expected row alone sets the reserved height
+        widths = self._column_widths(self._rows[0], expected)
+        before, blocks_before = self._row_chips, self._n_blocks
         self._chips, self._n_blocks = self._layout_chips(self._rows, widths)
         key = (self._rows[1], self.width())
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
@@ -148,25 +149,22 @@ class TokenChips(QWidget):
             self.updateGeometry()
         if self._n_blocks != blocks_before:
             self.update()
-        else:  # repaint only the chips that changed: a keystroke changes one or two of dozens
-            kept = {id(chip) for chip in self._chips}.intersection(map(id, before))  # reused: unchanged
-            changed = [chip for chip in (*before, *self._chips) if id(chip) not in kept]
-            dirty = QRegion()
-            for chip in changed:
-                dirty += chip.rect
+        else:  # repaint only the chips that changed (a keystroke changes one or two of dozens): each row's chips
+            dirty = QRegion()  # past its kept prefix, as they were and as they are
+            for old, new, keep in zip(before, self._row_chips, self._kept):
+                for chip in (*old[keep:], *new[keep:]):
+                    dirty += chip.rect
             self.update(dirty)
 
-    def _column_widths(self, rows: Sequence[Sequence[tuple[str, str, bool]]],
-                       base: Sequence[int] = ()) -> list[int]:
-        """Each column as wide as the widest token of `rows` in it, and at least `base` (other rows' widths)."""
-        widths = [*base] + [MIN_CHIP_WIDTH] * max(max((len(r) for r in rows), default=0) - len(base), 0)
-        for row in rows:
-            for i, (text, _, _) in enumerate(row):
-                width = self._advance.get(text)
-                if width is None:
-                    width = self._advance[text] = self.fontMetrics().horizontalAdvance(text) + 2 * PAD
-                widths[i] = max(widths[i], width)
-        return widths
+    def _column_widths(self, row: Sequence[tuple[str, str, bool]], base: Sequence[int] = ()) -> list[int]:
+        """Each column as wide as its token in `row` (at least MIN_CHIP_WIDTH) and as `base` (another row's widths;
+        columns past the end of `row` keep those)."""
+        advance = self._advance
+        for text in {text for text, _, _ in row}.difference(advance):  # each new token measured once
+            advance[text] = self.fontMetrics().horizontalAdvance(text) + 2 * PAD
+        own = [max(advance[text], MIN_CHIP_WIDTH) for text, _, _ in row]
+        n = min(len(own), len(base))
+        return [*map(max, own[:n], base[:n]), *own[n:], *base[n:]]
 
     def _line_starts(self, widths: Sequence[int]) -> list[int]:
         """Index of the first column of each line: as many columns per line as fit the width (at least one)."""
@@ -212,6 +210,7 @@ class TokenChips(QWidget):
                 chips.append(Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height)))
             row_chips.append(chips)
         self._row_chips = (row_chips[0], row_chips[1])
+        self._kept = keeps  # per row, how many leading chips are the same objects as before
         self._laid = (rows, widths, self.width())
         return tuple(row_chips[0] + row_chips[1]), len(starts)
 
