@@ -320,16 +320,16 @@ def startup_rows(runs: int) -> list[Row]:
 def keystroke_rows(window, lengths: Sequence[int], n_keys: int) -> list[Row]:
     """p95 key-to-repaint per source length; the headline is length 32 with the worst of the three grid tabs.
 
-    Each length also gets its floor (latency_bench.floor_ms: capture + a bare ImageItem's upload and paint of the
-    same pixels, per tab) and the worst tab's keystroke / floor ratio.
+    Each length also gets its floor (latency_bench.BareFloor: capture + a bare ImageItem's upload and paint of the
+    same pixels, per tab, measured in blocks alternating with the keystrokes) and the worst tab's keystroke / floor
+    ratio.
     """
     import keystroke_bench
     import latency_bench
 
     rows = []
     for length in lengths:
-        r = keystroke_bench.measure_keystrokes(window, length, n_keys)
-        floor = latency_bench.floor_ms(window, n_keys)
+        r, floor = keystroke_bench.measure_with_floor(window, length, n_keys)
         per_tab = ", ".join(f"{k.split('_')[0]} {v:.1f}" for k, v in r.p95_ms.items())
         paints = min(r.paints_per_key.values())
         note = f"worst tab; p95 per tab: {per_tab}; {n_keys} keys/tab, {paints:g} grid paints/key"

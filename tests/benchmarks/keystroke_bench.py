@@ -90,6 +90,50 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: fl
     return (time.perf_counter() - start) * 1e3
 
 
+def measure_with_floor(window: Application, length: int, n_keys: int, blocks: int = 4, warmup: int = 8,
+                       settle: int = 2) -> tuple[KeystrokeResult, dict[str, float]]:
+    """Keystrokes as in measure_keystrokes and their floor (latency_bench.BareFloor), per tab in alternating blocks.
+
+    This machine's speed drifts by a third between runs, and within one: measured one after the other, a slow spell
+    during the keystrokes and a quick one during the floor (or the reverse) moved the ratio at length 128 between
+    1.4 and 1.8 x from run to run. Alternating blocks weigh a drift on both sides alike. Each block starts with
+    `settle` keys or passes not counted: the first after the other kind of work runs colder (or warmer).
+    """
+    import latency_bench
+
+    length = set_source_length(window, length)
+    view = window.playground
+    edit = view.input_panel.source
+    keys = [Qt.Key.Key_Backspace, Qt.Key.Key_7]  # an even number per block: each floor block sees the same length
+    p95, median, paints, floor = {}, {}, {}, {}
+    per_block = -(-n_keys // blocks)
+    for kind, grid in view.grids.items():
+        view.grid_tabs.setCurrentWidget(grid)
+        QApplication.processEvents()
+        counter = PaintCounter(grid.graphics.viewport())
+        watch = FramePaints(window.session, counter)
+        for i in range(warmup):
+            _keystroke_ms(edit, keys[i % 2], watch)
+        bare = latency_bench.BareFloor(window, grid)
+        times, floor_times, counted = [], [], 0
+        for _ in range(blocks):
+            for i in range(settle):
+                _keystroke_ms(edit, keys[i % 2], watch)
+            before = counter.count
+            times += [_keystroke_ms(edit, keys[i % 2], watch) for i in range(per_block)]
+            counted += counter.count - before
+            bare.passes(settle)
+            floor_times += bare.passes(per_block)
+        bare.close()
+        watch.detach()
+        counter.detach()
+        p95[kind], median[kind] = float(np.percentile(times, 95)), float(np.median(times))
+        paints[kind], floor[kind] = counted / len(times), float(np.percentile(floor_times, 95))
+    if len(edit.text()) not in (length - 1, length):
+        raise RuntimeError(f"typing went wrong: the source has {len(edit.text())} symbols, expected ~{length}")
+    return KeystrokeResult(length, p95, median, paints), floor
+
+
 def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 8) -> KeystrokeResult:
     """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn.
 

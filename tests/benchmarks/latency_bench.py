@@ -28,40 +28,53 @@ BURST_GAP_MS = 10
 
 
 # ----- the floor ----------------------------------------------------------------------------------------------
+class BareFloor:
+    """The floor of one grid tab: a bare pyqtgraph ImageItem of the grid's size showing the grid's own pixels."""
+
+    def __init__(self, window, grid) -> None:
+        self._session = window.session
+        self._pixels = np.array(grid.image_item.image, copy=True)
+        self._widget = pg.GraphicsLayoutWidget()
+        self._item = pg.ImageItem(axisOrder="row-major")
+        self._widget.addPlot().addItem(self._item)
+        self._widget.resize(grid.graphics.size())
+        self._widget.show()
+        self._item.setImage(self._pixels, autoLevels=False)
+        QApplication.processEvents()
+        self._counter = ui_bench.PaintCounter(self._widget.viewport())
+
+    def passes(self, n: int) -> list[float]:
+        """ms of each of n passes: capture_maps on the session's current input, then setImage and paint."""
+        from visualizer.state.capture import capture_maps
+
+        s = self._session
+        src, tgt = s._src_tensor(), s._target_tensor()  # noqa: SLF001 - exactly the session's own inputs
+        times = []
+        for _ in range(n):
+            before, start = self._counter.count, time.perf_counter()
+            capture_maps(s.hub.model, s.vocabulary, src, tgt, s.masks, s.head_gates(), s.mode, None)
+            self._item.setImage(self._pixels, autoLevels=False)
+            while self._counter.count == before:
+                QApplication.processEvents()
+            times.append((time.perf_counter() - start) * 1e3)
+        return times
+
+    def close(self) -> None:
+        self._counter.detach()
+        self._widget.close()
+        self._widget.deleteLater()
+        QApplication.processEvents()
+
+
 def floor_ms(window, n: int) -> dict[str, float]:
     """p95 ms per grid tab of: capture_maps on the session's current input + setImage and paint in a bare ImageItem."""
-    from visualizer.state.capture import capture_maps
-
-    session, view = window.session, window.playground
-    src, tgt = session._src_tensor(), session._target_tensor()  # noqa: SLF001 - exactly the session's own inputs
-    out: dict[str, float] = {}
+    view, out = window.playground, {}
     for kind, grid in view.grids.items():
         view.grid_tabs.setCurrentWidget(grid)
         QApplication.processEvents()
-        pixels = np.array(grid.image_item.image, copy=True)
-        bare = pg.GraphicsLayoutWidget()
-        item = pg.ImageItem(axisOrder="row-major")
-        plot = bare.addPlot()
-        plot.addItem(item)
-        bare.resize(grid.graphics.size())
-        bare.show()
-        item.setImage(pixels, autoLevels=False)
-        QApplication.processEvents()
-        counter = ui_bench.PaintCounter(bare.viewport())
-        times = []
-        for _ in range(n):
-            before, start = counter.count, time.perf_counter()
-            capture_maps(session.hub.model, session.vocabulary, src, tgt, session.masks, session.head_gates(),
-                         session.mode, None)
-            item.setImage(pixels, autoLevels=False)
-            while counter.count == before:
-                QApplication.processEvents()
-            times.append((time.perf_counter() - start) * 1e3)
-        counter.detach()
-        bare.close()
-        bare.deleteLater()
-        out[kind] = float(np.percentile(times, 95))
-    QApplication.processEvents()
+        floor = BareFloor(window, grid)
+        out[kind] = float(np.percentile(floor.passes(n), 95))
+        floor.close()
     return out
 
 
