@@ -92,7 +92,11 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: fl
 
 def measure_with_floor(window: Application, length: int, n_keys: int, blocks: int = 4, warmup: int = 8,
                        settle: int = 2) -> tuple[KeystrokeResult, dict[str, float]]:
-    """Keystrokes as in measure_keystrokes and their floor (latency_bench.BareFloor), per tab in alternating blocks.
+    """Backspace and '7' alternately (the length stays put) with each grid tab visible in turn, and the keystrokes'
+    floor (latency_bench.BareFloor), per tab in alternating blocks.
+
+    The first keys after a new length or tab pay one-time costs (buffers for the new shapes, text measured once):
+    up to about six keys on the first tab, so `warmup` keys per tab are typed and not counted.
 
     This machine's speed drifts by a third between runs, and within one: measured one after the other, a slow spell
     during the keystrokes and a quick one during the floor (or the reverse) moved the ratio at length 128 between
@@ -132,34 +136,3 @@ def measure_with_floor(window: Application, length: int, n_keys: int, blocks: in
     if len(edit.text()) not in (length - 1, length):
         raise RuntimeError(f"typing went wrong: the source has {len(edit.text())} symbols, expected ~{length}")
     return KeystrokeResult(length, p95, median, paints), floor
-
-
-def measure_keystrokes(window: Application, length: int, n_keys: int, warmup: int = 8) -> KeystrokeResult:
-    """Backspace and '7' alternately (so the length stays put), with each of the three grid tabs visible in turn.
-
-    The first keys after a new length or tab pay one-time costs (buffers for the new shapes, text measured once):
-    up to about six keys on the first tab, so `warmup` keys per tab are typed and not counted.
-    """
-    length = set_source_length(window, length)
-    view = window.playground
-    edit = view.input_panel.source
-    keys = [Qt.Key.Key_Backspace, Qt.Key.Key_7]
-    p95, median, paints = {}, {}, {}
-    for kind, grid in view.grids.items():
-        view.grid_tabs.setCurrentWidget(grid)
-        QApplication.processEvents()
-        counter = PaintCounter(grid.graphics.viewport())
-        watch = FramePaints(window.session, counter)
-        for i in range(warmup):
-            _keystroke_ms(edit, keys[i % 2], watch)
-        counter.count = watch.paints_at_frame = 0
-        times = np.array([_keystroke_ms(edit, keys[(warmup + i) % 2], watch) for i in range(n_keys)])
-        watch.detach()
-        counter.detach()
-        p95[kind], median[kind] = float(np.percentile(times, 95)), float(np.median(times))
-        paints[kind] = counter.count / n_keys
-    if len(edit.text()) not in (length - 1, length):
-        raise RuntimeError(f"typing went wrong: the source has {len(edit.text())} symbols, expected ~{length}")
-    return KeystrokeResult(length, p95, median, paints)
-
-

@@ -66,18 +66,6 @@ class BareFloor:
         QApplication.processEvents()
 
 
-def floor_ms(window, n: int) -> dict[str, float]:
-    """p95 ms per grid tab of: capture_maps on the session's current input + setImage and paint in a bare ImageItem."""
-    view, out = window.playground, {}
-    for kind, grid in view.grids.items():
-        view.grid_tabs.setCurrentWidget(grid)
-        QApplication.processEvents()
-        floor = BareFloor(window, grid)
-        out[kind] = float(np.percentile(floor.passes(n), 95))
-        floor.close()
-    return out
-
-
 def forward_after_pause(window, n: int, pause_s: float = 0.005) -> tuple[float, float]:
     """p95 ms of the session's capture_maps back to back, and after `pause_s` of sleep (as after a frame).
 
