@@ -30,19 +30,21 @@ class LabelSlot(QWidget):
 
 
 class ElidedLabelSlot(LabelSlot):
-    """A LabelSlot whose text ends in "…" where it does not fit; right-click copies the whole text.
+    """A LabelSlot whose text ends in "…" where it does not fit; with a `copy_title`, right-click copies it whole.
 
     Why not a selectable label clipped at the edge: selection keeps a text document of the whole line, laid out again
     on every keystroke (0.3 ms of a 128-token frame), and a line cut mid-token did not say that more follows.
     """
 
-    def __init__(self, copy_title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, copy_title: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
-        self.copy_action = QAction(copy_title, self.label)
-        self.copy_action.triggered.connect(lambda: QGuiApplication.clipboard().setText(self._full))
-        self.label.addAction(self.copy_action)
-        self.label.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.copy_action: QAction | None = None
+        if copy_title is not None:
+            self.copy_action = QAction(copy_title, self.label)
+            self.copy_action.triggered.connect(lambda: QGuiApplication.clipboard().setText(self._full))
+            self.label.addAction(self.copy_action)
+            self.label.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
     def set_text(self, text: str) -> None:
         """Show `text`, elided to the slot's width (full_text() keeps it whole)."""
@@ -58,7 +60,7 @@ class ElidedLabelSlot(LabelSlot):
         self._elide()
 
     def _elide(self) -> None:
-        width = self.label.contentsRect().width()
+        width = max(self.label.contentsRect().width() - 4, 0)  # a little room: the last glyph never touches the edge
         self.label.setText(self.label.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, width))
 
 

@@ -94,10 +94,9 @@ class AtlasFrame:
         if not np.isfinite(avg, where=valid, out=np.ones(avg.shape, bool)).all():
             return False
         self.lo, self.hi = 0.0, 1.0
-        heads = self._scaled[:, :-1]
-        for scaled in (heads, avg):
-            np.multiply(scaled if scaled is avg else values, np.float32(N_COLOURS), out=scaled)
-            np.clip(scaled, 0, N_COLOURS - 1, out=scaled)
+        heads = np.multiply(values, np.float32(N_COLOURS), out=self._scaled[:, :-1])
+        avg *= np.float32(N_COLOURS)
+        np.clip(self._scaled, 0, N_COLOURS - 1, out=self._scaled)  # heads and average: every cell written above
         with np.errstate(invalid="ignore"):  # a NaN in a masked cell casts to junk, overwritten with blank below
             self._heads_idx[...] = heads.transpose(0, 2, 1, 3)  # float -> uint16 floors
             self._avg_idx[...] = avg

@@ -4,11 +4,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from visualizer.state.snapshots import InputError
-from visualizer.widgets.common.stable_label import LabelSlot
+from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
@@ -41,11 +40,11 @@ class InputPanel(QWidget):
                              "Picking a task loads the shipped model trained on it (asks first if you have your own)")
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips
-        self.expected_slot = LabelSlot()
+        self.expected_slot = ElidedLabelSlot()
         self.expected = self.expected_slot.label
         self.expected.setTextFormat(Qt.TextFormat.PlainText)  # tokens such as <eos> are text, never tags
         self.expected.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self._expected_text = "—"
+        self.expected_slot.set_text("—")
         self.prefix = QLineEdit()
         self.prefix.setPlaceholderText("optional: tokens forced at the start of decoding")
         self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
@@ -105,15 +104,6 @@ class InputPanel(QWidget):
         self.task.blockSignals(False)
 
     def set_expected(self, tokens: tuple[str, ...]) -> None:
-        self._expected_text = " ".join(tokens) or "—"
-        self.expected.setToolTip(f"The task's expected output for this source:\n{self._expected_text}")
-        self._elide_expected()
-
-    def _elide_expected(self) -> None:
-        width = self.expected_slot.width()
-        self.expected.setText(self.expected.fontMetrics().elidedText(
-            self._expected_text, Qt.TextElideMode.ElideRight, max(width - 4, 0)))
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
-        super().resizeEvent(event)
-        self._elide_expected()
+        text = " ".join(tokens) or "—"
+        self.expected.setToolTip(f"The task's expected output for this source:\n{text}")
+        self.expected_slot.set_text(text)
