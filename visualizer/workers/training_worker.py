@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import numpy as np
 import torch
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
@@ -94,7 +94,9 @@ class TrainingWorker(QObject):
             if gc_was_enabled:
                 gc.enable()
         self.finished.emit(self.outcome)
-        self.moveToThread(QCoreApplication.instance().thread())  # so the GUI thread may delete us
+        # No moveToThread back to the GUI thread here: Qt takes its signal-slot mutexes there while this thread
+        # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocked CI.
+        # The state keeps this object until the thread has finished, so deleting it from the GUI thread is safe.
         QThread.currentThread().quit()
 
     def _train(self) -> TrainingOutcome:
