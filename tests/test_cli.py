@@ -123,7 +123,10 @@ def test_divergence_exits_1_without_traceback(tmp_path, capsys, monkeypatch):
     assert not out.exists()
 
 
-def test_unwritable_output_exits_1(tmp_path, capsys):
+def test_unwritable_output_exits_1(tmp_path, capsys, monkeypatch):
+    spare_dir = tmp_path / "spare"  # the model falls back to the temp folder: this test's own, not the machine's
+    spare_dir.mkdir()
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(spare_dir))
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a folder")
     code = main(["train", "--task", "copy", "--steps", "2", "--batch-size", "4", "--max-len", "3", "--device", "cpu",
@@ -131,6 +134,8 @@ def test_unwritable_output_exits_1(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 1 and captured.out == ""
     assert captured.err.strip().splitlines()[-1].startswith("attention-playground: error: could not write")
+    spares = list(spare_dir.glob("attention-playground-model-*.pt"))
+    assert len(spares) == 1 and str(spares[0]) in captured.err  # the trained model is kept, and the user told where
 
 
 def test_train_uses_the_positional_kinds_default_recipe_unless_told(tmp_path):
