@@ -14,6 +14,7 @@ from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
+from visualizer.state.snapshots import ProbeSnapshot
 
 from qt_helpers import wait_frame
 
@@ -339,3 +340,56 @@ def test_a_lazy_page_that_fails_to_build_says_why_and_builds_on_the_next_show(qt
     tabs.setCurrentIndex(1)
     assert page.built and not page.error_label.isVisible() and page.content().isVisible()
     assert page.content().text() == "the lab"
+
+
+def test_the_trainer_tab_is_built_when_first_opened_and_knows_what_happened_before(qtbot, tmp_path):
+    """Start-up no longer builds the Trainer tab (~50 ms of launch-to-ready); opened later, it shows the loaded
+    model's curves and a probe mean over the heads switched on in the Playground before it existed, and after."""
+    from visualizer.workers.training_worker import probe_maps
+
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
+    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
+    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
+                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    app = open_window(qtbot, path)
+    tabs = app.window.tabs
+    page = tabs.widget(2)
+    assert tabs.tabText(2).replace("&", "") == "Trainer" and not page.built
+    app.session.set_head_enabled("encoder_self", 0, 1, False)  # switched off while the tab does not exist yet
+    bar = tabs.tabBar()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(2).center())
+    qtbot.waitUntil(lambda: page.built and app.trainer_tab.isVisible(), timeout=5000)
+    tab = app.trainer_tab
+    assert tab.parent() is page
+    np.testing.assert_array_equal(tab.curves.curves["loss"].getData()[0], [1, 2, 3])
+    snap = ProbeSnapshot(3, "1234", probe_maps(app.hub.model, app.hub.task, "1234", torch.device("cpu")))
+    tab.probe.set_snapshots((snap,))
+    tab.probe.kind_combo.setCurrentIndex(tab.probe.kind_combo.findData("encoder_self"))
+    tab.probe.layer_combo.setCurrentIndex(0)
+    tab.probe.head_combo.setCurrentIndex(tab.probe.head_combo.findText("mean of heads on"))
+    heads = snap.maps["encoder_self"].values[0]  # (H, S, S)
+    np.testing.assert_allclose(tab.probe.image.image, heads[[0, 2, 3]].mean(axis=0), atol=1e-6)
+    app.session.set_head_enabled("encoder_self", 0, 1, True)  # and it keeps listening
+    np.testing.assert_allclose(tab.probe.image.image, heads.mean(axis=0), atol=1e-6)
+    close_window(qtbot, app)
+
+
+def test_the_trainer_keys_work_in_the_window_where_the_page_owns_them(qtbot, tiny_checkpoint):
+    """Ctrl+Return continues training and Esc stops it, on the tab the window built late (keys.py, page.py)."""
+    app = open_window(qtbot, tiny_checkpoint)
+    app.window.tabs.setCurrentIndex(2)
+    tab = app.trainer_tab
+    qtbot.waitUntil(tab.isVisible, timeout=5000)
+    tab.form.steps_spin.setValue(100_000)  # far more than this test waits for
+    with qtbot.waitActive(app.window):
+        app.window.activateWindow()
+    field = tab.form.seed_spin
+    field.setFocus()
+    qtbot.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert app.training.state == "running"
+    qtbot.waitUntil(lambda: app.training.progress is not None, timeout=20000)
+    tab.pause_button.setFocus()
+    qtbot.keyClick(tab.pause_button, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not app.training.busy, timeout=20000)
+    assert app.training.end_reason == "stopped"
+    close_window(qtbot, app)

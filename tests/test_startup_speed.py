@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 import weakref
+from types import SimpleNamespace
 from pathlib import Path
 
 import torch
@@ -63,3 +65,32 @@ def test_a_frozen_model_is_still_freed_when_dropped():
         assert alive() is None
     finally:
         gc.unfreeze()
+
+
+def test_the_startup_probe_stamps_model_ready_when_ready_fires(qtbot, tmp_path, monkeypatch):
+    """Not at its next 5 ms poll: queued behind the ready window's first paint (~55 ms), a poll ran after it in
+    about half of the launches, and the benchmark's model-ready wandered by that much."""
+    from PySide6.QtCore import QObject, Signal
+    from PySide6.QtWidgets import QMainWindow
+
+    from visualizer import startup_probe
+
+    class Root(QObject):
+        ready = Signal()
+
+    quits = []  # the probe quits the app once it has written its file; here it must not end the test session
+    monkeypatch.setattr(startup_probe, "QApplication", SimpleNamespace(instance=lambda: SimpleNamespace(
+        quit=lambda: quits.append(1))))
+    window, root, path = QMainWindow(), Root(), tmp_path / "probe.json"
+    qtbot.addWidget(window)
+    probe = startup_probe.StartupProbe(window, root.ready, path)
+    window.show()
+    qtbot.waitUntil(lambda: "first_paint" in probe.times, timeout=5000)
+    qtbot.wait(20)  # a few polls with nothing ready: nothing written
+    assert not path.exists()
+    before = time.time()
+    root.ready.emit()
+    after = time.time()
+    times = json.loads(path.read_text())
+    assert times["first_paint"] <= before <= times["model_ready"] <= after
+    qtbot.waitUntil(lambda: quits == [1], timeout=2000)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.widgets.pe.page import PEPage
     from visualizer.widgets.pe.tab import PETab
     from visualizer.widgets.playground.view import PlaygroundView
+    from visualizer.widgets.trainer.page import TrainerPage
     from visualizer.widgets.trainer.tab import TrainerTab
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class Application(QObject):
         self.pe_state: PELabState | None = None
         self.playground: PlaygroundView | None = None
         self._pe_page: PEPage | None = None
-        self.trainer_tab: TrainerTab | None = None
+        self._trainer_page: TrainerPage | None = None
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
         self.architecture: ArchitectureController | None = None
@@ -109,7 +110,7 @@ class Application(QObject):
         from visualizer.widgets.pe.page import PEPage
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
-        from visualizer.widgets.trainer.tab import TrainerTab
+        from visualizer.widgets.trainer.page import TrainerPage
         from visualizer.workers.decode_job import DecodeJob
         from visualizer.workers.inference import ThreadedRunner
         from visualizer.workers.training_worker import TrainingWorker
@@ -128,8 +129,8 @@ class Application(QObject):
         self.beam_panel = BeamPanel(self.beam)
         self.playground.decoder_panel.add_extension(self.beam_panel)
         self._pe_page = PEPage(self.pe_state)  # built when first shown
-        self.trainer_tab = TrainerTab(hub, self.training)
-        for widget, title in zip((self.playground, self._pe_page, self.trainer_tab), TAB_TITLES):
+        self._trainer_page = TrainerPage(hub, self.training, self.session.gates, self.session.gates_changed)  # lazy
+        for widget, title in zip((self.playground, self._pe_page, self._trainer_page), TAB_TITLES):
             win.add_tab(widget, title)
         self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
@@ -189,8 +190,6 @@ class Application(QObject):
         hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(self._show_frame_time)
         self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
-        self.session.gates_changed.connect(self.trainer_tab.probe.set_head_gates)  # "mean of heads on" in the probe
-        self.trainer_tab.probe.set_head_gates(self.session.gates())
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
         self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
         self.playground.input_panel.task_selected.connect(self.architecture.request_task)
@@ -268,6 +267,10 @@ class Application(QObject):
     @property
     def pe_tab(self) -> PETab:  # built now if it was not yet
         return self._pe_page.tab()
+
+    @property
+    def trainer_tab(self) -> TrainerTab:  # built now if it was not yet
+        return self._trainer_page.tab()
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet

@@ -6,7 +6,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog, QGridLayout, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
     QWidget,
@@ -19,6 +18,7 @@ from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm
 from visualizer.widgets.trainer.forming import FormingCurves, beside
+from visualizer.widgets.trainer.keys import install_shortcuts
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 
@@ -48,9 +48,11 @@ class TrainerTab(QWidget):
 
     movie_exported = Signal(dict)  # {"folder", "frames", "gif"}
 
-    def __init__(self, hub: ModelHub, state: TrainingState, parent: QWidget | None = None) -> None:
+    def __init__(self, hub: ModelHub, state: TrainingState, parent: QWidget | None = None, *,
+                 own_shortcuts: bool = True) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
+        self._own_shortcuts = own_shortcuts  # False: the page holding this tab owns them (keys.py)
         self.form = TrainerForm()
         self.curves = Curves()
         self.probe = ProbeView()
@@ -97,17 +99,7 @@ class TrainerTab(QWidget):
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
-        self.shortcuts = []
-        for keys, slot, what in ((("Ctrl+Return", "Ctrl+Enter"), self._on_train, "Continue training (Trainer tab)"),
-                                 (("Ctrl+P",), self._on_pause_resume, "Pause or resume training (Trainer tab)"),
-                                 (("Esc", "Ctrl+."), self.state.stop, "Stop training (Trainer tab)")):
-            for key in keys:
-                shortcut = QShortcut(QKeySequence(key), self)
-                shortcut.setContext(context)
-                shortcut.setWhatsThis(what)  # what F1 lists for this key
-                shortcut.activated.connect(slot)
-                self.shortcuts.append(shortcut)
+        self.shortcuts = install_shortcuts(self, lambda: self) if self._own_shortcuts else []  # else the page's
 
     def _layout(self) -> None:
         buttons = QHBoxLayout()
@@ -202,6 +194,13 @@ class TrainerTab(QWidget):
         self.status_label.setText("")
         start = self.state.start_from_scratch if from_scratch else self.state.start
         start(config, task, probe_text=self.form.probe_edit.text(), rates=self.form.rates())
+
+    def continue_training(self) -> None:
+        """What Continue training does (Ctrl+Return): nothing while it is disabled."""
+        self._on_train()
+
+    def pause_or_resume(self) -> None:
+        self._on_pause_resume()
 
     def _on_pause_resume(self) -> None:
         if self.state.state == "running":

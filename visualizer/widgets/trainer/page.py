@@ -1,0 +1,44 @@
+"""The Trainer tab's place in the window: built the first time it is shown or asked for.
+
+Building its form, curves and probe cost ~50 ms of every start-up (a sixth of what launch-to-model-ready spends
+beyond importing torch) for a tab that only matters once someone trains. Training itself lives in TrainingState,
+which runs without the tab; the tab reads the state's curves, snapshots and run state when it is built.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import SignalInstance
+
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.training import TrainingState
+from visualizer.widgets.lazy_tab import LazyTab
+from visualizer.widgets.trainer.keys import install_shortcuts
+
+if TYPE_CHECKING:  # its module imports pyqtgraph
+    from visualizer.widgets.trainer.tab import TrainerTab
+
+
+class TrainerPage(LazyTab):
+    """The tab page; `tab()` builds the TrainerTab on demand. The probe hears of the Playground's head switches
+    (its "mean of heads on") from the moment it exists."""
+
+    def __init__(self, hub: ModelHub, state: TrainingState, gates: Callable[[], dict[str, np.ndarray]],
+                 gates_changed: SignalInstance) -> None:
+        self._hub, self._state = hub, state
+        self._gates, self._gates_changed = gates, gates_changed
+        super().__init__(self._make)
+        self.shortcuts = install_shortcuts(self, self.tab)  # here from the start: F1 lists them before a first visit
+
+    def _make(self) -> TrainerTab:
+        from visualizer.widgets.trainer.tab import TrainerTab
+
+        tab = TrainerTab(self._hub, self._state, own_shortcuts=False)
+        self._gates_changed.connect(tab.probe.set_head_gates)
+        tab.probe.set_head_gates(self._gates())
+        return tab
+
+    def tab(self) -> TrainerTab:
+        return self.content()  # type: ignore[return-value]
