@@ -384,3 +384,34 @@ def test_a_token_decoded_onto_the_output_row_keeps_every_expected_chip(qtbot):
     chips.set_rows([("0", "correct", False), ("1", "correct", False)], expected)
     assert all(a is b for a, b in zip(chips.chips(1), before)) and len(chips.chips(1)) == len(before)
     assert [c.text for c in chips.chips(0)] == ["0", "1"]
+
+
+def test_typing_and_deleting_across_a_line_break_keeps_the_chips_height(qtbot):
+    """Backspace and retype at the length where the expected row needs one more line: the height (and everything
+    below it) stays put; it resized on every key, and each resize repainted all the chips. A larger deletion
+    still gives the room back."""
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    def fresh_height(n: int) -> int:
+        chips = TokenChips()
+        qtbot.addWidget(chips)
+        chips.resize(300, chips.height())
+        chips.set_rows([], [str(i % 10) for i in range(n)] + ["<eos>"])
+        return chips.height()
+
+    breaks = [n for n in range(2, 120) if fresh_height(n) > fresh_height(n - 1)]  # one more token, one more line
+    n = breaks[3]
+    chips = TokenChips()
+    qtbot.addWidget(chips)
+    chips.resize(300, chips.height())
+    chips.show()
+    qtbot.waitExposed(chips)
+    heights = []
+    for length in (n, n - 1, n, n - 1, n):
+        chips.set_rows([], [str(i % 10) for i in range(length)] + ["<eos>"])
+        QApplication.processEvents()
+        heights.append(chips.height())
+    assert heights == [fresh_height(n)] * 5
+    short = breaks[0] - 1  # one line: deleting more than a line's worth gives the room back
+    chips.set_rows([], [str(i % 10) for i in range(short)] + ["<eos>"])
+    assert chips.height() == fresh_height(short) < heights[0]

@@ -137,8 +137,13 @@ class TokenChips(QWidget):
         self._chips, self._n_blocks = self._layout_chips(self._rows, widths)
         key = (self._rows[1], self.width())
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
+            same_width = self._reserve_key is not None and self._reserve_key[1] == key[1]
             self._reserve_key = key  # room for any output as wide as the expected row's widest token
-            self._reserved = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
+            need = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
+            # one block of slack: typing and deleting across a line break resized the widget on every key, and
+            # each resize repainted all the chips and laid out the scroll area (3 whole paints a key at 252 tokens)
+            if not (same_width and need == self._reserved - 1):
+                self._reserved = need
         self._reserved = max(self._reserved, self._n_blocks)  # never shrinks back while the source and width stay
         height = self._height_for_blocks(self._reserved)
         if height != self.height():
