@@ -412,6 +412,12 @@ def test_typing_and_deleting_across_a_line_break_keeps_the_chips_height(qtbot):
         QApplication.processEvents()
         heights.append(chips.height())
     assert heights == [fresh_height(n)] * 5
-    short = breaks[0] - 1  # one line: deleting more than a line's worth gives the room back
+    for length in (n - 1, n - 2):  # a second change that still needs a line less gives the line back
+        chips.set_rows([], [str(i % 10) for i in range(length)] + ["<eos>"])
+        heights.append(chips.height())
+    assert heights[-2:] == [fresh_height(n), fresh_height(n - 2)] and fresh_height(n - 2) < fresh_height(n)
+    short = breaks[0] - 1  # one line: deleting more than a line's worth gives the room back at once
     chips.set_rows([], [str(i % 10) for i in range(short)] + ["<eos>"])
     assert chips.height() == fresh_height(short) < heights[0]
+    chips.set_rows([], [])  # cleared: one line's height, no blank line kept
+    assert chips.height() == fresh_height(0)

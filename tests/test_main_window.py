@@ -276,7 +276,8 @@ def test_view_menu_square_cells_makes_every_grid_keep_square_cells(qtbot, app):
 def test_the_probes_mean_of_heads_follows_the_heads_switched_off_in_the_playground(qtbot, app):
     tab = app.trainer_tab
     tab.form.steps_spin.setValue(10)
-    app.window.tabs.setCurrentWidget(tab)
+    app.window.tabs.setCurrentWidget(app.trainer_page)
+    qtbot.waitUntil(tab.isVisible)
     qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None, timeout=60000)
     probe, snap = tab.probe, app.training.snapshots[-1]

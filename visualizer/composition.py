@@ -60,7 +60,7 @@ class Application(QObject):
         self.pe_state: PELabState | None = None
         self.playground: PlaygroundView | None = None
         self._pe_page: PEPage | None = None
-        self._trainer_page: TrainerPage | None = None
+        self.trainer_page: TrainerPage | None = None  # the window's tab page; the tab is built inside it
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
         self.architecture: ArchitectureController | None = None
@@ -129,8 +129,8 @@ class Application(QObject):
         self.beam_panel = BeamPanel(self.beam)
         self.playground.decoder_panel.add_extension(self.beam_panel)
         self._pe_page = PEPage(self.pe_state)  # built when first shown
-        self._trainer_page = TrainerPage(hub, self.training, self.session.gates, self.session.gates_changed)  # lazy
-        for widget, title in zip((self.playground, self._pe_page, self._trainer_page), TAB_TITLES):
+        self.trainer_page = TrainerPage(hub, self.training, self.session.gates, self.session.gates_changed)  # lazy
+        for widget, title in zip((self.playground, self._pe_page, self.trainer_page), TAB_TITLES):
             win.add_tab(widget, title)
         self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
@@ -270,7 +270,7 @@ class Application(QObject):
 
     @property
     def trainer_tab(self) -> TrainerTab:  # built now if it was not yet
-        return self._trainer_page.tab()
+        return self.trainer_page.tab()
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet

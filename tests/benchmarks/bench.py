@@ -385,7 +385,7 @@ def ui_rate_rows(window, device: torch.device, seconds: float, also_playground: 
     import ui_bench
 
     rows = []
-    tabs = (("Trainer", window.trainer_tab, ""), ("Playground", window.playground, "_playground"))
+    tabs = (("Trainer", None, ""), ("Playground", window.playground, "_playground"))  # None: the Trainer tab
     for label, tab, suffix in tabs if also_playground else tabs[:1]:
         r = ui_bench.measure_ui_rate_while_training(window, seconds, str(device), tab=tab)
         rows.append(Row(f"UI Hz while training ({label} tab shown)", r.hz, "Hz", f"ui_hz_while_training{suffix}",

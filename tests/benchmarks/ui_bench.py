@@ -172,8 +172,11 @@ def measure_ui_rate_while_training(window: Application, seconds: float, device: 
     from core_model.training import TrainConfig
 
     training = window.training
-    window.window.tabs.setCurrentWidget(tab if tab is not None else window.trainer_tab)
+    tabs = window.window.tabs
+    tabs.setCurrentWidget(tab if tab is not None else window.trainer_page)  # a page: the tab itself is not one
     QApplication.processEvents()
+    if tab is None and not window.trainer_tab.isVisible():
+        raise RuntimeError("the Trainer tab is not on screen")
     if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
         raise RuntimeError("training did not start")
     first = training.progress.step if training.progress else 0
@@ -283,7 +286,7 @@ def rss_child(steps: int, device: str, settings_dir: Path) -> dict:
     window = open_window(device)
     loaded = _max_rss_mib()
     training = window.training
-    window.window.tabs.setCurrentWidget(window.trainer_tab)
+    window.window.tabs.setCurrentWidget(window.trainer_page)
     start = time.perf_counter()
     if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
         raise RuntimeError("training did not start")

@@ -72,7 +72,8 @@ class TokenChips(QWidget):
     width wraps in blocks: output line 1 over expected line 1, then output line 2 over expected line 2, and so on.
     The height is reserved for the expected row when it is set (and follows the width), so it stays put while tokens
     are decoded one by one; if the output outruns that (longer or wider tokens) it grows once and stays grown until
-    the expected row or the width changes.
+    the expected row or the width changes. An expected row one line shorter than the last keeps that line for one
+    change, so backspace and retype at a line break do not resize the widget on every key.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -86,6 +87,7 @@ class TokenChips(QWidget):
         self._widest = MIN_CHIP_WIDTH  # widest column, which sets minimumSizeHint
         self._reserve_key: tuple[object, int] | None = None
         self._reserved = 1  # blocks of height reserved for the current expected row and width
+        self._slack = False  # whether the reserve kept a block the current expected row does not need
         self._forced_font = QFont(self.font())
         self._forced_font.setUnderline(True)
         metrics = self.fontMetrics()
@@ -140,11 +142,13 @@ class TokenChips(QWidget):
             same_width = self._reserve_key is not None and self._reserve_key[1] == key[1]
             self._reserve_key = key  # room for any output as wide as the expected row's widest token
             need = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
-            # one block of slack: typing and deleting across a line break resized the widget on every key, and
-            # each resize repainted all the chips and laid out the scroll area (3 whole paints a key at 252 tokens)
-            if not (same_width and need == self._reserved - 1):
+            # one block of slack for one change: typing and deleting across a line break resized the widget on
+            # every key, and each resize repainted all the chips and laid out the scroll area (3 whole paints a key
+            # at 252 tokens); a second change that still needs less gives the block back
+            self._slack = same_width and need == self._reserved - 1 and not self._slack
+            if not self._slack:
                 self._reserved = need
-        self._reserved = max(self._reserved, self._n_blocks)  # never shrinks back while the source and width stay
+        self._reserved = max(self._reserved, self._n_blocks)  # never shrinks while the source and width stay
         height = self._height_for_blocks(self._reserved)
         if height != self.height():
             self.setFixedHeight(height)

@@ -200,6 +200,7 @@ class TrainerTab(QWidget):
         self._on_train()
 
     def pause_or_resume(self) -> None:
+        """What the Pause / Resume button does (Ctrl+P): nothing while no run is going."""
         self._on_pause_resume()
 
     def _on_pause_resume(self) -> None:
