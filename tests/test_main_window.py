@@ -43,6 +43,15 @@ def tiny_checkpoint(tmp_path) -> Path:
     return save_checkpoint(tmp_path / "tiny.pt", model, history=[{"step": 5.0, "loss": 1.0}],
                            extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
 
+@pytest.fixture
+def trained_checkpoint(tmp_path) -> Path:
+    """A small model with three steps of training curves (loss 2/s, accuracy 0.3 s, lr 1e-3 s at steps 1-3)."""
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
+    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
+    return save_checkpoint(tmp_path / "trained.pt", model, history=history,
+                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+
+
 
 @pytest.fixture
 def app(qtbot, tiny_checkpoint):
@@ -194,12 +203,8 @@ def test_trained_weights_bring_their_task_to_the_playground(qtbot, app):
     close_window(qtbot, app)
 
 
-def test_start_up_model_shows_its_own_training_curves(qtbot, tmp_path):
-    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
-    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
-    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
-    app = open_window(qtbot, path)
+def test_start_up_model_shows_its_own_training_curves(qtbot, trained_checkpoint):
+    app = open_window(qtbot, trained_checkpoint)
     xs, ys = app.trainer_tab.curves.curves["loss"].getData()
     np.testing.assert_array_equal(xs, [1, 2, 3])
     np.testing.assert_allclose(ys, [2.0, 1.0, 2.0 / 3])
@@ -207,12 +212,8 @@ def test_start_up_model_shows_its_own_training_curves(qtbot, tmp_path):
     close_window(qtbot, app)
 
 
-def test_moving_the_model_to_another_device_keeps_its_training_curves(qtbot, tmp_path):
-    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
-    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
-    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
-    app = open_window(qtbot, path)
+def test_moving_the_model_to_another_device_keeps_its_training_curves(qtbot, trained_checkpoint):
+    app = open_window(qtbot, trained_checkpoint)
     generation = app.hub.generation
     cpu = next(a for a in app.device_menu.actions() if a.text() == "cpu")
     cpu.trigger()
@@ -343,16 +344,12 @@ def test_a_lazy_page_that_fails_to_build_says_why_and_builds_on_the_next_show(qt
     assert page.content().text() == "the lab"
 
 
-def test_the_trainer_tab_is_built_when_first_opened_and_knows_what_happened_before(qtbot, tmp_path):
+def test_the_trainer_tab_is_built_when_first_opened_and_knows_what_happened_before(qtbot, trained_checkpoint):
     """Start-up no longer builds the Trainer tab (~50 ms of launch-to-ready); opened later, it shows the loaded
     model's curves and a probe mean over the heads switched on in the Playground before it existed, and after."""
     from visualizer.workers.training_worker import probe_maps
 
-    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
-    history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
-    path = save_checkpoint(tmp_path / "trained.pt", model, history=history,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
-    app = open_window(qtbot, path)
+    app = open_window(qtbot, trained_checkpoint)
     tabs = app.window.tabs
     page = tabs.widget(2)
     assert tabs.tabText(2).replace("&", "") == "Trainer" and not page.built
