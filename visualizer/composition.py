@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.state.length_lab import LengthLabState
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.playground import PlaygroundSession
-    from visualizer.state.snapshots import ModelInfo, PlaygroundFrame
+    from visualizer.state.snapshots import ModelInfo
     from visualizer.state.training import TrainingState
     from visualizer.widgets.lengthlab.view import LengthLabTab
     from visualizer.widgets.pe.page import PEPage
@@ -45,6 +45,7 @@ class Application(QObject):
     """Owns the window and, once the model is ready, every state object, controller and tab."""
 
     ready = Signal()  # the tabs are built and wired
+    failed = Signal(str)  # loading or building failed: the window says why and shows no tabs
 
     def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
         super().__init__()
@@ -52,8 +53,7 @@ class Application(QObject):
         geometry = QSettings().value("window/geometry")
         if isinstance(geometry, QByteArray):
             self.window.restoreGeometry(geometry)
-        self._checkpoint = checkpoint  # None: the shipped default, resolved by the loader off the GUI thread
-        self._device_name = device
+        self._checkpoint, self._device_name = checkpoint, device  # None: the defaults, resolved by the loader
         self.hub: ModelHub | None = None
         self.session: PlaygroundSession | None = None
         self.training: TrainingState | None = None
@@ -69,13 +69,12 @@ class Application(QObject):
         self.heads = self.heads_view = None  # the Heads tab (issue 16): state, view and the playground's role badges
         self.badges = {}
         self.loaded_at: float | None = None
-        self._loading = None
+        self._loading = self._preloading = None
 
     def start_loading(self) -> None:
         """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
         path, device = self._checkpoint, self._device_name
-        self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded,
-                                          self.window.show_load_error)
+        self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded, self._fail)
         self._preloading = run_in_background(import_gui_modules, lambda _r: None,  # _build imports them anyway
                                              lambda message: log.warning("preloading the tabs failed: %s", message))
 
@@ -84,7 +83,7 @@ class Application(QObject):
             self._build(startup)
         except Exception as exc:  # noqa: BLE001 - a broken start must say why, never leave "Loading..." up
             log.warning("could not build the window", exc_info=True)
-            self.window.show_load_error(f"{type(exc).__name__}: {exc}")
+            self._fail(f"{type(exc).__name__}: {exc}")
             return
         self.window.show_tabs()
         self.loaded_at = time.perf_counter()
@@ -92,6 +91,10 @@ class Application(QObject):
             self.window.set_warning(startup.warning)
             self.window.show_message(startup.warning, 15000)
         self.ready.emit()
+
+    def _fail(self, message: str) -> None:
+        self.failed.emit(message)  # before the modal box: listeners (the app's start-up settings) end now
+        self.window.show_load_error(message)
 
     # ----- building -----
     def _build(self, startup: StartupModel) -> None:
@@ -188,7 +191,7 @@ class Application(QObject):
         hub.training_active_changed.connect(lambda active: self.playground.model_panel.setEnabled(not active))
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
-        self.session.frame_changed.connect(self._show_frame_time)
+        self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
         self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
         self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
@@ -256,9 +259,6 @@ class Application(QObject):
         c = info.config
         self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self._pe_page.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
-
-    def _show_frame_time(self, frame: PlaygroundFrame) -> None:
-        self.window.show_forward_time(frame.maps.forward_ms)
 
     def shortcut_help(self) -> str:
         """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
