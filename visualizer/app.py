@@ -40,13 +40,13 @@ def resume_gc(_message: str = "") -> None:
 
 
 def keep_startup_objects_out_of_gc() -> None:
-    """Move every object alive once the model is ready (torch, Qt, the model: ~225k) out of the collector's reach,
-    then collect as usual.
+    """Move every object alive once the model is ready (torch, Qt, the model: ~330k tracked) out of the collector's
+    reach, then collect as usual.
 
     They live as long as the app, yet each full collection walked them all: a 50-100 ms stall of the GUI thread
     whenever one came, mid-keystroke or mid-training (QT-NOTES.md). Frozen, a full collection takes under a
-    millisecond. Start-up leaves only a few dozen objects in reference cycles, so freezing them leaks nothing to
-    speak of. Only the app does this; tests build windows by the hundred, and would keep each one's garbage.
+    millisecond. Frozen with them: start-up's garbage in reference cycles (see `pause_gc_for_startup`). Only the app
+    does this; tests build windows by the hundred, and would keep each one's garbage.
     """
     gc.freeze()
     gc.enable()
@@ -56,17 +56,21 @@ def keep_startup_objects_out_of_gc() -> None:
 def launch(argv: list[str] | None = None) -> tuple[QApplication, Application, StartupProbe | None]:
     """Show the window at once and start loading the model behind it; `run_app` then runs the event loop."""
     pause_gc_for_startup()
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    app = make_application(argv)
-    from visualizer.composition import Application  # Qt only here: torch loads in the background after first paint
-    from visualizer.startup_probe import install_if_requested
+    try:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        app = make_application(argv)
+        from visualizer.composition import Application  # Qt only here: torch loads in the background later
+        from visualizer.startup_probe import install_if_requested
 
-    root = Application()
-    root.ready.connect(keep_startup_objects_out_of_gc)
-    root.failed.connect(resume_gc)
-    probe = install_if_requested(root.window, root.ready)  # benchmark hook, inert unless its variable is set
-    root.window.show()
-    root.start_loading()
+        root = Application()
+        root.ready.connect(keep_startup_objects_out_of_gc)
+        root.failed.connect(resume_gc)
+        probe = install_if_requested(root.window, root.ready)  # benchmark hook, inert unless its variable is set
+        root.window.show()
+        root.start_loading()
+    except BaseException:
+        resume_gc()  # no window to wait for
+        raise
     return app, root, probe
 
 

@@ -79,17 +79,17 @@ class Application(QObject):
                                              lambda message: log.warning("preloading the tabs failed: %s", message))
 
     def _on_loaded(self, startup: StartupModel) -> None:
-        try:
+        try:  # every way out emits `ready` or `failed`: the app's start-up settings (no GC) end on either
             self._build(startup)
+            self.window.show_tabs()
+            if startup.warning:
+                self.window.set_warning(startup.warning)
+                self.window.show_message(startup.warning, 15000)
         except Exception as exc:  # noqa: BLE001 - a broken start must say why, never leave "Loading..." up
             log.warning("could not build the window", exc_info=True)
             self._fail(f"{type(exc).__name__}: {exc}")
             return
-        self.window.show_tabs()
         self.loaded_at = time.perf_counter()
-        if startup.warning:
-            self.window.set_warning(startup.warning)
-            self.window.show_message(startup.warning, 15000)
         self.ready.emit()
 
     def _fail(self, message: str) -> None:
