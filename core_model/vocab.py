@@ -82,7 +82,16 @@ class Vocabulary:
         raise ValueError(f"token id {idx} outside vocabulary of size {len(self)}")
 
     def tokens(self, ids: Iterable[int]) -> list[str]:
-        return [self.token(int(i)) for i in ids]
+        """Printable names of many ids (one tuple lookup each: the GUI names every position on every keystroke)."""
+        names, ids = self._names, list(map(int, ids))
+        if ids and not 0 <= min(ids) <= max(ids) < len(names):  # a negative index would read from the end
+            bad = next(i for i in ids if not 0 <= i < len(names))
+            raise ValueError(f"token id {bad} outside vocabulary of size {len(self)}")
+        return list(map(names.__getitem__, ids))
+
+    @functools.cached_property
+    def _names(self) -> tuple[str, ...]:
+        return (*SPECIALS, *self.symbols)
 
     def decode(self, ids: Sequence[int] | Iterable[int]) -> str:
         """Ids to text: stops at <eos>, skips <pad> and <bos>."""

@@ -151,9 +151,14 @@ def test_of_size_range(n):
         Vocabulary.of_size(n)
 
 
-def test_token_outside_vocabulary():
-    with pytest.raises(ValueError, match="token id 13 outside vocabulary of size 13"):
-        Vocabulary().token(13)
+@pytest.mark.parametrize("bad", [13, -1, -13])
+def test_token_outside_vocabulary(bad):
+    """Names of many ids come from a lookup table: a negative id must be refused, never read from its end."""
+    with pytest.raises(ValueError, match=f"token id {bad} outside vocabulary of size 13"):
+        Vocabulary().token(bad)
+    with pytest.raises(ValueError, match=f"token id {bad} outside vocabulary of size 13"):
+        Vocabulary().tokens([3, bad])
+    assert Vocabulary.of_size(36).tokens(torch.tensor([38, 3, 2])) == ["z", "0", "<eos>"]
 
 
 # --- device and import hygiene ----------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """DecoderPanel: buttons, shortcuts (and their conflict with text editing), chips, the top-k chart and its clicks."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, Qt
@@ -221,6 +223,24 @@ def test_force_buttons_for_keyboard_users(qtbot, panel):
     assert blocker.args == [2]
 
 
+def test_force_buttons_follow_each_new_set_of_candidates(qtbot, panel):
+    """A keystroke that leaves the buttons' texts as they were sets nothing; any change of token, order or shown
+    probability reaches the buttons, and a shorter list hides the buttons left over."""
+    texts = lambda: [b.text() for b in panel.force_buttons()]  # noqa: E731
+    before = texts()
+    panel.set_view(dataclasses.replace(RUNNING, top_k=tuple((i, t, p + 0.001) for i, t, p in TOP_K)))
+    assert texts() == before  # 0.621 shows as 0.62 again
+    panel.set_view(dataclasses.replace(RUNNING, top_k=((5, "2", 0.7), (4, "1", 0.3))))
+    assert texts() == ["force 2 (0.70)", "force 1 (0.30)"]
+    with qtbot.waitSignal(panel.token_forced, timeout=1000) as blocker:
+        qtbot.mouseClick(panel.force_buttons()[1], Qt.MouseButton.LeftButton)
+    assert blocker.args == [4]
+    panel.set_view(dataclasses.replace(RUNNING, top_k=((5, "2", 0.694), (4, "1", 0.306))))
+    assert texts() == ["force 2 (0.69)", "force 1 (0.31)"]
+    panel.set_view(RUNNING)
+    assert texts() == before
+
+
 def test_finished_disables_step_and_run_and_clears_candidates(qtbot, panel):
     panel.set_view(FINISHED_OK)
     assert not panel.buttons["step"].isEnabled() and not panel.buttons["run"].isEnabled()
@@ -307,9 +327,24 @@ def test_long_output_wraps_inside_a_narrow_panel_at_a_steady_height(qtbot):
     assert chips_widget.chip_at(output[-1].rect.center()) == output[-1]
 
 
-def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot):
+WRAPPED = [str(i % 10) for i in range(70)]  # three lines or more at 600 px
+
+
+def _rows(tokens: list[str], wrong: int | None = None) -> tuple[list[tuple[str, str, bool]], list[str]]:
+    return [(t, "wrong" if i == wrong else "correct", False) for i, t in enumerate(tokens)], tokens
+
+
+@pytest.mark.parametrize("first, second", [
+    (([("1", "correct", False), ("2", "wrong", False), ("3", "correct", False)], ["1", "2", "3"]),
+     ([("1", "correct", False), ("2", "correct", False)], ["1", "2"])),  # one chip gone, one recoloured
+    (_rows(WRAPPED), _rows(WRAPPED[:-1])),  # backspace on the last line of a wrapped row
+    (_rows(WRAPPED[:-1]), _rows(WRAPPED[:-1] + ["7"])),  # retyped there
+    (_rows(WRAPPED), _rows(WRAPPED, wrong=3)),  # a chip on the first line recoloured
+    (_rows(WRAPPED), _rows(WRAPPED, wrong=40)),  # ... and one on a middle line
+], ids=["short row", "backspace, wrapped", "retype, wrapped", "first line", "middle line"])
+def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, first, second):
     """A keystroke repaints only the chips that changed; the pixels must equal a widget that drew the same rows from
-    scratch (a removed chip erased, a recoloured one redrawn, the rest untouched)."""
+    scratch (a removed chip erased, a recoloured one redrawn, the rest untouched), on any line of a wrapped row."""
     from PySide6.QtWidgets import QApplication
 
     from visualizer.widgets.playground.token_chips import TokenChips
@@ -326,8 +361,6 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot):
         # what the window shows (its backing store); grab() would repaint the whole widget and hide a stale chip
         return chips.screen().grabWindow(chips.winId()).toImage()
 
-    first = ([("1", "correct", False), ("2", "wrong", False), ("3", "correct", False)], ["1", "2", "3"])
-    second = ([("1", "correct", False), ("2", "correct", False)], ["1", "2"])  # one chip gone, one recoloured
     typed = shown([first, second])
     fresh = shown([second])
     assert typed.size() == fresh.size()
@@ -421,3 +454,18 @@ def test_typing_and_deleting_across_a_line_break_keeps_the_chips_height(qtbot):
     assert chips.height() == fresh_height(short) < heights[0]
     chips.set_rows([], [])  # cleared: one line's height, no blank line kept
     assert chips.height() == fresh_height(0)
+
+
+@pytest.mark.parametrize("width", [300, 333, 401, 478, 555])
+def test_the_reserved_height_is_the_lines_the_expected_row_takes(qtbot, width):
+    """The chips reserve exactly the lines their expected row fills at this width: no blank line below the last
+    chip and none missing, for every length up to 120 tokens (each line boundary included)."""
+    from visualizer.widgets.playground.token_chips import GAP, TokenChips
+
+    for n in range(1, 121):
+        chips = TokenChips()
+        qtbot.addWidget(chips)
+        chips.resize(width, chips.height())
+        chips.set_rows([], [str(i % 10) for i in range(n)])
+        bottom = max(chip.rect.bottom() for chip in chips.chips(1))
+        assert chips.height() == bottom + 1 + GAP, f"{n} tokens at {width} px"

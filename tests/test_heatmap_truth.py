@@ -70,6 +70,25 @@ def test_a_long_prediction_ends_in_an_ellipsis_and_copies_whole(view, qtbot):
     assert label.text() == "7 <eos>"
 
 
+def test_a_long_expected_output_ends_in_an_ellipsis_and_copies_whole(view, qtbot):
+    """Old code: the Expected line was selectable, so a drag copied the elided text, and it kept a text document
+    of the whole line, laid out again on every keystroke."""
+    source = "0123456789" * 6
+    view.input_panel.source.clear()
+    qtbot.keyClicks(view.input_panel.source, source)
+    label, whole = view.input_panel.expected, " ".join(source)
+    shown = label.text()
+    assert shown.endswith("…") and whole.startswith(shown[:-1].rstrip())
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert whole in label.toolTip()
+    assert not label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse  # a drag selects nothing
+    assert label.contextMenuPolicy() == Qt.ContextMenuPolicy.ActionsContextMenu
+    (copy,) = label.actions()
+    assert copy.text() == "Copy expected output"
+    copy.trigger()  # what right-click > Copy expected output does
+    assert QApplication.clipboard().text() == whole
+
+
 @pytest.fixture
 def grid(qtbot) -> AttentionGrid:
     widget = AttentionGrid("cross")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -175,6 +176,7 @@ def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.nda
     return symmetric_range(lo, hi) if mode in DIVERGING_MODES else (lo, hi)
 
 
+@lru_cache(maxsize=4096)  # a vocabulary's dozen tokens, asked for each label of every frame
 def abbreviate(label: str) -> str:
     """A special token in one character: "<bos>" -> "B", "<eos>" -> "E", "<pad>" -> "·"; others unchanged."""
     if len(label) > 2 and label[0] in "<⟨" and label[-1] in ">⟩":
@@ -190,7 +192,7 @@ def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], b
     """
     if fits(labels):
         return labels
-    short = tuple(abbreviate(label) for label in labels)  # only when the labels as written do not fit
+    short = tuple(map(abbreviate, labels))  # only when the labels as written do not fit
     return short if fits(short) else None
 
 

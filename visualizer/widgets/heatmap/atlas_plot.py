@@ -121,11 +121,11 @@ class AtlasPlot:
         metrics = QFontMetricsF(font)
         advance = self._advance.setdefault(font.key(), {})  # text -> width: a dozen tokens, hundreds of labels
 
-        def width(labels: tuple[str, ...]) -> float:
-            for t in labels:
-                if t not in advance:
-                    advance[t] = metrics.horizontalAdvance(t)
-            return max((advance[t] for t in labels), default=0.0)
+        def width(labels: tuple[str, ...]) -> float:  # over the distinct tokens: a dozen, not 128 labels
+            distinct = set(labels)
+            for t in distinct.difference(advance):
+                advance[t] = metrics.horizontalAdvance(t)
+            return max(map(advance.__getitem__, distinct), default=0.0)
 
         rows = None if metrics.height() * 0.8 > cell_h else readable_labels(maps.query_labels,
                                                                             lambda t: width(t) <= 44)

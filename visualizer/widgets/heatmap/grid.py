@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidge
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AtlasLayout, average_caption
+from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
@@ -234,9 +234,8 @@ class AttentionGrid(QWidget):
         self.atlas_plot.set_highlight(lay, self._highlight_row, lay is not None)
 
     def _update_title(self) -> None:
-        kind = KIND_TITLES.get(self._kind, self._kind or "Attention")
-        on = ~self._ablated if self._ablated.size else None
-        self.title_label.setText(f"{kind} — {MODE_TEXT[self._mode]} · {average_caption(on)}")
+        self.header.set_title(KIND_TITLES.get(self._kind, self._kind or "Attention"), MODE_TEXT[self._mode],
+                              self._ablated)
 
     # ----- menu, large view and exports --------------------------------------------------------------------
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu:

@@ -4,10 +4,12 @@ All three are plain text: tokens such as `<bos>` are shown as typed, never read 
 """
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.atlas import average_caption
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
 
@@ -32,6 +34,7 @@ class GridHeader(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title_label = plain_label()
+        self._title_key: tuple = ()  # (kind, mode, ablated shape and bytes) the title was written for
         self.legend_label = plain_label(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
         self.hover_label = plain_label(" ")
@@ -41,6 +44,15 @@ class GridHeader(QWidget):
         layout.setSpacing(0)
         for label in (self.title_label, self.legend_label, self.hover_label):
             layout.addWidget(label)
+
+    def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
+        """"Encoder self-attention — weights · avg = mean of all heads"; (L, H) ablated heads narrow the average."""
+        key = (kind, mode, ablated.shape, ablated.tobytes())
+        if key == self._title_key:  # the same title: every keystroke asks, for each of the three grids
+            return
+        self._title_key = key
+        on = ~ablated if ablated.size else None
+        self.title_label.setText(f"{kind} — {mode} · {average_caption(on)}")
 
     def set_legend(self, abbreviations: str) -> None:
         """The mask legend, plus the abbreviations the token labels use when they are shortened."""

@@ -119,6 +119,7 @@ class DecoderPanel(QWidget):
         self.chart.setMaximumHeight(190)  # five bars; more height only adds empty space
         self.chart.candidate_clicked.connect(self.token_forced)
         self._force_buttons: list[QPushButton] = []
+        self._forces_shown: tuple = ()  # (id, label, 2-decimal probability) per force button, as set last
         self._force_grid = QGridLayout()
         self._build_layout()
         self._make_shortcuts()
@@ -227,6 +228,10 @@ class DecoderPanel(QWidget):
             button.setEnabled(on)
 
     def _set_force_buttons(self, top_k: tuple[tuple[int, str, float], ...]) -> None:
+        shown = tuple((token_id, label, f"{prob:.2f}") for token_id, label, prob in top_k)
+        if shown == self._forces_shown:  # the same buttons, texts and tips: nothing to set (most keystrokes)
+            return
+        self._forces_shown = shown
         while len(self._force_buttons) < len(top_k):
             button = QPushButton()
             button.clicked.connect(lambda _=False, b=button: self.token_forced.emit(int(b.property("token_id"))))
@@ -236,7 +241,7 @@ class DecoderPanel(QWidget):
         for i, button in enumerate(self._force_buttons):
             button.setVisible(i < len(top_k))
             if i < len(top_k):
-                token_id, label, prob = top_k[i]
-                button.setText(f"force {label.replace('&', '&&')} ({prob:.2f})")
+                token_id, label, _ = top_k[i]
+                button.setText(f"force {label.replace('&', '&&')} ({shown[i][2]})")
                 button.setProperty("token_id", token_id)
                 button.setToolTip(f"Use {label!r} as the next output instead of the model's choice")

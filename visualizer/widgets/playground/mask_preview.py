@@ -18,15 +18,21 @@ GAP = 8  # pixels between previews
 EMPTY_ROW_COLOUR = "#ffb300"
 
 
+MASK_RGB32 = (0xFF000000 | MASK_LUT[:, 0].astype(np.uint32) << 16 | MASK_LUT[:, 1].astype(np.uint32) << 8
+              | MASK_LUT[:, 2])  # the same colours as 32-bit pixels: one lookup per cell, no RGB triples
+
+
 def mask_image(mask: np.ndarray, painted: frozenset[tuple[int, int]] = frozenset()) -> QImage:
-    """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked, red = painted)."""
-    index = mask.astype(np.intp)
+    """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked, red = painted).
+
+    A 128-token preview built as RGB triples through an index array took ~0.12 ms, three per keystroke."""
+    index = mask.astype(np.uint8)
     for i, j in painted:
         if i < mask.shape[0] and j < mask.shape[1]:
             index[i, j] = 2
-    rgb = np.ascontiguousarray(MASK_LUT[index])  # (Tq, Tk, 3)
+    pixels = np.ascontiguousarray(MASK_RGB32[index])  # (Tq, Tk) uint32 rows (a transposed mask gives columns)
     height, width = mask.shape
-    return QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()  # owns its pixels
+    return QImage(pixels.data, width, height, 4 * width, QImage.Format.Format_RGB32).copy()  # owns its pixels
 
 
 class MaskPreview(QWidget):
@@ -67,13 +73,13 @@ class MaskPreview(QWidget):
 
     def _describe(self, kind: str) -> str:
         mask, empty = self._masks[kind], self.empty_rows(kind)
-        return (f"{PREVIEW_TITLES[kind]}: {int(mask.sum())} of {mask.size} query-key pairs may attend"
+        return (f"{PREVIEW_TITLES[kind]}: {np.count_nonzero(mask)} of {mask.size} query-key pairs may attend"
                 f"{f', {empty} rows see no key' if empty else ''}")
 
     def empty_rows(self, kind: str) -> int:
         """Queries of `kind` whose every key is masked (the model gives them all-zero weights)."""
         mask = self._masks[kind]
-        return int((~mask.any(axis=1)).sum()) if mask.size else 0
+        return mask.shape[0] - int(np.count_nonzero(mask.any(axis=1))) if mask.size else 0
 
     def matrix(self, kind: str) -> np.ndarray:
         """The mask shown for `kind`, (Tq, Tk) bool; (0, 0) when nothing is shown."""

@@ -7,7 +7,10 @@ computes the chip rectangles itself and paints them in one pass.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
@@ -51,13 +54,20 @@ class Chip(NamedTuple):
 
 
 def _first_difference(a: Sequence, b: Sequence) -> int | float:
-    """Index of the first item where a and b differ (a missing item differs); infinity when they are equal."""
+    """Index of the first item where a and b differ (a missing item differs); infinity when they are equal.
+
+    A binary search over slice comparisons (each one C-speed): a keystroke at the end of a 128-token row compared
+    item by item in Python cost more than the rest of its layout."""
     if len(a) == len(b) and a == b:
         return float("inf")
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
+    lo, hi = 0, min(len(a), len(b))  # a[:lo] == b[:lo]; the first difference is at or before hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def chip_state(correct: bool | None) -> str:
@@ -81,6 +91,7 @@ class TokenChips(QWidget):
         self._rows: tuple[tuple[tuple[str, str, bool], ...], ...] = ((), ())  # (text, state, forced) per chip
         self._chips: tuple[Chip, ...] = ()
         self._row_chips: tuple[list[Chip], list[Chip]] = ([], [])  # as laid out last, per row
+        self._starts: list[int] = [0]  # first column of each line (block), as laid out last
         self._kept: tuple[int, int] = (0, 0)  # per row, the leading chips the last layout kept from the one before
         self._laid: tuple | None = None  # (rows, column widths, widget width) of the last layout
         self._n_blocks = 1
@@ -93,20 +104,20 @@ class TokenChips(QWidget):
         metrics = self.fontMetrics()
         self._chip_height = metrics.height() + 6
         self._title_width = max(metrics.horizontalAdvance(t) for t in ROW_TITLES) + 2 * GAP
-        self._advance: dict[str, int] = {}  # text -> width: a vocabulary has a dozen tokens, a frame hundreds of chips
+        self._width: dict[str, int] = {}  # text -> chip width: a dozen tokens in a vocabulary, hundreds of chips
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(self._height_for_blocks(1))
         self.setAccessibleName("Decoded and expected tokens")
 
     def set_rows(self, output: Sequence[tuple[str, str, bool]], expected: Sequence[str]) -> None:
         """Show `output` as (text, state, forced) chips and `expected` beneath; nothing happens when unchanged."""
-        rows = (tuple(output), tuple((text, "expected", False) for text in expected))
+        rows = (tuple(output), tuple(zip(expected, repeat("expected"), repeat(False))))
         if rows == self._rows:
             return
         self._rows = rows
         self.setAccessibleDescription(  # painted chips have no text of their own for a screen reader
             "Output: " + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
-            + ". Expected: " + " ".join(text for text, _, _ in rows[1]))
+            + ". Expected: " + " ".join(expected))
         self._relayout()
 
     def chips(self, row: int = 0) -> list[Chip]:
@@ -141,7 +152,7 @@ class TokenChips(QWidget):
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
             same_width = self._reserve_key is not None and self._reserve_key[1] == key[1]
             self._reserve_key = key  # room for any output as wide as the expected row's widest token
-            need = self._blocks_needed([max(expected, default=MIN_CHIP_WIDTH)] * len(expected))
+            need = self._uniform_blocks(len(expected), max(expected, default=MIN_CHIP_WIDTH))
             # one block of slack for one change: typing and deleting across a line break resized the widget on
             # every key, and each resize repainted all the chips and laid out the scroll area (3 whole paints a key
             # at 252 tokens); a second change that still needs less gives the block back
@@ -168,10 +179,10 @@ class TokenChips(QWidget):
     def _column_widths(self, row: Sequence[tuple[str, str, bool]], base: Sequence[int] = ()) -> list[int]:
         """Each column as wide as its token in `row` (at least MIN_CHIP_WIDTH) and as `base` (another row's widths;
         columns past the end of `row` keep those)."""
-        advance = self._advance
-        for text in {text for text, _, _ in row}.difference(advance):  # each new token measured once
-            advance[text] = self.fontMetrics().horizontalAdvance(text) + 2 * PAD
-        own = [max(advance[text], MIN_CHIP_WIDTH) for text, _, _ in row]
+        texts, width = list(map(itemgetter(0), row)), self._width
+        for text in set(texts).difference(width):  # each new token measured once
+            width[text] = max(self.fontMetrics().horizontalAdvance(text) + 2 * PAD, MIN_CHIP_WIDTH)
+        own = list(map(width.__getitem__, texts))
         n = min(len(own), len(base))
         return [*map(max, own[:n], base[:n]), *own[n:], *base[n:]]
 
@@ -185,8 +196,13 @@ class TokenChips(QWidget):
             x += w + GAP
         return starts or [0]
 
-    def _blocks_needed(self, widths: Sequence[int]) -> int:
-        return len(self._line_starts(widths))
+    def _uniform_blocks(self, n: int, width: int) -> int:
+        """len(self._line_starts([width] * n)) without the loop: each line holds the first column and every
+        further one whose right edge stays within the room."""
+        if n == 0:
+            return 1
+        per_line = 1 + max(0, (self.width() - GAP - self._title_width - width) // (width + GAP))
+        return -(-n // per_line)
 
     def _block_top(self, block: int) -> int:
         return GAP + block * (2 * (self._chip_height + GAP) + BLOCK_GAP)
@@ -203,22 +219,21 @@ class TokenChips(QWidget):
         """
         starts = self._line_starts(widths)
         keeps = self._unchanged_columns(rows, widths)
-        place = []  # (left, block) per column
-        for block, (first, stop) in enumerate(zip(starts, starts[1:] + [len(widths)])):
-            x = self._title_width
-            for i in range(first, stop):
-                place.append((x, block))
-                x += widths[i] + GAP
         row_chips = []
         for r, (row, keep) in enumerate(zip(rows, keeps)):
             chips = self._row_chips[r][:keep]  # a new list
+            block = bisect_right(starts, len(chips)) - 1
             for i in range(len(chips), len(row)):
-                text, state, forced = row[i]
-                left, block = place[i]
+                while block + 1 < len(starts) and starts[block + 1] <= i:
+                    block += 1
+                first = starts[block]  # the chip's line starts there: its left edge follows the widths before it
+                left = self._title_width + sum(widths[first:i]) + GAP * (i - first)
                 top = self._block_top(block) + r * (self._chip_height + GAP)
+                text, state, forced = row[i]
                 chips.append(Chip(r, i, text, state, forced, QRect(left, top, widths[i], self._chip_height)))
             row_chips.append(chips)
         self._row_chips = (row_chips[0], row_chips[1])
+        self._starts = starts
         self._kept = keeps  # per row, how many leading chips are the same objects as before
         self._laid = (rows, widths, self.width())
         return tuple(row_chips[0] + row_chips[1]), len(starts)
@@ -234,6 +249,18 @@ class TokenChips(QWidget):
         same_widths = min(len(widths), _first_difference(widths, old_widths))
         return tuple(int(min(same_widths, _first_difference(row, old))) for row, old in zip(rows, old_rows))
 
+    def _chips_near(self, area: QRect) -> list[Chip]:
+        """The chips of the blocks that reach into `area`: a keystroke repaints a chip or two at the end of a
+        128-token row, and testing all 256 chips against the region cost more than painting those."""
+        height = self._block_top(1) - self._block_top(0)
+        first = max(0, (area.top() - GAP) // height)
+        stop = min(len(self._starts), (area.bottom() - GAP) // height + 1)
+        if first >= stop:
+            return []
+        bounds = [*self._starts, max(len(row) for row in self._row_chips)]
+        lo, hi = bounds[first], bounds[stop]
+        return [*self._row_chips[0][lo:hi], *self._row_chips[1][lo:hi]]
+
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
         region = event.region()  # a partial update: its rectangles, not their bounding box (first and last chip)
@@ -245,7 +272,7 @@ class TokenChips(QWidget):
                 box = QRect(0, top, self._title_width, self._chip_height)
                 if region.intersects(box):
                     painter.drawText(box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
-        for chip in self._chips:
+        for chip in self._chips_near(region.boundingRect()):
             if not region.intersects(chip.rect):
                 continue
             background, text = chip.colours
