@@ -341,7 +341,10 @@ def _rows(tokens: list[str], wrong: int | None = None) -> tuple[list[tuple[str, 
     (_rows(WRAPPED[:-1]), _rows(WRAPPED[:-1] + ["7"])),  # retyped there
     (_rows(WRAPPED), _rows(WRAPPED, wrong=3)),  # a chip on the first line recoloured
     (_rows(WRAPPED), _rows(WRAPPED, wrong=40)),  # ... and one on a middle line
-], ids=["short row", "backspace, wrapped", "retype, wrapped", "first line", "middle line"])
+    (_rows(WRAPPED), _rows(WRAPPED[:40] + ["<pad>"] + WRAPPED[41:])),  # a wider token pushes chips onto the next line
+    ((_rows(WRAPPED + ["1", "2"])[0], WRAPPED), (_rows(WRAPPED + ["1", "3"])[0], WRAPPED)),  # output past expected
+], ids=["short row", "backspace, wrapped", "retype, wrapped", "first line", "middle line", "wider token",
+        "output longer"])
 def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, first, second):
     """A keystroke repaints only the chips that changed; the pixels must equal a widget that drew the same rows from
     scratch (a removed chip erased, a recoloured one redrawn, the rest untouched), on any line of a wrapped row."""
@@ -359,12 +362,16 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, firs
             chips.set_rows(output, expected)
             QApplication.processEvents()  # each state's (partial) repaint lands in the window, as between keys
         # what the window shows (its backing store); grab() would repaint the whole widget and hide a stale chip
-        return chips.screen().grabWindow(chips.winId()).toImage()
+        return chips, chips.screen().grabWindow(chips.winId()).toImage()
 
-    typed = shown([first, second])
-    fresh = shown([second])
+    _, typed = shown([first, second])
+    widget, fresh = shown([second])
     assert typed.size() == fresh.size()
     assert typed == fresh
+    for row in (0, 1):  # ... and that drawing is right: every chip of both rows in its colour
+        for chip in widget.chips(row):
+            point = (chip.rect.topLeft() + QPoint(3, chip.rect.height() // 2)) * typed.devicePixelRatio()
+            assert QColor(typed.pixel(point)).name() == chip.colours[0], f"row {row} chip {chip.index}"
 
 
 @pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget"])
@@ -469,3 +476,20 @@ def test_the_reserved_height_is_the_lines_the_expected_row_takes(qtbot, width):
         chips.set_rows([], [str(i % 10) for i in range(n)])
         bottom = max(chip.rect.bottom() for chip in chips.chips(1))
         assert chips.height() == bottom + 1 + GAP, f"{n} tokens at {width} px"
+
+
+@pytest.mark.parametrize("width", [300, 478])
+def test_outputs_as_wide_as_the_widest_expected_token_never_grow_the_chips(qtbot, width):
+    """The reserve covers an output row whose every token is as wide as the widest expected one (here "<eos>"):
+    decoding it token by token keeps the height, at every length up to 70 (line boundaries included)."""
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    for n in range(1, 71):
+        chips = TokenChips()
+        qtbot.addWidget(chips)
+        chips.resize(width, chips.height())
+        expected = [str(i % 10) for i in range(n)] + ["<eos>"]
+        chips.set_rows([], expected)
+        height = chips.height()
+        chips.set_rows([("<eos>", "wrong", False)] * (n + 1), expected)
+        assert chips.height() == height, f"{n} tokens at {width} px"
