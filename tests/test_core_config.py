@@ -193,6 +193,25 @@ def test_size_for_counts_the_specials(n_symbols):
             Vocabulary.size_for(bad)
 
 
+def test_encode_equals_a_symbol_by_symbol_reading_of_random_text():
+    """Whitespace of any kind is skipped and each symbol maps to its index + 3; the first unknown symbol is reported
+    where it stands in the text as typed (random texts, checked against a plain loop written here)."""
+    import random
+
+    vocab = Vocabulary("0123ab")
+    rng = random.Random(7)
+    alphabet = "0123ab" + " \t\n\u00a0\u2003\u3000" + "xZ9é"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        unknown = [(i, ch) for i, ch in enumerate(text) if not ch.isspace() and ch not in "0123ab"]
+        if not unknown:
+            assert vocab.encode(text) == [3 + "0123ab".index(ch) for ch in text if not ch.isspace()], repr(text)
+            continue
+        with pytest.raises(VocabularyError) as info:
+            vocab.encode(text)
+        assert (info.value.position, info.value.symbol) == unknown[0], repr(text)
+
+
 def test_unknown_symbol_position_is_zero_based_and_counts_whitespace():
     vocab = Vocabulary("0123")
     for text, position in (("x", 0), ("0x", 1), ("0 1 x", 4), ("  3x", 3)):

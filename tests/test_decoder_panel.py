@@ -374,10 +374,38 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, firs
             assert QColor(typed.pixel(point)).name() == chip.colours[0], f"row {row} chip {chip.index}"
 
 
-@pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget"])
+def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(qtbot):
+    """Each block of a wrapped row starts with "Output:" over "Expected:" in the window's text colour, and they are
+    still there after a keystroke's partial repaint (a paint draws the titles of the blocks its region reaches)."""
+    from PySide6.QtWidgets import QApplication
+
+    from visualizer.widgets.playground.token_chips import TokenChips
+
+    chips = TokenChips()
+    qtbot.addWidget(chips)
+    chips.resize(600, chips.height())
+    chips.show()
+    qtbot.waitExposed(chips)
+    chips.set_rows(*_rows(WRAPPED))
+    QApplication.processEvents()
+    chips.set_rows(*_rows(WRAPPED[:-1]))  # a partial repaint of the last block
+    QApplication.processEvents()
+    image = chips.screen().grabWindow(chips.winId()).toImage()
+    ink = chips.palette().windowText().color().lightness()
+    tops = sorted({c.rect.top() for row in (0, 1) for c in chips.chips(row)})
+    assert len(tops) >= 6  # three blocks or more, two rows each
+    for top in tops:
+        box = [QColor(image.pixel(x, y)).lightness() for x in range(2, chips._title_width - 4)
+               for y in range(top, top + chips._chip_height)]
+        assert sum(abs(v - ink) < 60 for v in box) >= 10, f"no title text in the line at y={top}"
+
+
+@pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget",
+                                  "narrower token at a line start"])
 def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, edit):
     """Chips before the first changed column are kept from the last layout; every chip must still sit exactly where
-    a widget laying out the new rows from scratch puts it, across wrapped lines (60 tokens in 500 px)."""
+    a widget laying out the new rows from scratch puts it, across wrapped lines (60 tokens in 500 px). Line breaks
+    before the edit are kept too: a narrower token that opened a line must move back onto the line above."""
     from visualizer.widgets.playground.token_chips import TokenChips
 
     def widget(width: int) -> TokenChips:
@@ -389,13 +417,18 @@ def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, e
         return chips
 
     tokens = [str(i % 10) for i in range(60)]
-    new, first_change = {"append": (tokens + ["7"], 60), "backspace": (tokens[:-1], 59),
-                         "change the middle": (tokens[:30] + ["8"] + tokens[31:], 30),
-                         "wider token": (tokens[:40] + ["<pad>"] + tokens[41:], 40),
-                         "narrower widget": (tokens + ["7"], 60)}[edit]
     output = [(t, "correct", False) for t in tokens[:5]]  # the same in both frames: only the expected row moves
     typed = widget(500)
     typed.set_rows(output, tokens + ["<eos>"])
+    per_line = sum(c.rect.top() == typed.chips(1)[0].rect.top() for c in typed.chips(1))
+    new, first_change = {"append": (tokens + ["7"], 60), "backspace": (tokens[:-1], 59),
+                         "change the middle": (tokens[:30] + ["8"] + tokens[31:], 30),
+                         "wider token": (tokens[:40] + ["<pad>"] + tokens[41:], 40),
+                         "narrower widget": (tokens + ["7"], 60),
+                         "narrower token at a line start": (tokens, per_line - 1)}[edit]
+    if edit == "narrower token at a line start":  # a wide token in the last column of line 1 opens line 2
+        typed.set_rows(output, tokens[:per_line - 1] + ["<bos><bos>"] + tokens[per_line:] + ["<eos>"])
+        assert typed.chips(1)[per_line - 1].rect.left() == typed.chips(1)[0].rect.left()
     if edit == "narrower widget":
         typed.resize(430, typed.height())  # laid out again at the new width, then the edit below
     before = typed.chips(1)

@@ -78,7 +78,7 @@ class RoleBadges(QObject):
         """Place one badge per head of the maps on screen that has a role (none without maps or roles)."""
         self._dirty = False
         maps = self.grid.current_maps()
-        shape = None if maps is None else maps.values.shape
+        shape = None if maps is None or not self._roles else maps.values.shape  # no roles: no badges at any shape
         key = (shape, tuple(self._roles.items()))
         if key == self._drawn:
             return

@@ -101,8 +101,9 @@ class AtlasFrame:
             self._heads_idx[...] = heads.transpose(0, 2, 1, 3)  # float -> uint16 floors
             self._avg_idx[...] = avg
         masked = ~valid
-        np.copyto(self._heads_idx.transpose(0, 2, 1, 3), np.uint16(BLANK_INDEX), where=masked)
-        np.copyto(self._avg_idx, np.uint16(BLANK_INDEX), where=masked)
+        if masked.any():  # encoder and cross attention without padding mask nothing: two passes saved
+            np.copyto(self._heads_idx.transpose(0, 2, 1, 3), np.uint16(BLANK_INDEX), where=masked)
+            np.copyto(self._avg_idx, np.uint16(BLANK_INDEX), where=masked)
         return True
 
     def matrix(self, layer: int, head: int) -> np.ndarray:

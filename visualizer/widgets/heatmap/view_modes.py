@@ -94,6 +94,8 @@ class ViewModeBar(QWidget):
         """Show `mode` as chosen without emitting (the session already uses it)."""
         if mode not in MODE_INFO:
             raise ValueError(f"mode must be one of {list(MODE_INFO)}, got {mode!r}")
+        if mode == self.mode():  # every frame tells the bar its mode: nothing to redo on a keystroke
+            return
         self.combo.blockSignals(True)
         self.combo.setCurrentIndex(list(MODE_INFO).index(mode))
         self.combo.blockSignals(False)

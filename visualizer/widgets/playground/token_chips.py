@@ -215,8 +215,7 @@ class TokenChips(QWidget):
         """Chip rectangles wrapped in blocks of an output line over an expected line, and the number of blocks.
 
         Columns before the first one that changed keep their chip objects: a keystroke at the end of a 128-token
-        source builds one or two chips, not 260 (and the repaint covers just those).
-        """
+        source builds one or two chips, not 260 (and the repaint covers just those)."""
         starts = self._line_starts(widths)
         keeps = self._unchanged_columns(rows, widths)
         row_chips = []
@@ -249,24 +248,27 @@ class TokenChips(QWidget):
         same_widths = min(len(widths), _first_difference(widths, old_widths))
         return tuple(int(min(same_widths, _first_difference(row, old))) for row, old in zip(rows, old_rows))
 
+    def _blocks_near(self, area: QRect) -> range:
+        """The blocks (an output line over its expected line) that reach into `area`."""
+        height = self._block_top(1) - self._block_top(0)
+        return range(max(0, (area.top() - GAP) // height), min(len(self._starts), (area.bottom() - GAP) // height + 1))
+
     def _chips_near(self, area: QRect) -> list[Chip]:
         """The chips of the blocks that reach into `area`: a keystroke repaints a chip or two at the end of a
-        128-token row, and testing all 256 chips against the region cost more than painting those."""
-        height = self._block_top(1) - self._block_top(0)
-        first = max(0, (area.top() - GAP) // height)
-        stop = min(len(self._starts), (area.bottom() - GAP) // height + 1)
-        if first >= stop:
+        128-token row, and testing all 256 chips (and both titles of every block) cost more than painting those."""
+        blocks = self._blocks_near(area)
+        if not blocks:
             return []
         bounds = [*self._starts, max(len(row) for row in self._row_chips)]
-        lo, hi = bounds[first], bounds[stop]
-        return [*self._row_chips[0][lo:hi], *self._row_chips[1][lo:hi]]
+        return [*self._row_chips[0][bounds[blocks.start]:bounds[blocks.stop]],
+                *self._row_chips[1][bounds[blocks.start]:bounds[blocks.stop]]]
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
         region = event.region()  # a partial update: its rectangles, not their bounding box (first and last chip)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(self.palette().windowText().color())
-        for block in range(self._n_blocks):
+        for block in self._blocks_near(region.boundingRect()):
             for r, title in enumerate(ROW_TITLES):
                 top = self._block_top(block) + r * (self._chip_height + GAP)
                 box = QRect(0, top, self._title_width, self._chip_height)
