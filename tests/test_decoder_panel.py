@@ -375,8 +375,10 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, firs
 
 
 def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(qtbot):
-    """Each block of a wrapped row starts with "Output:" over "Expected:" in the window's text colour, and they are
-    still there after a keystroke's partial repaint (a paint draws the titles of the blocks its region reaches)."""
+    """Each block of a wrapped row starts with "Output:" over "Expected:" in the window's text colour, and a paint of
+    a region reaching one block's title column draws that block's titles (a paint draws the blocks it reaches)."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QImage, QPainter, QRegion
     from PySide6.QtWidgets import QApplication
 
     from visualizer.widgets.playground.token_chips import TokenChips
@@ -388,16 +390,29 @@ def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(
     qtbot.waitExposed(chips)
     chips.set_rows(*_rows(WRAPPED))
     QApplication.processEvents()
-    chips.set_rows(*_rows(WRAPPED[:-1]))  # a partial repaint of the last block
-    QApplication.processEvents()
-    image = chips.screen().grabWindow(chips.winId()).toImage()
     ink = chips.palette().windowText().color().lightness()
     tops = sorted({c.rect.top() for row in (0, 1) for c in chips.chips(row)})
     assert len(tops) >= 6  # three blocks or more, two rows each
+
+    def inked(image: QImage, top: int) -> int:
+        ratio = image.devicePixelRatio()
+        box = [QColor(image.pixel(round(x * ratio), round(y * ratio))).lightness()
+               for x in range(2, chips._title_width - 4) for y in range(top, top + chips._chip_height)]
+        return sum(abs(v - ink) < 60 for v in box)
+
+    whole = chips.screen().grabWindow(chips.winId()).toImage()
+    gap = QColor(whole.pixel(2, round((tops[1] + chips._chip_height + 1) * whole.devicePixelRatio())))
+    assert abs(gap.lightness() - ink) > 100  # the background is far from the text colour: no title reads as ink
     for top in tops:
-        box = [QColor(image.pixel(x, y)).lightness() for x in range(2, chips._title_width - 4)
-               for y in range(top, top + chips._chip_height)]
-        assert sum(abs(v - ink) < 60 for v in box) >= 10, f"no title text in the line at y={top}"
+        assert inked(whole, top) >= 10, f"no title text in the line at y={top}"
+    strip = QRect(0, tops[2], chips._title_width, tops[3] + chips._chip_height - tops[2])  # the second block's titles
+    partial = QImage(chips.size(), QImage.Format.Format_ARGB32)
+    partial.fill(Qt.GlobalColor.white)
+    painter = QPainter(partial)
+    chips.render(painter, strip.topLeft(), QRegion(strip))  # the region drawn where it sits in the widget
+    painter.end()
+    assert inked(partial, tops[2]) >= 10 and inked(partial, tops[3]) >= 10
+    assert inked(partial, tops[0]) == 0  # outside the region nothing was painted
 
 
 @pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget",
