@@ -64,22 +64,14 @@ class Vocabulary:
     def encode(self, text: str) -> list[int]:
         """Symbols to ids; whitespace is ignored; an unknown symbol raises VocabularyError (position in text).
 
-        One dict lookup per symbol at C speed (the GUI encodes the source on every keystroke); text with an unknown
-        symbol takes the loop below, which finds its position.
+        One dict lookup per symbol at C speed (the GUI encodes the source on every keystroke); only text with an
+        unknown symbol is walked again, to find where it stands.
         """
         try:
             return list(map(self._ids.__getitem__, "".join(text.split())))  # split(): the same whitespace as isspace
         except KeyError:
-            pass
-        ids = []
-        for pos, ch in enumerate(text):
-            if ch.isspace():
-                continue
-            idx = self.symbols.find(ch)
-            if idx < 0:
-                raise VocabularyError(ch, pos, self.symbols)
-            ids.append(idx + N_SPECIALS)
-        return ids
+            pos, ch = next((p, c) for p, c in enumerate(text) if not c.isspace() and c not in self._ids)
+            raise VocabularyError(ch, pos, self.symbols) from None
 
     def token(self, idx: int) -> str:
         """Printable name of one id."""
