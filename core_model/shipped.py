@@ -1,7 +1,7 @@
 """The trained checkpoints shipped in resources/, found whether the project runs installed or from a checkout.
 
 One model per task (copy, reverse, sort) and positional encoding (RoPE, sinusoidal), each with the default
-ModelConfig otherwise; `resources/train_shipped.py` makes them (README, "Shipped models").
+ModelConfig otherwise; `resources/train_shipped.py` makes them (docs/SHIPPED_MODELS.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Render the app on its Length lab tab after it evaluated the shipped pair, one length clicked (README figure).
+"""Render the app on its Length lab tab after it evaluated the shipped pair, one length clicked (the docs figure).
 
 Run under a display, e.g.:
     xvfb-run -a -s "-screen 0 1920x1080x24" python resources/make_length_lab_screenshot.py OUT.png

@@ -1,9 +1,10 @@
 """Train the shipped checkpoints: copy, reverse and sort, each with RoPE and with sinusoidal PE.
 
 Every model uses the default ModelConfig except `positional` (so the Model panel's PE switch finds it) and is
-trained on sources of length 1..MAX_LEN. Two data choices make them right on *every* input (README, "Shipped
-models"): a quarter of the training sources are runs of repeated symbols, and RoPE models read their source as
-<bos> symbols <eos> (an absolute anchor: without one a RoPE encoder cannot tell "00" from "0000").
+trained on sources of length 1..MAX_LEN. Two data choices make them right on *every* input
+(docs/SHIPPED_MODELS.md, "The repeated-symbol lesson"): a quarter of the training sources are runs of repeated
+symbols, and RoPE models read their source as <bos> symbols <eos> (an absolute anchor: without one a RoPE encoder
+cannot tell "00" from "0000").
 
     nice -n 10 python resources/train_shipped.py                  # all six, one after the other (CPU, 1 thread)
     nice -n 10 python resources/train_shipped.py reverse_rope     # one of them

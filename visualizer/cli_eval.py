@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
     ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
                     help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
-                         "interpolation, ntk = NTK-aware base (README: Model options)")
+                         "interpolation, ntk = NTK-aware base (docs/MODEL.md: Model options)")
     ev.add_argument("--train-len", type=int, help="where --rope-scaling starts (default: the checkpoint's task max_len)")
     return ev
 
