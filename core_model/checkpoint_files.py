@@ -1,108 +1,50 @@
-"""The file side of checkpoints: atomic writes with our own temporary names, and reads that say what is wrong.
-
-A write goes to `<name>.<pid>.<random>.tmp` next to the target, then is renamed over it, so the previous file
-survives any failure. A writer killed midway leaves its temporary behind; the next save to that target removes
-such leftovers when their writer is gone or they are older than a minute, and never touches any other file.
+"""The file side of checkpoints: atomic writes (atomic_files: symlinks followed, modes kept, temporaries cleaned),
+and reads that say what is wrong.
 """
 from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
-import sys
-import tempfile
-import time
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
 import torch
 
+from .atomic_files import RefusedTarget, atomic_path, remove_stale_temps
 from .checkpoint_validation import CheckpointError
 
+__all__ = ["MAX_FILE_BYTES", "MESSAGE_CHARS", "check_archive", "first_line", "read_payload", "remove_stale_temps",
+           "write_atomically"]
 log = logging.getLogger(__name__)
-STALE_TEMP_AGE_S = 60.0  # a temporary untouched this long belongs to a save that is not coming back
 MAX_FILE_BYTES = 2 * 2**30  # far above any checkpoint the app writes (weights are capped at MAX_MODEL_BYTES)
 MESSAGE_CHARS = 300  # longest excerpt of a library's error message quoted back to the user
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive
-
-
-def temp_path_for(target: Path) -> tuple[int, Path]:
-    """Create (open fd, path) of a fresh temporary next to `target`, named so cleanup can recognise it."""
-    fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
-    return fd, Path(tmp)
-
-
-def _temp_pattern(target: Path) -> re.Pattern[str]:
-    """Our temporaries for `target`: today's `<name>.<pid>.<8 chars>.tmp` and the older `<name>.<8 chars>.tmp`."""
-    return re.compile(rf"{re.escape(target.name)}\.(?:(\d+)\.)?[a-z0-9_]{{8}}\.tmp")
-
-
-def _pid_alive(pid: int) -> bool:
-    if sys.platform == "win32":  # os.kill would terminate the process there; rely on the age rule alone
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    return True
-
-
-def remove_stale_temps(target: Path, now: float | None = None) -> list[Path]:
-    """Delete leftovers of killed saves to `target`: our naming only, plain files, writer dead or older than a minute."""
-    now = time.time() if now is None else now
-    pattern, removed = _temp_pattern(target), []
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = pattern.fullmatch(entry.name)
-        if not match:
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            pid = int(match.group(1)) if match.group(1) else None
-            if now - info.st_mtime > STALE_TEMP_AGE_S or (pid is not None and not _pid_alive(pid)):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-                log.info("removed stale temporary %s", entry.path)
-        except OSError as exc:
-            log.warning("could not remove stale temporary %s: %s", entry.path, exc)
-    return removed
+# The pickle holds the history and extra data (tensors are separate records). The app writes at most
+# checkpoint_records.MAX_HISTORY_ROWS rows, about 1.1 MB; a larger pickle is refused before the weights-only
+# unpickler (pure Python, slow on large pickles) reads it.
+MAX_PICKLE_BYTES = 4 * 2**20
+HISTORY_ROW_BYTES = 110  # one trainer history row, pickled
 
 
 def write_atomically(path: Path, payload: dict) -> None:
-    """torch.save to a temporary next to `path`, fsync, rename over `path`; any failure removes the temporary.
+    """torch.save to a temporary next to the real file, fsync, rename over it; any failure removes the temporary.
 
     Every failure becomes CheckpointError naming the path and the cause (torch turns a full disk into
-    RuntimeError, not OSError); KeyboardInterrupt and the like still propagate, after the cleanup.
+    RuntimeError, not OSError); a target that is not a regular file is refused before anything is written.
+    KeyboardInterrupt and the like still propagate, after the cleanup.
     """
-    tmp: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temps(path)
-        fd, tmp = temp_path_for(path)
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             torch.save(payload, fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a checkpoint is an ordinary document
-        os.replace(tmp, path)
-    except BaseException as exc:
-        if tmp is not None:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError as cleanup:
-                log.warning("could not remove temporary %s: %s", tmp, cleanup)
-        if isinstance(exc, Exception):
-            raise CheckpointError(f"could not write {path}: {_cause(exc)}") from exc
-        raise
+    except RefusedTarget as exc:
+        raise CheckpointError(str(exc)) from None
+    except Exception as exc:
+        raise CheckpointError(f"could not write {path}: {_cause(exc)}") from exc
 
 
 def _cause(exc: BaseException) -> str:
@@ -158,18 +100,41 @@ def check_archive(fh: BinaryIO, name: str) -> None:
         raise CheckpointError(f"{corrupt}: it is not a PyTorch checkpoint archive")
     fh.seek(0)
     try:
-        with zipfile.ZipFile(fh) as archive:
-            entries = archive.infolist()
+        archive = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, KeyError):
         raise CheckpointError(f"{corrupt}: its archive directory is missing or damaged "
                               "(the file was probably cut short)") from None
-    if not any(e.filename.endswith("/data.pkl") for e in entries):
-        raise CheckpointError(f"{name} is not a checkpoint: it is a zip archive without checkpoint data")
-    if any(e.compress_type != zipfile.ZIP_STORED for e in entries):
-        raise CheckpointError(f"{name} is not a checkpoint: its archive has compressed entries, "
-                              "which torch.save never writes")
-    if sum(e.file_size for e in entries) > MAX_FILE_BYTES:
-        raise CheckpointError(f"{name}: its archive claims more than {MAX_FILE_BYTES // 2**30} GiB of data")
+    with archive:
+        entries = archive.infolist()
+        pickles = [e for e in entries if e.filename.endswith("/data.pkl")]
+        if not pickles:
+            raise CheckpointError(f"{name} is not a checkpoint: it is a zip archive without checkpoint data")
+        if any(e.compress_type != zipfile.ZIP_STORED for e in entries):
+            raise CheckpointError(f"{name} is not a checkpoint: its archive has compressed entries, "
+                                  "which torch.save never writes")
+        if sum(e.file_size for e in entries) > MAX_FILE_BYTES:
+            raise CheckpointError(f"{name}: its archive claims more than {MAX_FILE_BYTES // 2**30} GiB of data")
+        if max(e.file_size for e in pickles) > MAX_PICKLE_BYTES:
+            raise CheckpointError(f"{name}: its training history and extra data take "
+                                  f"{max(e.file_size for e in pickles) / 2**20:.1f} MiB, more than the "
+                                  f"{MAX_PICKLE_BYTES // 2**20} MiB a checkpoint may hold (about "
+                                  f"{MAX_PICKLE_BYTES // HISTORY_ROW_BYTES:,} history rows); refusing to read it")
+        check_crcs(archive, name)
+
+
+def check_crcs(archive: zipfile.ZipFile, name: str) -> None:
+    """Every record must match the CRC-32 written with it: torch.load reads damaged records without noticing."""
+    try:
+        damaged = archive.testzip()  # reads each record once; the file is small or about to be read whole anyway
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+        raise CheckpointError(f"{name} is not a readable checkpoint (corrupt or truncated): its archive records "
+                              f"are damaged ({first_line(exc)})") from None
+    if damaged is not None:
+        record = damaged.split("/", 1)[-1][:80]
+        what = "its history and settings" if record == "data.pkl" else \
+            "its stored tensors (weights or attention maps)" if record.startswith("data/") else "its archive records"
+        raise CheckpointError(f"{name} is corrupt: {what} do not match the CRC-32 checksum stored when it was "
+                              f"saved (record {record} is damaged)")
 
 
 def _load_failure(name: str, exc: Exception) -> str:

@@ -354,7 +354,7 @@ def test_checkpoint_api_still_builds_and_reports_the_task(tmp_path):
 
 def test_read_only_folder_simulated_keeps_the_old_file(tmp_path, monkeypatch):
     """The same as the chmod test where it cannot run (as root): creating the temporary is refused."""
-    import core_model.checkpoint_files as files
+    import core_model.atomic_files as files
 
     path = save_checkpoint(tmp_path / "m.pt", build_model(CONFIG, seed=0))
     before = path.read_bytes()

@@ -152,7 +152,7 @@ def test_divergence_before_any_step_says_nothing_was_written(tmp_path, capsys, m
 @pytest.mark.parametrize("error", [RuntimeError("[enforce fail at inline_container.cc] file write failed"),
                                    OSError(28, "No space left on device"), PermissionError(13, "Permission denied")])
 def test_failed_save_keeps_the_model_in_a_spare_file_and_the_old_file_intact(tmp_path, capsys, monkeypatch, error):
-    import core_model.checkpoint_files as files
+    import core_model.atomic_files as files
 
     out = tmp_path / "m.pt"
     save_checkpoint(out, build_model(ModelConfig(), seed=9))
@@ -179,9 +179,11 @@ def test_failed_save_keeps_the_model_in_a_spare_file_and_the_old_file_intact(tmp
 
 
 @pytest.mark.parametrize(("word", "hint"), [("traim", "did you mean 'train'?"), ("bogus", "choose from")])
-def test_unknown_commands_print_usage_and_exit_2_without_qt(word, hint):
+def test_unknown_commands_print_one_line_and_exit_2_without_qt(word, hint):
     proc = _run(word)
-    assert proc.returncode == 2 and hint in proc.stderr and "usage:" in proc.stderr and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and hint in lines[0] and "Traceback" not in proc.stderr
+    assert lines[0].endswith("(see 'attention-playground --help')") and "usage:" not in proc.stderr
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

@@ -8,19 +8,28 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from visualizer.cli_common import ArgumentError
+
 
 def json_line(data: dict[str, Any]) -> str:
-    """One line of valid JSON: non-finite numbers become null, and a "notes" entry says which ones were."""
-    clean, notes = {}, []
-    for key, value in data.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            clean[key] = None
-            notes.append(f"{key} was {value} (not a JSON number), written as null")
-        else:
-            clean[key] = value
+    """One line of valid JSON: non-finite numbers, at any depth, become null, and "notes" says which ones were."""
+    notes: list[str] = []
+    clean = _finite_json(data, "", notes)
     if notes:
-        clean["notes"] = notes
+        clean["notes"] = [*clean.get("notes", []), *notes] if isinstance(clean.get("notes"), list) else notes
     return json.dumps(clean, allow_nan=False) + "\n"
+
+
+def _finite_json(value: Any, where: str, notes: list[str]) -> Any:
+    """`value` with every non-finite float replaced by None; each replacement is noted with its path (a.b[2])."""
+    if isinstance(value, float) and not math.isfinite(value):
+        notes.append(f"{where} was {value} (not a JSON number), written as null")
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_json(v, f"{where}.{k}" if where else str(k), notes) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v, f"{where}[{i}]", notes) for i, v in enumerate(value)]
+    return value
 
 
 def write_json_line(stream: TextIO, data: dict[str, Any]) -> None:
@@ -33,10 +42,28 @@ def fallback_path(out: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"attention-playground-{out.stem or 'model'}-{stamp}-{time.time_ns() % 10**6}.pt"
 
 
+def check_out_before_work(out: Path) -> None:
+    """Refuse an `out` that names a folder, pipe or device before any work: every save to it would be refused.
+
+    Raises ArgumentError (exit 2) naming what is there. Other problems (a missing folder, no permission) are left
+    to the save itself, which can still keep the model in a spare file.
+    """
+    from core_model.atomic_files import RefusedTarget, real_target
+
+    try:
+        real_target(out)
+    except RefusedTarget as exc:
+        raise ArgumentError(f"--out: {exc}") from None
+    except OSError:
+        pass
+
+
 def save_or_fall_back(out: Path, save: Any) -> tuple[Path | None, str]:
     """Save with `save(path)` to `out`, else to a temp-folder file; returns (where it went, what went wrong).
 
-    `save` raises CheckpointError on failure; the previous file at `out` is never touched by a failed save.
+    `save` raises CheckpointError on failure, including a refused `out` (a folder, pipe or device: see
+    core_model.atomic_files); the previous file at `out` is never touched by a failed save, and the message
+    always names the spare file the model went to instead.
     """
     from core_model.checkpoint import CheckpointError
 

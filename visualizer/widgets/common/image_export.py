@@ -1,4 +1,8 @@
-"""File exports for the heatmap widgets: images through pyqtgraph's exporters, matrices as NPY / CSV (no dialogs)."""
+"""File exports for the heatmap widgets: images through pyqtgraph's exporters, matrices as NPY / CSV (no dialogs).
+
+Every file is written through core_model.atomic_files: to a temporary next to the target, renamed over it only once
+complete, so a failure (a full disk) leaves the previous file as it was and no partial file behind.
+"""
 from __future__ import annotations
 
 import csv
@@ -12,6 +16,8 @@ import numpy as np
 import pyqtgraph.exporters as pg_exporters
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 
+from core_model.atomic_files import RefusedTarget, atomic_path
+
 log = logging.getLogger(__name__)
 
 
@@ -23,19 +29,20 @@ def _check_parent(path: str | Path) -> Path:
     return target
 
 
-def _check_written(target: Path, what: str) -> None:
+def _check_written(written: Path, what: str, target: Path) -> None:
     """pyqtgraph's exporters report some failures only by writing nothing; turn that into an error."""
-    if not target.is_file() or target.stat().st_size == 0:
+    if not written.is_file() or written.stat().st_size == 0:
         raise OSError(f"Could not write {what} to {target}")
 
 
-def export_item_png(item: object, path: str | Path, width: int | None = None) -> Path:
-    """Render a graphics item (or a whole scene) to a PNG file, optionally at a given pixel width.
+def export_item_png(item: object, path: str | Path, width: int | None = None, caption: Sequence[str] = ()) -> Path:
+    """Render a graphics item (or a whole scene) to a PNG file, optionally at a given pixel width and captioned.
 
     Args:
         item: a QGraphicsItem (e.g. a GraphicsLayout or PlotItem) or a QGraphicsScene.
         path: the file to write.
         width: output width in pixels; None keeps the on-screen size.
+        caption: lines drawn in a white band above the plot; none by default.
     Returns:
         The path written.
     """
@@ -44,22 +51,27 @@ def export_item_png(item: object, path: str | Path, width: int | None = None) ->
         exporter = pg_exporters.ImageExporter(item)
         if width is not None:
             exporter.parameters()["width"] = int(width)  # height follows the aspect ratio
-        exporter.export(str(target))
+        image = exporter.export(toBytes=True)  # the QImage: its save() says whether the file was written whole
     except Exception as exc:  # pyqtgraph raises assorted errors for unpaintable items
         raise OSError(f"Could not export PNG to {target}: {exc}") from exc
-    _check_written(target, "PNG")
+    image = _with_png_caption(image, caption)
+    with atomic_path(target, keep_suffix=True) as tmp:
+        if not image.save(str(tmp), "PNG"):  # False on a full disk, after writing part of the file
+            raise OSError(f"Could not write PNG to {target}")
     log.info("exported PNG %s", target)
     return target
 
 
-def export_item_svg(item: object, path: str | Path) -> Path:
-    """Write a graphics item (or scene) as SVG; images inside are embedded as PNG by pyqtgraph."""
+def export_item_svg(item: object, path: str | Path, caption: Sequence[str] = ()) -> Path:
+    """Write a graphics item (or scene) as SVG, optionally captioned; images inside are embedded as PNG by pyqtgraph."""
     target = _check_parent(path)
-    try:
-        pg_exporters.SVGExporter(item).export(str(target))
-    except Exception as exc:  # SVGExporter fails on some Qt versions (QT-NOTES.md)
-        raise OSError(f"Could not export SVG to {target}: {exc}") from exc
-    _check_written(target, "SVG")
+    with atomic_path(target, keep_suffix=True) as tmp:
+        try:
+            pg_exporters.SVGExporter(item).export(str(tmp))
+        except Exception as exc:  # SVGExporter fails on some Qt versions (QT-NOTES.md)
+            raise OSError(f"Could not export SVG to {target}: {exc}") from exc
+        _check_written(tmp, "SVG", target)
+        _add_svg_caption(tmp, caption, target)
     log.info("exported SVG %s", target)
     return target
 
@@ -75,13 +87,10 @@ def caption_font_px(image_width: float) -> int:
     return max(12, int(image_width) // 90)
 
 
-def add_png_caption(target: Path, caption: Sequence[str]) -> Path:
-    """Redraw the PNG at `target` under a white band holding the caption lines (plain text: `<bos>` stays visible)."""
+def _with_png_caption(plot: QImage, caption: Sequence[str]) -> QImage:
+    """The plot under a white band holding the caption lines (plain text: `<bos>` stays visible)."""
     if not caption:
-        return target
-    plot = QImage(str(target))
-    if plot.isNull():
-        raise OSError(f"Could not read back PNG {target}")
+        return plot
     font = QFont()
     font.setPixelSize(caption_font_px(plot.width()))
     metrics = QFontMetrics(font)
@@ -96,9 +105,7 @@ def add_png_caption(target: Path, caption: Sequence[str]) -> Path:
         painter.drawText(6, 4 + line * k + metrics.ascent(), text)
     painter.drawImage(0, band, plot)
     painter.end()
-    if not image.save(str(target), "PNG"):
-        raise OSError(f"Could not write PNG to {target}")
-    return target
+    return image
 
 
 def _svg_size(root: ET.Element) -> tuple[float, float]:
@@ -114,16 +121,16 @@ def _svg_size(root: ET.Element) -> tuple[float, float]:
         raise OSError(f"SVG without a usable size: {exc}") from exc
 
 
-def add_svg_caption(target: Path, caption: Sequence[str]) -> Path:
+def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> None:
     """Put the caption lines as visible <text> in a white band at the top of the SVG, the drawing shifted below it.
 
     <title> becomes the first line and <desc> all of them. ElementTree escapes the text for XML, so a token
     `<bos>` is written `&lt;bos&gt;` and read back as text.
     """
     if not caption:
-        return target
+        return
     try:
-        tree = ET.parse(target)
+        tree = ET.parse(written)
     except ET.ParseError as exc:
         raise OSError(f"Could not read back SVG {target}: {exc}") from exc
     root = tree.getroot()
@@ -158,21 +165,22 @@ def add_svg_caption(target: Path, caption: Sequence[str]) -> Path:
     if root.get("height"):
         root.set("height", f"{height + band:g}")
     try:
-        tree.write(target, encoding="utf-8", xml_declaration=True)
+        tree.write(written, encoding="utf-8", xml_declaration=True)
     except OSError as exc:
         raise OSError(f"Could not write SVG to {target}: {exc.strerror or exc}") from exc
-    return target
 
 
 def save_matrices_npy(path: str | Path, data: np.ndarray | Mapping[str, np.ndarray]) -> Path:
     """Save one array with np.save, or several named arrays with np.savez, at exactly the given path."""
     target = _check_parent(path)
     try:
-        with open(target, "wb") as handle:  # a handle keeps numpy from appending .npy / .npz
+        with atomic_path(target) as tmp, open(tmp, "wb") as handle:  # a handle: numpy appends no .npy / .npz
             if isinstance(data, Mapping):
                 np.savez(handle, **{str(k): np.asarray(v) for k, v in data.items()})
             else:
                 np.save(handle, np.asarray(data))
+    except RefusedTarget:
+        raise
     except OSError as exc:
         raise OSError(f"Could not save matrices to {target}: {exc.strerror or exc}") from exc
     return target
@@ -198,11 +206,13 @@ def save_matrix_csv(
     if values.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"matrix shape {values.shape} does not match labels ({len(row_labels)}, {len(col_labels)})")
     try:
-        with open(target, "w", newline="", encoding="utf-8") as handle:
+        with atomic_path(target) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["query\\key", *col_labels])
             for label, row in zip(row_labels, values):
                 writer.writerow([label, *(_cell(v) for v in row)])
+    except RefusedTarget:
+        raise
     except OSError as exc:
         raise OSError(f"Could not save CSV to {target}: {exc.strerror or exc}") from exc
     return target

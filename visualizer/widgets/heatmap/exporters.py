@@ -17,12 +17,12 @@ log = logging.getLogger(__name__)
 def export_captioned_png(item: object, path: str | Path, width: int | None = None,
                           caption: Sequence[str] = ()) -> Path:
     """A graphics item as PNG under a white band of caption lines (title, kind, input, model)."""
-    return export.add_png_caption(export.export_item_png(item, path, width), caption)
+    return export.export_item_png(item, path, width, caption)
 
 
 def export_captioned_svg(item: object, path: str | Path, caption: Sequence[str] = ()) -> Path:
     """A graphics item as SVG with the caption lines as visible text above it (and as <title> / <desc>)."""
-    return export.add_svg_caption(export.export_item_svg(item, path), caption)
+    return export.export_item_svg(item, path, caption)
 
 
 def export_grid_png(graphics: pg.GraphicsLayoutWidget, path: str | Path, width: int | None = None,

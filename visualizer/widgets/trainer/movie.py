@@ -1,6 +1,7 @@
 """The attention movie as files: one PNG per probe snapshot, plus an animated GIF when Pillow is installed.
 
-Plain functions on immutable snapshots, so the tab can run them off the GUI thread.
+Plain functions on immutable snapshots, so the tab can run them off the GUI thread. Each file is written
+atomically (core_model.atomic_files): a failed write leaves no partial file and the previous one as it was.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
+from core_model.atomic_files import atomic_path
 from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.trainer.probe_view import COLORMAP, PROBE_KINDS, head_mean
 
@@ -49,8 +51,9 @@ def write_movie(snapshots: tuple[ProbeSnapshot, ...] | list[ProbeSnapshot], fold
     frames = []
     for i, snap in enumerate(snapshots):
         path = folder / f"frame_{i:04d}_step_{snap.step}.png"
-        if not render_frame(snap).save(str(path)):
-            raise OSError(f"could not write {path}")
+        with atomic_path(path, keep_suffix=True) as tmp:
+            if not render_frame(snap).save(str(tmp)):
+                raise OSError(f"could not write {path}")
         frames.append(path)
     gif = None
     if frames and importlib.util.find_spec("PIL") is not None:
@@ -58,5 +61,6 @@ def write_movie(snapshots: tuple[ProbeSnapshot, ...] | list[ProbeSnapshot], fold
 
         images = [Image.open(p).convert("RGB") for p in frames]
         gif = folder / "movie.gif"
-        images[0].save(gif, save_all=True, append_images=images[1:], duration=FRAME_MS, loop=0)
+        with atomic_path(gif, keep_suffix=True) as tmp:
+            images[0].save(tmp, save_all=True, append_images=images[1:], duration=FRAME_MS, loop=0)
     return {"folder": str(folder), "frames": len(frames), "gif": str(gif) if gif else None}

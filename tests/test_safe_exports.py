@@ -1,0 +1,271 @@
+"""File > Export, the movie export and File > Save As through the real actions: a failure midway (a full disk)
+leaves the previous file whole and no partial file; links are followed, modes kept, pipes refused."""
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import os
+import stat
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from PySide6.QtCore import QBuffer, QIODevice, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from core_model.checkpoint import load_checkpoint
+from core_model.training_loop import Cadence
+from visualizer.controllers import checkpoints as checkpoint_actions
+from visualizer.controllers.checkpoints import CheckpointActions
+from visualizer.controllers.export import Exporter
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.trainer import tab as trainer_tab
+from visualizer.widgets.trainer.tab import TrainerTab
+
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
+              pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them")]
+WAIT_MS = 60_000
+FULL = OSError(errno.ENOSPC, "No space left on device")
+MENU = {"png": "Current attention grid as &PNG…", "svg": "Current attention grid as &SVG…",
+        "npy": "Current grid's matrices as &NPY…", "csv": "Current grid's matrices as &CSV (folder)…"}
+
+
+def _maps(seed: int) -> KindMaps:
+    rng = np.random.default_rng(seed)
+    values = rng.random((2, 3, 4, 5)).astype(np.float32)
+    values /= values.sum(-1, keepdims=True)
+    return KindMaps("encoder_self", values, np.ones((4, 5), bool), tuple("abcd"), tuple("vwxyz"))
+
+
+class Window:
+    """A grid and the File > Export controller over it, with the dialogs answered and the warnings recorded."""
+
+    def __init__(self, qtbot, monkeypatch) -> None:
+        self.grid = AttentionGrid("encoder_self")
+        qtbot.addWidget(self.grid)
+        self.grid.resize(900, 600)
+        with qtbot.waitExposed(self.grid):
+            self.grid.show()
+        self.grid.set_maps(_maps(0))
+        self.status: list[str] = []
+        self.warnings: list[str] = []
+        self.exporter = Exporter(lambda: self.grid, dict, self.status.append, self.grid)
+        self.answer: Path | None = None
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(self.answer), ""))
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(self.answer))
+        monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: self.warnings.append(text))
+
+    def export(self, fmt: str, path: Path) -> None:
+        """Choose the File > Export entry and answer its dialog with `path`."""
+        self.answer = path
+        slot = next(entry[1] for entry in self.exporter.actions() if entry and entry[0] == MENU[fmt])
+        slot()
+
+
+@pytest.fixture
+def window(qtbot, monkeypatch) -> Window:
+    return Window(qtbot, monkeypatch)
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    """A folder of its own for the files written (tmp_path also holds the test's QSettings)."""
+    path = tmp_path / "files"
+    path.mkdir()
+    return path
+
+
+def _short_qimage_save(monkeypatch, fail_on_call: int = 1) -> None:
+    """QImage.save on a full disk: part of the PNG lands in the file, then it returns False."""
+    real_save, calls = QImage.save, []
+
+    def save(image, name, fmt=None, quality=-1):
+        calls.append(name)
+        if len(calls) != fail_on_call:
+            return real_save(image, name, fmt, quality)
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        real_save(image, buffer, "PNG")
+        whole = bytes(buffer.data())
+        Path(name).write_bytes(whole[:len(whole) // 2])
+        return False
+
+    monkeypatch.setattr(QImage, "save", save)
+
+
+def _half(write_whole) -> bytes:
+    """The first half of what a writer would produce: what fits before the disk is full."""
+    buffer = io.BytesIO()
+    write_whole(buffer)
+    return buffer.getvalue()[: len(buffer.getvalue()) // 2]
+
+
+def _fail_midway(monkeypatch, fmt: str) -> None:
+    """The library call that writes the file puts half of it on disk, then meets a full disk."""
+    if fmt == "png":
+        _short_qimage_save(monkeypatch)
+    elif fmt == "svg":  # the caption pass rewrites the SVG that pyqtgraph wrote
+        real_write = ET.ElementTree.write
+
+        def short_tree_write(tree, target, *args, **kwargs):
+            Path(target).write_bytes(_half(lambda buffer: real_write(tree, buffer, *args, **kwargs)))
+            raise FULL
+
+        monkeypatch.setattr(ET.ElementTree, "write", short_tree_write)
+    else:
+        real_save = np.save
+
+        def short_save(handle, array, *args, **kwargs):
+            handle.write(_half(lambda buffer: real_save(buffer, array, *args, **kwargs)))
+            raise FULL
+
+        monkeypatch.setattr(np, "save", short_save)
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "npy"])
+def test_an_export_failing_midway_keeps_the_previous_file_whole(window, folder, monkeypatch, fmt):
+    path = folder / f"grid.{fmt}"
+    window.export(fmt, path)
+    assert window.status == [f"Exported {path}"] and window.warnings == []
+    before = path.read_bytes()
+    os.chmod(path, 0o600)
+    window.grid.set_maps(_maps(1))  # the next export would differ
+    _fail_midway(monkeypatch, fmt)
+    window.export(fmt, path)
+    assert len(window.warnings) == 1 and window.warnings[0].startswith("Could not export:")
+    assert path.read_bytes() == before and sorted(folder.iterdir()) == [path]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and window.status == [f"Exported {path}"]
+
+
+def test_a_csv_folder_export_failing_midway_keeps_that_file_whole(window, folder, monkeypatch):
+    window.export("csv", folder)
+    names = sorted(p.name for p in folder.iterdir())
+    before = {name: (folder / name).read_bytes() for name in names}
+    window.grid.set_maps(_maps(1))
+    real_writer, opened = csv.writer, []
+
+    class FullDiskWriter:
+        """The third file gets its header row, then the disk is full."""
+
+        def __init__(self, handle) -> None:
+            self.inner, self.rows = real_writer(handle), 0
+            opened.append(self)
+
+        def writerow(self, row):
+            if len(opened) == 3 and self.rows == 1:
+                raise FULL
+            self.rows += 1
+            return self.inner.writerow(row)
+
+    monkeypatch.setattr(csv, "writer", FullDiskWriter)
+    window.export("csv", folder)
+    assert len(window.warnings) == 1 and "No space left on device" in window.warnings[0]
+    assert sorted(p.name for p in folder.iterdir()) == names  # no partial file, no temporary
+    order = ["encoder_self_L1_H1.csv", "encoder_self_L1_H2.csv", "encoder_self_L1_H3.csv"]
+    assert all((folder / n).read_bytes() != before[n] for n in order[:2])  # written before the disk filled
+    assert all((folder / n).read_bytes() == before[n] for n in names if n not in order[:2])
+
+
+def test_an_export_through_a_symlink_updates_the_real_file_and_refuses_a_fifo(window, folder):
+    real = folder / "real.png"
+    real.write_bytes(b"an older picture")
+    os.chmod(real, 0o640)
+    link = folder / "shown.png"
+    link.symlink_to("real.png")
+    window.export("png", link)
+    assert link.is_symlink() and not QImage(str(real)).isNull() and stat.S_IMODE(os.stat(real).st_mode) == 0o640
+    fifo = folder / "pipe.npy"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a writer that opened the pipe would not block the test
+    try:
+        window.export("npy", fifo)
+    finally:
+        os.close(reader)
+    assert window.warnings == [f"Could not export: refusing to write {fifo}: it is a named pipe (FIFO), "
+                               "not a regular file"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in folder.iterdir()) == [
+        "pipe.npy", "real.png", "shown.png"]
+
+
+def test_a_new_export_gets_what_the_umask_allows(window, folder):
+    before = os.umask(0o027)
+    try:
+        window.export("svg", folder / "new.svg")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(os.stat(folder / "new.svg").st_mode) == 0o640
+
+
+@pytest.fixture
+def trained_tab(qtbot, hub, state) -> TrainerTab:
+    widget = TrainerTab(hub, state)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.form.batch_spin.setValue(16)
+    widget.form.steps_spin.setValue(30)
+    qtbot.mouseClick(widget.train_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
+    return widget
+
+
+def _gif_fills_the_disk(monkeypatch) -> None:
+    real_save = Image.Image.save
+
+    def save(image, target, *args, **kwargs):
+        buffer = io.BytesIO()
+        real_save(image, buffer, *args, format="GIF", **kwargs)
+        Path(target).write_bytes(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+        raise FULL
+
+    monkeypatch.setattr(Image.Image, "save", save)
+
+
+@pytest.mark.parametrize("failing", ["frame", "gif"])
+def test_a_movie_export_failing_midway_keeps_the_previous_files(qtbot, trained_tab, folder, monkeypatch, failing):
+    planned = Cadence.for_steps(30).probe_steps(30)
+    names = [f"frame_{i:04d}_step_{s}.png" for i, s in enumerate(planned)] + ["movie.gif"]
+    for name in names:
+        (folder / name).write_bytes(f"previous {name}".encode())
+    monkeypatch.setattr(trainer_tab, "_choose_folder", lambda parent: str(folder))
+    if failing == "frame":
+        _short_qimage_save(monkeypatch, fail_on_call=2)
+    else:
+        _gif_fills_the_disk(monkeypatch)
+    qtbot.mouseClick(trained_tab.probe.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: trained_tab.probe.export_button.isEnabled(), timeout=WAIT_MS)
+    assert trained_tab.status_label.text().startswith("Could not export the movie:")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(names)
+    written = 1 if failing == "frame" else len(planned)
+    assert all(not QImage(str(folder / n)).isNull() for n in names[:written])
+    assert all((folder / n).read_bytes() == f"previous {n}".encode() for n in names[written:])
+
+
+def test_save_as_through_a_symlink_updates_the_real_file_and_refuses_a_fifo(qtbot, hub, folder, monkeypatch):
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    actions = CheckpointActions(hub, widget)
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(checkpoint_actions, "_show_error", lambda parent, title, text: shown.append((title, text)))
+    real = folder / "real.pt"
+    real.write_bytes(b"an older checkpoint")
+    os.chmod(real, 0o600)
+    link = folder / "model.pt"
+    link.symlink_to("real.pt")
+    answers = iter([str(link), str(folder / "pipe.pt")])
+    monkeypatch.setattr(checkpoint_actions, "_ask_save_path", lambda parent, suggested: next(answers))
+    with qtbot.waitSignal(actions.saved, timeout=WAIT_MS):
+        actions.save_as_action.trigger()
+    assert link.is_symlink() and stat.S_IMODE(os.stat(real).st_mode) == 0o600
+    assert all(torch.equal(v, hub.model.state_dict()[k]) for k, v in load_checkpoint(real).state_dict.items())
+    os.mkfifo(folder / "pipe.pt")
+    with qtbot.waitSignal(actions.failed, timeout=WAIT_MS):
+        actions.save_as_action.trigger()
+    assert shown == [("Could not save pipe.pt", f"refusing to write {folder / 'pipe.pt'}: it is a named pipe "
+                                                "(FIFO), not a regular file")]
+    assert sorted(p.name for p in folder.iterdir()) == ["model.pt", "pipe.pt", "real.pt"]
