@@ -1,26 +1,37 @@
 """Checkpoints: config, weights, training history and extras in one file, written atomically, loaded safely.
 
 Loading uses `torch.load(weights_only=True)`, so a file can never run code; every field is then validated
-(checkpoint_validation) before anything is built. Anything wrong with a file, or with a save, raises
+(checkpoint_validation, checkpoint_records) before anything is built, and the weights are compared with the
+checksum stored when they were saved (checkpoint_checksum). Anything wrong with a file, or with a save, raises
 CheckpointError with a message a person can act on; a failed save leaves the previous file untouched.
 """
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from .checkpoint_checksum import CHECKSUM_KEY, weights_digest
 from .checkpoint_files import MESSAGE_CHARS, first_line, read_payload, write_atomically
-from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_extra, check_history, check_payload
+from .checkpoint_records import (
+    MAX_HISTORY_ROWS,
+    check_history,
+    check_known_extra,
+    clean_extra,
+    stored_task,
+    thin_history,
+)
+from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_extra, check_payload
 from .config import ModelConfig
 from .model import Seq2SeqTransformer, build_model
 from .tasks import TaskSpec
 
-__all__ = ["FORMAT", "MESSAGE_CHARS", "VERSION", "Checkpoint", "CheckpointError", "load_checkpoint", "save_checkpoint"]
+__all__ = ["FORMAT", "MAX_HISTORY_ROWS", "MESSAGE_CHARS", "VERSION", "Checkpoint", "CheckpointError",
+           "load_checkpoint", "save_checkpoint"]
 log = logging.getLogger(__name__)
 
 
@@ -51,26 +62,18 @@ class Checkpoint:
 
         A stored description that is not a dict, has unknown keys or invalid values raises CheckpointError.
         """
-        stored = self.extra.get("task")
-        if stored is None:
-            return TaskSpec()
-        if not isinstance(stored, dict):
-            kind = type(stored).__name__
-            raise CheckpointError(f"the checkpoint's task must be a dict of TaskSpec fields, got {kind}")
-        unknown = sorted(set(stored) - {f.name for f in fields(TaskSpec)})
-        if unknown:
-            raise CheckpointError(f"the checkpoint's task has unknown fields {unknown}")
         try:
-            return TaskSpec(**stored)
-        except ValueError as exc:
-            raise CheckpointError(f"the checkpoint's task is invalid: {exc}") from exc
+            return stored_task(self.extra.get("task"))
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(str(exc)) from exc
 
 
 def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, history: list[dict[str, float]] | None = None,
                     extra: dict[str, Any] | None = None) -> Path:
     """Write atomically (temporary next to `path`, fsync, rename); every failure raises CheckpointError.
 
-    Non-finite weights and non-plain extras are refused before writing: the file could not be loaded back.
+    Non-finite weights and non-plain extras are refused before writing: the file could not be loaded back. The
+    history keeps at most MAX_HISTORY_ROWS rows (evenly thinned); non-finite numbers in `extra` are written as None.
     """
     path = Path(path)
     state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
@@ -78,13 +81,17 @@ def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, histo
         bad = int((~torch.isfinite(value)).sum()) if value.is_floating_point() else 0
         if bad:
             raise CheckpointError(f"not saving {path}: weight {key} has {bad} non-finite values (NaN or infinity)")
+    refused = f"not saving {path}"
+    extra = clean_extra(check_extra(dict(extra or {}), refused), path.name)
+    check_known_extra(extra, model.config, refused)
     payload = {
         "format": FORMAT,
         "version": VERSION,
         "config": model.config.to_dict(),
         "state_dict": state,
-        "history": check_history(list(history or []), f"not saving {path}"),
-        "extra": check_extra(dict(extra or {}), f"not saving {path}"),
+        CHECKSUM_KEY: weights_digest(state),
+        "history": check_history(thin_history(list(history or []), path.name), refused),
+        "extra": extra,
     }
     write_atomically(path, payload)
     log.info("saved checkpoint %s", path)
@@ -95,9 +102,6 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     """Read and validate a checkpoint without executing anything from it or building anything oversized."""
     path = Path(path)
     config, state, history, extra = check_payload(read_payload(path), path.name)
-    ckpt = Checkpoint(config, state, history, extra)
-    try:
-        ckpt.task  # noqa: B018 - validated now, so a bad task is reported with the file's name
-    except CheckpointError as exc:
-        raise CheckpointError(f"{path.name}: {exc}") from exc
-    return ckpt
+    extra = clean_extra(extra, path.name)
+    check_known_extra(extra, config, path.name)
+    return Checkpoint(config, state, check_history(history, path.name), extra)

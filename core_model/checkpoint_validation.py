@@ -11,18 +11,22 @@ from typing import Any
 
 import torch
 
+from .checkpoint_checksum import CHECKSUM_KEY, digest_problem
 from .config import ModelConfig
 from .model import Seq2SeqTransformer
 
 FORMAT = "attention-playground-checkpoint"
 VERSION = 1
-PAYLOAD_KEYS = frozenset({"format", "version", "config", "state_dict", "history", "extra"})
+PAYLOAD_KEYS = frozenset({"format", "version", "config", "state_dict", "history", "extra", CHECKSUM_KEY})
 WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)  # what load_state_dict can copy
+# tensors in `extra` (the attention movie's maps and masks): numbers numpy and the widgets can take as they are
+PLAIN_DTYPES = (*WEIGHT_DTYPES, torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 PLAIN_SCALARS = (type(None), bool, int, float, str, bytes)
 MAX_EXTRA_DEPTH = 64  # nesting of lists and dicts in `extra`; deeper only comes from a crafted file
+INT_LIMIT = 2**63  # integers must fit 64 bits: numpy, torch and Qt overflow on anything larger
 
 
-def _short(value: object) -> str:
+def short_repr(value: object) -> str:
     """A repr of at most a few dozen characters, whatever a hostile file put there."""
     r = reprlib.Repr()
     r.maxstring, r.maxother, r.maxlist, r.maxdict, r.maxlevel, r.maxlong = 40, 40, 3, 3, 2, 40
@@ -33,29 +37,32 @@ class CheckpointError(Exception):
     """A checkpoint could not be written or read: corrupt, truncated, mismatched or unsafe."""
 
 
-def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], list, dict]:
-    """The validated (config, state_dict, history, extra) of a payload read from the file `name`."""
+def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], object, dict]:
+    """(config, state_dict, history, extra) of a payload read from the file `name`: all validated but the history,
+    which checkpoint_records checks (with the structures in `extra` that depend on the model)."""
     if not isinstance(payload, dict):
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it holds a {type(payload).__name__})")
     if "format" not in payload:
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it has no format marker)")
     if payload["format"] != FORMAT:
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint "
-                              f"(wrong format marker {_short(payload['format'])})")
+                              f"(wrong format marker {short_repr(payload['format'])})")
     version = payload.get("version")
     if type(version) is not int:
-        raise CheckpointError(f"{name} has an invalid checkpoint version {_short(version)}, expected {VERSION}")
+        raise CheckpointError(f"{name} has an invalid checkpoint version {short_repr(version)}, expected {VERSION}")
     if version != VERSION:
         newer = "; it was written by a newer version of the app" if version > VERSION else ""
-        raise CheckpointError(f"{name} has checkpoint version {_short(version)}, expected {VERSION}{newer}")
+        raise CheckpointError(f"{name} has checkpoint version {short_repr(version)}, expected {VERSION}{newer}")
     unknown = sorted(str(k)[:40] for k in set(payload) - PAYLOAD_KEYS)
     if unknown:
         raise CheckpointError(f"{name} has unknown fields {unknown[:5]}")
     config = check_config(payload.get("config"), name)
     state = check_weights(payload.get("state_dict"), config, name)
-    history = check_history(payload.get("history", []), name)
-    extra = check_extra(payload.get("extra", {}), name)
-    return config, state, history, extra
+    problem = digest_problem(payload.get(CHECKSUM_KEY), state, name)  # before the values: damage is named as such
+    if problem:
+        raise CheckpointError(problem)
+    check_finite(state, name)
+    return config, state, payload.get("history", []), check_extra(payload.get("extra", {}), name)
 
 
 def check_config(data: object, name: str) -> ModelConfig:
@@ -84,7 +91,7 @@ def expected_shapes(config: ModelConfig) -> dict[str, torch.Size]:
 
 
 def check_weights(state: object, config: ModelConfig, name: str) -> dict[str, torch.Tensor]:
-    """Names, shapes, dtypes and values of the weights: they must fit `config` exactly and be finite."""
+    """Names, shapes and dtypes of the weights: plain tensors that fit `config` exactly."""
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
         raise CheckpointError(f"{name} has no valid weights (expected a dict of named tensors)")
     expected = expected_shapes(config)
@@ -100,35 +107,37 @@ def check_weights(state: object, config: ModelConfig, name: str) -> dict[str, to
             raise CheckpointError(f"{name}: weight {key} has shape {_shape(tensor)}, configuration needs {tuple(shape)}")
         if tensor.dtype not in WEIGHT_DTYPES:
             raise CheckpointError(f"{name}: weight {key} has type {tensor.dtype}, expected a floating-point type")
+    return dict(state)
+
+
+def check_finite(state: dict[str, torch.Tensor], name: str) -> None:
+    """Every weight finite: a model saved after training diverged cannot be shown."""
+    for key, tensor in state.items():
         bad = int((~torch.isfinite(tensor)).sum())
         if bad:
             raise CheckpointError(f"{name}: weight {key} has {bad} non-finite values (NaN or infinity) "
                                   f"out of {tensor.numel()}; the model was saved after training diverged")
-    return dict(state)
 
 
 def check_plain_tensor(tensor: torch.Tensor, what: str) -> None:
-    """A dense CPU tensor whose data is really in the file (no sparse, meta or overlapping views)."""
+    """A dense CPU tensor whose data is really in the file (no sparse, meta or overlapping views).
+
+    Only torch.Tensor itself, with no Python attributes: the weights-only loader also rebuilds a Parameter or a
+    tensor carrying attributes, and an attribute can hide a method (`numel = 5`) that every later step calls.
+    """
+    if type(tensor) is not torch.Tensor:  # a subclass (Parameter) is exactly what is refused
+        raise CheckpointError(f"{what} is a {type(tensor).__name__[:40]}, not a plain tensor")
+    if tensor.__dict__:
+        raise CheckpointError(f"{what} carries Python attributes {sorted(map(str, tensor.__dict__))[:3]}; "
+                              "only plain tensors are accepted")
+    if tensor.requires_grad:
+        raise CheckpointError(f"{what} requires gradients; stored data never does")
     if tensor.layout != torch.strided or tensor.is_quantized or tensor.is_nested:
         raise CheckpointError(f"{what} is a {tensor.layout} tensor; only dense tensors are accepted")
     if tensor.device.type != "cpu":
         raise CheckpointError(f"{what} is on device {tensor.device.type}, not stored data")
     if tensor.numel() and tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
         raise CheckpointError(f"{what} claims {tensor.numel()} values but stores fewer (a crafted view)")
-
-
-def check_history(history: object, name: str) -> list[dict[str, float]]:
-    """A list of rows, each a dict of metric name -> number (what the trainer records per step)."""
-    if not isinstance(history, list):
-        raise CheckpointError(f"{name}: its training history must be a list of rows, got {type(history).__name__}")
-    for i, row in enumerate(history):
-        if not isinstance(row, dict):
-            raise CheckpointError(f"{name}: row {i} of its training history must be a dict, got {type(row).__name__}")
-        for key, value in row.items():
-            if not isinstance(key, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise CheckpointError(f"{name}: row {i} of its training history has a non-numeric entry "
-                                      f"{_short(key)}: {type(value).__name__}")
-    return list(history)
 
 
 def check_extra(extra: object, name: str) -> dict[str, Any]:
@@ -147,6 +156,8 @@ def find_non_plain(root: object) -> str | None:
     stack: list[tuple[object, str, int]] = [(root, "extra", 0)]
     while stack:
         value, where, depth = stack.pop()
+        if type(value) is int and not -INT_LIMIT <= value < INT_LIMIT:  # not bool: True is plain data
+            return f"holds an integer too large at {where[:200]} (at most 2**63 in size)"
         if isinstance(value, PLAIN_SCALARS):
             continue
         if isinstance(value, torch.Tensor):
@@ -154,6 +165,8 @@ def find_non_plain(root: object) -> str | None:
                 check_plain_tensor(value, where)
             except CheckpointError as exc:
                 return f"holds an unusable tensor: {exc}"
+            if value.dtype not in PLAIN_DTYPES:
+                return f"holds a tensor of type {value.dtype} at {where[:200]}; only numbers and booleans are accepted"
             continue
         if not isinstance(value, (list, tuple, dict)):
             return f"holds a {type(value).__name__} at {where}; only plain data is accepted"

@@ -25,6 +25,7 @@ DivergedQuantity = Literal["loss", "grad_norm"]
 ADAM_BETAS = (0.9, 0.98)  # paper §5.3: beta1, beta2 (AdamW with weight_decay 0 is the paper's Adam)
 ADAM_EPS = 1e-9  # paper §5.3
 COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (our choice, not the paper's)
+MAX_SEED = 2**32 - 1  # the CLI's --seed range; torch.Generator.manual_seed takes any of them
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class TrainConfig:
         check_int("batch_size", self.batch_size, 1)
         check_int("steps", self.steps, 1)
         check_int("warmup_steps", self.warmup_steps, 0)
-        check_int("seed", self.seed, 0)
+        check_int("seed", self.seed, 0, MAX_SEED)
         check_float("lr", self.lr, 1e-8, 10.0)
         check_float("noam_factor", self.noam_factor, 1e-6, 100.0)
         check_float("label_smoothing", self.label_smoothing, 0.0, 1.0, high_open=True)
@@ -250,7 +251,7 @@ def evaluate(
         loss_sum += float(sequence_loss(log_probs, batch.tgt_out)) * int(keep.sum())
         correct += int(((log_probs.argmax(-1) == batch.tgt_out) & keep).sum())
         tokens += int(keep.sum())
-        out = greedy_decode(model, batch.src, batch.tgt_out.shape[1], masks)
+        out = greedy_decode(model, batch.src, batch.tgt_out.shape[1], masks, n_tokens=len(task.vocabulary))
         width = batch.tgt_out.shape[1]
         out = F.pad(out, (0, max(0, width - out.shape[1])), value=PAD)[:, :width]
         exact += int(((out == batch.tgt_out) | ~keep).all(dim=1).sum())

@@ -74,19 +74,19 @@ class Vocabulary:
             raise VocabularyError(ch, pos, self.symbols) from None
 
     def token(self, idx: int) -> str:
-        """Printable name of one id."""
-        if 0 <= idx < N_SPECIALS:
-            return SPECIALS[idx]
-        if N_SPECIALS <= idx < len(self):
-            return self.symbols[idx - N_SPECIALS]
-        raise ValueError(f"token id {idx} outside vocabulary of size {len(self)}")
+        """Printable name of one id; an id outside the vocabulary is named `<unk:ID>` rather than refused.
+
+        A model's vocabulary may be larger than its task's, so its output can hold ids this vocabulary has no
+        symbol for; showing them keeps every display working.
+        """
+        idx = int(idx)
+        return self._names[idx] if 0 <= idx < len(self._names) else unknown_token(idx)
 
     def tokens(self, ids: Iterable[int]) -> list[str]:
         """Printable names of many ids (one tuple lookup each: the GUI names every position on every keystroke)."""
         names, ids = self._names, list(map(int, ids))
         if ids and not 0 <= min(ids) <= max(ids) < len(names):  # a negative index would read from the end
-            bad = next(i for i in ids if not 0 <= i < len(names))
-            raise ValueError(f"token id {bad} outside vocabulary of size {len(self)}")
+            return [names[i] if 0 <= i < len(names) else unknown_token(i) for i in ids]
         return list(map(names.__getitem__, ids))
 
     @functools.cached_property
@@ -98,7 +98,7 @@ class Vocabulary:
         return {symbol: i + N_SPECIALS for i, symbol in enumerate(self.symbols)}
 
     def decode(self, ids: Sequence[int] | Iterable[int]) -> str:
-        """Ids to text: stops at <eos>, skips <pad> and <bos>."""
+        """Ids to text: stops at <eos>, skips <pad> and <bos>; an id outside the vocabulary reads `<unk:ID>`."""
         out = []
         for i in ids:
             i = int(i)
@@ -107,6 +107,11 @@ class Vocabulary:
             if i >= N_SPECIALS:
                 out.append(self.token(i))
         return "".join(out)
+
+
+def unknown_token(idx: int) -> str:
+    """The printable name of an id no vocabulary symbol has, e.g. `<unk:30>`."""
+    return f"<unk:{idx}>"
 
 
 @functools.cache

@@ -151,13 +151,15 @@ def test_of_size_range(n):
         Vocabulary.of_size(n)
 
 
-@pytest.mark.parametrize("bad", [13, -1, -13])
-def test_token_outside_vocabulary(bad):
-    """Names of many ids come from a lookup table: a negative id must be refused, never read from its end."""
-    with pytest.raises(ValueError, match=f"token id {bad} outside vocabulary of size 13"):
-        Vocabulary().token(bad)
-    with pytest.raises(ValueError, match=f"token id {bad} outside vocabulary of size 13"):
-        Vocabulary().tokens([3, bad])
+@pytest.mark.parametrize("bad", [13, 30, -1, -13])
+def test_token_outside_vocabulary_is_named_unknown(bad):
+    """A model larger than its task's vocabulary may output any id: it is shown as <unk:ID>, never read from the
+    lookup table's end (a negative index) and never an error."""
+    vocab = Vocabulary()
+    assert vocab.token(bad) == f"<unk:{bad}>"
+    assert vocab.tokens([3, bad, 2]) == ["0", f"<unk:{bad}>", "<eos>"]
+    assert vocab.tokens(torch.tensor([bad])) == [f"<unk:{bad}>"]
+    assert vocab.decode([3, bad, 4, EOS, bad]) == (f"0<unk:{bad}>1" if bad >= 0 else "01")
     assert Vocabulary.of_size(36).tokens(torch.tensor([38, 3, 2])) == ["z", "0", "<eos>"]
 
 

@@ -125,7 +125,7 @@ class TrainerForm(QGroupBox):
                            (self.lr_spin, config.lr), (self.noam_spin, config.noam_factor),
                            (self.smoothing_spin, config.label_smoothing), (self.dropout_spin, model.dropout),
                            (self.drop_path_spin, model.drop_path)):
-            box.setValue(value)
+            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed Qt's 32-bit ints
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]

@@ -1,0 +1,218 @@
+"""A checkpoint's training history and the records in its extra data that the app reads back, checked against the
+model they describe: the task, the training recipe, the evaluation curves and the attention movie.
+
+Numbers in them must be finite and fit 64 bits (a step of inf or 10**400 overflows every conversion downstream);
+non-finite numbers elsewhere in the extra data become None. The history keeps at most MAX_HISTORY_ROWS rows, thinned
+evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import fields
+from typing import Any
+
+import torch
+
+from .checkpoint_validation import INT_LIMIT, WEIGHT_DTYPES, CheckpointError, short_repr
+from .config import ModelConfig
+from .tasks import TaskSpec
+
+log = logging.getLogger(__name__)
+MAX_HISTORY_ROWS = 10_000  # rows a checkpoint keeps (default runs record 300; continued runs add up)
+EVAL_KEYS = ("steps", "loss", "token_accuracy", "exact_match")  # the columns of extra["eval_series"]
+SNAPSHOT_KINDS = ("encoder_self", "decoder_self", "cross")  # the maps of each frame of extra["probe_snapshots"]
+SNAPSHOT_FIELDS = ("values", "valid", "query_labels", "key_labels")
+
+
+def number_problem(value: object) -> str | None:
+    """Why `value` is not a finite number that fits 64 bits, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"a {type(value).__name__}, not a number"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value}, not a finite number"
+    if not -INT_LIMIT < value < INT_LIMIT:
+        return f"{short_repr(value)}, larger than 2**63"
+    return None
+
+
+def thin_history(rows: list, name: str) -> list:
+    """At most MAX_HISTORY_ROWS rows, evenly spaced, the first and the last included."""
+    n = len(rows)
+    if n <= MAX_HISTORY_ROWS:
+        return rows
+    log.info("%s: keeping %d of its %d training-history rows (evenly spaced, first and last included)",
+             name, MAX_HISTORY_ROWS, n)
+    return [rows[i * (n - 1) // (MAX_HISTORY_ROWS - 1)] for i in range(MAX_HISTORY_ROWS)]
+
+
+def check_history(history: object, name: str) -> list[dict[str, float]]:
+    """A list of rows, each a dict of metric name -> finite number (what the trainer records per step), thinned."""
+    if not isinstance(history, list):
+        raise CheckpointError(f"{name}: its training history must be a list of rows, got {type(history).__name__}")
+    history = thin_history(history, name)
+    for i, row in enumerate(history):
+        if not isinstance(row, dict):
+            raise CheckpointError(f"{name}: row {i} of its training history must be a dict, got {type(row).__name__}")
+        for key, value in row.items():
+            problem = number_problem(value)
+            if not isinstance(key, str) or problem and problem.endswith("not a number"):
+                raise CheckpointError(f"{name}: row {i} of its training history has a non-numeric entry "
+                                      f"{short_repr(key)}: {type(value).__name__}")
+            if problem:
+                raise CheckpointError(f"{name}: row {i} of its training history has {short_repr(key)} = {problem}")
+    return list(history)
+
+
+def clean_non_finite(value: Any, memo: dict[int, Any] | None = None) -> tuple[Any, int]:
+    """A copy of plain data with every NaN or infinite float replaced by None, and how many were replaced.
+
+    Containers are copied (tensors and other scalars shared), each once however often it is referred to, so a
+    crafted web of shared or self-referring containers is walked in linear time. check_extra bounds the depth.
+    """
+    memo = {} if memo is None else memo
+    if isinstance(value, float):
+        return (None, 1) if not math.isfinite(value) else (value, 0)
+    if not isinstance(value, (list, tuple, dict)):
+        return value, 0
+    if id(value) in memo:
+        return memo[id(value)], 0
+    count = 0
+    if isinstance(value, dict):
+        out: Any = memo.setdefault(id(value), {})
+        for key, item in value.items():
+            out[key], n = clean_non_finite(item, memo)
+            count += n
+        return out, count
+    if isinstance(value, list):
+        out = memo.setdefault(id(value), [])
+        for item in value:
+            cleaned, n = clean_non_finite(item, memo)
+            out.append(cleaned)
+            count += n
+        return out, count
+    items = [clean_non_finite(item, memo) for item in value]
+    memo[id(value)] = out = tuple(item for item, _ in items)  # a tuple cannot hold itself: memo it once built
+    return out, sum(n for _, n in items)
+
+
+def clean_extra(extra: dict[str, Any], name: str) -> dict[str, Any]:
+    """`extra` with non-finite numbers as None, wherever they are nested (logged when there were any)."""
+    cleaned, count = clean_non_finite(extra)
+    if count:
+        log.info("%s: %d non-finite numbers in its extra data are kept as None", name, count)
+    return cleaned
+
+
+def check_known_extra(extra: dict[str, Any], config: ModelConfig, name: str) -> None:
+    """The records the app reads back from `extra` must be usable with the model of `config`."""
+    try:
+        _check_task(extra.get("task"), config)
+        _check_train_config(extra.get("train_config"))
+        _check_eval_series(extra.get("eval_series"))
+        _check_snapshots(extra.get("probe_snapshots"), config)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{name}: {exc}") from None
+
+
+def stored_task(stored: object) -> TaskSpec:
+    """The task a checkpoint's extra["task"] describes (None: the default TaskSpec); Type/ValueError say what is wrong."""
+    if stored is None:
+        return TaskSpec()
+    if not isinstance(stored, dict):
+        raise TypeError(f"the checkpoint's task must be a dict of TaskSpec fields, got {type(stored).__name__}")
+    unknown = sorted(set(stored) - {f.name for f in fields(TaskSpec)})
+    if unknown:
+        raise ValueError(f"the checkpoint's task has unknown fields {unknown[:5]}")
+    try:
+        return TaskSpec(**stored)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the checkpoint's task is invalid: {exc}") from None
+
+
+def _check_task(stored: object, config: ModelConfig) -> None:
+    """The stored task must fit the model: its symbols in the vocabulary, its longest source in the positions."""
+    task = stored_task(stored)
+    try:
+        task.check_vocab(config.vocab_size)
+        task.check_fits(config.max_len)
+    except ValueError as exc:
+        raise ValueError(f"the checkpoint's task does not fit its model: {exc}") from None
+
+
+def _check_train_config(stored: object) -> None:
+    """The stored recipe, its known fields as valid TrainConfig values (unknown ones are ignored where it is read)."""
+    if stored is None:
+        return
+    from .training import TrainConfig  # the trainer is needed here only, not to show a model
+
+    if not isinstance(stored, dict):
+        raise TypeError(f"its training recipe must be a dict, got {type(stored).__name__}")
+    known = {f.name for f in fields(TrainConfig)}
+    try:
+        TrainConfig(**{key: value for key, value in stored.items() if key in known})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"its training recipe is invalid: {str(exc)[:200]}") from None
+
+
+def _check_eval_series(data: object) -> None:
+    """Four columns of equal length: integer steps and finite numbers (None where a value was not finite)."""
+    if data is None:
+        return
+    if not isinstance(data, dict) or any(not isinstance(data.get(key), (list, tuple)) for key in EVAL_KEYS):
+        raise ValueError(f"its evaluation curves must be a dict of the lists {list(EVAL_KEYS)}")
+    if len({len(data[key]) for key in EVAL_KEYS}) != 1:
+        raise ValueError("its evaluation curves have columns of different lengths")
+    for key in EVAL_KEYS:
+        for i, value in enumerate(data[key]):
+            problem = "" if value is None and key != "steps" else number_problem(value)
+            if problem is None and key == "steps" and not isinstance(value, int):
+                problem = f"{short_repr(value)}, not a whole step"
+            if problem:
+                raise ValueError(f"its evaluation curves have {key}[{i}] = {problem}")
+
+
+def _check_snapshots(data: object, config: ModelConfig) -> None:
+    """The attention movie: a source, its steps, and for every kind of map a stack shaped for this model."""
+    if data is None or data == {}:
+        return
+    if not isinstance(data, dict) or not isinstance(data.get("source"), str) or \
+            not isinstance(data.get("steps"), (list, tuple)) or not isinstance(data.get("kinds"), dict):
+        raise TypeError("its attention movie must be a dict with a source, a list of steps and the maps' kinds")
+    for i, step in enumerate(data["steps"]):
+        if not isinstance(step, int) or number_problem(step):
+            raise ValueError(f"its attention movie has step {i} = {short_repr(step)}, not a whole number of steps")
+    kinds = data["kinds"]
+    if set(kinds) != set(SNAPSHOT_KINDS):
+        raise ValueError(f"its attention movie has the kinds {sorted(map(str, kinds))[:5]}, "
+                         f"expected {list(SNAPSHOT_KINDS)}")
+    frames = len(data["steps"])
+    layers = {"encoder_self": config.n_encoder_layers, "decoder_self": config.n_decoder_layers,
+              "cross": config.n_decoder_layers}
+    sizes = {kind: _snapshot_size(kinds[kind], kind, (frames, layers[kind], config.n_heads)) for kind in SNAPSHOT_KINDS}
+    src, tgt = sizes["encoder_self"][0], sizes["decoder_self"][0]
+    wanted = {"encoder_self": (src, src), "decoder_self": (tgt, tgt), "cross": (tgt, src)}
+    for kind, size in sizes.items():
+        if size != wanted[kind] or max(size) > config.max_len:
+            raise ValueError(f"its attention movie's {kind} maps are {size[0]} x {size[1]}, which does not fit "
+                             f"the other maps or the model's {config.max_len} positions")
+
+
+def _snapshot_size(entry: object, kind: str, lead: tuple[int, int, int]) -> tuple[int, int]:
+    """(queries, keys) of one kind's stack (frames, layers, heads, queries, keys), its mask and labels checked."""
+    where = f"its attention movie's {kind} maps"
+    if not isinstance(entry, dict) or any(key not in entry for key in SNAPSHOT_FIELDS):
+        raise ValueError(f"{where} must be a dict of {list(SNAPSHOT_FIELDS)}")
+    values, valid = entry["values"], entry["valid"]
+    if not isinstance(values, torch.Tensor) or values.dtype not in WEIGHT_DTYPES or values.dim() != 5 \
+            or tuple(values.shape[:3]) != lead:
+        shape = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
+        raise ValueError(f"{where} have shape {shape}; this model needs {lead} x queries x keys of floats")
+    size = tuple(values.shape[3:])
+    if not isinstance(valid, torch.Tensor) or valid.dtype != torch.bool or tuple(valid.shape) != size:
+        raise ValueError(f"{where} need a boolean mask of shape {size}")
+    for key, n in (("query_labels", size[0]), ("key_labels", size[1])):
+        labels = entry[key]
+        if not isinstance(labels, (list, tuple)) or len(labels) != n or not all(isinstance(t, str) for t in labels):
+            raise ValueError(f"{where} need {n} {key.replace('_', ' ')} (strings)")
+    return size
