@@ -21,8 +21,9 @@ source tokens), starting at D = I, C = 0. Per layer:
 where X (T, S) is the head-averaged cross attention and R_enc the encoder's final rollout (memory position ->
 source token). The feed-forward blocks and norms are ignored, as in the paper. Rows of [D C] sum to 1.
 
-Per-head maps: the head column h shows the same layer update with head h in place of the head average; since
-every step is affine in the averaged matrix, the mean of the head columns is exactly the rollout.
+Per-head maps: the head column h shows the same layer update with head h in place of the head average, for an
+ablated head too (what it would route). Every step is affine in the averaged matrix, so the mean of the columns of
+the heads that are on is exactly the rollout; the mean of all columns is not once a head is off.
 """
 from __future__ import annotations
 
@@ -199,7 +200,7 @@ def view_maps(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, mode: str, ma
     """The maps of one view mode per kind and layer, each (B, H, Tq, Tk), with the pass's output.
 
     "weights" and "scores" are the model's own; "norms" is norm_weighted; "rollout" is rollout's per-head maps
-    (their head mean is the rollout).
+    (the mean of those of the heads that are on is the rollout).
     """
     if mode not in VIEW_MODES:
         raise ValueError(f"mode must be one of {list(VIEW_MODES)}, got {mode!r}")

@@ -1,10 +1,11 @@
 """Beam search beside `greedy_decode`: K hypotheses, a key/value cache per hypothesis, and the whole search tree.
 
 Scoring and length (Graves 2012; Sutskever et al. 2014, §3.4): a hypothesis scores the sum of the model's
-log-probabilities of its tokens. There is no length penalty, so a longer hypothesis never scores higher than its
-prefix. Finished hypotheses (ending in <eos>) keep their slot in the beam and compete with the live ones by score;
-the search stops when all K slots hold finished hypotheses, or at the length limit (the live ones are then returned
-unfinished). Width 1 is greedy decoding exactly.
+log-probabilities of its tokens (softmax over the whole vocabulary, as a teacher-forced pass gives them); the
+candidates are the task symbols and <eos> only (`decoding.choosable`). There is no length penalty, so a longer
+hypothesis never scores higher than its prefix. Finished hypotheses (ending in <eos>) keep their slot in the beam
+and compete with the live ones by score; the search stops when all K slots hold finished hypotheses, or at the
+length limit (the live ones are then returned unfinished). Width 1 is greedy decoding exactly.
 
 Only a beam's own top-K continuations can ever enter the next beam, so those are the candidates expanded per beam;
 every candidate becomes a node of the tree, kept or pruned. Beam search may still return a worse hypothesis than
@@ -19,7 +20,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from .decoding import max_output_len
+from .decoding import choosable, max_output_len
 from .layers import LayerCache
 from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
@@ -48,6 +49,7 @@ class Hypothesis:
     log_prob: float
     finished: bool
     node: int = ROOT  # the tree node of its last token (ROOT when empty or not from a tree)
+    token_log_probs: tuple[float, ...] = ()  # each token's log p as the decoder saw it; they add up to log_prob
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,16 @@ class Scorer(Protocol):
 
 
 class CachedScorer:
-    """The model as a Scorer: encodes once, keeps one KV cache row per hypothesis and reorders it on selection."""
+    """The model as a Scorer: encodes once, keeps one KV cache row per hypothesis and reorders it on selection.
+
+    Tokens a decoder never chooses (`decoding.choosable`; `n_tokens` is the task vocabulary's size) score -inf.
+    """
 
     def __init__(self, model: Seq2SeqTransformer, src: Tensor, masks: MaskSpec | None = None,
-                 head_gates: HeadGates | None = None) -> None:
+                 head_gates: HeadGates | None = None, n_tokens: int | None = None) -> None:
         if src.dim() != 2 or src.shape[0] != 1:
             raise ValueError(f"beam search decodes one source at a time: src must be (1, S), got {tuple(src.shape)}")
-        self.model, self.src, self.gates = model, src, head_gates
+        self.model, self.src, self.gates, self.n_tokens = model, src, head_gates, n_tokens
         self.masks = replace(masks or MaskSpec(), decoder_padding=False)  # as greedy_decode: generated, no padding
         self.memory = model.encode(src, self.masks, head_gates).memory  # (1, S, d)
         self.caches = [LayerCache() for _ in model.decoder_layers]
@@ -99,7 +104,7 @@ class CachedScorer:
         memory, src = self.memory.expand(n, -1, -1), self.src.expand(n, -1)
         hidden = self.model.decode(tokens[:, None], memory, src, self.masks, self.gates, q_pos=position,
                                    caches=self.caches).hidden  # (n, 1, d)
-        return self.model.log_probs(hidden)[:, -1]  # (n, V)
+        return choosable(self.model.log_probs(hidden)[:, -1], self.n_tokens)  # (n, V)
 
 
 @dataclass
@@ -108,6 +113,7 @@ class _Slot:
     score: float
     node: int
     row: int  # row in the scorer's batch (live slots only)
+    steps: tuple[float, ...] = ()  # each token's log-probability
 
     @property
     def finished(self) -> bool:
@@ -120,6 +126,7 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
     """Beam search over any Scorer (the model's, or a table in a test); see the module docstring for the rules.
 
     `on_step(position)` runs before each step: a front end reports progress there, or raises to cancel.
+    A candidate the scorer gives -inf (a token never chosen) is neither expanded nor put in the tree.
     """
     if width < 1:
         raise ValueError(f"width must be >= 1, got {width}")
@@ -139,8 +146,10 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
         first = len(nodes)
         for i, slot in enumerate(live):
             for lp, tok in zip(top_lp[i].tolist(), top_ids[i].tolist()):
+                if lp == float("-inf"):
+                    continue
                 nodes.append(BeamNode(slot.node, tok, pos, lp, slot.score + lp, False))
-                pool.append(_Slot(slot.tokens + (tok,), slot.score + lp, len(nodes) - 1, i))
+                pool.append(_Slot(slot.tokens + (tok,), slot.score + lp, len(nodes) - 1, i, slot.steps + (lp,)))
         beam = sorted(pool, key=lambda s: -s.score)[:width]  # stable: ties keep the earlier candidate
         for s in beam:
             if s.node >= first:
@@ -149,22 +158,25 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
         rows = torch.tensor([s.row for s in live_next], dtype=torch.long, device=device)
         for i, s in enumerate(live_next):
             s.row = i
-    hyps = tuple(Hypothesis(s.tokens, s.score, s.finished, s.node) for s in sorted(beam, key=lambda s: -s.score))
+    hyps = tuple(Hypothesis(s.tokens, s.score, s.finished, s.node, s.steps)
+                 for s in sorted(beam, key=lambda s: -s.score))
     return BeamResult(hyps, tuple(nodes), width)
 
 
 def beam_search(
     model: Seq2SeqTransformer, src: Tensor, width: int, max_new_tokens: int | None = None,
     masks: MaskSpec | None = None, head_gates: HeadGates | None = None, on_step: Callable[[int], None] | None = None,
+    n_tokens: int | None = None,
 ) -> BeamResult:
-    """Beam search of width K for one source (1, S); K = 1 equals `greedy_decode`.
+    """Beam search of width K for one source (1, S); K = 1 equals `greedy_decode` (with the same `n_tokens`).
 
-    Returns every final hypothesis (best first, summed log-probabilities) and the search tree for the view.
+    Returns every final hypothesis (best first, summed log-probabilities) and the search tree for the view;
+    `n_tokens` is the task vocabulary's size (larger ids are never chosen).
     """
     limit = max_output_len(model)
     steps = limit if max_new_tokens is None else min(max_new_tokens, limit)
     with torch.no_grad():
-        scorer = CachedScorer(model, src, masks, head_gates)
+        scorer = CachedScorer(model, src, masks, head_gates, n_tokens)
         return beam_search_with(scorer, width, steps, src.device, on_step)
 
 

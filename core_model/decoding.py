@@ -2,6 +2,13 @@
 
 Incremental decoding is causal by construction and generated targets hold no padding, so both decoders drop the
 target padding mask; with the causal mask on, results equal full recomputation under the same MaskSpec.
+
+Every decoder (greedy, the stepper, beam search, sampling) chooses among the task symbols and <eos> only:
+`choosable` takes <pad> and <bos> out before the choice (as fairseq's generator does for <pad>), and with
+`n_tokens` (the task vocabulary's size) also the spare ids of a model whose vocabulary is larger than its task's.
+The model is never trained to emit any of them (the loss ignores <pad> labels; the others are never labels), yet its
+softmax gives them some mass. Scores stay the model's own log-probabilities (softmax over its whole vocabulary,
+not renormalised over the choices), so a decoder's score equals a teacher-forced pass over the same tokens.
 """
 from __future__ import annotations
 
@@ -15,6 +22,16 @@ from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
 from .vocab import BOS, EOS, PAD
 
+NEVER_CHOSEN = (PAD, BOS)  # token ids no decoder emits
+
+
+def choosable(log_probs: Tensor, n_tokens: int | None = None) -> Tensor:
+    """(..., V) log-probabilities with <pad>, <bos> and ids >= n_tokens at -inf: what a decoder chooses among."""
+    out = log_probs.index_fill(-1, torch.tensor(NEVER_CHOSEN, device=log_probs.device), float("-inf"))
+    if n_tokens is not None:
+        out[..., n_tokens:] = float("-inf")
+    return out
+
 
 def max_output_len(model: Seq2SeqTransformer) -> int:
     """Most tokens a decoder may generate: <bos> plus the output must fit the model's max_len positions."""
@@ -24,9 +41,12 @@ def max_output_len(model: Seq2SeqTransformer) -> int:
 @torch.no_grad()
 def greedy_decode(
     model: Seq2SeqTransformer, src: Tensor, max_new_tokens: int, masks: MaskSpec | None = None,
-    head_gates: HeadGates | None = None,
+    head_gates: HeadGates | None = None, n_tokens: int | None = None,
 ) -> Tensor:
-    """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>."""
+    """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>.
+
+    `n_tokens`: the task vocabulary's size; larger ids are never chosen (see `choosable`).
+    """
     masks = replace(masks or MaskSpec(), decoder_padding=False)
     memory = model.encode(src, masks, head_gates).memory
     caches = [LayerCache() for _ in model.decoder_layers]
@@ -35,7 +55,7 @@ def greedy_decode(
     out = []
     for pos in range(min(max_new_tokens, max_output_len(model))):
         hidden = model.decode(token, memory, src, masks, head_gates, q_pos=pos, caches=caches).hidden
-        token = model.log_probs(hidden[:, -1:]).argmax(-1)  # (B, 1)
+        token = choosable(model.log_probs(hidden[:, -1:]), n_tokens).argmax(-1)  # (B, 1)
         token = token.masked_fill(done[:, None], PAD)
         out.append(token)
         done |= token[:, 0] == EOS
@@ -55,10 +75,10 @@ class StepRecord:
     self_attention: tuple[Tensor, ...]  # per layer (H, position + 1): the new query's row
     cross_attention: tuple[Tensor, ...]  # per layer (H, S)
 
-    def top_k(self, k: int) -> list[tuple[int, float]]:
-        """The k most likely next tokens as (id, probability)."""
-        probs = self.log_probs.exp()
-        values, ids = probs.topk(min(k, probs.numel()))
+    def top_k(self, k: int, n_tokens: int | None = None) -> list[tuple[int, float]]:
+        """The k most likely next tokens a decoder may choose (`choosable`), as (id, the model's probability)."""
+        log_probs = choosable(self.log_probs, n_tokens)
+        values, ids = log_probs.exp().topk(min(k, int(log_probs.isfinite().sum())))
         return [(int(i), float(p)) for i, p in zip(ids, values)]
 
 
@@ -71,6 +91,7 @@ class DecodeSession:
     masks: MaskSpec = field(default_factory=MaskSpec)
     head_gates: HeadGates | None = None
     max_new_tokens: int | None = None
+    n_tokens: int | None = None  # the task vocabulary's size: larger ids are never chosen (see `choosable`)
 
     def __post_init__(self) -> None:
         if self.src.dim() != 2 or self.src.shape[0] != 1:
@@ -100,7 +121,7 @@ class DecodeSession:
     def peek(self) -> StepRecord:
         """The model's prediction for the next position without appending it (computed once, then reused).
 
-        The returned record's `token` is the argmax; `forced` is False.
+        The returned record's `token` is the argmax over the choosable tokens; `forced` is False.
         """
         if self.finished:
             raise RuntimeError("decoding has finished; go back or reset first")
@@ -113,7 +134,7 @@ class DecodeSession:
         )
         log_probs = self.model.log_probs(dec.hidden)[0, -1]  # (V,)
         self._pending = StepRecord(
-            pos, int(log_probs.argmax()), False, log_probs,
+            pos, int(choosable(log_probs, self.n_tokens).argmax()), False, log_probs,
             tuple(w[0, :, -1] for w in dec.self_weights), tuple(w[0, :, -1] for w in dec.cross_weights),
         )
         return self._pending

@@ -2,21 +2,23 @@
 
 Follows the single-head ablation of Michel et al. (2019), "Are Sixteen Heads Really Better than One?": the head's
 output is multiplied by 0 through `HeadGates` (before the output projection), every other head stays on, and the
-model is scored on the same N seeded task sequences as the baseline. Loss is the teacher-forced token
-cross-entropy (mean over non-pad labels, <eos> included); exact match is the fraction of sequences that greedy
-decoding reproduces exactly. Deltas are ablated minus baseline, so an important head has delta_loss > 0 and
-delta_exact_match < 0. Default masks (causal decoder, padding masked) throughout.
+model is scored on the same N seeded task sequences as the baseline, drawn as in training (`probe_sequences`: the
+task's runs of repeated symbols included, unlike eval's uniform length sweep; `HeadAnalysis.sequences` says so).
+Loss is the teacher-forced token cross-entropy (mean over non-pad labels, <eos> included); exact match is the
+fraction of sequences that greedy decoding (among the task's tokens) reproduces exactly. Deltas are ablated minus
+baseline, so an important head has delta_loss > 0 and delta_exact_match < 0. Default masks (causal decoder, padding
+masked) throughout.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
 from .decoding import greedy_decode
-from .head_roles import head_roles, probe_sequences
+from .head_roles import head_roles, probe_description, probe_sequences
 from .model import ATTENTION_KINDS, HeadGates, Seq2SeqTransformer
 from .tasks import Batch, TaskSpec
 from .training import sequence_loss
@@ -72,15 +74,19 @@ def single_head_gates(model: Seq2SeqTransformer, kind: str, layer: int, head: in
 
 
 @torch.no_grad()
-def score_model(model: Seq2SeqTransformer, batch: Batch, gates: HeadGates | None = None) -> Score:
-    """Loss and exact match of the model (with optional gates) on one batch; the model is left as it was."""
+def score_model(model: Seq2SeqTransformer, batch: Batch, gates: HeadGates | None = None,
+                n_tokens: int | None = None) -> Score:
+    """Loss and exact match of the model (with optional gates) on one batch; the model is left as it was.
+
+    `n_tokens`: the task vocabulary's size, so greedy decoding chooses among the task's tokens (`choosable`).
+    """
     was_training = model.training
     model.eval()
     try:
         log_probs = model(batch.src, batch.tgt_in, head_gates=gates).log_probs.float()
         loss = float(sequence_loss(log_probs, batch.tgt_out))
         width = batch.tgt_out.shape[1]
-        out = greedy_decode(model, batch.src, width, head_gates=gates)
+        out = greedy_decode(model, batch.src, width, head_gates=gates, n_tokens=n_tokens)
         out = F.pad(out, (0, max(0, width - out.shape[1])), value=PAD)[:, :width]
         keep = batch.tgt_out != PAD
         exact = int(((out == batch.tgt_out) | ~keep).all(dim=1).sum()) / batch.src.shape[0]
@@ -98,14 +104,15 @@ def head_importance(
     batch = probe_sequences(task, n, seed).to(device)
     heads = head_list(model)
     total = len(heads) + 1
-    baseline = score_model(model, batch)
+    n_tokens = len(task.vocabulary)
+    baseline = score_model(model, batch, n_tokens=n_tokens)
     if progress is not None:
         progress(1, total)
     results = []
     for i, (kind, layer, head) in enumerate(heads):
         if should_stop is not None and should_stop():
             raise ImportanceCancelled()
-        s = score_model(model, batch, single_head_gates(model, kind, layer, head))
+        s = score_model(model, batch, single_head_gates(model, kind, layer, head), n_tokens)
         results.append(HeadAblation(kind, layer, head, s, s.loss - baseline.loss,
                                     s.exact_match - baseline.exact_match))
         if progress is not None:
@@ -134,11 +141,12 @@ class HeadSummary:
 class HeadAnalysis:
     baseline: Score
     heads: tuple[HeadSummary, ...]
+    sequences: dict[str, object] = field(default_factory=dict)  # probe_description: what every number is scored on
 
     def to_dict(self) -> dict[str, object]:
         """The `heads` verb's JSON object."""
         return {"baseline": {"loss": self.baseline.loss, "exact_match": self.baseline.exact_match},
-                "heads": [h.to_dict() for h in self.heads]}
+                "sequences": dict(self.sequences), "heads": [h.to_dict() for h in self.heads]}
 
 
 def analyse_heads(
@@ -154,4 +162,4 @@ def analyse_heads(
         r = roles[(a.kind, a.layer, a.head)]
         rows.append(HeadSummary(a.kind, a.layer, a.head, r.role, r.score, r.alignment, a.delta_loss,
                                 a.delta_exact_match))
-    return HeadAnalysis(report.baseline, tuple(rows))
+    return HeadAnalysis(report.baseline, tuple(rows), probe_description(task, n, seed))

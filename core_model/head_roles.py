@@ -58,8 +58,18 @@ class HeadRole:
 
 
 def probe_sequences(task: TaskSpec, n: int, seed: int) -> Batch:
-    """The N seeded task sequences every head analysis uses (same draw as `evaluate` with the same seed)."""
+    """The N seeded task sequences every head analysis uses: the training distribution, runs of repeated symbols
+    included (the same draw as `training.evaluate` with the same seed; `length_eval` draws uniform sources)."""
     return make_batch(task, n, torch.Generator().manual_seed(seed))
+
+
+def probe_description(task: TaskSpec, n: int, seed: int) -> dict[str, object]:
+    """Which sequences `probe_sequences` draws, stated with every number a head analysis reports."""
+    runs = (f"{task.runs:.0%} of them runs of repeated symbols" if task.runs > 0 else "no runs of repeated symbols")
+    text = (f"{n} {task.task} sequences (seed {seed}), lengths {task.min_len} to {task.max_len}, drawn as in "
+            f"training: {runs}; eval's length sweep draws uniform sources instead")
+    return {"n": n, "seed": seed, "task": task.task, "min_len": task.min_len, "max_len": task.max_len,
+            "runs": task.runs, "anchored": task.anchored, "description": text}
 
 
 @torch.no_grad()

@@ -96,7 +96,7 @@ def evaluate_lengths(
                         return LengthSweep(task.task, seed, n, results, cancelled=True)
                     src = batch.src[start:start + batch_size].to(device)
                     want = batch.tgt_out[start:start + batch_size].to(device)  # (b, length + 1), no padding
-                    out = greedy_decode(model, src, length + 1, masks)
+                    out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary))
                     out = F.pad(out, (0, max(0, length + 1 - out.shape[1])), value=PAD)[:, : length + 1]
                     right = out == want
                     exact += int(right.all(dim=1).sum())
@@ -141,7 +141,7 @@ def greedy_outputs(
             for start in range(0, len(indices), batch_size):
                 chunk = indices[start:start + batch_size]
                 src = torch.tensor([task.source_ids(list(sources[i])) for i in chunk], device=device)
-                out = greedy_decode(model, src, length + 1, masks).tolist()
+                out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary)).tolist()
                 for i, row in zip(chunk, out):
                     outputs[i] = row[: row.index(EOS)] if EOS in row else [*row, PAD]  # no <eos>: never right
     finally:

@@ -60,7 +60,7 @@ def run_probe(model: Seq2SeqTransformer, task: TaskSpec, source: list[int],
     try:
         encoder_input = task.source_ids(list(source))
         src = torch.tensor([encoder_input], dtype=torch.long, device=device)  # (1, S)
-        out = greedy_decode(model, src, len(source) + 1)[0]  # (T,)
+        out = greedy_decode(model, src, len(source) + 1, n_tokens=len(task.vocabulary))[0]  # (T,)
         out = out[out != PAD]
         tgt = torch.cat((torch.tensor([BOS], device=device), out))[None, :-1] if len(out) else None
         if tgt is None:

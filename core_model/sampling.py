@@ -1,8 +1,10 @@
 """Sampling beside `greedy_decode`: temperature, top-k and top-p (nucleus) with a caller's torch.Generator.
 
 The filters apply in the usual order (temperature, then top-k, then top-p; as in Holtzman et al. 2020 and most
-libraries). A sample's reported log-probability is the model's own, untempered and unfiltered, so samples and beam
-hypotheses are scored on one scale.
+libraries), to the task symbols and <eos> only: <pad>, <bos> and spare ids are out before the softmax
+(`decoding.choosable`). A sample's reported log-probability is the model's own (softmax over its whole vocabulary),
+untempered, unfiltered and not renormalised, so it equals a teacher-forced pass and samples and beam hypotheses are
+scored on one scale.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from torch import Tensor
 
 from .beam_search import Hypothesis
 from .config import check_int
-from .decoding import max_output_len
+from .decoding import choosable, max_output_len
 from .layers import LayerCache
 from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
@@ -39,10 +41,13 @@ class SamplingConfig:
 
 
 def filtered_distribution(log_probs: Tensor, config: SamplingConfig) -> Tensor:
-    """The distribution sampled from: (..., V) log-probabilities -> (..., V) probabilities summing to 1."""
+    """The distribution sampled from: (..., V) log-probabilities -> (..., V) probabilities summing to 1.
+
+    Tokens at -inf (never chosen) get probability 0 and are never among the top k.
+    """
     logits = log_probs / config.temperature
     if config.top_k is not None and config.top_k < logits.shape[-1]:
-        kth = logits.topk(config.top_k, dim=-1).values[..., -1:]  # (..., 1)
+        kth = logits.topk(config.top_k, dim=-1).values[..., -1:]  # (..., 1); -inf when fewer than k are finite
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = torch.softmax(logits, dim=-1)
     if config.top_p is not None and config.top_p < 1:
@@ -59,11 +64,12 @@ def filtered_distribution(log_probs: Tensor, config: SamplingConfig) -> Tensor:
 def sample_decode(
     model: Seq2SeqTransformer, src: Tensor, n_samples: int, config: SamplingConfig, generator: torch.Generator,
     max_new_tokens: int | None = None, masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
-    on_step: Callable[[int], None] | None = None,
+    on_step: Callable[[int], None] | None = None, n_tokens: int | None = None,
 ) -> tuple[Hypothesis, ...]:
     """Draw n samples for one source (1, S), batched with a KV cache; the same generator state gives the same samples.
 
-    `on_step(position)` runs before each step (progress, or raise to cancel).
+    `on_step(position)` runs before each step (progress, or raise to cancel); `n_tokens` is the task vocabulary's
+    size (larger ids are never drawn).
     """
     check_int("n_samples", n_samples, 1)
     if src.dim() != 2 or src.shape[0] != 1:
@@ -77,24 +83,26 @@ def sample_decode(
     token = torch.full((n_samples, 1), BOS, dtype=torch.long, device=src.device)
     done = torch.zeros(n_samples, dtype=torch.bool, device=src.device)
     scores = torch.zeros(n_samples, dtype=torch.float64, device=src.device)
-    out = []
+    out, steps_lp = [], []
     for pos in range(steps):
         if on_step is not None:
             on_step(pos)
         hidden = model.decode(token, memory, src_n, masks, head_gates, q_pos=pos, caches=caches).hidden
-        log_probs = model.log_probs(hidden[:, -1])  # (N, V)
-        probs = filtered_distribution(log_probs.double(), config)
+        log_probs = choosable(model.log_probs(hidden[:, -1]), n_tokens).double()  # (N, V)
+        probs = filtered_distribution(log_probs, config)
         token = torch.multinomial(probs, 1, generator=generator)  # (N, 1)
-        chosen = log_probs.double().gather(1, token)[:, 0]
-        scores += chosen.masked_fill(done, 0.0)
+        chosen = log_probs.gather(1, token)[:, 0].masked_fill(done, 0.0)
+        scores += chosen
         token = token.masked_fill(done[:, None], PAD)
         out.append(token)
+        steps_lp.append(chosen)
         done |= token[:, 0] == EOS
         if bool(done.all()):
             break
     ids = torch.cat(out, dim=1).tolist() if out else [[] for _ in range(n_samples)]
+    per_token = torch.stack(steps_lp, dim=1).tolist() if steps_lp else [[] for _ in range(n_samples)]  # (N, T)
     hyps = []
-    for row, score in zip(ids, scores.tolist()):
+    for row, lps, score in zip(ids, per_token, scores.tolist()):
         toks = tuple(row[: row.index(EOS) + 1]) if EOS in row else tuple(row)  # PAD only fills after <eos>
-        hyps.append(Hypothesis(toks, score, EOS in toks))
+        hyps.append(Hypothesis(toks, score, EOS in toks, token_log_probs=tuple(lps[: len(toks)])))
     return tuple(hyps)

@@ -52,7 +52,10 @@ def b_direct(view, b_file):
     model = load_checkpoint(b_file).build("cpu").eval()
     with torch.no_grad():
         out = model(src, tgt, s.masks, return_attention=True)
-    return out.attention, s.vocabulary.tokens(out.log_probs[0].argmax(-1).tolist())
+    choices = out.log_probs[0].clone()  # the output rows name what Step would choose: never <pad>, <bos>, spare ids
+    choices[:, :2] = float("-inf")
+    choices[:, len(s.vocabulary):] = float("-inf")
+    return out.attention, s.vocabulary.tokens(choices.argmax(-1).tolist())
 
 
 def test_b_from_a_file_side_by_side_and_difference(qtbot, view, b_file):

@@ -1,8 +1,10 @@
 """Beam search and sampling in the decoder stepper: settings, a cancellable run off the GUI thread, the result.
 
 The search decodes exactly what the stepper decodes (the session's source with its padding, masks, head gates and
-length limit), so a hypothesis shown in the grids is the same sequence with the same log-probabilities, and the
-numbers equal `attention-playground decode CKPT SOURCE --pads N --max-new M` for default masks and heads.
+length limit, choosing among the task symbols and <eos>), so a hypothesis shown in the grids is the same sequence
+with the same log-probabilities, and the numbers equal `attention-playground decode CKPT SOURCE --pads N --max-new M`
+for default masks and heads. A sample's tree edges are the log-probabilities the sampler saw, so they add up to the
+sample's score exactly.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import torch
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from core_model import PAD, MaskSpec
-from core_model.beam_search import ROOT, BeamNode, Hypothesis, beam_search, sequence_log_prob
+from core_model.beam_search import ROOT, BeamNode, Hypothesis, beam_search
 from core_model.model import HeadGates, Seq2SeqTransformer
 from core_model.sampling import SamplingConfig, sample_decode
 from core_model.tasks import max_source_len
@@ -90,40 +92,39 @@ class BeamOutcome:
         return tuple(self.nodes[i].token for i in self.path(node))
 
 
-def sample_tree(hyps: tuple[Hypothesis, ...], step_log_probs: list[list[float]],
-                ) -> tuple[tuple[BeamNode, ...], tuple[Hypothesis, ...]]:
+def sample_tree(hyps: tuple[Hypothesis, ...]) -> tuple[tuple[BeamNode, ...], tuple[Hypothesis, ...]]:
     """Samples merged into a prefix tree (all nodes kept), so they draw and click like beam hypotheses."""
     nodes: list[BeamNode] = []
     index: dict[tuple[int, ...], int] = {}
     out = []
-    for hyp, lps in zip(hyps, step_log_probs):
+    for hyp in hyps:
         parent, score = ROOT, 0.0
-        for step, (tok, lp) in enumerate(zip(hyp.tokens, lps)):
+        for step, (tok, lp) in enumerate(zip(hyp.tokens, hyp.token_log_probs)):
             prefix = hyp.tokens[: step + 1]
             score += lp
             if prefix not in index:
                 nodes.append(BeamNode(parent, tok, step, lp, score, True))
                 index[prefix] = len(nodes) - 1
             parent = index[prefix]
-        out.append(Hypothesis(hyp.tokens, hyp.log_prob, hyp.finished, parent))
+        out.append(Hypothesis(hyp.tokens, hyp.log_prob, hyp.finished, parent, hyp.token_log_probs))
     return tuple(nodes), tuple(out)
 
 
 def run_search(inputs: SearchInputs, settings: BeamSettings, on_step: Callable[[int], None]) -> BeamOutcome:
     """The job: greedy for comparison, then the beam search or the samples (worker thread, no Qt)."""
-    m, src = inputs.model, inputs.src
+    m, src, n_tokens = inputs.model, inputs.src, len(inputs.labels)  # labels: one per task vocabulary id
     with torch.no_grad():
-        greedy = beam_search(m, src, 1, inputs.max_new, inputs.masks, inputs.gates).best
+        greedy = beam_search(m, src, 1, inputs.max_new, inputs.masks, inputs.gates,
+                             lambda _pos: on_step(0), n_tokens).best  # cancellable; progress counts the search only
         if settings.mode == "beam":
-            result = beam_search(m, src, settings.width, inputs.max_new, inputs.masks, inputs.gates, on_step)
+            result = beam_search(m, src, settings.width, inputs.max_new, inputs.masks, inputs.gates, on_step,
+                                 n_tokens)
             nodes, hyps = result.nodes, result.hypotheses
         else:
             gen = torch.Generator(device=src.device).manual_seed(settings.seed)
             drawn = sample_decode(m, src, settings.samples, settings.sampling(), gen, inputs.max_new, inputs.masks,
-                                  inputs.gates, on_step)
-            drawn = tuple(sorted(drawn, key=lambda h: -h.log_prob))
-            steps = [list(sequence_log_prob(m, src, h.tokens, inputs.masks, inputs.gates)) for h in drawn]
-            nodes, hyps = sample_tree(drawn, steps)
+                                  inputs.gates, on_step, n_tokens)
+            nodes, hyps = sample_tree(tuple(sorted(drawn, key=lambda h: -h.log_prob)))
     return BeamOutcome(settings, hyps, nodes, greedy, inputs.labels, inputs.expected, inputs.key)
 
 
@@ -136,6 +137,7 @@ class JobApi(Protocol):
     cancelled: SignalInstance
 
     def cancel(self) -> None: ...
+    def wait(self, timeout_ms: int) -> bool: ...
 
 
 JobStarter = Callable[[Callable[[Callable[[int], None]], Any]], JobApi]
@@ -199,6 +201,17 @@ class BeamState(QObject):
     def cancel(self) -> None:
         if self._job is not None:
             self._job.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Cancel the search and wait for it (closing the window): no job outlives the objects it reports to."""
+        job = self._job
+        if job is None:
+            return True
+        job.cancel()
+        if job.wait(timeout_ms):
+            return True
+        log.warning("the beam search did not stop within %d ms", timeout_ms)
+        return False
 
     def _ended(self, message: str) -> None:
         self._job = None

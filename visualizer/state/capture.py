@@ -11,6 +11,7 @@ import torch
 
 from core_model import MaskSpec, Vocabulary
 from core_model.attention_views import view_maps
+from core_model.decoding import choosable
 from core_model.model import ATTENTION_KINDS, HeadGates, Seq2SeqTransformer
 
 from .snapshots import KindMaps, MapsSnapshot
@@ -41,7 +42,7 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
             out, torch_maps = view_maps(model, src, tgt, mode, masks, gates)
     numpy_maps = torch_maps.to_numpy()
     log_probs = out.log_probs
-    predicted = log_probs[0].argmax(-1).tolist()
+    predicted = choosable(log_probs[0], len(vocab)).argmax(-1).tolist()  # what Step would choose at each position
     first = log_probs[0, 0].float().cpu()
     forward_ms = (time.perf_counter() - start) * 1000.0
     valid = valid_masks(masks, src, tgt)

@@ -6,6 +6,7 @@ sequences and the same core_model functions as `attention-playground heads`, so 
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -19,6 +20,7 @@ from core_model.tasks import TaskSpec
 
 from .model_hub import ModelHub
 
+log = logging.getLogger(__name__)
 DEFAULT_N, DEFAULT_SEED = 200, 1234  # the CLI's defaults
 
 
@@ -32,6 +34,7 @@ class HeadsJobApi(Protocol):
 
     def start(self) -> None: ...
     def cancel(self) -> None: ...
+    def wait(self, timeout_ms: int) -> bool: ...
 
 
 JobFactory = Callable[[Seq2SeqTransformer, TaskSpec, int, int, torch.device, bool], HeadsJobApi]
@@ -86,6 +89,16 @@ class HeadsState(QObject):
     def cancel(self) -> None:
         if self._job is not None:
             self._job.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Cancel the analysis and wait for it and the roles job (closing the window): none outlives its receivers."""
+        jobs = [job for job in (self._job, self._roles_job) if job is not None]
+        for job in jobs:
+            job.cancel()
+        if all(job.wait(timeout_ms) for job in jobs):
+            return True
+        log.warning("a head analysis did not stop within %d ms", timeout_ms)
+        return False
 
     def refresh_roles(self) -> None:
         """Score the roles of the hub's model again (in the background); roles_changed follows."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from core_model import EOS, MaskSpec, Vocabulary
-from core_model.decoding import DecodeSession
+from core_model.decoding import DecodeSession, choosable
 from core_model.model import HeadGates, Seq2SeqTransformer
 
 from .snapshots import DecodeSnapshot
@@ -29,6 +29,7 @@ class StepperInputs:
     gates: HeadGates | None
     max_new_tokens: int
     prefix: tuple[int, ...]  # target prefix tokens, forced first
+    n_tokens: int | None = None  # the task vocabulary's size: Step never chooses a larger id (nor <pad>, <bos>)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Stepper:
         """The running session, started (at <bos> + prefix) when there is none."""
         if self._session is None:
             self._session = DecodeSession(given.model, given.src, given.masks, given.gates,
-                                          max_new_tokens=given.max_new_tokens)
+                                          max_new_tokens=given.max_new_tokens, n_tokens=given.n_tokens)
             for token in given.prefix:
                 if not self._session.finished:
                     self._session.force(token)
@@ -121,13 +122,14 @@ class Stepper:
         wanted = expected + [EOS]
         if self._session is None:
             top: tuple[tuple[int, str, float], ...] = ()
-            if first_log_probs is not None:
-                probs, ids = first_log_probs.exp().topk(min(top_k, first_log_probs.numel()))
+            if first_log_probs is not None:  # the candidates Step chooses among, as below
+                choices = choosable(first_log_probs, len(vocab))
+                probs, ids = choices.exp().topk(min(top_k, int(choices.isfinite().sum())))
                 top = tuple((int(i), vocab.token(int(i)), float(p)) for i, p in zip(ids, probs))
             return DecodeSnapshot(False, (), (), (), (), tuple(vocab.tokens(wanted)), top, False, 0)
         sess = self._session
         out = sess.output
         correct = tuple((wanted[i] == tok) if i < len(wanted) else False for i, tok in enumerate(out))
-        top = () if sess.finished else tuple((i, vocab.token(i), p) for i, p in sess.peek().top_k(top_k))
+        top = () if sess.finished else tuple((i, vocab.token(i), p) for i, p in sess.peek().top_k(top_k, len(vocab)))
         return DecodeSnapshot(True, tuple(out), tuple(vocab.tokens(out)), tuple(s.forced for s in sess.steps),
                               correct, tuple(vocab.tokens(wanted)), top, sess.finished, len(sess.tokens) - 1)

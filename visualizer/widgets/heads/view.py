@@ -6,6 +6,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
+from core_model.head_roles import probe_description
 from visualizer.state.heads import HeadsState
 
 from .importance_map import ImportanceMaps
@@ -47,6 +48,9 @@ class HeadsView(QWidget):
         self.progress.setValue(0)
         self.status = QLabel("")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.sequences = QLabel("")  # which sequences every number here is scored on (the JSON's `sequences`)
+        self.sequences.setWordWrap(True)
+        self.sequences.setTextFormat(Qt.TextFormat.PlainText)
         self.maps = ImportanceMaps()
         self.roles = RolesTable()
         legend = QLabel(ROLE_LEGEND)
@@ -57,6 +61,7 @@ class HeadsView(QWidget):
         self._wire()
         self.roles.set_roles(state.roles)
         self.maps.set_analysis(state.analysis)
+        self._show_sequences()
 
     def _layout(self, legend: QLabel) -> None:
         bar = QHBoxLayout()
@@ -71,6 +76,7 @@ class HeadsView(QWidget):
         split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addWidget(self.sequences)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
         layout.addWidget(legend)
@@ -83,6 +89,7 @@ class HeadsView(QWidget):
         st.analysis_changed.connect(self.maps.set_analysis)
         st.analysis_changed.connect(self.roles.set_analysis)
         st.roles_changed.connect(self.roles.set_roles)
+        st.roles_changed.connect(self._show_sequences)  # follows every model (and task) change
         st.running_changed.connect(self._on_running)
         st.progress_changed.connect(self._on_progress)
         st.message.connect(self.status.setText)
@@ -95,6 +102,12 @@ class HeadsView(QWidget):
 
     def _on_sequences(self) -> None:
         self.state.set_sequences(self.n_box.value(), self.seed_box.value())
+        self._show_sequences()
+
+    def _show_sequences(self, *_: object) -> None:
+        """Name the sequences' distribution: the training one, runs of repeated symbols included, not eval's."""
+        text = probe_description(self.state.hub.task, self.state.n, self.state.seed)["description"]
+        self.sequences.setText(f"Roles and importance are scored on {text}.")
 
     def _on_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
