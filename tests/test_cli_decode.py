@@ -94,11 +94,11 @@ def test_sampling_with_a_seed_repeats(capsys):
     (["01x3"], "unknown symbol 'x' at position 3"),
     ([""], "SOURCE is empty"),
     (["0" * 300], "at most"),
-    (["01", "--beam", "0"], "--beam must be >= 1"),
+    (["01", "--beam", "0"], "argument --beam: must be an integer from 1 to 64, got 0"),
     (["01", "--beam", "2", "--seed", "1"], "choose one"),
-    (["01", "--top-p", "1.5"], "--top-p must be in (0, 1]"),
-    (["01", "--temperature", "0"], "--temperature must be"),
-    (["01", "--samples", "0"], "--samples must be >= 1"),
+    (["01", "--top-p", "1.5"], "argument --top-p: must be a number above 0 and at most 1, got 1.5"),
+    (["01", "--temperature", "0"], "argument --temperature: must be a number from"),
+    (["01", "--samples", "0"], "argument --samples: must be an integer from 1 to"),
 ])
 def test_bad_source_or_options_exit_2_with_one_line(args, message, capsys):
     assert main(["decode", str(CKPT), *args, "--device", "cpu"]) == 2

@@ -39,7 +39,7 @@ def shipped_default():
 
 def test_json_shape_and_numbers_against_loops():
     out = _heads_json(ROPE, "--n", "12", "--seed", "5")
-    assert set(out) == {"baseline", "heads"} and set(out["baseline"]) == {"loss", "exact_match"}
+    assert set(out) == {"baseline", "sequences", "heads"} and set(out["baseline"]) == {"loss", "exact_match"}
     ckpt = load_checkpoint(ROPE)
     cfg = ckpt.config
     expected = [(k, layer, h) for k in ("encoder_self", "decoder_self", "cross") for layer in range(2)
@@ -99,7 +99,7 @@ def test_one_head_matters_most(shipped_default, name):
 
 def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
     assert main(["heads", str(ROPE), "--n", "0", "--json"]) == 2
-    assert "--n must be >= 1" in capsys.readouterr().err
+    assert "argument --n: must be an integer from 1 to" in capsys.readouterr().err
     missing = tmp_path / "nope.pt"
     assert main(["heads", str(missing), "--json"]) == 1
     err = capsys.readouterr().err

@@ -66,4 +66,4 @@ def test_bad_scaling_is_a_one_line_error(paths, capsys, args, message):
 
 def test_train_len_below_one_is_refused(paths, capsys):
     args = ["eval", str(paths["rope"]), "--lengths", "2-3", "--n", "2", "--rope-scaling", "ntk", "--train-len", "0"]
-    assert main(args) == 2 and "--train-len must be >= 1" in capsys.readouterr().err
+    assert main(args) == 2 and "argument --train-len: must be an integer from 1 to" in capsys.readouterr().err

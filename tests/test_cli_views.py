@@ -54,7 +54,7 @@ def test_gui_numbers_equal_the_cli(qtbot, capsys, mode):
 
 @pytest.mark.parametrize("args, message", [
     (["--source", "01x3"], "unknown symbol 'x' at position 3"),
-    (["--source", "0123", "--pads", "-1"], "--pads must be >= 0"),
+    (["--source", "0123", "--pads", "-1"], "argument --pads: must be an integer from 0 to"),
     (["--source", "0123", "--mode", "gradients"], "invalid choice"),
     (["--source", "0" * 500], "--source plus --pads must be"),
 ])

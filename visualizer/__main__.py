@@ -6,7 +6,9 @@ import sys
 
 VERBS = ("train", "eval", "views", "decode", "heads", "cell")
 HELP_FLAGS = ("-h", "--help")
+VERSION_FLAGS = ("-V", "--version")
 USAGE = """usage: attention-playground [Qt options]          open the window
+       attention-playground --version             print the version and exit
        attention-playground train --task TASK --out FILE [options]
        attention-playground eval FILE [--lengths A-B] [--rope-scaling none|pi|ntk] [--json] [options]
        attention-playground views FILE --source TEXT [--mode weights|scores|norms|rollout]
@@ -21,7 +23,8 @@ Headless commands (no window, no display needed):
   decode  beam search or sampling of one source: every hypothesis with its log-probability
   heads   each attention head's role and importance (ablation), one JSON object
   cell    one attention cell taken apart: q, k, q*k, scaling, mask, softmax, weighted values
-Run `attention-playground VERB --help` (e.g. `decode --help`) for a verb's options; each prints one JSON object.
+Run `attention-playground VERB --help` (e.g. `decode --help`) for a verb's options and the range of each number;
+each verb prints one JSON object.
 Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens.
 """
 
@@ -36,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(arg in HELP_FLAGS for arg in args):
         sys.stdout.write(USAGE)
         return 0
+    if any(arg in VERSION_FLAGS for arg in args):
+        sys.stdout.write(f"attention-playground {version()}\n")
+        return 0
     if args and not args[0].startswith("-"):  # a word that is not a verb nor an option: a mistyped command
         return _unknown_command(args[0])
     from visualizer.app import run_app
@@ -43,12 +49,23 @@ def main(argv: list[str] | None = None) -> int:
     return run_app(args)
 
 
+def version() -> str:
+    """The installed distribution's version; "unknown" when run from a tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("attention-playground")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _unknown_command(word: str) -> int:
-    """Usage and a one-line error on stderr, with the closest verb when there is one; exit status 2."""
+    """One line on stderr naming the closest verb when there is one, and where the usage is; exit status 2."""
     close = difflib.get_close_matches(word, VERBS, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else f" (choose from {', '.join(map(repr, VERBS))})"
-    sys.stderr.write(USAGE.split("\n\n")[0] + "\n")
-    sys.stderr.write(f"attention-playground: error: unknown command {word[:60]!r}{hint}\n")
+    hint = f"did you mean {close[0]!r}?" if close else f"choose from {', '.join(map(repr, VERBS))}"
+    sys.stderr.write(f"attention-playground: error: unknown command {word[:60]!r}: {hint} "
+                     "(see 'attention-playground --help')\n")
     return 2
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import device_arg, load_model
+from visualizer.cli_limits import device_option, limit, ranged, threads_option
 from visualizer.cli_output import json_line
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -22,27 +23,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("path", type=Path, help="checkpoint file")
     p.add_argument("source", help="source symbols, e.g. 3141592")
     p.add_argument("--kind", required=True, choices=KINDS)
-    p.add_argument("--layer", type=int, default=0, help="0-based layer (default 0)")
-    p.add_argument("--head", type=int, default=0, help="0-based head (default 0)")
-    p.add_argument("--query", type=int, required=True, help="0-based query row of the map")
-    p.add_argument("--key", type=int, required=True, help="0-based key column of the map")
-    p.add_argument("--pads", type=int, default=2, help="<pad> tokens after source and target (the GUI's default 2)")
+    p.add_argument("--layer", default=0, **ranged("cell", "--layer", "0-based layer (default 0)"))
+    p.add_argument("--head", default=0, **ranged("cell", "--head", "0-based head (default 0)"))
+    p.add_argument("--query", required=True, **ranged("cell", "--query", "0-based query row of the map"))
+    p.add_argument("--key", required=True, **ranged("cell", "--key", "0-based key column of the map"))
+    p.add_argument("--pads", default=2, **ranged(
+        "cell", "--pads", "<pad> tokens after source and target (the GUI's default 2)"))
     p.add_argument("--paint", action="append", default=[], metavar="KIND:Q,K",
                    help="hide key K from query Q in KIND (repeatable), like Paint mask in the large view")
     p.add_argument("--json", action="store_true", help="print JSON (the only format; accepted for symmetry)")
-    p.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    device_option(p)
+    threads_option(p, "cell")
     return p
 
 
 def parse_paint(items: list[str], parser: argparse.ArgumentParser) -> dict[str, set[tuple[int, int]]]:
     """["cross:1,2", ...] -> {"cross": {(1, 2)}}; a malformed item is a usage error naming it."""
     out: dict[str, set[tuple[int, int]]] = {}
+    index = limit("cell", "--query")  # the range of --query and --key
     for item in items:
         kind, _, cell = item.partition(":")
         parts = cell.split(",")
-        if kind not in KINDS or len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        if kind not in KINDS or len(parts) != 2:
             parser.error(f"--paint {item!r}: expected KIND:QUERY,KEY with KIND one of {', '.join(KINDS)}")
-        out.setdefault(kind, set()).add((int(parts[0]), int(parts[1])))
+        try:
+            query, key = index.parse(parts[0]), index.parse(parts[1])
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--paint {item!r}: QUERY and KEY {exc}")
+        out.setdefault(kind, set()).add((query, key))
     return out
 
 
@@ -55,8 +63,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model.masks import PAINTED_FIELDS
     from core_model.tasks import expected_output
 
-    if ns.pads < 0:
-        parser.error(f"--pads must be >= 0, got {ns.pads}")
     painted = parse_paint(ns.paint, parser)
     device = device_arg(ns.device)
     model, task = load_model(ns.path, device)

@@ -1,10 +1,10 @@
-"""What every headless verb shares: its two error kinds, --device parsing and the progress bar (no Qt, no torch)."""
+"""What every headless verb shares: error kinds, the one-line parser, --device, the progress bar (no Qt, no torch)."""
 from __future__ import annotations
 
 import argparse
 import math
 import time
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
@@ -16,6 +16,18 @@ class CliError(Exception):
 
 class ArgumentError(Exception):
     """A bad argument worth one line (not argparse's usage block): exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line, the problem and where to read more, not the usage block (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: error: {printable(message)} (see '{self.prog} --help')\n")
+
+
+def printable(text: str) -> str:
+    """`text` safe to write to a terminal: control and other unprintable characters as their escapes ("\\x1b")."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """`decode`: beam search or sampling of one source with a checkpoint, one JSON line out.
 
-`beams` lists {"tokens", "log_prob", "finished"} best first: tokens after <bos>, ending in <eos> when produced;
-log_prob is the sum of the model's log-probabilities of those tokens (never tempered or filtered). With --tree,
-`tree` lists every node beam search expanded ({"parent", "token", "step", "log_prob", "score", "kept"}; parent -1
-is <bos>).
+`beams` lists {"tokens", "log_prob", "finished"} best first: tokens after <bos>, ending in <eos> when produced,
+chosen among `choices` (the task symbols and <eos>); log_prob is the sum of the model's log-probabilities of those
+tokens (softmax over its whole vocabulary: never tempered, filtered or renormalised; `scoring` says so in the JSON),
+so it equals a teacher-forced pass. With --tree (beam search only), `tree` lists every node beam search expanded
+({"parent", "token", "step", "log_prob", "score", "kept"}; parent -1 is <bos>).
 """
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import ArgumentError, device_arg, load_model
+from visualizer.cli_limits import device_option, ranged, threads_option
 from visualizer.cli_output import json_line
 
 SAMPLING_FLAGS = ("temperature", "top_k", "top_p", "seed", "samples")
 DEFAULT_SEED = 0
+SCORING = ("log_prob: sum of the model's log p(token | source, tokens before), softmax over its whole vocabulary; "
+           "untempered, unfiltered, not renormalised over the choices, so equal to a teacher-forced pass")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -24,15 +28,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     dec = sub.add_parser("decode", help="beam search or sampling of one source, every hypothesis with its log-prob")
     dec.add_argument("path", type=Path, help="checkpoint file")
     dec.add_argument("source", help="source symbols, e.g. 0123 (spaces ignored)")
-    dec.add_argument("--beam", type=int, help="beam width K (default 1: greedy); not with sampling options")
-    dec.add_argument("--temperature", type=float, help="sampling: divide log-probs by T > 0 (default 1)")
-    dec.add_argument("--top-k", type=int, help="sampling: keep the K most likely tokens")
-    dec.add_argument("--top-p", type=float, help="sampling: keep the smallest set with probability >= P, 0 < P <= 1")
-    dec.add_argument("--seed", type=int, help=f"sampling: seed of the torch.Generator (default {DEFAULT_SEED})")
-    dec.add_argument("--samples", type=int, help="sampling: number of samples (default 1)")
-    dec.add_argument("--max-new", type=int, help="most tokens to generate (default: the model's limit)")
-    dec.add_argument("--pads", type=int, default=0, help="<pad> tokens appended to the source (the GUI's padding)")
-    dec.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    dec.add_argument("--beam", **ranged(
+        "decode", "--beam", "beam width K (default 1: greedy); not with sampling options", "K"))
+    dec.add_argument("--temperature", **ranged(
+        "decode", "--temperature", "sampling: divide log-probs by T (default 1)", "T"))
+    dec.add_argument("--top-k", **ranged("decode", "--top-k", "sampling: keep the K most likely tokens", "K"))
+    dec.add_argument("--top-p", **ranged(
+        "decode", "--top-p", "sampling: keep the smallest set with probability >= P", "P"))
+    dec.add_argument("--seed", **ranged(
+        "decode", "--seed", f"sampling: seed of the torch.Generator (default {DEFAULT_SEED})"))
+    dec.add_argument("--samples", **ranged("decode", "--samples", "sampling: number of samples (default 1)"))
+    dec.add_argument("--max-new", **ranged(
+        "decode", "--max-new", "most tokens to generate (default: the model's limit)"))
+    dec.add_argument("--pads", default=0, **ranged(
+        "decode", "--pads", "<pad> tokens appended to the source (the GUI's padding)"))
+    device_option(dec)
+    threads_option(dec, "decode")
     dec.add_argument("--tree", action="store_true", help="beam search: also print every expanded node (the GUI's tree)")
     dec.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
     return dec
@@ -43,11 +54,7 @@ def _check_numbers(ns: argparse.Namespace) -> bool:
     sampling = any(getattr(ns, name) is not None for name in SAMPLING_FLAGS)
     if sampling and ns.beam is not None:
         raise ArgumentError("--beam is beam search; --temperature/--top-k/--top-p/--seed/--samples sample: choose one")
-    for flag, value, low in (("--beam", ns.beam, 1), ("--samples", ns.samples, 1), ("--max-new", ns.max_new, 1),
-                             ("--pads", ns.pads, 0)):
-        if value is not None and value < low:
-            raise ArgumentError(f"{flag} must be >= {low}, got {value}")
-    return sampling
+    return sampling  # each number is within its range already (cli_limits)
 
 
 def _source_ids(ns: argparse.Namespace, vocab: Any, limit: int) -> list[int]:
@@ -69,12 +76,15 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode and print one JSON line; bad symbols or options are one line on stderr (exit 2)."""
     import torch
 
-    from core_model import PAD
+    from core_model import EOS, PAD
     from core_model.beam_search import beam_search
     from core_model.sampling import SamplingConfig, sample_decode
     from core_model.tasks import expected_output, max_source_len
 
     sampling = _check_numbers(ns)
+    if sampling and ns.tree:
+        raise ArgumentError("--tree lists beam search's expanded nodes; samples have none: drop --tree or the sampling "
+                            "options")
     config = None
     if sampling:
         try:
@@ -91,16 +101,17 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if sampling:
         seed = DEFAULT_SEED if ns.seed is None else ns.seed
         gen = torch.Generator(device=device).manual_seed(seed)
-        hyps = sample_decode(model, src, ns.samples or 1, config, gen, ns.max_new)
+        hyps = sample_decode(model, src, ns.samples or 1, config, gen, ns.max_new, n_tokens=len(vocab))
         hyps = tuple(sorted(hyps, key=lambda h: -h.log_prob))
         out.update(mode="sample", temperature=config.temperature, top_k=config.top_k, top_p=config.top_p, seed=seed)
     else:
-        result = beam_search(model, src, ns.beam or 1, ns.max_new)
+        result = beam_search(model, src, ns.beam or 1, ns.max_new, n_tokens=len(vocab))
         hyps = result.hypotheses
         out.update(mode="beam", beam=ns.beam or 1)
         if ns.tree:
             out["tree"] = [{"parent": n.parent, "token": vocab.token(n.token), "step": n.step, "log_prob": n.log_prob,
                             "score": n.score, "kept": n.kept} for n in result.nodes]
+    out.update(choices=vocab.tokens([*vocab.symbol_ids, EOS]), scoring=SCORING)
     out["beams"] = [{"tokens": vocab.tokens(h.tokens), "log_prob": h.log_prob, "finished": h.finished} for h in hyps]
     out.update(device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))

@@ -3,16 +3,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import ArgumentError, CliError, device_arg, load_model
+from visualizer.cli_limits import device_option, length_range, ranged, threads_option
 from visualizer.cli_output import json_line
-
-RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -20,33 +18,31 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences, per source length")
     ev.add_argument("path", type=Path)
     ev.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
-    ev.add_argument("--n", type=int, default=1000, help="number of sequences (per length with --lengths)")
-    ev.add_argument("--seed", type=int, default=1234, help="seed of the evaluation sequences")
-    ev.add_argument("--lengths", metavar="A-B",
-                    help="source lengths A to B (or one length A); default: the range the model was trained on")
-    ev.add_argument("--length", type=int, help="one source length only, with the teacher-forced loss (older output)")
+    ev.add_argument("--n", default=1000, **ranged("eval", "--n", "number of sequences (per length with --lengths)"))
+    ev.add_argument("--seed", default=1234, **ranged("eval", "--seed", "seed of the evaluation sequences"))
+    ev.add_argument("--lengths", metavar="A-B", type=length_range,
+                    help="source lengths A to B (or one length A), at most the model's limit; default: the range the "
+                         "model was trained on")
+    ev.add_argument("--length", **ranged(
+        "eval", "--length", "one source length only, with the teacher-forced loss (older output)"))
     ev.add_argument("--repeated", action="store_true",
                     help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
-    ev.add_argument("--exhaustive", type=int, metavar="K",
-                    help="also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)")
+    ev.add_argument("--exhaustive", **ranged(
+        "eval", "--exhaustive", "also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)", "K"))
     ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
-    ev.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
+    device_option(ev)
     ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
                     help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
                          "interpolation, ntk = NTK-aware base (docs/MODEL.md: Model options)")
-    ev.add_argument("--train-len", type=int, help="where --rope-scaling starts (default: the checkpoint's task max_len)")
+    ev.add_argument("--train-len", **ranged(
+        "eval", "--train-len", "where --rope-scaling starts (default: the checkpoint's task max_len)"))
+    threads_option(ev, "eval")
     return ev
 
 
-def parse_lengths(text: str, limit: int) -> list[int]:
-    """"A-B" (or "A") as the list A..B; anything else, A > B, A < 1 or B > limit is an ArgumentError."""
-    match = RANGE.fullmatch(text)
-    if match is None:
-        raise ArgumentError(f"--lengths must look like A-B (e.g. 1-20) or one length, got {text!r}")
-    low = int(match.group(1))
-    high = int(match.group(2)) if match.group(2) is not None else low
-    if low < 1 or low > high:
-        raise ArgumentError(f"--lengths must be A-B with 1 <= A <= B, got {text!r}")
+def lengths_within(span: tuple[int, int], limit: int) -> list[int]:
+    """--lengths (already 1 <= A <= B) as the list A..B; B beyond the model's `limit` is an ArgumentError."""
+    low, high = span
     if high > limit:
         raise ArgumentError(f"--lengths goes to {high}, but this model takes sources of at most {limit} symbols")
     return list(range(low, high + 1))
@@ -56,12 +52,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the checkpoint and print one JSON line; a bad file is a one-line error (exit 1)."""
     from core_model.tasks import max_source_len
 
-    if ns.n < 1:
-        parser.error(f"--n must be >= 1, got {ns.n}")
-    if ns.seed < 0:
-        raise ArgumentError(f"--seed must be >= 0, got {ns.seed}")
-    if ns.exhaustive is not None and not 1 <= ns.exhaustive <= 4:
-        raise ArgumentError(f"--exhaustive must be in [1, 4] (10^K sources of length K), got {ns.exhaustive}")
     if ns.length is not None and ns.lengths is not None:
         raise ArgumentError("give --length or --lengths, not both")
     device = device_arg(ns.device)
@@ -76,7 +66,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"--length must be in [1, {limit}], got {ns.length}")
         out = _one_length(model, task, ns, device)
     else:
-        lengths = parse_lengths(ns.lengths, limit) if ns.lengths is not None else list(
+        lengths = lengths_within(ns.lengths, limit) if ns.lengths is not None else list(
             range(task.min_len, min(task.max_len, limit) + 1))
         out = _per_length(model, task, lengths, ns, device)
         out.update(_source_sets(model, task, lengths, ns, limit))
@@ -110,8 +100,6 @@ def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
     """evaluate_lengths' position_scaling for --rope-scaling (None for none); a model without RoPE is exit 2."""
     from core_model.length_curves import rope_length_scaling
 
-    if ns.train_len is not None and ns.train_len < 1:
-        raise ArgumentError(f"--train-len must be >= 1, got {ns.train_len}")
     if ns.rope_scaling != "none" and model.config.positional != "rope":
         raise ArgumentError(f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
                             f"{model.config.positional} positional encoding")

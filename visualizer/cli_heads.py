@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import CliError, device_arg, load_model
+from visualizer.cli_limits import device_option, ranged, threads_option
 from visualizer.cli_output import json_line
 
 
@@ -15,27 +16,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     hd = sub.add_parser("heads", help="role and ablation importance of every attention head")
     hd.add_argument("path", type=Path)
     hd.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
-    hd.add_argument("--n", type=int, default=200, help="number of task sequences (default 200)")
-    hd.add_argument("--seed", type=int, default=1234, help="seed of the task sequences (default 1234)")
-    hd.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: cpu, so numbers match the app's)")
-    hd.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    hd.add_argument("--n", default=200, **ranged("heads", "--n", "number of task sequences (default 200)"))
+    hd.add_argument("--seed", default=1234, **ranged("heads", "--seed", "seed of the task sequences (default 1234)"))
+    device_option(hd, "cpu, so numbers match the app's")
+    threads_option(hd, "heads")
     hd.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
     return hd
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Analyse the checkpoint's heads and print one JSON line; a bad file is a one-line error (exit 1)."""
-    import torch
-
     from core_model.head_importance import analyse_heads
 
-    if ns.n < 1:
-        parser.error(f"--n must be >= 1, got {ns.n}")
-    if ns.seed < 0:
-        parser.error(f"--seed must be >= 0, got {ns.seed}")
-    if ns.threads < 1:
-        parser.error(f"--threads must be >= 1, got {ns.threads}")
-    torch.set_num_threads(ns.threads)
     device = device_arg(ns.device or "cpu")
     model, task = load_model(ns.path, device, ns.task)
     try:

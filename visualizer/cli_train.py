@@ -10,29 +10,30 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import CliError, ProgressBar, device_arg, given
-from visualizer.cli_output import json_line, save_or_fall_back
+from visualizer.cli_limits import device_option, ranged, threads_option
+from visualizer.cli_output import check_out_before_work, json_line, save_or_fall_back
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """The `train` subcommand's options."""
     train = sub.add_parser("train", help="train a model on a toy task and save a checkpoint")
     train.add_argument("--task", choices=("copy", "reverse", "sort"), required=True)
-    train.add_argument("--steps", type=int, help="optimisation steps (default: TrainConfig's)")
-    train.add_argument("--seed", type=int, help="seed for initialisation and batches")
-    train.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: best available)")
-    train.add_argument("--min-len", type=int, help="shortest source sequence")
-    train.add_argument("--max-len", type=int, help="longest source sequence")
-    train.add_argument("--symbols", type=int,
-                       help="number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)")
-    train.add_argument("--batch-size", type=int, help="sequences per step (default: 32 for rope, 24 for sinusoidal)")
-    train.add_argument("--lr", type=float, help="peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)")
+    train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's)"))
+    train.add_argument("--seed", **ranged("train", "--seed", "seed for initialisation and batches"))
+    device_option(train)
+    train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence"))
+    train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence"))
+    train.add_argument("--symbols", **ranged(
+        "train", "--symbols", "number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)"))
+    train.add_argument("--batch-size", **ranged(
+        "train", "--batch-size", "sequences per step (default: 32 for rope, 24 for sinusoidal)"))
+    train.add_argument("--lr", **ranged(
+        "train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)"))
     train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
-    train.add_argument("--eval-n", type=int, default=500,
-                       help="sequences per source length in the final evaluation (every trained length is reported)")
+    train.add_argument("--eval-n", default=500, **ranged(
+        "train", "--eval-n", "sequences per source length in the final evaluation (every trained length is reported)"))
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
-    train.add_argument("--threads", type=int, default=1,
-                       help="CPU threads for torch (default 1: toy models gain nothing from more, and a busy "
-                            "machine makes several threads wait on each other)")
+    threads_option(train, "train")
     return train
 
 
@@ -65,13 +66,7 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Train, evaluate, save and print one JSON line; divergence keeps the last good weights (exit 1)."""
     task, model_config, config, device = _setup(ns, parser)
-    import torch
-
-    if ns.threads < 1:
-        parser.error(f"--threads must be >= 1, got {ns.threads}")
-    if ns.eval_n < 1:
-        parser.error(f"--eval-n must be >= 1, got {ns.eval_n}")
-    torch.set_num_threads(ns.threads)
+    check_out_before_work(ns.out)  # a pipe or device is refused now, not after minutes of training
     from core_model import build_model
     from core_model.length_eval import evaluate_lengths
     from core_model.training import Trainer, TrainingDiverged

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import load_model
+from visualizer.cli_limits import ranged, threads_option
 from visualizer.cli_output import json_line
 
 MODES = ("weights", "scores", "norms", "rollout")  # core_model.attention_views.VIEW_MODES (torch-free here)
@@ -23,8 +24,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("path", type=Path)
     p.add_argument("--source", required=True, help="source symbols, e.g. 0123")
     p.add_argument("--mode", choices=MODES, default="weights")
-    p.add_argument("--pads", type=int, default=2, help="<pad> tokens after source and target (as the playground)")
+    p.add_argument("--pads", default=2, **ranged(
+        "views", "--pads", "<pad> tokens after source and target (as the playground)"))
     p.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    threads_option(p, "views")
     return p
 
 
@@ -41,10 +44,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from core_model import BOS, PAD, VocabularyError
     from core_model.attention_views import rollout, view_maps
+    from core_model.decoding import choosable
     from core_model.tasks import expected_output, max_source_len
 
-    if ns.pads < 0:
-        parser.error(f"--pads must be >= 0, got {ns.pads}")
     model, task = load_model(ns.path, "cpu", ns.task)
     vocab = task.vocabulary
     try:
@@ -61,7 +63,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     result: dict[str, Any] = {
         "mode": ns.mode, "task": task.task, "source_tokens": vocab.tokens(src[0].tolist()),
         "target_tokens": vocab.tokens(tgt[0].tolist()),
-        "output_tokens": vocab.tokens(out.log_probs[0].argmax(-1).tolist()),
+        "output_tokens": vocab.tokens(choosable(out.log_probs[0], len(vocab)).argmax(-1).tolist()),
         "maps": {k: _clean(torch.stack([m[0] for m in maps.kind(k)]).double().tolist())
                  for k in ("encoder_self", "decoder_self", "cross")},
     }

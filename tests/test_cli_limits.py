@@ -1,0 +1,226 @@
+"""Every number a verb takes has a range checked while parsing; errors are one line; --version; escaped names."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_cli_hostile import _run_measured
+
+from visualizer.cli import VERBS, main
+from visualizer.cli_limits import TABLE, TRAIN_MAX_SOURCE, Limit, limit
+
+ROOT = Path(__file__).resolve().parents[1]
+CKPT = str(ROOT / "resources" / "copy_rope.pt")
+OUT = str(Path(tempfile.gettempdir()) / "attention-playground-limits-test.pt")  # never written: parsing fails first
+REST = {"train": ["--task", "copy", "--out", OUT], "eval": [CKPT], "views": [CKPT, "--source", "01"],
+        "decode": [CKPT, "01"], "heads": [CKPT], "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"]}
+ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in row.verbs]
+MAX_CALL_S = 2.0  # parsing only: no model is loaded, no tensor made
+MAX_RSS_GROWTH_KIB = 64 * 1024
+MAX_CHILD_RSS_KIB = 512 * 1024  # a refused number never even imports torch; a device error imports it to list them
+HUGE = ["1" + "0" * 30, str(2**64), str(2**63), str(-(10**30)), "9" * 5000, "1e999", "-1e999", "nan", "inf",
+        "-inf", "NaN", "", " ", "0x10", "one", "\x1b[31m7"]
+
+
+def _not_an_integer() -> st.SearchStrategy[str]:
+    return st.sampled_from(["1.5", "1e3", "2.0", "½", "3 4"]) | st.floats(allow_nan=True).map(repr)
+
+
+def _bad_value(bound: Limit) -> st.SearchStrategy[str]:
+    """Text that is outside `bound` by construction (too small, too big, not a number, not finite)."""
+    low, high = bound.low, bound.high
+    if bound.kind is int:
+        outside = st.integers(max_value=int(low) - 1) | st.integers(min_value=int(high) + 1)
+        return outside.map(str) | st.sampled_from(HUGE) | _not_an_integer()
+    too_small = st.floats(max_value=low, exclude_max=not bound.low_open, allow_nan=False)
+    too_big = st.floats(min_value=high, exclude_min=True)
+    return (too_small | too_big).map(repr) | st.sampled_from(HUGE)
+
+
+def _call(args: list[str]) -> tuple[int, str, str, float, int]:
+    """main(args) in this process: (status, stdout, stderr, seconds, growth of the peak RSS in KiB)."""
+    out, err = io.StringIO(), io.StringIO()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(args)
+    took = time.perf_counter() - start
+    return status, out.getvalue(), err.getvalue(), took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_every_number_outside_its_range_is_one_quick_line(data):
+    option, verb, bound = data.draw(st.sampled_from(ROWS), label="option")
+    value = data.draw(_bad_value(bound), label="value")
+    status, out, err, took, growth = _call([verb, *REST[verb], f"{option}={value}"])
+    lines = err.splitlines()
+    assert status == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith(f"attention-playground: error: argument {option}: must be {bound.describe()}, got ")
+    assert lines[0].endswith(f"(see 'attention-playground {verb} --help')") and "\x1b" not in err
+    assert "Traceback" not in err and took < MAX_CALL_S and growth < MAX_RSS_GROWTH_KIB
+
+
+@pytest.mark.parametrize("args", [
+    ["heads", CKPT, "--threads", "100000"], ["decode", CKPT, "01", "--beam", "100000"],
+    ["eval", CKPT, "--seed", str(2**64)], ["eval", CKPT, "--lengths", "1-" + "9" * 5000],
+    ["decode", CKPT, "01", "--device", "meta"], ["cell", *REST["cell"], "--paint", "cross:" + "9" * 5000 + ",1"],
+])
+def test_hostile_numbers_in_a_real_process_are_quick_small_and_one_line(args):
+    start = time.perf_counter()
+    status, out, err, rss_kib = _run_measured(*args)
+    took = time.perf_counter() - start
+    lines = err.splitlines()
+    assert status == 2 and out == "" and len(lines) == 1 and lines[0].startswith("attention-playground: error: ")
+    assert "Traceback" not in err and took < 30 and rss_kib < MAX_CHILD_RSS_KIB  # mostly interpreter start-up
+
+
+@pytest.mark.parametrize("device", ["meta", "xla", "cuda:x", "cuda:123", "banana", "cpu,cuda", ""])
+def test_devices_pick_device_cannot_serve_are_one_line(device):
+    status, out, err, took, _ = _call(["decode", CKPT, "01", f"--device={device}"])
+    assert status == 2 and out == "" and len(err.splitlines()) == 1 and took < MAX_CALL_S
+    assert "argument --device: unknown device" in err and "choose cpu, cuda, cuda:N or mps" in err
+
+
+def test_every_numeric_option_of_every_verb_has_a_stated_range():
+    """No option parses a bare int or float: each number goes through the table, and its --help says the range."""
+    sub = argparse.ArgumentParser().add_subparsers()
+    seen = set()
+    for verb, module in VERBS.items():
+        parser = module.add_parser(sub)
+        for action in parser._actions:
+            assert action.type not in (int, float), f"{verb} {action.option_strings}: number without a range"
+            bound = getattr(action.type, "__self__", None)
+            if isinstance(bound, Limit):
+                option = action.option_strings[-1]
+                assert bound is limit(verb, option) and f"[{bound.help()}]" in action.help
+                seen.add((option, verb))
+        assert "--threads" in {s for action in parser._actions for s in action.option_strings}, verb
+        assert parser.get_default("threads") == 1
+    assert seen == {(option, verb) for option, verb, _ in ROWS}  # and the table names nothing that is not there
+
+
+def test_the_table_follows_core_models_own_caps():
+    from core_model import config
+    from core_model.tasks import max_source_len
+    from core_model.training import TrainConfig
+    from core_model.vocab import SYMBOL_POOL
+
+    assert TRAIN_MAX_SOURCE == max_source_len(config.ModelConfig().max_len)
+    assert limit("decode", "--max-new").high == config.MAX_LEN == limit("cell", "--query").high + 1
+    assert limit("eval", "--length").high == max_source_len(config.MAX_LEN) == limit("decode", "--pads").high
+    assert limit("train", "--symbols").high == len(SYMBOL_POOL)
+    assert limit("cell", "--layer").high == config.MAX_LAYERS - 1 and limit("cell", "--head").high == config.MAX_HEADS - 1
+    assert limit("decode", "--top-k").high == config.MAX_VOCAB_SIZE
+    lr = limit("train", "--lr")
+    assert [TrainConfig(lr=rate).lr for rate in (lr.low, lr.high)] == [lr.low, lr.high]  # rates the trainer takes
+    assert torch.Generator().manual_seed(limit("train", "--seed").high).initial_seed() == 2**32 - 1
+
+
+@pytest.mark.parametrize("args", [
+    ["decode", CKPT, "0123456789", "--beam", "64", "--device", "cpu"],
+    ["decode", CKPT, "0123456789", "--samples", "256", "--temperature", "1000", "--device", "cpu"],
+    ["views", CKPT, "--source", "0123456789", "--threads", "64"],
+])
+def test_the_largest_values_accepted_stay_cheap(args, one_torch_thread):
+    status, out, err, took, growth = _call(args)
+    assert status == 0 and err == "" and out.count("\n") == 1
+    assert took < 60 and growth < 1024 * 1024  # seconds on one busy CPU; far from the gigabytes of beam 100000
+
+
+@pytest.mark.parametrize("verb, args", [
+    ("train", ["--task", "copy", "--steps", "1", "--batch-size", "2", "--max-len", "2", "--eval-n", "1",
+               "--device", "cpu"]),
+    ("eval", [CKPT, "--lengths", "1-1", "--n", "1", "--device", "cpu"]),
+    ("views", [CKPT, "--source", "01"]),
+    ("decode", [CKPT, "01", "--device", "cpu"]),
+    ("heads", [CKPT, "--n", "1"]),
+    ("cell", [*REST["cell"], "--device", "cpu"]),
+])
+def test_every_verb_takes_threads_and_uses_them(verb, args, tmp_path, one_torch_thread):
+    extra = ["--out", str(tmp_path / "m.pt")] if verb == "train" else []
+    status, _, err, _, _ = _call([verb, *args, *extra, "--threads", "3"])
+    assert status == 0, err
+    assert torch.get_num_threads() == 3
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["train", "--task", "copy"], "the following arguments are required: --out (see 'attention-playground train"),
+    (["eval"], "the following arguments are required: path (see 'attention-playground eval"),
+    (["eval", CKPT, "--bogus"], "unrecognized arguments: --bogus (see 'attention-playground eval --help')"),
+    (["views", CKPT, "--source", "01", "--mode", "gradients"], "argument --mode: invalid choice: 'gradients'"),
+    (["decode", CKPT, "01", "--beam", "two"], "argument --beam: must be an integer from 1 to 64, got 'two'"),
+    (["trian"], "argument command: invalid choice: 'trian'"),
+    ([], "the following arguments are required: command (see 'attention-playground --help')"),
+    (["heads", CKPT, "--task", "shuffle"], "(see 'attention-playground heads --help')"),
+    (["decode", CKPT, "01x"], "unknown symbol 'x' at position 3"),  # found by the verb, after parsing
+])
+def test_argparse_errors_are_one_line_with_a_hint(args, hint):
+    status, out, err, _, _ = _call(args)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("attention-playground: error: ") and hint in err and err.rstrip().endswith("--help')")
+    assert "usage:" not in err
+
+
+def _entry(*args: str) -> tuple[subprocess.CompletedProcess, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=30, check=False)
+    return proc, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_prints_and_exits_without_opening_the_window(flag):
+    proc, took = _entry(flag)
+    assert proc.returncode == 0 and proc.stdout == f"attention-playground {version('attention-playground')}\n"
+    assert proc.stderr == "" and took < 10
+
+
+def test_usage_names_version():
+    proc, _ = _entry("--help")
+    assert "attention-playground --version" in proc.stdout
+
+
+NASTY = "evil\x1b[31mred\nnext\x07\u202e.pt"
+
+
+@pytest.mark.parametrize("verb", ["eval", "views", "decode", "heads", "cell"])
+@pytest.mark.parametrize("exists", [False, True])
+def test_control_characters_in_file_names_are_escaped(verb, exists, tmp_path):
+    path = tmp_path / NASTY
+    if exists:
+        path.write_bytes(b"PK\x03\x04 not a checkpoint")
+    rest = [arg if arg != CKPT else str(path) for arg in REST[verb]]
+    status, out, err, _, _ = _call([verb, *rest, "--device", "cpu"] if verb != "views" else [verb, *rest])
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert not any(ch in err for ch in "\x1b\x07\u202e") and "evil\\x1b[31mred\\nnext\\x07\\u202e.pt" in err
+
+
+@pytest.mark.parametrize("args", [["eval", CKPT, "--\x1b[2Jwipe"], ["decode", CKPT, "01", "--beam", "\x1b[2J"],
+                                  ["views", CKPT, "--source", "01", "--mode", "\x1b[2J"]])
+def test_control_characters_in_arguments_are_escaped(args):
+    status, _, err, _, _ = _call(args)
+    assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_the_range_is_checked_before_the_file_is_read(tmp_path):
+    """A bad number with a missing file is the number's error (exit 2): nothing was opened to find out."""
+    status, _, err, _, _ = _call(["eval", str(tmp_path / "nope.pt"), "--n", "0"])
+    assert status == 2 and "argument --n: must be an integer from 1 to" in err
+    assert isinstance(limit("eval", "--n").parse("5"), int) and limit("decode", "--top-p").parse("1") == 1.0
+    with pytest.raises(argparse.ArgumentTypeError):
+        limit("decode", "--top-p").parse("0")
