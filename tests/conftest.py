@@ -21,12 +21,15 @@ def one_torch_thread():
 
 
 @pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path, request):
-    """Point QSettings at a temporary folder so tests never read or write the user's preferences."""
+def _isolated_settings(tmp_path, request, monkeypatch):
+    """Point QSettings and the app's data folder (recovery files) at temporary folders so tests never read or write
+    the user's preferences or unsaved training."""
     if "qtbot" not in request.fixturenames and "qapp" not in request.fixturenames:
         yield
         return
     from PySide6.QtCore import QCoreApplication, QSettings
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # QStandardPaths' AppDataLocation on Linux
 
     QCoreApplication.setOrganizationName("AttentionPlaygroundTests")
     QCoreApplication.setApplicationName("AttentionPlaygroundTests")

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
+from visualizer.quit_signals import signals_quit_via
+
 if TYPE_CHECKING:
     from visualizer.composition import Application
     from visualizer.startup_probe import StartupProbe
@@ -75,7 +77,9 @@ def launch(argv: list[str] | None = None) -> tuple[QApplication, Application, St
 
 
 def run_app(argv: list[str] | None = None) -> int:
-    app, _root, probe = launch(argv)
-    code = app.exec()
+    """Launch and run the event loop; a quit signal (Ctrl+C, kill, logout) saves unsaved training and quits."""
+    app, root, probe = launch(argv)
+    with signals_quit_via(root.quit_on_signal):
+        code = app.exec()
     del probe
     return code

@@ -10,13 +10,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, Signal
-from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, Signal
 
+from visualizer.controllers.settings_file import avoid_unusable_settings
 from visualizer.main_window import MainWindow
+from visualizer.menus import build_menus
 from visualizer.preload import import_gui_modules
 from visualizer.shortcut_list import shortcut_entries
-from visualizer.workers.background import run_in_background
+from visualizer.workers.background import run_in_background, wait_for_background_jobs
 from visualizer.workers.loader import StartupModel, load_startup_model
 
 if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's first paint (they import torch)
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.checkpoints import CheckpointActions
     from visualizer.controllers.export import Exporter
     from visualizer.controllers.preferences import Preferences
+    from visualizer.controllers.recovery import Recovery
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.length_lab import LengthLabState
     from visualizer.state.pe_lab import PELabState
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.widgets.trainer.tab import TrainerTab
 
 log = logging.getLogger(__name__)
+QUIT_WAIT_MS = 30_000  # a job still running then (a stuck read) is left to Qt's own wait at exit
 TAB_TITLES = ("&Playground", "Positional encoding", "&Trainer")  # Alt+E / D / R pick the grids (view.py)
 
 
@@ -50,6 +53,9 @@ class Application(QObject):
     def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
         super().__init__()
         self.window = MainWindow()
+        self.settings_redirect = avoid_unusable_settings()  # before any QSettings: a FIFO there blocks forever
+        if self.settings_redirect is not None:
+            self.window.show_message(self.settings_redirect.message(), 30000)
         geometry = QSettings().value("window/geometry")
         if isinstance(geometry, QByteArray):
             self.window.restoreGeometry(geometry)
@@ -70,6 +76,10 @@ class Application(QObject):
         self.badges = {}
         self.loaded_at: float | None = None
         self._loading = self._preloading = None
+        if QCoreApplication.instance() is not None:
+            QCoreApplication.instance().aboutToQuit.connect(self._finish_background_jobs)
+        self.recovery: Recovery | None = None  # unsaved training kept on disk; offers what an earlier app left
+        self._quitting = False  # a signal is ending the app: nobody can answer a question
 
     def start_loading(self) -> None:
         """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
@@ -103,6 +113,7 @@ class Application(QObject):
         from visualizer.controllers.checkpoints import CheckpointActions
         from visualizer.controllers.export import Exporter
         from visualizer.controllers.preferences import Preferences
+        from visualizer.controllers.recovery import Recovery
         from visualizer.state.beam import BeamState
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
@@ -141,7 +152,9 @@ class Application(QObject):
                                  win.show_message, win)
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
-        self._build_menus()
+        self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
+        win.add_banner(self.recovery.banner)
+        build_menus(self)
         self._lab_page = install_length_lab(self, win)  # built when first shown: a fifth of the start-up
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
@@ -149,6 +162,7 @@ class Application(QObject):
         self._restore_preferences()
         self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
+        self.recovery.start()
 
     def _build_heads(self) -> None:
         """The Heads tab, its worker, and a role badge overlay on every playground grid."""
@@ -191,6 +205,7 @@ class Application(QObject):
         hub.training_active_changed.connect(lambda active: self.playground.model_panel.setEnabled(not active))
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
+        hub.training_active_changed.connect(self.playground.input_panel.set_task_locked)
         self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
         self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
@@ -200,53 +215,7 @@ class Application(QObject):
         win.set_close_guard(self._close)
         win.set_shortcut_help(self.shortcut_help)
 
-    def _build_menus(self) -> None:
-        win, ck, fm = self.window, self.checkpoints, self.window.file_menu
-        fm.addAction(ck.open_action)
-        fm.addMenu(ck.recent_menu)
-        fm.addAction(ck.save_action)
-        fm.addAction(ck.save_as_action)
-        fm.addSeparator()
-        export_menu = fm.addMenu("&Export")
-        for entry in self.exporter.actions():
-            if entry is None:
-                export_menu.addSeparator()
-            else:
-                win.add_action(export_menu, *entry)
-        fm.addSeparator()
-        win.add_action(fm, "&Quit", win.close, "Ctrl+Q")
-        for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
-            win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
-                           f"Ctrl+{i + 1}")
-        win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(self.heads_view), "Ctrl+4")
-        win.add_action(win.view_menu, "&Analyse heads", self.heads_view.run, "Ctrl+Shift+A",
-                       tip="Score every head's role and ablate each in turn (Heads tab)")
-        win.view_menu.addSeparator()
-        self.square_cells_action = win.add_action(win.view_menu, "&Square cells", self._set_square_cells,
-                                                  tip="Keep every attention cell square instead of filling the view")
-        self.square_cells_action.setCheckable(True)
-        self.undo_action = win.add_action(win.model_menu, "&Undo architecture change",
-                                          self.architecture.restore_previous, "Ctrl+Alt+Z",
-                                          tip="Bring back the model before the last architecture change, weights "
-                                              "included")
-        self._build_device_menu()
-
-    def _build_device_menu(self) -> None:
-        """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
-        from core_model.device import available_devices
-
-        menu = self.window.model_menu.addMenu("&Device")
-        group = QActionGroup(menu)
-        current = str(self.hub.device)
-        for name in available_devices():
-            action = QAction(name, menu, checkable=True)
-            action.setChecked(name == current)
-            action.triggered.connect(lambda _c=False, name=name: self.architecture.switch_device(name))
-            group.addAction(action)
-            menu.addAction(action)
-        self.device_menu = menu
-
-    def _set_square_cells(self, square: bool) -> None:
+    def set_square_cells(self, square: bool) -> None:
         for grid in self.playground.grids.values():
             grid.set_square_cells(square)
 
@@ -281,16 +250,38 @@ class Application(QObject):
         return self._lab_page.built_state()
 
     # ----- closing -----
+    def quit_on_signal(self, signum: int) -> None:
+        """SIGINT, SIGTERM or SIGHUP: nobody is there to answer, so unsaved training goes to a recovery file."""
+        if self._quitting:
+            return
+        self._quitting = True
+        if self.recovery is not None:
+            self.recovery.keep_unsaved()  # stops training first
+        self.window.close()
+        QCoreApplication.exit(128 + signum)  # the shell's convention for "ended by a signal"
+
+    def _finish_background_jobs(self) -> None:
+        """Let jobs on the thread pool (loading, builds, searches) end while the objects they report to exist.
+
+        Qt waits for them anyway once the application object goes, but by then PySide has deleted their QObjects
+        and the interpreter is shutting down: "Signal source has been deleted" and failed imports on the console.
+        """
+        wait_for_background_jobs(QUIT_WAIT_MS)
+
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
-        if self.checkpoints is not None and not self.checkpoints.confirm_close():
+        if not self._quitting and self.checkpoints is not None and not self.checkpoints.confirm_close():
             return False
+        if self.recovery is not None:
+            self.recovery.finish(keep=self._quitting)  # else saved or let go: nothing left to recover
         if self.training is not None:
             self.training.shutdown(5000)
         if getattr(self, "_lab_page", None) is not None and self._lab_page.state is not None:
             self._lab_page.state.shutdown(5000)
         if self.heads is not None:
-            self.heads.cancel()
+            self.heads.shutdown(5000)
+        if getattr(self, "beam", None) is not None:
+            self.beam.shutdown(5000)
         if self.session is not None:
             self.session.runner.shutdown()
         if self.preferences is not None:

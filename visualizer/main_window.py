@@ -86,6 +86,10 @@ class MainWindow(QMainWindow):
         self.loading_label.setText(f"Could not start the model: {message}")
         QMessageBox.critical(self, "Attention Playground", f"Could not start the model:\n{message}")
 
+    def add_banner(self, widget: QWidget) -> None:
+        """A bar above the tabs that shows and hides itself (e.g. an offer to restore unsaved training)."""
+        self.centralWidget().layout().insertWidget(0, widget)
+
     def set_close_guard(self, guard: Callable[[], bool]) -> None:
         """`guard()` runs when the user closes the window; False keeps it open (e.g. Cancel on unsaved work)."""
         self._close_guard = guard

@@ -16,7 +16,7 @@ from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
 from core_model.training_loop import Cadence, EndReason, Progress
 
-OutcomeReason = Literal[EndReason, "paused", "error"]  # "error": an unexpected exception ended the run
+OutcomeReason = Literal[EndReason, "paused", "running", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
 
 
@@ -136,7 +136,7 @@ class ProbeSnapshot:
 
 @dataclass(frozen=True)
 class TrainingOutcome:
-    """Weights (detached CPU clones) and history handed back when the run pauses or ends."""
+    """Weights (detached CPU clones) and history handed back when the run pauses or ends, or copied while it runs."""
 
     step: int
     total: int

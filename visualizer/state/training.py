@@ -43,6 +43,7 @@ class TrainingState(CheckpointRecord, QObject):
     previous_changed = Signal(object)  # MetricsView | None: the run before the last from-scratch start, greyed
     message = Signal(str)
     out_of_memory = Signal(str)
+    weights_copied = Signal(object)  # TrainingOutcome: the running weights, on the model's step axis (recovery saves)
 
     def __init__(self, hub: ModelHub, start_worker: WorkerFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -52,8 +53,7 @@ class TrainingState(CheckpointRecord, QObject):
         self.progress: ProgressSnapshot | None = None
         self.last_eval: EvalSnapshot | None = None
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
-        self.config: TrainConfig | None = None
-        self.task: TaskSpec | None = None
+        self.config, self.task = None, None  # TrainConfig | None, TaskSpec | None: the last run's
         self.probe_text = ""
         self._thread: QThread | None = None
         self._worker: TrainingWorkerApi | None = None
@@ -156,6 +156,7 @@ class TrainingState(CheckpointRecord, QObject):
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self.message)  # already a sentence for the status line
         worker.out_of_memory.connect(self._on_out_of_memory)
+        worker.weights_copied.connect(self._on_weights_copied)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker, self._handled = thread, worker, None

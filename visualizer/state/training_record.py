@@ -9,7 +9,7 @@ import torch
 
 from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
-from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
+from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +201,18 @@ class CheckpointRecord:
         self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
         self._emit_metrics()
         self.snapshots_changed.emit(self._snapshots)
+
+    def request_weights(self) -> bool:
+        """Ask the running worker for a copy of its weights (`weights_copied` brings it); False when not running."""
+        if self.state != "running" or self._worker is None:
+            return False
+        self._worker.request_weights()
+        return True
+
+    def _on_weights_copied(self, outcome: TrainingOutcome) -> None:
+        """The worker's copy with its steps and history on the model's step axis, as a hand-back would put them."""
+        history = (*self._prefix, *shift_history(outcome.history, self._offset))
+        self.weights_copied.emit(replace(outcome, step=outcome.step + self._offset, history=history))
 
     def to_extra(self) -> dict:
         """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""

@@ -26,6 +26,7 @@ class TrainingWorkerApi(Protocol):
     finished: SignalInstance  # TrainingOutcome: always the last signal of a run
     failed: SignalInstance  # a sentence for the status line
     out_of_memory: SignalInstance  # a sentence; the run may continue on the CPU
+    weights_copied: SignalInstance  # TrainingOutcome (reason "running"): the weights asked for by request_weights
     outcome: TrainingOutcome | None
 
     def moveToThread(self, thread: QThread) -> bool: ...  # Qt's name
@@ -33,6 +34,7 @@ class TrainingWorkerApi(Protocol):
     def request_stop(self) -> None: ...
     def request_pause(self) -> None: ...
     def request_resume(self) -> None: ...
+    def request_weights(self) -> None: ...
 
 
 WorkerFactory = Callable[[torch.nn.Module, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingWorkerApi]

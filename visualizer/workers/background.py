@@ -5,7 +5,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +28,28 @@ class _Job(QRunnable):
             result = self.fn()
         except Exception as exc:  # noqa: BLE001 - reported to the UI as text, never raised into the event loop
             log.warning("background job failed", exc_info=True)
-            self.signals.failed.emit(str(exc) or type(exc).__name__)
+            emit_safely(self.signals.failed, str(exc) or type(exc).__name__)
         else:
-            self.signals.finished.emit(result)
+            emit_safely(self.signals.finished, result)
+
+
+def emit_safely(signal: SignalInstance, *args: Any) -> bool:
+    """Emit from a worker thread; False, dropping the value, when the signal's QObject is gone (the app is exiting
+    and deleted it): PySide would raise "Signal source has been deleted" into the worker thread instead."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        log.debug("a background job's result was dropped: its receiver has been deleted", exc_info=True)
+        return False
+    return True
+
+
+def wait_for_background_jobs(timeout_ms: int, pool: QThreadPool | None = None) -> bool:
+    """Let the pool's jobs end while the app's objects still exist (before exit deletes them); False on timeout."""
+    if (pool or QThreadPool.globalInstance()).waitForDone(timeout_ms):
+        return True
+    log.warning("background jobs were still running %d ms after the window closed", timeout_ms)
+    return False
 
 
 def run_in_background(fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None],

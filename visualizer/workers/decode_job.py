@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from visualizer.workers.background import emit_safely
+
 log = logging.getLogger(__name__)
 
 
@@ -40,22 +42,25 @@ class DecodeJob(QObject):
         """Ask the job to stop before its next step."""
         self._stop.set()
 
+    def wait(self, timeout_ms: int) -> bool:
+        """Block until the job has ended (closing the window waits for it); False on timeout."""
+        return self.done.wait(timeout_ms / 1000)
+
     def _on_step(self, position: int) -> None:
-        if self._stop.is_set():
+        if self._stop.is_set() or not emit_safely(self.progressed, position):  # nobody left to report to: stop
             raise Cancelled
-        self.progressed.emit(position)
 
     def run_here(self) -> None:
         """The job's body (on a pool thread)."""
         try:
             result = self._fn(self._on_step)
         except Cancelled:
-            self.cancelled.emit()
+            emit_safely(self.cancelled)
         except Exception as exc:  # noqa: BLE001 - reported to the UI as a sentence, never raised into the event loop
             log.warning("decoding job failed", exc_info=True)
-            self.failed.emit(str(exc) or type(exc).__name__)
+            emit_safely(self.failed, str(exc) or type(exc).__name__)
         else:
-            self.finished.emit(result)
+            emit_safely(self.finished, result)
         finally:
             self.done.set()
 

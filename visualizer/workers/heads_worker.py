@@ -12,6 +12,7 @@ from core_model.head_importance import ImportanceCancelled, analyse_heads
 from core_model.head_roles import head_roles
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
+from visualizer.workers.background import emit_safely
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ class HeadsJob(QObject):
         self.model, self.task, self.n, self.seed, self.device = model, task, n, seed, device
         self.roles_only = roles_only
         self._stop = threading.Event()
+        self.done = threading.Event()
 
     def start(self, pool: QThreadPool | None = None) -> None:
         (pool or QThreadPool.globalInstance()).start(_Runner(self))
@@ -41,6 +43,14 @@ class HeadsJob(QObject):
     def cancel(self) -> None:
         """Ask the job to stop after the head it is ablating now."""
         self._stop.set()
+
+    def wait(self, timeout_ms: int) -> bool:
+        """Block until the job has ended (closing the window waits for it); False on timeout."""
+        return self.done.wait(timeout_ms / 1000)
+
+    def _report(self, done: int, total: int) -> None:
+        if not emit_safely(self.progressed, done, total):  # nobody left to report to: stop after this head
+            self._stop.set()
 
     def run(self) -> None:
         """The body, on a pool thread; never raises."""
@@ -50,14 +60,16 @@ class HeadsJob(QObject):
                 result = head_roles(model, self.task, n=self.n, seed=self.seed, device=self.device)
             else:
                 result = analyse_heads(model, self.task, n=self.n, seed=self.seed, device=self.device,
-                                       progress=self.progressed.emit, should_stop=self._stop.is_set)
+                                       progress=self._report, should_stop=self._stop.is_set)
         except ImportanceCancelled:
-            self.cancelled.emit()
+            emit_safely(self.cancelled)
         except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
             log.warning("head analysis failed", exc_info=True)
-            self.failed.emit(f"The head analysis failed: {exc or type(exc).__name__}")
+            emit_safely(self.failed, f"The head analysis failed: {exc or type(exc).__name__}")
         else:
-            self.finished.emit(result)
+            emit_safely(self.finished, result)
+        finally:
+            self.done.set()
 
 
 class _Runner(QRunnable):

@@ -12,6 +12,9 @@ from visualizer.widgets.common.stable_label import ElidedLabelSlot
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
 MAX_EXTRA_PADS = 16
+TASK_TIP = ("What the output should be: decoded tokens are marked right or wrong against it.\n"
+            "Picking a task loads the shipped model trained on it (asks first if you have your own)")
+TASK_LOCKED_TIP = "Stop training to change the task: the Trainer tab is training this model on its task"
 
 
 class InputPanel(QWidget):
@@ -36,8 +39,7 @@ class InputPanel(QWidget):
         self.task = QComboBox()
         for key, label in TASK_LABELS.items():
             self.task.addItem(label, key)
-        self.task.setToolTip("What the output should be: decoded tokens are marked right or wrong against it.\n"
-                             "Picking a task loads the shipped model trained on it (asks first if you have your own)")
+        self.task.setToolTip(TASK_TIP)
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips.
         # Right-click copies it whole; mouse selection would copy the elided text, and a selectable label keeps a
@@ -103,6 +105,11 @@ class InputPanel(QWidget):
         self.task.blockSignals(True)
         self.task.setCurrentIndex(max(0, self.task.findData(task)))
         self.task.blockSignals(False)
+
+    def set_task_locked(self, locked: bool) -> None:
+        """While training runs the task is the one being trained: the combo is disabled and says so."""
+        self.task.setEnabled(not locked)
+        self.task.setToolTip(TASK_LOCKED_TIP if locked else TASK_TIP)
 
     def set_expected(self, tokens: tuple[str, ...]) -> None:
         text = " ".join(tokens) or "—"

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QStackedWidget, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QStackedWidget, QToolTip, QVBoxLayout, QWidget,
 )
 
 from visualizer.state.snapshots import ProbeSnapshot
+from visualizer.widgets.heatmap.token_axis import token_axes
 
 PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-attention"))  # the movie's frames
 PICKER_KINDS = (("cross", "Cross-attention"), ("encoder_self", "Encoder self-attention"),
@@ -25,7 +27,7 @@ class ProbeView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.plot = self.graphics.addPlot(row=0, col=0)
+        self.plot = self.graphics.addPlot(row=0, col=0, axisItems=token_axes(bottom="key", left="query"))
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get(COLORMAP))
         self.plot.addItem(self.image)
@@ -60,6 +62,7 @@ class ProbeView(QWidget):
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
         self._labels: tuple = ()
         self.slider.valueChanged.connect(self._show_index)
+        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         for combo in (self.kind_combo, self.layer_combo, self.head_combo):
             combo.currentIndexChanged.connect(self._on_pick)
 
@@ -81,8 +84,10 @@ class ProbeView(QWidget):
         layout.addLayout(bar)
 
     def set_head_gates(self, gates: dict[str, np.ndarray]) -> None:
-        """{kind: (L, H) bool} heads switched on (the playground's switches); the mean uses only those."""
+        """{kind: (L, H) bool} heads switched on (the playground's switches); the mean uses only those. They describe
+        the current model, so with no snapshots they also give the picker its layers and heads."""
         self._gates = {k: np.asarray(v, bool) for k, v in gates.items()}
+        self._sync_picker()
         self._show_index(self.slider.value())
 
     def selection(self) -> tuple[str, int, int]:
@@ -98,11 +103,20 @@ class ProbeView(QWidget):
         self._sync_picker()
         self._sync_slider(follow=not grown or self.slider.value() >= self.slider.maximum())
 
+    def _shape(self) -> tuple[int, int] | None:
+        """(layers, heads) of the chosen kind: the snapshots' model, or with none (a new model) the current one."""
+        kind = self.selection()[0]
+        if self._snapshots:
+            return self._snapshots[-1].maps[kind].values.shape[:2]
+        gates = self._gates.get(kind)
+        return gates.shape if gates is not None else None
+
     def _sync_picker(self) -> None:
         """Layer and head choices for the model the snapshots come from (kept when the shape stays)."""
-        if not self._snapshots:
+        shape = self._shape()
+        if shape is None:
             return
-        layers, heads = self._snapshots[-1].maps[self.selection()[0]].values.shape[:2]
+        layers, heads = shape
         if self.layer_combo.count() == layers and self.head_combo.count() == heads + 1:
             return
         for combo in (self.layer_combo, self.head_combo):
@@ -156,16 +170,40 @@ class ProbeView(QWidget):
         if labels == self._labels:
             return
         self._labels = labels
-        self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(m.key_labels)]])
-        self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(m.query_labels)]])
+        self.plot.getAxis("bottom").set_tokens(m.key_labels)  # every token or none (then the hover names them)
+        self.plot.getAxis("left").set_tokens(m.query_labels)
+
+    def hover_text(self, scene_pos: QPointF) -> str:
+        """The cell under a scene point: "query 2 '7' -> key 5 '3': 0.412" ("" off the map)."""
+        image = self.image.image
+        if image is None or not self._labels or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return ""
+        _kind, queries, keys = self._labels
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(point.y())), int(np.floor(point.x()))
+        if not (0 <= i < min(len(queries), image.shape[0]) and 0 <= j < min(len(keys), image.shape[1])):
+            return ""
+        return f"query {i} '{queries[i]}' -> key {j} '{keys[j]}': {float(image[i, j]):.3f}"
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        text = self.hover_text(scene_pos)
+        self.image.setToolTip(text)
+        if text and QToolTip.isVisible():
+            QToolTip.showText(QCursor.pos(), text, self.graphics)
 
 
 def pick_map(snap: ProbeSnapshot, kind: str, layer: int, head: int, gates: np.ndarray | None = None) -> np.ndarray:
-    """One head's map, or the mean of the heads that are on (all when none is): (Tq, Tk)."""
-    values = snap.maps[kind].values[min(layer, snap.maps[kind].values.shape[0] - 1)]  # (H, Tq, Tk)
+    """One head's map, or the mean of the heads that are on (all when none is): (Tq, Tk).
+
+    `gates` (L, H) apply only when they have the snapshot's shape: gates and snapshots arrive on separate signals, so
+    while the model changes shape the gates may already describe the new model and the snapshots still the old one.
+    """
+    all_values = snap.maps[kind].values  # (L, H, Tq, Tk)
+    values = all_values[min(layer, all_values.shape[0] - 1)]  # (H, Tq, Tk)
     if head != MEAN:
         return values[min(head, values.shape[0] - 1)]
-    on = gates[layer] if gates is not None and layer < len(gates) and gates[layer].any() else slice(None)
+    fits = gates is not None and gates.shape == all_values.shape[:2]
+    on = gates[layer] if fits and layer < len(gates) and gates[layer].any() else slice(None)
     return values[on].mean(axis=0)
 
 

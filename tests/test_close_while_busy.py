@@ -1,0 +1,130 @@
+"""Closing the window while background work runs (a beam search, a head analysis, the start-up load) ends quietly.
+
+What went wrong happened as the process exited: PySide deletes the jobs' QObjects while pool threads still run, and
+each later emit printed "Signal source has been deleted" with a traceback. Only a real exit shows it, so the app is
+launched in a child process, driven to the busy state, closed, and its console read.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+import shiboken6
+import torch
+
+from core_model import ModelConfig, build_model
+from core_model.tasks import TaskSpec
+from visualizer.workers.background import JobSignals, _Job
+from visualizer.workers.decode_job import DecodeJob
+from visualizer.workers.heads_worker import HeadsJob
+
+DEADLINE_S = 100
+CHILD = """
+import logging
+import sys
+from pathlib import Path
+from PySide6.QtCore import QSettings, QTimer, Qt
+from PySide6.QtTest import QTest
+QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, sys.argv[1])
+scenario = sys.argv[2]
+from visualizer.app import make_application
+
+logging.basicConfig(level=logging.INFO)  # as the app does: warnings reach the console
+app = make_application()
+from visualizer.composition import Application
+
+root = Application(checkpoint=Path(sys.argv[1]) / "none.pt")  # untrained: a beam search runs to the length limit
+root.window.show()
+root.start_loading()
+closed = []
+
+def close(what):
+    if closed:
+        return
+    closed.append(what)
+    print("CLOSING", what, flush=True)
+    if root.hub is not None:
+        root.hub.dirty = False
+    root.window.close()  # the last window: the event loop ends and the process exits
+
+def start():
+    if root.session.last_frame is None or not root.session.idle:
+        QTimer.singleShot(50, start)
+        return
+    if scenario == "beam":
+        root.beam_panel.width_spin.setValue(16)
+        root.beam.progressed.connect(lambda pos, limit: pos >= 2 and close(f"{pos}/{limit} {root.beam.running}"))
+        QTest.mouseClick(root.beam_panel.run_button, Qt.MouseButton.LeftButton)
+    else:
+        root.heads.progress_changed.connect(lambda done, total: done >= 1 and close(f"{done}/{total} "
+                                                                                  f"{root.heads.running}"))
+        next(a for a in root.window.view_menu.actions() if "Analyse heads" in a.text()).trigger()
+
+if scenario == "loading":
+    QTimer.singleShot(0, lambda: close(f"loaded={root.hub is not None}"))
+else:
+    root.ready.connect(start)
+print("EXIT", app.exec(), flush=True)
+"""
+NOISE = ("Signal source has been deleted", "Traceback", "Error calling Python override", "job failed")
+
+
+@pytest.mark.parametrize(("scenario", "closing"), [
+    ("beam", " True"),  # a width-16 search of the untrained model: 254 steps, closed at step 2
+    ("heads", " True"),  # Analyse heads, closed after the first head
+    ("loading", "loaded=False"),  # closed before the model has loaded
+])
+def test_closing_while_a_job_runs_prints_nothing(tmp_path, scenario, closing):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), scenario], capture_output=True, text=True,
+                          timeout=DEADLINE_S, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    closing_lines = [line for line in done.stdout.splitlines() if line.startswith("CLOSING")]
+    assert len(closing_lines) == 1 and closing_lines[0].endswith(closing), done.stdout  # closed mid-job
+    assert "EXIT 0" in done.stdout
+    assert not [word for word in NOISE if word in done.stderr], done.stderr[-3000:]
+
+
+def _deleted(qobject) -> None:
+    """What exit does to a job's QObject while its pool thread still runs."""
+    shiboken6.delete(qobject)
+    assert not shiboken6.isValid(qobject)
+
+
+def test_a_beam_job_whose_receiver_is_gone_stops_without_a_traceback(qtbot, caplog):
+    steps = []
+
+    def search(on_step):
+        for pos in range(100):
+            on_step(pos)
+            steps.append(pos)
+
+    job = DecodeJob(search)
+    _deleted(job)
+    with caplog.at_level(logging.DEBUG):
+        job.run_here()  # as the pool thread would: nothing raised, nothing above debug logged
+    assert steps == [] and job.done.is_set()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_background_job_whose_receiver_is_gone_ends_without_a_traceback(qtbot, caplog):
+    signals = JobSignals()
+    job = _Job(lambda: 42, signals)
+    _deleted(signals)
+    with caplog.at_level(logging.DEBUG):
+        job.run()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_head_analysis_whose_receiver_is_gone_stops_after_one_head(qtbot, caplog):
+    model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1), seed=0)
+    job = HeadsJob(model, TaskSpec("copy", n_symbols=5, min_len=3, max_len=5), n=4, seed=0,
+                   device=torch.device("cpu"))
+    _deleted(job)
+    with caplog.at_level(logging.DEBUG):
+        job.run()
+    assert job.wait(0)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

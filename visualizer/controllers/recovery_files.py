@@ -1,0 +1,164 @@
+"""Recovery files: unsaved training kept on disk, so that a kill, a logout or a crash loses little of it.
+
+Each running app writes its own file, `unsaved-training-<launch time>-<pid>.pt` in the app's data folder, and holds
+a QLockFile beside it; a file whose lock nobody holds belongs to an app that is gone, and the next launch offers it.
+A recovery file is what File > Save writes (model, history, curves, attention movie), with a "recovery" entry in its
+extra data saying when it was written, at which step, and where the model was saved before.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from PySide6.QtCore import QLockFile, QStandardPaths
+
+from core_model import ModelConfig, Seq2SeqTransformer
+from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core_model.tasks import TaskSpec
+
+log = logging.getLogger(__name__)
+PREFIX, FOLDER_NAME, META_KEY = "unsaved-training-", "recovery", "recovery"
+
+
+def recovery_folder() -> Path:
+    """<app data>/recovery (QStandardPaths' AppDataLocation: on Linux $XDG_DATA_HOME/<organisation>/<application>)."""
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    return Path(base) / FOLDER_NAME
+
+
+@dataclass(frozen=True)
+class RecoveryPayload:
+    """One write, made of copies: the GUI thread may go on changing the model while it is written."""
+
+    config: ModelConfig
+    state_dict: dict[str, torch.Tensor]  # CPU clones
+    history: list[dict]
+    extra: dict  # File > Save's extra data plus META_KEY
+
+
+def recovery_meta(step: int, saved_path: Path | None, origin: str) -> dict:
+    """The META_KEY entry: plain data a checkpoint may hold."""
+    return {"saved_at": time.time(), "step": int(step), "path": str(saved_path) if saved_path else "", "origin": origin}
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """A recovery file read back: the model for the hub, or why it could not be read."""
+
+    path: Path
+    saved_at: float
+    step: int = 0
+    model: Any = None  # Seq2SeqTransformer on the CPU; None when `error`
+    task: TaskSpec | None = None
+    history: list[dict] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)  # without META_KEY
+    saved_path: Path | None = None  # the file File > Save wrote the model to before, if any
+    error: str = ""
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def read_recovery(path: Path) -> Recovered:
+    """Load a recovery file completely (background thread); a bad file comes back with `error`, never raises."""
+    try:
+        ckpt = load_checkpoint(path)
+        task = ckpt.task
+        task.check_vocab(ckpt.config.vocab_size)
+        model = ckpt.build("cpu")
+    except (CheckpointError, ValueError) as exc:
+        return Recovered(path, _mtime(path), error=str(exc))
+    extra = dict(ckpt.extra)
+    meta = extra.pop(META_KEY, None)
+    meta = meta if isinstance(meta, dict) else {}
+    last = ckpt.history[-1].get("step", 0) if ckpt.history else 0
+    try:
+        saved_at, step = float(meta.get("saved_at", _mtime(path))), int(meta.get("step", last))
+    except (TypeError, ValueError):
+        saved_at, step = _mtime(path), 0
+    saved_path = Path(meta["path"]) if isinstance(meta.get("path"), str) and meta["path"] else None
+    return Recovered(path, saved_at, step, model, task, list(ckpt.history), extra, saved_path)
+
+
+def holding(payload: RecoveryPayload) -> Seq2SeqTransformer:
+    """A model around the payload's weights for save_checkpoint, built on the meta device: it initialises nothing,
+    so it draws nothing from torch's global generator, which the training thread's dropout is drawing from."""
+    with torch.device("meta"):
+        model = Seq2SeqTransformer(payload.config)
+    model.load_state_dict(payload.state_dict, assign=True)  # every saved tensor is now one of the payload's
+    return model
+
+
+def claim_orphans(folder: Path, own: Path) -> list[tuple[Path, QLockFile]]:
+    """Recovery files no running app holds, newest first, each with its lock (now held here until released)."""
+    try:
+        files = sorted(folder.glob(f"{PREFIX}*.pt"), key=_mtime, reverse=True)
+    except OSError:
+        return []
+    found = []
+    for path in files:
+        lock = _lock_for(path)
+        if path != own and lock.tryLock(0):  # a lock left by a killed app is stale: tryLock takes it over
+            found.append((path, lock))
+    return found
+
+
+def _lock_for(path: Path) -> QLockFile:
+    lock = QLockFile(str(path.with_suffix(".lock")))
+    lock.setStaleLockTime(0)  # stale only when its process is gone, however long a session lasts
+    return lock
+
+
+class RecoveryStore:
+    """This app's own recovery file. Writes (from any thread), adoptions and deletions take effect in the order
+    they were requested on the GUI thread: one requested earlier and finished later is dropped."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / f"{PREFIX}{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.pt"
+        self._lock = _lock_for(self.path)
+        self._mutex = threading.Lock()
+        self._requested = self._done = 0
+
+    def request(self) -> int:
+        """A serial for the next operation (GUI thread); the file ends up as the highest serial left it."""
+        if not self._lock.isLocked():  # first use: tell other running apps that this file is in use
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock.tryLock(0)
+        self._requested += 1
+        return self._requested
+
+    def write(self, payload: RecoveryPayload, serial: int) -> bool:
+        """Write atomically unless a newer operation already ran; raises CheckpointError when it cannot."""
+        with self._mutex:
+            if serial <= self._done:
+                return False
+            save_checkpoint(self.path, holding(payload), history=payload.history, extra=payload.extra)
+            self._done = serial
+            return True
+
+    def adopt(self, orphan: Path, serial: int) -> None:
+        """Make an orphan (restored into this app) this app's own file, in one rename."""
+        with self._mutex:
+            os.replace(orphan, self.path)
+            self._done = max(self._done, serial)
+
+    def delete(self, serial: int) -> None:
+        with self._mutex:
+            if serial > self._done:
+                self.path.unlink(missing_ok=True)
+                self._done = serial
+
+    def release(self) -> None:
+        """The app is closing: other launches may now offer whatever file is left."""
+        self._lock.unlock()

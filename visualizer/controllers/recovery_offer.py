@@ -1,0 +1,117 @@
+"""At start-up, offer the unsaved training that apps which did not close cleanly left behind, newest first.
+
+The offer is a bar above the tabs, never a modal question: the app works as usual while it is up. Restore opens the
+training as the current model with its curves, unsaved; Discard deletes the file. A file left unanswered stays for
+the next launch.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QLockFile, QObject, Signal
+
+from visualizer.controllers.recovery_files import Recovered, claim_orphans, read_recovery
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.training import TrainingState
+from visualizer.widgets.common.recovery_banner import RecoveryBanner
+from visualizer.workers.background import run_in_background
+
+log = logging.getLogger(__name__)
+RESTORE_QUESTION = "Save changes to the trained model before restoring the recovered training?"
+BLOCKED_WHILE_TRAINING = "Stop training to restore this training"
+
+
+def when(saved_at: float) -> str:
+    return datetime.fromtimestamp(saved_at).strftime("%Y-%m-%d %H:%M")
+
+
+def offer_text(rec: Recovered) -> str:
+    if rec.error:
+        return f"Unsaved training from {when(rec.saved_at)} was found but cannot be restored: {rec.error}"
+    return (f"Training from {when(rec.saved_at)} was not saved (step {rec.step}, task {rec.task.task}). "
+            "Restore it, or discard it?")
+
+
+class RecoveryOffer(QObject):
+    """Reads each orphaned recovery file in the background and shows it in the banner until answered."""
+
+    restored = Signal(str)  # the recovery file's path, once its model is the hub's
+
+    def __init__(self, hub: ModelHub, training: TrainingState, banner: RecoveryBanner,
+                 confirm_discard: Callable[[str], bool], status: Callable[[str, int], None],
+                 adopt: Callable[[Path], None]) -> None:
+        super().__init__(banner)
+        self.hub, self.training, self.banner = hub, training, banner
+        self._confirm_discard, self._status, self._adopt = confirm_discard, status, adopt
+        self._waiting: list[tuple[Path, QLockFile]] = []
+        self.current: Recovered | None = None
+        self._lock: QLockFile | None = None
+        banner.restore_requested.connect(self._restore)
+        banner.discard_requested.connect(self._discard)
+        hub.training_active_changed.connect(self._block_while_training)
+
+    def start(self, folder: Path, own: Path) -> None:
+        """Claim the files no running app holds and offer the newest."""
+        self._waiting = claim_orphans(folder, own)
+        self._next()
+
+    def _next(self) -> None:
+        self.current, self._lock = None, None
+        if not self._waiting:
+            self.banner.hide()
+            return
+        path, lock = self._waiting.pop(0)
+        run_in_background(lambda: read_recovery(path), lambda rec: self._show(rec, lock),
+                          lambda message: self._show(Recovered(path, 0.0, error=message), lock))
+
+    def _show(self, rec: Recovered, lock: QLockFile) -> None:
+        self.current, self._lock = rec, lock
+        self.banner.offer(offer_text(rec), restorable=not rec.error)
+        self._block_while_training(self.hub.training_active)
+
+    def _block_while_training(self, active: bool) -> None:
+        self.banner.set_restore_blocked(BLOCKED_WHILE_TRAINING if active else "")
+
+    def _restore(self) -> None:
+        rec = self.current
+        if rec is None or rec.error or self.hub.training_active or not self._confirm_discard(RESTORE_QUESTION):
+            return
+        saved = rec.saved_path if rec.saved_path is not None and rec.saved_path.is_file() else None
+        self.hub.set_model(rec.model, rec.task, origin=f"recovered training (step {rec.step})", history=rec.history,
+                           path=saved, dirty=True, extra=rec.extra, keep_previous=True)
+        self.training.restore(rec.history, rec.extra)
+        try:
+            self._adopt(rec.path)
+        except OSError as exc:  # the model is restored; only the copy on disk stays where it was
+            log.warning("could not take over %s: %s", rec.path, exc)
+        self._status(f"Restored the training from {when(rec.saved_at)} (step {rec.step}): save it with File > Save",
+                     10_000)
+        self.restored.emit(str(rec.path))
+        self._unlock()
+        self._next()
+
+    def _discard(self) -> None:
+        rec = self.current
+        if rec is None:
+            return
+        try:
+            rec.path.unlink(missing_ok=True)
+        except OSError as exc:
+            self._status(f"Could not delete {rec.path}: {exc.strerror or exc}", 10_000)
+            return
+        self._unlock()
+        self._next()
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.unlock()
+
+    def release(self) -> None:
+        """The app closes: files still unanswered stay for the next launch."""
+        self._unlock()
+        for _path, lock in self._waiting:
+            lock.unlock()
+        self._waiting = []

@@ -1,0 +1,61 @@
+"""The window's menus: File (open, save, export, quit), View (tabs, analyses, square cells), Model (undo, device).
+
+Built once the tabs exist, from the actions their controllers own; the composition root calls `build_menus`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction, QActionGroup
+
+
+def build_menus(app: Any) -> None:
+    """Fill the menu bar of `app` (the composition's Application, untyped here: it imports this module).
+
+    Keeps on `app` the actions other code toggles: square cells, undo, the device menu.
+    """
+    win, ck, fm = app.window, app.checkpoints, app.window.file_menu
+    fm.addAction(ck.open_action)
+    fm.addMenu(ck.recent_menu)
+    fm.addAction(ck.save_action)
+    fm.addAction(ck.save_as_action)
+    fm.addSeparator()
+    export_menu = fm.addMenu("&Export")
+    for entry in app.exporter.actions():
+        if entry is None:
+            export_menu.addSeparator()
+        else:
+            win.add_action(export_menu, *entry)
+    fm.addSeparator()
+    win.add_action(fm, "&Quit", win.close, "Ctrl+Q")
+    for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
+        win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
+                       f"Ctrl+{i + 1}")
+    win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(app.heads_view), "Ctrl+4")
+    win.add_action(win.view_menu, "&Analyse heads", app.heads_view.run, "Ctrl+Shift+A",
+                   tip="Score every head's role and ablate each in turn (Heads tab)")
+    win.view_menu.addSeparator()
+    app.square_cells_action = win.add_action(win.view_menu, "&Square cells", app.set_square_cells,
+                                             tip="Keep every attention cell square instead of filling the view")
+    app.square_cells_action.setCheckable(True)
+    app.undo_action = win.add_action(win.model_menu, "&Undo architecture change",
+                                     app.architecture.restore_previous, "Ctrl+Alt+Z",
+                                     tip="Bring back the model before the last architecture change, weights "
+                                         "included")
+    _build_device_menu(app)
+
+
+def _build_device_menu(app: Any) -> None:
+    """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
+    from core_model.device import available_devices
+
+    menu = app.window.model_menu.addMenu("&Device")
+    group = QActionGroup(menu)
+    current = str(app.hub.device)
+    for name in available_devices():
+        action = QAction(name, menu, checkable=True)
+        action.setChecked(name == current)
+        action.triggered.connect(lambda _c=False, name=name: app.architecture.switch_device(name))
+        group.addAction(action)
+        menu.addAction(action)
+    app.device_menu = menu
