@@ -457,7 +457,16 @@ def machine_info(device: torch.device, quick: bool) -> str:
     return (f"Attention Playground benchmarks{' (--quick)' if quick else ''}\n"
             f"machine: {platform.machine()}, {cores} usable CPU cores of {os.cpu_count()}, load average {load}\n"
             f"python {platform.python_version()}, torch {torch.__version__}, device {device}{gpu}; "
-            f"torch.set_num_threads(1) in-process, as the app does")
+            f"torch threads: {threads_text()}")
+
+
+def threads_text() -> str:
+    """Which torch thread count each bar ran with: the app's choice per thread, and this process's own."""
+    from visualizer.workers import torch_threads
+
+    return (f"inference thread {torch_threads.INFERENCE_THREADS} (keystroke and burst rows), training thread "
+            f"{torch_threads.TRAINING_THREADS} (UI Hz rows), this process {torch.get_num_threads()} (training-speed "
+            "and time-to-99 rows)")
 
 
 def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
@@ -512,7 +521,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.write(f"{header}\n\n{format_table(rows)}\n\ntotal {time.perf_counter() - start:.0f} s; "
                      f"load average at the end {load}\n")
     if ns.json is not None:
-        ns.json.write_text(json.dumps(metrics_json(rows), indent=2, allow_nan=False) + "\n")
+        from visualizer.workers import torch_threads
+
+        numbers = {**metrics_json(rows), "threads_inference": torch_threads.INFERENCE_THREADS,
+                   "threads_training": torch_threads.TRAINING_THREADS, "threads_process": torch.get_num_threads()}
+        ns.json.write_text(json.dumps(numbers, indent=2, allow_nan=False) + "\n")
     return 0
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, Signal
 
+from visualizer.workers.torch_threads import INFERENCE_THREADS, use_torch_threads
+
 log = logging.getLogger(__name__)
 SETTLE_S = 0.025  # during a burst, a pause in the typing this long starts the next pass (fast keys: 10-20 ms apart)
 MAX_WAIT_PASSES = 3.0  # ... and it never waits longer than this many times a pass's duration
@@ -97,6 +99,7 @@ class ThreadedRunner(QObject):
 
     # ----- worker thread -----
     def _loop(self) -> None:
+        threads_chosen = False  # set before the first job: torch is imported by then, not at start-up
         while True:
             with self._cond:
                 # a result still on its way to the GUI thread holds the next job back: that pass would compete with
@@ -119,6 +122,9 @@ class ThreadedRunner(QObject):
                     (job, deliver, fail), self._pending = self._pending, None
                 self._running = True
                 self.started_jobs += 1
+            if not threads_chosen:
+                use_torch_threads(INFERENCE_THREADS)
+                threads_chosen = True
             started, ok = time.monotonic(), True
             try:
                 callback, value = deliver, job()

@@ -18,6 +18,7 @@ from core_model.vocab import BOS
 from visualizer.state.snapshots import (
     EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,
 )
+from visualizer.workers import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +58,14 @@ class TrainingWorker(QObject):
     finished = Signal(object)  # TrainingOutcome: always the last signal of a run
     failed = Signal(str)  # divergence or another error, as a sentence for the status line
     out_of_memory = Signal(str)
+    weights_copied = Signal(object)  # TrainingOutcome (reason "running"), after request_weights
 
     def __init__(self, model: Seq2SeqTransformer, task: TaskSpec, config: TrainConfig, device: torch.device,
                  options: WorkerOptions | None = None) -> None:
         super().__init__()
         self.model, self.task, self.config, self.device = model, task, config, device
         self.options = options or WorkerOptions()
-        self._stop, self._pause = threading.Event(), threading.Event()
+        self._stop, self._pause, self._copy = threading.Event(), threading.Event(), threading.Event()
         self.trainer: Trainer | None = None
         self.outcome: TrainingOutcome | None = None  # the final one, readable after the thread has finished
 
@@ -78,9 +80,14 @@ class TrainingWorker(QObject):
     def request_resume(self) -> None:
         self._pause.clear()
 
+    def request_weights(self) -> None:
+        """Thread-safe: emit a copy of the weights at the next progress report, between two steps."""
+        self._copy.set()
+
     @Slot()
     def run(self) -> None:
         """Train until config.steps, a stop request or a failure; always ends with `finished`."""
+        torch_threads.use_torch_threads(torch_threads.TRAINING_THREADS)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # QT-NOTES: full collections stall the GUI thread 100-200 ms
         try:
@@ -122,6 +129,9 @@ class TrainingWorker(QObject):
 
     def _on_progress(self, progress: Progress) -> None:
         self.progressed.emit(progress)
+        if self._copy.is_set():  # this thread is the only writer of the weights: between steps they are whole
+            self._copy.clear()
+            self.weights_copied.emit(self._outcome("running"))
 
     def _on_eval(self, step: int) -> None:
         opts = self.options
