@@ -66,7 +66,8 @@ def run_pass(request: PassRequest, stepper: Stepper) -> PassResult:
         stepper.stop()
         stepper.epoch = r.epoch
     if r.command is not None:
-        stepper.apply(r.command, StepperInputs(r.model, r.src, r.masks, r.gates, r.max_new_tokens, r.prefix))
+        stepper.apply(r.command, StepperInputs(r.model, r.src, r.masks, r.gates, r.max_new_tokens, r.prefix,
+                                               len(r.vocab)))
     tgt, highlight = r.tgt, None
     if stepper.stepping:
         tgt = torch.tensor([stepper.tokens], dtype=torch.long, device=r.src.device)
