@@ -287,16 +287,23 @@ def test_highlight_row_outlines_that_row_in_every_map(grid):
     assert xs is None or len(xs) == 0
 
 
+def _dialog_texts(dialog, side: str) -> list[str]:
+    """The labels an axis of the large view draws now (pyqtgraph's layout, after a paint)."""
+    dialog.grab()
+    return axis_texts(dialog, side)
+
+
 def test_map_dialog_shows_token_ticks_and_updates_in_place(qtbot, tmp_path):
     dialog = MapDialog()
     qtbot.addWidget(dialog)
+    dialog.resize(900, 700)
+    with qtbot.waitExposed(dialog):
+        dialog.show()
     valid = np.tril(np.ones((3, 4), bool))
     values = np.where(valid, 0.25, 0.0).astype(np.float32)
     dialog.set_matrix(values, valid, ["a", "b", "c"], ["w", "x", "y", "z"], "Cross L1 H1", tooltip_prefix="L1 H1")
-    left = dialog.plot_item.getAxis("left")._tickLevels[0]
-    bottom = dialog.plot_item.getAxis("bottom")._tickLevels[0]
-    assert left == [(0.5, "a"), (1.5, "b"), (2.5, "c")]
-    assert [text for _, text in bottom] == ["w", "x", "y", "z"]
+    qtbot.waitUntil(lambda: _dialog_texts(dialog, "left") == ["a", "b", "c"])
+    assert _dialog_texts(dialog, "bottom") == ["w", "x", "y", "z"]
     assert dialog.plot_item.getViewBox().yInverted()
     image = dialog.image_item.image
     np.testing.assert_array_equal(image[..., 3] == 255, valid)
@@ -304,7 +311,7 @@ def test_map_dialog_shows_token_ticks_and_updates_in_place(qtbot, tmp_path):
     item = dialog.image_item
     dialog.set_matrix(np.ones((2, 2), np.float32), np.ones((2, 2), bool), ["p", "q"], ["r", "s"], "again")
     assert dialog.image_item is item and item.image.shape[:2] == (2, 2)
-    assert [t for _, t in dialog.plot_item.getAxis("left")._tickLevels[0]] == ["p", "q"]
+    qtbot.waitUntil(lambda: _dialog_texts(dialog, "left") == ["p", "q"])
     assert QImage(str(dialog.export_png(tmp_path / "map.png"))).width() > 0
 
 
@@ -371,9 +378,9 @@ def test_map_dialog_abbreviates_key_tokens_that_would_run_together(qtbot):
         dialog.show()
     dialog.set_matrix(values, np.ones_like(values, bool), ["a", "b", "c"], keys, "Cross L1 H1")
     bottom = dialog.plot_item.getAxis("bottom")
-    qtbot.waitUntil(lambda: [t for _, t in bottom._tickLevels[0]][0] == "B")
-    assert [t for _, t in bottom._tickLevels[0]] == ["B"] + list("3141592653") + ["E", "·", "·"]
-    assert "B = <bos>" in bottom.labelText and "E = <eos>" in bottom.labelText
+    short = ["B"] + list("3141592653") + ["E", "·", "·"]
+    qtbot.waitUntil(lambda: _dialog_texts(dialog, "bottom") == short)
+    assert "B = <bos>" in bottom.title_text() and "E = <eos>" in bottom.title_text()
     dialog.resize(1900, 500)  # wide columns: every token as written, and the axis title is just "key"
-    qtbot.waitUntil(lambda: [t for _, t in bottom._tickLevels[0]] == keys)
-    assert bottom.labelText == "key"
+    qtbot.waitUntil(lambda: _dialog_texts(dialog, "bottom") == keys)
+    assert bottom.title_text() == "key"

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
@@ -217,3 +217,79 @@ def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
             assert axis_texts(SimpleNamespace(plot_item=plot), name) == []
             assert "x0.001" not in plot.getAxis(name).labelString()
     assert all("click a length on the plot above" in title for title in maps.titles)
+
+
+def _stale_drawn(tab) -> list[bool]:
+    """Per curve: drawn faded and dotted (the pens pyqtgraph paints the curves and the legend samples with)."""
+    return [curve.opts["pen"].style() == Qt.PenStyle.DotLine and curve.opts["pen"].color().alpha() < 255
+            for curve in (*tab.plot.exact, *tab.plot.token)]
+
+
+def _plot_title(tab) -> str:
+    title = tab.plot.getPlotItem().titleLabel
+    return title.text if title.isVisible() else ""
+
+
+def _change(qtbot, tab, setting: str, back: bool = False) -> None:
+    """Change one setting with the keyboard (or change it back)."""
+    if setting == "n":
+        _type(qtbot, tab.n_spin, "2" if back else "3")
+    elif setting == "seed":
+        _type(qtbot, tab.seed_spin, "5" if back else "6")
+    else:
+        box = tab.model_combos[0]
+        box.setFocus()
+        qtbot.keyClick(box, Qt.Key.Key_Down if back else Qt.Key.Key_Up)  # the test's RoPE file <-> shipped sinusoidal
+
+
+@pytest.mark.parametrize("setting", ["n", "seed", "model"])
+def test_a_changed_setting_marks_every_curve_out_of_date_and_changing_it_back_restores_done(qtbot, lab, setting):
+    """Old code: after "Done" a new setting left the old curves and "Done" on screen, as if they answered it."""
+    _evaluate(qtbot, lab, 2, 5)
+    done = "Done: 8 lengths x 2 models, 2 sources each, seed 5"
+    assert lab.progress.text() == done and not any(_stale_drawn(lab)) and _plot_title(lab) == ""
+    _change(qtbot, lab, setting)
+    assert lab.progress.text() == "Settings changed: press Evaluate"
+    # exact A, exact B, token A, token B: a new model A leaves B's curves standing
+    assert _stale_drawn(lab) == ([True, False, True, False] if setting == "model" else [True] * 4)
+    assert "Out of date" in _plot_title(lab) and "press Evaluate" in _plot_title(lab)
+    _change(qtbot, lab, setting, back=True)
+    assert lab.progress.text() == done and not any(_stale_drawn(lab)) and _plot_title(lab) == ""
+
+
+def test_ntk_scaling_after_done_marks_the_curves_stale_redraws_the_maps_and_evaluate_brings_them_back(qtbot, lab):
+    _evaluate(qtbot, lab, 2, 5)
+    with qtbot.waitSignal(lab.state.probe_changed, timeout=30_000):
+        _click_length(qtbot, lab, 6)
+    assert lab.maps.titles[0].startswith("RoPE, layer")
+    lab.scaling_combo.setFocus()
+    with qtbot.waitSignal(lab.state.probe_changed, timeout=30_000):  # the maps follow the scaling at once
+        while lab.scaling_combo.currentData() != "ntk":
+            qtbot.keyClick(lab.scaling_combo, Qt.Key.Key_Down)
+    assert lab.maps.titles[0].startswith("RoPE + NTK, layer")
+    assert lab.progress.text() == "Settings changed: press Evaluate"
+    assert _stale_drawn(lab) == [True, False, True, False]  # the sinusoidal model's curves do not depend on it
+    assert "RoPE scaling none" in _plot_title(lab)
+    legend = [label.text for _, label in lab.plot.legend.items]
+    assert "RoPE: exact match" in legend  # the legend still names what the faded curves are: unscaled RoPE
+    qtbot.mouseClick(lab.evaluate_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: lab.evaluate_button.isEnabled(), timeout=WAIT_MS)
+    assert lab.progress.text() == "Done: 8 lengths x 2 models, 2 sources each, seed 5"
+    assert not any(_stale_drawn(lab)) and _plot_title(lab) == ""
+    assert "RoPE + NTK: exact match" in [label.text for _, label in lab.plot.legend.items]
+
+
+def test_hovering_a_map_cell_names_its_two_tokens_and_weight(qtbot, lab):
+    """The maps may hide their token labels when there is no room for all: the hover then names them."""
+    _evaluate(qtbot, lab, 2, 5)
+    with qtbot.waitSignal(lab.state.probe_changed, timeout=30_000) as got:
+        _click_length(qtbot, lab, 6)
+    probe, vocab = got.args[0].probes[1], got.args[0].tasks[1].vocabulary
+    plot = lab.maps.plots[1]
+    scene = plot.vb.mapViewToScene(QPointF(2.5, 1.5))  # source 2, output 1
+    qtbot.mouseMove(lab.maps.viewport(), lab.maps.mapFromScene(scene))
+    weight = float(probe.cross[-1].mean(axis=0)[1, 2])
+    expected = (f"output 1 '{vocab.token(probe.output[1])}' ← source 2 '{vocab.tokens(probe.encoder_input)[2]}': "
+                f"weight {weight:.3f}")
+    qtbot.waitUntil(lambda: lab.maps.images[1].toolTip() == expected, timeout=5000)
+    assert lab.maps.images[0].toolTip() == ""  # the other map is not under the mouse

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QComboBox, QSpinBox
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from visualizer.state.pe_lab import PELabState
 from visualizer.widgets.pe.tab import PETab
@@ -109,3 +109,61 @@ def test_2000_positions_draw_curves_thinned_to_the_pixels_and_zoom_shows_the_tru
         angle = pos / p.base ** ((dim - dim % 2) / p.d_model)
         expected = np.sin(angle) if dim % 2 == 0 else np.cos(angle)
         np.testing.assert_allclose(y[inside], expected, atol=1e-6)
+
+
+def _note(tab: PETab, name: str) -> str:
+    label = tab.findChild(QLabel, f"pe_note_{name}")
+    assert label is not None and label.isVisible(), name
+    return label.text()
+
+
+def _legend(legend) -> dict[str, object]:
+    """Legend text -> the curve its sample stands for."""
+    return {label.text: sample.item for sample, label in legend.items}
+
+
+def _peak_of(y: np.ndarray, block: int) -> np.ndarray:
+    """What pyqtgraph's 'peak' downsampling draws: each block's max then min."""
+    n = len(y) // block
+    blocks = y[:n * block].reshape(n, block)
+    return np.stack([blocks.max(axis=1), blocks.min(axis=1)], axis=1).ravel()
+
+
+def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_max(qtbot, tab):
+    """Old code: pairs 2 and 5 were left out without a word, and nothing said that a pixel column held ~4
+    positions (the fast pairs read as a striped band, the waveforms as a solid block)."""
+    _set_positions(qtbot, tab, 2000)
+    qtbot.wait(50)
+    data = tab.state.data
+    assert data.rope_pairs == (0, 1, 3, 4, 6, 7)
+    rope = tab.plot_items()["rope_angles"]
+    width = rope.getViewBox().width()
+    note = _note(tab, "rope_angles")
+    assert "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden." in note
+    assert f"2000 positions in {width:.0f} px: each pixel column shows the min–max of ~{2000 / width:.0f}" in note
+    assert "6 of 8 pairs" in rope.titleLabel.text
+    legend = _legend(tab._rope_legend)
+    assert [text.split(" (")[0] for text in legend] == [f"pair {i}" for i in data.rope_pairs]
+    x0, x1 = rope.getViewBox().viewRange()[0]
+    block = int((x1 - x0) / width)  # positions per pixel of the view: pyqtgraph's block (SAMPLES_PER_PIXEL = 1)
+    assert block >= 2
+    for text, curve in legend.items():
+        pair = int(text.split(" (")[0].split()[1])
+        original = np.asarray(curve.getOriginalDataset()[1])
+        np.testing.assert_array_equal(original, data.rope_angles_wrapped[:, pair])  # the pair its legend names
+        x, y = (np.asarray(a) for a in curve.getData())  # what pyqtgraph draws
+        assert len(x) <= 2.2 * width
+        np.testing.assert_array_equal(y, _peak_of(original, block))  # each column's max and min: an envelope
+    waves = _legend(tab._wave_legend)
+    assert [text.split(" (")[0] for text in waves] == [f"dim {d}" for d in (4, 5, 6, 7)]
+    assert "Drawn: dimensions 4, 5, 6, 7 of 0–63" in _note(tab, "waveforms")
+    assert "solid band" in _note(tab, "waveforms") and "period 11.2" in next(iter(waves))
+    for text, curve in waves.items():
+        original = np.asarray(curve.getOriginalDataset()[1])
+        np.testing.assert_array_equal(np.asarray(curve.getData()[1]), _peak_of(original, block))
+
+
+def test_100_positions_say_what_is_drawn_and_nothing_about_thinning(qtbot, tab):
+    note = _note(tab, "rope_angles")
+    assert note == "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden."
+    assert "px" not in _note(tab, "similarity")

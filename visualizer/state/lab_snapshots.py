@@ -19,6 +19,24 @@ class ModelSource:
     checkpoint: Checkpoint | None = None
 
 
+def source_key(source: ModelSource) -> tuple:
+    """A model source by value (its file) or by identity (weights trained here): what a curve was computed from."""
+    return source.label, str(source.path), id(source.checkpoint)
+
+
+def curve_keys(sources: tuple[ModelSource, ...], n: int, seed: int, scaling: str,
+               positional: dict[tuple, str]) -> tuple:
+    """What each model's curve depends on: its model, n, seed, and the RoPE scaling unless the model is sinusoidal.
+
+    `positional` maps a source_key to the model's encoding once it was read; an unread model counts as RoPE.
+    """
+    keys = []
+    for source in sources:
+        key = source_key(source)
+        keys.append((key, n, seed, scaling if positional.get(key, "rope") == "rope" else "none"))
+    return tuple(keys)
+
+
 @dataclass(frozen=True)
 class LabModel:
     """A loaded model's checkpoint and its name on the plot."""

@@ -21,13 +21,14 @@ from core_model.lab_training import TrainProgress, train_pair
 from core_model.tasks import TaskSpec, max_source_len
 
 from .job_runner import JobRunner, JobWorkerFactory
-from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, load_source
+from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, load_source, source_key
 
 log = logging.getLogger(__name__)
 SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
 REDRAW_MS = 100  # the plot and the progress bar are redrawn at most 10 times a second while points arrive
 YIELD_S = 0.002  # the job sleeps this long at each poll (between batches) so the GUI thread gets the GIL and a core
 DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
+STALE_TEXT = "Settings changed: press Evaluate"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class LengthLabState(QObject):
     busy_changed = Signal(bool)
     probe_changed = Signal(object)  # ProbePair
     sources_changed = Signal(object)  # tuple[ModelSource, ModelSource]
+    stale_changed = Signal(object)  # tuple[bool, ...] per model: its curves were computed for other settings
     message = Signal(str)
 
     def __init__(self, factory: JobWorkerFactory, sources: tuple[ModelSource, ModelSource],
@@ -68,10 +70,40 @@ class LengthLabState(QObject):
         self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self._publish)
         self._pending_text: tuple[int, int, str] | None = None
+        self._curves_settings: tuple = ()  # slot_keys() of the evaluation the curves come from
+        self._evaluating: tuple = ()  # (sources, n, seed, scaling) of the evaluation running now
+        self._positional: dict[tuple, str] = {}  # source_key -> "rope" / "sinusoidal", once a model was read
+        self._stale: tuple[bool, ...] = ()
+        self._final_text: tuple[int, int, str] | None = None  # what the progress bar said when the job ended
+        self._last_probe: tuple[int, str] | None = None  # (length, kind) of the maps shown
 
     @property
     def busy(self) -> bool:
         return self._runner.busy
+
+    @property
+    def stale(self) -> bool:
+        """Whether some curve on screen belongs to other settings than the chosen ones."""
+        return any(self._stale)
+
+    def slot_keys(self, sources: tuple[ModelSource, ...] | None = None, n: int | None = None,
+                  seed: int | None = None, scaling: str | None = None) -> tuple:
+        """What each model's curve depends on (the chosen settings where an argument is None)."""
+        return curve_keys(self.sources if sources is None else sources, self.n if n is None else n,
+                          self.seed if seed is None else seed, self.scaling if scaling is None else scaling,
+                          self._positional)
+
+    def _check_stale(self) -> None:
+        """Compare each curve's settings with the chosen ones; say so on the progress bar when some differ."""
+        shown = self._curves_settings if self.curves is not None else ()
+        stale = tuple(old != new for old, new in zip(shown, self.slot_keys()))
+        if stale == self._stale:
+            return
+        was, self._stale = any(self._stale), stale
+        self.stale_changed.emit(stale)
+        if not self.busy and self._final_text is not None and any(stale) != was:
+            done, total, text = self._final_text
+            self.progress_changed.emit(done, total, STALE_TEXT if any(stale) else text)
 
     # ----- choices -----
     def set_source(self, slot: int, source: ModelSource) -> None:
@@ -80,16 +112,31 @@ class LengthLabState(QObject):
         self.sources = (items[0], items[1])
         self.models = ()
         self.sources_changed.emit(self.sources)
+        self._check_stale()
+        self._reprobe()
 
     def set_scaling(self, kind: str) -> None:
         if kind not in ROPE_SCALING_KINDS:
             raise ValueError(f"rope scaling must be one of {list(ROPE_SCALING_KINDS)}, got {kind!r}")
         self.scaling = kind
+        self._check_stale()
+        self._reprobe()
+
+    def set_sampling(self, n: int | None = None, seed: int | None = None) -> None:
+        """Random sources per length and their seed, for the next evaluation (None: unchanged)."""
+        self.n, self.seed = self.n if n is None else n, self.seed if seed is None else seed
+        self._check_stale()
+
+    def _reprobe(self) -> None:
+        """The maps shown follow the models and the scaling (one source: cheap to redo)."""
+        if self._last_probe is not None:
+            self.show_length(*self._last_probe)
 
     # ----- evaluation -----
     def evaluate(self) -> bool:
         """Score both models at every length from 1 to twice the longer training maximum."""
         sources, n, seed, scaling = self.sources, self.n, self.seed, self.scaling
+        self._evaluating = (sources, n, seed, scaling)
 
         def job(report, stop_requested):
             def should_stop() -> bool:  # polled between batches: also hand the GIL and the core to the GUI
@@ -116,6 +163,7 @@ class LengthLabState(QObject):
             self.message.emit("The lab is still busy: cancel it first")
             return False
         self._what = what
+        self._final_text = None
         self.busy_changed.emit(True)
         self.progress_changed.emit(0, 0, f"{what}…")
         return True
@@ -130,6 +178,10 @@ class LengthLabState(QObject):
         elif isinstance(item, tuple) and item[0] == "plan":
             self.models, plan = item[1], item[2]
             self.curves = LabCurves.empty(self.models, plan.lengths, plan.scaling, plan.n, plan.seed)
+            sources, n, seed, scaling = self._evaluating
+            self._positional.update((source_key(s), m.positional) for s, m in zip(sources, self.models))
+            self._curves_settings = self.slot_keys(sources, n, seed, scaling)
+            self._check_stale()
             self._publish()  # the empty plot at once: its axes and legend
             return
         elif isinstance(item, CurvePoint) and self.curves is not None:
@@ -151,7 +203,8 @@ class LengthLabState(QObject):
             return
         self.curves_changed.emit(self.curves)
         done, total = self.curves.progress
-        self.progress_changed.emit(done, total, f"{self._what}: {done} of {total} lengths")
+        note = f" ({STALE_TEXT.lower()} when it is done)" if self.stale else ""
+        self.progress_changed.emit(done, total, f"{self._what}: {done} of {total} lengths{note}")
 
     def _on_done(self, result: object) -> None:
         if self._redraw.isActive():
@@ -160,17 +213,22 @@ class LengthLabState(QObject):
             if isinstance(result, tuple) and all(isinstance(c, Checkpoint) for c in result):
                 self._adopt_trained(result)
             else:
-                self.progress_changed.emit(0, 1, "Training cancelled: the models are unchanged")
+                self._end_text(0, 1, "Training cancelled: the models are unchanged")
             return
         done, total = self.curves.progress if self.curves is not None else (0, 0)
         finished = done == total and total > 0
         c = self.curves
         text = (f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
                 if finished and c is not None else f"Cancelled after {done} of {total} lengths")
-        self.progress_changed.emit(done, total, text)
+        self._end_text(done, total, text)
+
+    def _end_text(self, done: int, total: int, text: str) -> None:
+        """The progress bar's last words; "Settings changed" instead while the curves are out of date."""
+        self._final_text = (done, total, text)
+        self.progress_changed.emit(done, total, STALE_TEXT if self.stale else text)
 
     def _on_failed(self, text: str) -> None:
-        self.progress_changed.emit(0, 1, "Failed")
+        self._end_text(0, 1, "Failed")
         self.message.emit(text)
 
     # ----- training both -----
@@ -186,6 +244,7 @@ class LengthLabState(QObject):
                                          checkpoint=c) for c in pair)
         self.models = ()
         self.sources_changed.emit(self.sources)
+        self._check_stale()
         self._runner.idle.connect(self._evaluate_once_idle)
 
     def _evaluate_once_idle(self) -> None:
@@ -195,7 +254,7 @@ class LengthLabState(QObject):
     # ----- one source, both models -----
     def show_length(self, length: int, kind: str = "random") -> None:
         """The cross-attention of both models for one source of `length` (latest request wins)."""
-        self._pending_probe = (length, kind)
+        self._pending_probe = self._last_probe = (length, kind)
         if not self._probe_runner.busy:
             self._start_pending_probe()
 

@@ -132,14 +132,6 @@ def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.
         shown[:, -1] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def average_caption(on: np.ndarray | None) -> str:
-    """What the head-average column covers, e.g. "avg = mean of heads on: L1 4/4, L2 0/4" (on: (L, H) bool)."""
-    if on is None or on.size == 0 or bool(np.all(on)):
-        return "avg = mean of all heads"
-    counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
-    return f"avg = mean of heads on ({counts}); ablated heads dimmed and crossed"
-
-
 def cross_lines(lay: AtlasLayout, ablated: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """One NaN-separated polyline (xs, ys): both diagonals of every ablated (L, H) map."""
     if ablated is None or not ablated.any():

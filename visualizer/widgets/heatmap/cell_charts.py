@@ -8,6 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
+from visualizer.widgets.heatmap.token_axis import TokenAxis
+
 BAR_COLOURS = ("#90a4ae", "#1e88e5")  # first series grey (e.g. before RoPE), second blue (after / the only one)
 PICKED = "#e65100"  # the inspected key in the row chart
 HIGHLIGHT = (255, 193, 7, 90)  # translucent amber band over the hovered dimension
@@ -15,18 +17,23 @@ CHART_HEIGHT = 120
 
 
 class BarChart(pg.PlotWidget):
-    """Bars per index for one or two series side by side; emits the index under the mouse."""
+    """Bars per index for one or two series side by side; emits the index under the mouse. Over tokens (keys) every
+    bar is labelled or none is, and the bar under the mouse is named in the tooltip."""
 
     hovered = Signal(int)  # index under the mouse, -1 off the bars
 
-    def __init__(self, x_label: str) -> None:
-        super().__init__()
+    def __init__(self, x_label: str, tokens: bool = False) -> None:
+        axis = TokenAxis("bottom", x_label, offset=0.0, hidden_note="hover a bar to name it") if tokens else None
+        super().__init__(axisItems={"bottom": axis} if axis is not None else None)
+        self._token_axis = axis
+        self._labels: list[str] = []
         self.setMinimumHeight(CHART_HEIGHT)
         self.setMaximumHeight(CHART_HEIGHT + 20)
         self.setMenuEnabled(False)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
-        self.getPlotItem().setLabel("bottom", x_label)
+        if axis is None:
+            self.getPlotItem().setLabel("bottom", x_label)
         self.showGrid(y=True, alpha=0.25)
         self.addLine(y=0, pen=pg.mkPen("#888", width=1))
         self._bars: list[pg.BarGraphItem] = []
@@ -60,10 +67,12 @@ class BarChart(pg.PlotWidget):
             self._bars.append(bar)
             if len(series) > 1:
                 self.legend.addItem(bar, name)
-        axis = self.getAxis("bottom")
-        labels = ticks if ticks is not None else [str(k) for k in range(self._n)]
-        step = max(1, self._n // 16)
-        axis.setTicks([[(k, str(labels[k])) for k in range(0, self._n, step)]])
+        self._labels = [str(t) for t in ticks] if ticks is not None else []
+        if self._token_axis is not None:
+            self._token_axis.set_tokens(self._labels)
+        else:  # dimension numbers: a numeric axis, every k-th
+            step = max(1, self._n // 16)
+            self.getAxis("bottom").setTicks([[(k, str(k)) for k in range(0, self._n, step)]])
         self.setXRange(-0.6, self._n - 0.4, padding=0)
         finite = np.concatenate([v[np.isfinite(v)] for v in self._series.values()] + [np.zeros(1)])
         lo, hi = float(finite.min()), float(finite.max())
@@ -87,7 +96,11 @@ class BarChart(pg.PlotWidget):
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         point = self.getPlotItem().getViewBox().mapSceneToView(scene_pos)
         index = int(np.floor(point.x() + 0.5))
-        self.hovered.emit(index if 0 <= index < self._n and self.sceneBoundingRect().contains(scene_pos) else -1)
+        inside = 0 <= index < self._n and self.sceneBoundingRect().contains(scene_pos)
+        if self._labels:
+            values = next(iter(self._series.values()))
+            self.setToolTip(f"key {index} '{self._labels[index]}': {values[index]:.4g}" if inside else "")
+        self.hovered.emit(index if inside else -1)
 
 
 class MatrixChart(pg.PlotWidget):
@@ -96,13 +109,14 @@ class MatrixChart(pg.PlotWidget):
     hovered = Signal(int)  # dimension under the mouse, -1 outside
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(axisItems={"left": TokenAxis("left", "key", hidden_note="hover a row to name it")})
         self.setMinimumHeight(CHART_HEIGHT + 20)
         self.setMenuEnabled(False)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
         self.getPlotItem().setLabel("bottom", "dimension d")
+        self._keys: list[str] = []
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get("CET-D1"))
         self.addItem(self.image)
@@ -121,7 +135,8 @@ class MatrixChart(pg.PlotWidget):
         limit = float(np.abs(self._matrix).max()) if self._matrix.size else 1.0
         self.image.setImage(self._matrix, levels=(-limit or -1.0, limit or 1.0))
         rows, cols = self._matrix.shape
-        self.getAxis("left").setTicks([[(k + 0.5, str(key_labels[k])) for k in range(rows)]])
+        self._keys = [str(k) for k in key_labels]
+        self.getAxis("left").set_tokens(self._keys[:rows])
         step = max(1, cols // 16)
         self.getAxis("bottom").setTicks([[(d + 0.5, str(d)) for d in range(0, cols, step)]])
         self.row_line.setRegion((picked, picked + 1))
@@ -140,4 +155,6 @@ class MatrixChart(pg.PlotWidget):
         point = self.getPlotItem().getViewBox().mapSceneToView(scene_pos)
         d, k = int(np.floor(point.x())), int(np.floor(point.y()))
         inside = 0 <= d < self._matrix.shape[1] and 0 <= k < self._matrix.shape[0]
+        key = self._keys[k] if inside and k < len(self._keys) else ""
+        self.setToolTip(f"key {k} '{key}', dimension {d}: {self._matrix[k, d]:.4g}" if inside else "")
         self.hovered.emit(d if inside else -1)

@@ -52,8 +52,9 @@ class CellPanel(QWidget):
         self.steps: dict[str, QLabel] = {}
         self.charts: dict[str, BarChart | MatrixChart] = {}
         for name, chart in (("q", BarChart("dimension d")), ("k", BarChart("dimension d")),
-                            ("product", BarChart("dimension d")), ("sum", None), ("scale", None), ("mask", BarChart("key")),
-                            ("softmax", BarChart("key")), ("values", MatrixChart()),
+                            ("product", BarChart("dimension d")), ("sum", None), ("scale", None),
+                            ("mask", BarChart("key", tokens=True)), ("softmax", BarChart("key", tokens=True)),
+                            ("values", MatrixChart()),
                             ("output", BarChart("dimension d")), ("final", None)):
             self.steps[name] = self._label("")
             if chart is not None:

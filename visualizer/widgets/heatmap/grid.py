@@ -14,21 +14,19 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidget
 
-from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap import exporters
 from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
-from visualizer.widgets.heatmap.grid_header import GridHeader
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, show_hover_text
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 
 log = logging.getLogger(__name__)
 
 SCALE_MODES = ("shared", "per_map")
-MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
-             "rollout": "rollout to this layer (H: via that head)", "difference": "difference A − B"}
 
 
 class AttentionGrid(QWidget):
@@ -234,8 +232,7 @@ class AttentionGrid(QWidget):
         self.atlas_plot.set_highlight(lay, self._highlight_row, lay is not None)
 
     def _update_title(self) -> None:
-        self.header.set_title(KIND_TITLES.get(self._kind, self._kind or "Attention"), MODE_TEXT[self._mode],
-                              self._ablated)
+        self.header.set_title(self._kind, self._mode, self._ablated)
 
     # ----- menu, large view and exports --------------------------------------------------------------------
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu:

@@ -8,9 +8,42 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from visualizer.state.snapshots import KindMaps
-from visualizer.widgets.heatmap.atlas import average_caption
+from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
+
+MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
+             "rollout": "rollout to this layer (H: via that head)", "difference": "difference A − B"}
+MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 0, drawn in the scale's low colour
+    "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
+    "rollout": "no cell is masked in rollout: a key a mask hides gets share 0 (the low end of the colour scale)",
+}
+ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
+
+
+def mode_legend(mode: str) -> str:
+    """What grey means in this view (the views that blank masked cells), or that nothing is blanked."""
+    return MODE_LEGEND.get(mode, MASK_LEGEND)
+
+
+def _heads_on(on: np.ndarray | None) -> str:
+    """"all heads", or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
+    if on is None or on.size == 0 or bool(np.all(on)):
+        return "all heads"
+    counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
+    return f"the heads on ({counts})"
+
+
+def average_caption(mode: str, kind: str, on: np.ndarray | None) -> str:
+    """What the avg column holds in this view: a plain head mean, or (rollout) the rollout up to that layer."""
+    heads = _heads_on(on)
+    ablated = "" if heads == "all heads" else "; ablated heads dimmed and crossed"
+    if mode != "rollout":
+        return f"avg = mean of {heads}{ablated}"
+    step = ROLLOUT_STEP.format(heads=heads)
+    if kind == "encoder_self":
+        return f"avg = rollout R^l = Ã^l R^(l−1), {step}{ablated}"
+    share = "target" if kind == "decoder_self" else "source"
+    return f"avg = decoder rollout to layer l, share from {share} tokens ({step}; Formula: the rest){ablated}"
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -34,7 +67,10 @@ class GridHeader(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title_label = plain_label()
+        self.title_label.setWordWrap(True)  # the rollout's caption is a formula: wrapped, it never widens the window
         self._title_key: tuple = ()  # (kind, mode, ablated shape and bytes) the title was written for
+        self._mode = "weights"
+        self._abbreviations = ""
         self.legend_label = plain_label(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
         self.hover_label = plain_label(" ")
@@ -46,17 +82,26 @@ class GridHeader(QWidget):
             layout.addWidget(label)
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
-        """"Encoder self-attention — weights · avg = mean of all heads"; (L, H) ablated heads narrow the average."""
+        """"Encoder self-attention — weights · avg = mean of all heads" for kind and mode keys (MODE_TEXT);
+        (L, H) ablated heads narrow the average. The legend follows the mode."""
         key = (kind, mode, ablated.shape, ablated.tobytes())
         if key == self._title_key:  # the same title: every keystroke asks, for each of the three grids
             return
         self._title_key = key
         on = ~ablated if ablated.size else None
-        self.title_label.setText(f"{kind} — {mode} · {average_caption(on)}")
+        title = KIND_TITLES.get(kind, kind or "Attention")
+        self.title_label.setText(f"{title} — {MODE_TEXT[mode]} · {average_caption(mode, kind, on)}")
+        self._mode = mode
+        self._show_legend()
 
     def set_legend(self, abbreviations: str) -> None:
-        """The mask legend, plus the abbreviations the token labels use when they are shortened."""
-        text = MASK_LEGEND if not abbreviations else f"{MASK_LEGEND} · {abbreviations}"
+        """The mode's mask legend, plus the abbreviations the token labels use when they are shortened."""
+        self._abbreviations = abbreviations
+        self._show_legend()
+
+    def _show_legend(self) -> None:
+        legend = mode_legend(self._mode)
+        text = legend if not self._abbreviations else f"{legend} · {self._abbreviations}"
         if self.legend_label.text() != text:
             self.legend_label.setText(text)
 

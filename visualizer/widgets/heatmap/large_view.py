@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QCursor, QFontMetrics
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QToolTip, QVBoxLayout, QWidget,
 )
@@ -16,22 +16,17 @@ from PySide6.QtWidgets import (
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AVG, abbreviation_legend, abbreviate, cell_text
+from visualizer.widgets.heatmap.atlas import AVG, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
-from visualizer.widgets.heatmap.grid_header import caption_lines
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend
 from visualizer.widgets.heatmap.map_tools import PAINT_PEN, MapMouseTools, painted_marks
-from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
+from visualizer.widgets.heatmap.token_axis import token_axes
 
 PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
 HINT = ("Click a cell to take it apart on the right. Paint mask ({key}): click or drag over cells to hide keys "
         "from queries (drag from a painted cell to show them again).").format(key=PAINT_KEY)
-
-
-def token_ticks(labels: Sequence[str]) -> list[list[tuple[float, str]]]:
-    """Axis ticks at cell centres (pixel k spans [k, k+1]) for AxisItem.setTicks."""
-    return [[(k + 0.5, str(label)) for k, label in enumerate(labels)]]
 
 
 class MapDialog(QDialog):
@@ -59,7 +54,8 @@ class MapDialog(QDialog):
         self._mode = "weights"
         self.title_label = QLabel()
         self.graphics = pg.GraphicsLayoutWidget()
-        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0, enableMenu=False)  # no menu to build
+        self.plot_item: pg.PlotItem = self.graphics.addPlot(  # no menu to build; every token labelled or none
+            row=0, col=0, enableMenu=False, axisItems=token_axes(left="query", bottom="key"))
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
         self.paint_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pg.mkPen(PAINT_PEN, width=2), brush=None)
@@ -91,10 +87,6 @@ class MapDialog(QDialog):
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.getAxis("left").setLabel("query")
-        plot.getAxis("bottom").setLabel("key")
-        plot.getAxis("bottom").setStyle(hideOverlappingLabels=False)  # the first key's label may reach past the edge
-        plot.getViewBox().sigResized.connect(self._fit_key_labels)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
     def _build_layout(self) -> None:
@@ -213,30 +205,15 @@ class MapDialog(QDialog):
             name, values, valid = f"L{layer + 1} H{head + 1}", maps.values[layer, head], maps.valid
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
-        self._caption = caption_lines(title, maps, MASK_LEGEND)
-        self._mode = {"weights": "weights", "pre-softmax scores": "scores"}.get(mode_text, mode_text)  # else: shown
+        mode = next((key for key, text in MODE_TEXT.items() if text == mode_text), mode_text)
+        self._caption = caption_lines(title, maps, mode_legend(mode))
+        self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
-        """Update axis ticks only when the tokens changed (axes re-layout is the slow part)."""
-        if query_labels != self._query_labels:
-            self.plot_item.getAxis("left").setTicks(token_ticks(query_labels))
-            self._query_labels = query_labels
-        if key_labels != self._key_labels:
-            self._key_labels = key_labels
-            self._fit_key_labels()
-
-    def _fit_key_labels(self) -> None:
-        """Key tokens whole when the widest fits its column, else all abbreviated (B, E, ·) and named in the axis
-        title: side by side, "<eos>" and "<pad>" ran together into one unreadable word."""
-        labels = self._key_labels
-        axis = self.plot_item.getAxis("bottom")
-        column = self.plot_item.getViewBox().width() / max(len(labels), 1)
-        metrics = QFontMetrics(axis.style["tickFont"] or axis.font())
-        fits = not labels or max(metrics.horizontalAdvance(t) for t in labels) + 6 <= column
-        shown = labels if fits else tuple(abbreviate(t) for t in labels)
-        legend = "" if fits else abbreviation_legend(labels)
-        axis.setTicks(token_ticks(shown))
-        axis.setLabel(f"key ({legend})" if legend else "key")
+        """Every token whole, else abbreviated (B, E, ·: the axis title keys them), else none (TokenAxis)."""
+        self._query_labels, self._key_labels = query_labels, key_labels
+        self.plot_item.getAxis("left").set_tokens(query_labels)
+        self.plot_item.getAxis("bottom").set_tokens(key_labels)
 
     def displayed_matrix(self) -> np.ndarray:
         """The numbers shown, NaN where blank. Shape (Tq, Tk)."""

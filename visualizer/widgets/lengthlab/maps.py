@@ -1,18 +1,20 @@
 """Both models' cross-attention for one source, side by side: rows are the tokens each model wrote, columns the
-source symbols; the head average of one decoder layer (weights 0 to 1, one shared colour scale)."""
+source symbols; the head average of one decoder layer (weights 0 to 1, one shared colour scale). Every token is
+labelled or none is (TokenAxis); hovering a cell names its two tokens and its weight."""
 from __future__ import annotations
 
 import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from visualizer.state.lab_snapshots import ProbePair
+from visualizer.widgets.heatmap.token_axis import token_axes
 
 from .plot import COLOURS
-
-MAX_TICKS = {"bottom": 40, "left": 16}  # more labels than this overlap (the maps are wider than tall): every k-th
 
 
 class ProbeMaps(pg.GraphicsLayoutWidget):
@@ -23,20 +25,16 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
         self.setBackground("w")
         self.plots, self.images = [], []
         cmap = pg.colormap.get("viridis")
+        self.cells: list[tuple[list[str], list[str], np.ndarray] | None] = [None, None]  # rows, columns, weights
         for slot in range(2):
-            plot = self.addPlot(row=0, col=slot)
+            plot = self.addPlot(row=0, col=slot, axisItems=token_axes(bottom="source symbol", left="output token"))
             plot.invertY(True)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
-            plot.setLabel("bottom", "source symbol")
-            plot.setLabel("left", "output token")
             image = pg.ImageItem(axisOrder="row-major")
             image.setLookupTable(cmap.getLookupTable(0.0, 1.0, 256))
             image.setLevels((0.0, 1.0))
             plot.addItem(image)
-            for name in ("bottom", "left"):  # token ticks only: never numeric ones like "-400 (x0.001)"
-                plot.getAxis(name).setTicks([[], []])
-                plot.getAxis(name).enableAutoSIPrefix(False)
             self.plots.append(plot)
             self.images.append(image)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=cmap, interactive=False, label="weight")
@@ -44,14 +42,18 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
         self.titles = ["", ""]
         for slot in range(2):
             self._title(slot, "no source yet: click a length on the plot above")
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     def set_pair(self, pair: ProbePair, layer: int | None) -> None:
         """Show `layer` (None: the last) head-averaged for each model of the pair."""
         for slot in range(2):
             probe = pair.probes[slot] if slot < len(pair.probes) else None
             plot, image = self.plots[slot], self.images[slot]
+            self.cells[slot] = None
             if probe is None:
                 image.clear()
+                for name in ("bottom", "left"):
+                    plot.getAxis(name).set_tokens(())
                 self._title(slot, f"{pair.labels[slot] if slot < len(pair.labels) else ''}: length {pair.length} "
                                   f"does not fit this model")
                 continue
@@ -62,8 +64,10 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
             image.setImage(np.ascontiguousarray(matrix, np.float32), autoLevels=False, levels=(0.0, 1.0))
             image.setRect(0, 0, matrix.shape[1], matrix.shape[0])
             out_tokens = [_token(vocab, t) for t in probe.output] or ["(nothing)"]
-            _ticks(plot.getAxis("bottom"), vocab.tokens(probe.encoder_input))
-            _ticks(plot.getAxis("left"), out_tokens)
+            sources = vocab.tokens(probe.encoder_input)
+            plot.getAxis("bottom").set_tokens(sources)
+            plot.getAxis("left").set_tokens(out_tokens)
+            self.cells[slot] = (out_tokens, list(sources), matrix)
             plot.setXRange(0, matrix.shape[1], padding=0.0)
             plot.setYRange(0, matrix.shape[0], padding=0.0)
             got = "".join(t for t in out_tokens if t not in ("<eos>", "(nothing)"))
@@ -77,10 +81,24 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
         self.plots[slot].setTitle(f"<span style='color:{colour}'>{html.escape(text)}</span>", size="10pt")
 
 
-def _ticks(axis: pg.AxisItem, labels: list[str]) -> None:
-    """One label per cell centre; every k-th when there are too many to read."""
-    step = max(1, -(-len(labels) // MAX_TICKS[axis.orientation]))
-    axis.setTicks([[(i + 0.5, text) for i, text in enumerate(labels) if i % step == 0], []])
+    def hover_text(self, slot: int, scene_pos: QPointF) -> str:
+        """The cell of map `slot` under a scene point: "output 2 '7' ← source 5 '3': weight 0.412" ("" off it)."""
+        cells = self.cells[slot]
+        if cells is None or not self.plots[slot].vb.sceneBoundingRect().contains(scene_pos):
+            return ""
+        rows, columns, matrix = cells
+        point = self.plots[slot].vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(point.y())), int(np.floor(point.x()))
+        if not (0 <= i < len(rows) and 0 <= j < len(columns) and i < matrix.shape[0]):
+            return ""
+        return f"output {i} '{rows[i]}' ← source {j} '{columns[j]}': weight {float(matrix[i, j]):.3f}"
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        for slot, image in enumerate(self.images):
+            text = self.hover_text(slot, scene_pos)
+            image.setToolTip(text)
+            if text and QToolTip.isVisible():
+                QToolTip.showText(QCursor.pos(), text, self)
 
 
 def _token(vocab, token_id: int) -> str:

@@ -13,6 +13,8 @@ from visualizer.state.lab_snapshots import LabCurves
 
 COLOURS = ("#1f77b4", "#d95f02")  # model A blue, model B orange (colour-blind safe pair)
 SCALING_NAMES = {"none": "", "pi": " + PI", "ntk": " + NTK"}
+SCALING_TITLES = {"none": "none", "pi": "PI", "ntk": "NTK-aware"}
+FADED = 80  # alpha of out-of-date curves: faded and dotted, still told apart by hue
 
 
 class LengthPlot(pg.PlotWidget):
@@ -36,9 +38,10 @@ class LengthPlot(pg.PlotWidget):
             region.setZValue(-10)
             region.hide()
             item.addItem(region)
-        self.exact = [item.plot(pen=pg.mkPen(c, width=2.5), symbol="o", symbolSize=6, symbolBrush=c, symbolPen=c)
-                      for c in COLOURS]
-        self.token = [item.plot(pen=pg.mkPen(c, width=1.5, style=Qt.PenStyle.DashLine)) for c in COLOURS]
+        self.exact = [item.plot(symbol="o", symbolSize=6) for _ in COLOURS]
+        self.token = [item.plot() for _ in COLOURS]
+        self.stale: tuple[bool, ...] = ()  # per model: its curves are out of date
+        self._style_curves()
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#555", width=1, style=Qt.PenStyle.DotLine))
         self.marker.hide()
         item.addItem(self.marker)
@@ -46,6 +49,7 @@ class LengthPlot(pg.PlotWidget):
         item.addItem(self.region_label)
         self._lengths: tuple[int, ...] = ()
         self._labelled: tuple | None = None  # what the legend and shading were last drawn for
+        self._curves: LabCurves | None = None
         self.scene().sigMouseClicked.connect(self._on_click)
         self.setToolTip("Click a length to see both models' cross-attention for one source of that length")
 
@@ -55,6 +59,7 @@ class LengthPlot(pg.PlotWidget):
         Only the curves' data change per point: the legend, shading and axis range are rebuilt when the models,
         the scaling or the lengths change (rebuilding them per point cost 12-40 ms of the GUI thread here).
         """
+        self._curves = curves
         if curves.lengths != self._lengths:
             self._lengths = curves.lengths
             self.getPlotItem().setXRange(0.5, max(curves.lengths) + 0.5, padding=0.01)
@@ -67,6 +72,33 @@ class LengthPlot(pg.PlotWidget):
         if key != self._labelled:
             self._labelled = key
             self._label(curves)
+
+    def set_stale(self, stale: tuple[bool, ...]) -> None:
+        """Out-of-date curves (their settings changed since they were computed): faded, dotted, and titled so."""
+        stale = tuple(stale)
+        if stale == self.stale:
+            return
+        self.stale = stale
+        self._style_curves()
+        c = self._curves
+        title = "" if not any(stale) or c is None else (
+            f"Out of date (faded): computed for RoPE scaling {SCALING_TITLES[c.scaling]}, {c.n} sources per length, "
+            f"seed {c.seed}; the settings changed: press Evaluate")
+        self.getPlotItem().setTitle(title or None, color="#b00020", size="10pt")
+
+    def _style_curves(self) -> None:
+        """Solid exact match with points, dashed token accuracy; faded and dotted while out of date."""
+        for slot, colour in enumerate(COLOURS):
+            stale = slot < len(self.stale) and self.stale[slot]
+            c = pg.mkColor(colour)
+            if stale:
+                c.setAlpha(FADED)
+            exact_style = Qt.PenStyle.DotLine if stale else Qt.PenStyle.SolidLine
+            token_style = Qt.PenStyle.DotLine if stale else Qt.PenStyle.DashLine
+            self.exact[slot].setPen(pg.mkPen(c, width=2.5, style=exact_style))
+            self.exact[slot].setSymbolBrush(c)
+            self.exact[slot].setSymbolPen(c)
+            self.token[slot].setPen(pg.mkPen(c, width=1.5, style=token_style))
 
     def _label(self, curves: LabCurves) -> None:
         """The legend and the shaded training ranges."""

@@ -150,8 +150,8 @@ class LengthLabTab(QWidget):
         for slot, box in enumerate(self.model_combos):
             box.activated.connect(lambda _i, slot=slot: self._on_model_chosen(slot))
         self.scaling_combo.currentIndexChanged.connect(lambda _i: st.set_scaling(self.scaling_combo.currentData()))
-        self.n_spin.valueChanged.connect(lambda v: setattr(st, "n", v))
-        self.seed_spin.valueChanged.connect(lambda v: setattr(st, "seed", v))
+        self.n_spin.valueChanged.connect(lambda n: st.set_sampling(n=n))
+        self.seed_spin.valueChanged.connect(lambda seed: st.set_sampling(seed=seed))
         self.evaluate_button.clicked.connect(st.evaluate)
         self.cancel_button.clicked.connect(st.cancel)
         self.train_button.clicked.connect(self._on_train)
@@ -165,7 +165,9 @@ class LengthLabTab(QWidget):
         st.probe_changed.connect(self._on_probe)
         st.message.connect(self.selected_label.setText)
         st.sources_changed.connect(self._on_sources)
+        st.stale_changed.connect(self.plot.set_stale)
         self._on_busy(False)
+        self._on_sources(st.sources)  # the boxes name the models the state holds, shipped or not
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         super().showEvent(event)

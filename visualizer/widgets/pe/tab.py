@@ -15,19 +15,12 @@ from PySide6.QtWidgets import (
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
 from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves
+from visualizer.widgets.pe.titles import dim_label, pair_label, plot_note, plot_title, with_note
 
 log = logging.getLogger(__name__)
 
-HIGHLIGHT = "#e69f00"
 SIN_COLOR, ROPE_COLOR = "#1f77b4", "#d95f02"
 LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit under their plots, on a dark ground
-TITLES = {
-    "waveforms": "Sinusoidal PE by dimension",
-    "matrix": "Sinusoidal PE matrix (base {base:g})",
-    "rope_angles": "RoPE angle m·θ<sub>i</sub> per pair (head dim {hd})",
-    "similarity": "Similarity vs relative offset",
-}
-SIN_PLOTS, ROPE_PLOTS = ("waveforms", "matrix"), ("rope_angles",)
 
 
 def _spin(lo: int, hi: int, step: int, tip: str, name: str) -> QSpinBox:
@@ -56,6 +49,7 @@ class PETab(QWidget):
         self.state = state
         self._data, self._stale = state.data, False  # stale: new numbers arrived while the tab was hidden
         self._errors: dict[str, QLabel] = {}
+        self._notes: dict[str, QLabel] = {}  # under each plot: what is drawn, what one pixel stands for
         self._wave_curves: list[pg.PlotDataItem] = []
         self._rope_curves: list[pg.PlotDataItem] = []
         controls, plots, layout = self._build_controls(), self._build_plots(), QHBoxLayout(self)
@@ -176,7 +170,9 @@ class PETab(QWidget):
             plot.setLabel("left", y_label)
             plot.showGrid(x=True, y=True, alpha=0.2)
             self._plots[name] = plot
-            grid.addWidget(view, index // 2, index % 2)
+            cell, self._notes[name] = with_note(view, f"pe_note_{name}")
+            grid.addWidget(cell, index // 2, index % 2)
+            plot.getViewBox().sigResized.connect(lambda *_: self._draw_notes(self._data))
         self._wave_legend, self._rope_legend = self._legend_below("waveforms"), self._legend_below("rope_angles")
         self._build_matrix(self._plots["matrix"])
         self._build_similarity(self._plots["similarity"])
@@ -242,13 +238,15 @@ class PETab(QWidget):
     def _draw_model_label(self, data: PELabData) -> None:
         pe = data.model_pe
         self._model_label.setText(f"Loaded model uses: {pe.description}" if pe else "Loaded model uses: (no model yet)")
-        p = data.params
-        titles = {"waveforms": TITLES["waveforms"], "matrix": TITLES["matrix"].format(base=p.base),
-                  "rope_angles": TITLES["rope_angles"].format(hd=p.head_dim), "similarity": TITLES["similarity"]}
-        used = SIN_PLOTS if data.pe_kind == "sinusoidal" else ROPE_PLOTS if data.pe_kind == "rope" else ()
-        for name, title in titles.items():
-            mark = f" <span style='color:{HIGHLIGHT}'>● loaded model</span>" if name in used else ""
-            self._plots[name].setTitle(title + mark, size="10pt")
+        for name, plot in self._plots.items():
+            plot.setTitle(plot_title(name, data), size="10pt")
+        self._draw_notes(data)
+
+    def _draw_notes(self, data: PELabData) -> None:
+        """Each note for the data shown and the plot's size now (positions run along x, or down the matrix)."""
+        for name, plot in self._plots.items():
+            box = plot.getViewBox()
+            self._notes[name].setText(plot_note(name, data, box.height() if name == "matrix" else box.width()))
 
     def _draw_waveforms(self, data: PELabData) -> None:
         plot, dims = self._plots["waveforms"], data.params.dims
@@ -256,7 +254,7 @@ class PETab(QWidget):
         self._wave_legend.clear()
         for i, (curve, dim) in enumerate(zip(self._wave_curves, dims)):
             curve.setData(data.positions, data.waveforms[:, i], pen=pg.mkPen(curve_colour(i, len(dims)), width=2))
-            self._wave_legend.addItem(curve, f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})")
+            self._wave_legend.addItem(curve, dim_label(dim, data))
 
     def _draw_matrix(self, data: PELabData) -> None:
         old_shape = None if self._image.image is None else self._image.image.shape
@@ -278,7 +276,7 @@ class PETab(QWidget):
             if wrapped:  # no vertical line where the angle wraps from π to −π
                 connect[:-1] = np.abs(np.diff(y)) < np.pi
             curve.setData(data.positions, y, connect=connect, pen=pg.mkPen(curve_colour(i, len(pairs)), width=2))
-            self._rope_legend.addItem(curve, f"pair {pair} (θ = base^(−{2 * pair}/{data.params.head_dim}))")
+            self._rope_legend.addItem(curve, pair_label(pair, data))
 
     def _draw_similarity(self, data: PELabData) -> None:
         m0, m1 = data.params.references

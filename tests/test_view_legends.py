@@ -1,0 +1,82 @@
+"""Each view's title and legend in the real window say what its maps hold: the avg column's formula (a plain head
+mean, or the rollout up to that layer) and what grey means (nothing is grey in rollout)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from qt_helpers import start_app, wait_frame
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of "
+
+
+@pytest.fixture
+def app(qtbot):
+    app = start_app(qtbot)
+    yield app
+    app.hub.dirty = False
+    app.window.close()
+
+
+def choose(qtbot, app, mode: str) -> None:
+    """Pick a view in the Show box with the keyboard, as a user does, and wait for its maps."""
+    combo = app.playground.view_modes.combo
+    combo.setFocus()
+    while app.playground.view_modes.mode() != mode:
+        qtbot.keyClick(combo, Qt.Key.Key_Down)
+    qtbot.waitUntil(lambda: all(g.current_maps() is not None for g in app.playground.grids.values()), timeout=10_000)
+    wait_frame(qtbot, app.session)
+
+
+def read(app, kind: str) -> tuple[str, str]:
+    """The title and legend lines above the grid of `kind`, brought on screen first."""
+    grid = app.playground.grids[kind]
+    app.playground.grid_tabs.setCurrentWidget(grid)
+    assert grid.isVisible()
+    return grid.header.title_label.text(), grid.header.legend_label.text()
+
+
+@pytest.mark.parametrize("mode", ["weights", "scores", "norms"])
+def test_a_head_mean_view_says_its_average_is_the_head_mean_and_grey_is_masked(qtbot, app, mode):
+    choose(qtbot, app, mode)
+    for kind in KINDS:
+        title, legend = read(app, kind)
+        assert "avg = mean of all heads" in title and "rollout" not in title, (mode, kind, title)
+        assert "grey = masked" in legend, (mode, kind, legend)
+        if mode == "scores":
+            assert "−∞" in legend  # the masked scores are −inf, drawn grey
+
+
+def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked_cell(qtbot, app):
+    """Old code: "avg = mean of all heads" and "grey = masked" above rollout maps that blank no cell."""
+    choose(qtbot, app, "rollout")
+    for kind in KINDS:
+        title, legend = read(app, kind)
+        assert "mean of all heads" not in title.split(ROLLOUT_STEP)[0], title  # the avg is not a plain head mean
+        assert ROLLOUT_STEP + "all heads" in title, title
+        if kind == "encoder_self":
+            assert "avg = rollout R^l = Ã^l R^(l−1)" in title
+        else:
+            assert f"avg = decoder rollout to layer l, share from {'target' if kind == 'decoder_self' else 'source'}" \
+                   in title
+        assert "grey" not in legend and "no cell is masked in rollout" in legend, legend
+        grid = app.playground.grids[kind]
+        for layer in range(grid.current_maps().n_layers):
+            assert not np.isnan(grid.displayed_matrix(layer, -1)).any()  # nothing is blank, as the legend says
+    equation = app.playground.view_modes.formula_label.text()
+    assert "0.5 Ā + 0.5 I" in equation and "mean of the heads on" in equation  # the Formula box agrees
+
+
+def test_rollout_title_names_the_heads_its_average_leaves_out(qtbot, app):
+    choose(qtbot, app, "rollout")
+    app.session.set_head_enabled("encoder_self", 0, 1, False)
+    wait_frame(qtbot, app.session)
+    qtbot.waitUntil(lambda: "heads on" in app.playground.grids["encoder_self"].header.title_label.text(),
+                    timeout=10_000)
+    title, _legend = read(app, "encoder_self")
+    heads = app.hub.config.n_heads
+    layers = app.hub.config.n_encoder_layers
+    counts = ", ".join(f"L{i + 1} {heads - (i == 0)}/{heads}" for i in range(layers))
+    assert f"{ROLLOUT_STEP}the heads on ({counts})" in title, title
