@@ -1,7 +1,7 @@
 """Each thread that runs the model uses the torch thread count chosen in visualizer/workers/torch_threads.py.
 
-The process-wide default is raised to two threads first: a worker that merely inherited the default (as the app's
-threads did before they chose their own) would run two and fail these checks.
+The process-wide default is raised to two threads first: a worker that inherited the default instead of choosing
+its own would run two and fail these checks.
 """
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import threading
 
 import pytest
 import torch
+from PySide6.QtCore import QThreadPool
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.workers import torch_threads
+from visualizer.workers.background import run_in_background
 from visualizer.workers.inference import ThreadedRunner
 from visualizer.workers.training_worker import TrainingWorker
 
@@ -53,3 +55,12 @@ def test_the_training_thread_runs_the_chosen_count(two_threads_by_default):
     thread.join(60)
     assert worker.outcome is not None and worker.outcome.reason != "error"
     assert seen == [2, torch_threads.TRAINING_THREADS]
+
+
+def test_a_background_job_runs_the_chosen_count(qtbot, two_threads_by_default):
+    seen: list[int] = []
+    pool = QThreadPool()  # fresh threads: a pool thread reused from another test may already have chosen its count
+    run_in_background(torch.get_num_threads, seen.append, lambda message: seen.append(-1), pool)
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    pool.waitForDone(10_000)
+    assert seen == [torch_threads.BACKGROUND_THREADS]

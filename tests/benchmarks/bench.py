@@ -405,7 +405,7 @@ def window_rows(quick: bool, device: torch.device, settings_dir: Path) -> list[R
     try:
         rows = gc_rows()  # first: the app freezes its start-up objects once ready, and the rest runs as in the app
         lengths = (32,) if quick else KEYSTROKE_LENGTHS
-        rows += keystroke_rows(window, lengths, 10 if quick else 40)
+        rows += keystroke_rows(window, lengths, 16 if quick else 40)  # 4 blocks of an even number of keys
         if quick:
             rows += [skipped(f"keystroke, length {n}") for n in KEYSTROKE_LENGTHS if n != 32]
         rows += ui_rate_rows(window, device, 3.0 if quick else 10.0, also_playground=not quick)

@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance
 
+from visualizer.workers.torch_threads import use_background_threads
+
 log = logging.getLogger(__name__)
 
 
@@ -24,6 +26,7 @@ class _Job(QRunnable):
         self.setAutoDelete(True)
 
     def run(self) -> None:  # Qt's name
+        use_background_threads()
         try:
             result = self.fn()
         except Exception as exc:  # noqa: BLE001 - reported to the UI as text, never raised into the event loop

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from visualizer.workers.background import emit_safely
+from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class DecodeJob(QObject):
 
     def run_here(self) -> None:
         """The job's body (on a pool thread)."""
+        use_background_threads()
         try:
             result = self._fn(self._on_step)
         except Cancelled:

@@ -13,6 +13,7 @@ from core_model.head_roles import head_roles
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
 from visualizer.workers.background import emit_safely
+from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class HeadsJob(QObject):
 
     def run(self) -> None:
         """The body, on a pool thread; never raises."""
+        use_background_threads()
         try:
             model = copy.deepcopy(self.model).eval()  # the job's own: a later in-place weight load cannot reach it
             if self.roles_only:

@@ -14,6 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from visualizer.workers.torch_threads import use_background_threads
+
 log = logging.getLogger(__name__)
 Job = Callable[[Callable[[Any], None], Callable[[], bool]], Any]
 
@@ -32,6 +34,7 @@ class JobWorker(QObject):
 
     @Slot()
     def run(self) -> None:
+        use_background_threads()
         gc_was_on = gc.isenabled()
         gc.disable()  # a full collection holds the GIL, stalling the GUI 100-900 ms (QT-NOTES.md): none mid-job
         try:

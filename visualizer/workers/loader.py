@@ -27,9 +27,9 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     """Load `checkpoint` (None: the shipped default), or fall back to an untrained default model with a warning."""
     import torch
 
-    from visualizer.workers.torch_threads import LOADING_THREADS, use_torch_threads
+    from visualizer.workers.torch_threads import BACKGROUND_THREADS, use_torch_threads
 
-    use_torch_threads(LOADING_THREADS)
+    use_torch_threads(BACKGROUND_THREADS)
     from core_model import ModelConfig, build_model
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
