@@ -1,12 +1,14 @@
 """Writing a user-chosen file so that a failure never leaves a partial file or touches anything but that file.
 
 `atomic_path(target)` yields a temporary next to the real target (symlinks followed), named
-`<name>.<pid>.<8 chars>.tmp` (plus the target's extension when a writer picks its format from the name). On a
+`<name>.saving-<pid>-<8 chars>.tmp` (plus the target's extension when a writer picks its format from the name). On a
 clean exit the temporary is flushed to disk, given the target's permission bits (a new file: those the user's
-umask allows) and renamed over the target; on any failure it is removed and the previous file stays as it was.
-A folder, pipe, device or socket at the target is refused before anything is written. A writer killed midway
-leaves its temporary behind; the next write to that target removes such leftovers when their writer is gone or
-they are older than a minute, and never touches any other file.
+umask allows) and renamed over the target, and the folder is flushed so that the rename survives a power cut; on
+any failure the temporary is removed and the previous file stays as it was. A folder, pipe, device or socket at the
+target is refused before anything is written, and so is a read-only file: a rename needs only the folder's
+permission and would replace it silently. A writer killed midway leaves its temporary behind; the next write to
+that target removes such leftovers when their writer is gone or they are older than a minute, and never touches any
+other file (only names this writer makes are recognised).
 """
 from __future__ import annotations
 
@@ -23,27 +25,38 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 STALE_TEMP_AGE_S = 60.0  # a temporary untouched this long belongs to a write that is not coming back
-OTHER_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+TEMP_MARK = "saving"  # <name>.saving-<pid>-<8 chars>.tmp: a name no person gives a file by chance
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 class RefusedTarget(OSError):
-    """The target exists and is not a regular file: replacing it would destroy a folder, pipe or device."""
+    """The target cannot be replaced: a folder, pipe or device would be destroyed, or the file is read-only."""
+
+
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file is, in words ("a folder", "a named pipe (FIFO)", ...); None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def real_target(path: str | os.PathLike) -> Path:
-    """The file a write to `path` replaces: symlinks followed to the real file, which must be regular or absent."""
+    """The file a write to `path` replaces: symlinks followed to the real file, which must be absent, or regular
+    and writable (a file without any write permission counts as read-only even for root, who may write anything)."""
     given = Path(path)
     real = Path(os.path.realpath(given))
     try:
         info = os.stat(real)  # stat, not open: a FIFO is inspected without blocking
     except FileNotFoundError:
         return real
-    if stat.S_ISREG(info.st_mode):
-        return real
-    kind = next((name for test, name in OTHER_KINDS if test(info.st_mode)), "not a regular file")
+    kind = file_kind(info.st_mode)
     via = f" (a link to {real})" if real != Path(os.path.abspath(given)) else ""
-    raise RefusedTarget(f"refusing to write {given}{via}: it is {kind}, not a regular file")
+    if kind is not None:
+        raise RefusedTarget(f"refusing to write {given}{via}: it is {kind}, not a regular file")
+    if not info.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise RefusedTarget(f"{given}{via} is read-only; make it writable or save under another name")
+    return real
 
 
 @contextmanager
@@ -52,7 +65,7 @@ def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False) -> Iterat
 
     `keep_suffix` ends the temporary's name with the target's extension, for writers that pick the format from
     the name (pyqtgraph's exporters, QImage.save, Pillow). Raises RefusedTarget before creating anything when
-    the target is not a regular file.
+    the target is not a regular file or is read-only.
     """
     target = real_target(path)
     remove_stale_temps(target)
@@ -68,12 +81,13 @@ def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False) -> Iterat
         except OSError as cleanup:
             log.warning("could not remove temporary %s: %s", tmp, cleanup)
         raise
+    _flush_folder(target.parent)
 
 
 def temp_path_for(target: Path, keep_suffix: bool = False) -> Path:
     """Create an empty temporary next to `target`, named so that cleanup can recognise it."""
     suffix = ".tmp" + (target.suffix if keep_suffix else "")
-    fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.{os.getpid()}.", suffix=suffix, dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.{TEMP_MARK}-{os.getpid()}-", suffix=suffix, dir=target.parent)
     os.close(fd)
     return Path(tmp)
 
@@ -83,6 +97,20 @@ def _flush_to_disk(path: Path) -> None:
     fd = os.open(path, os.O_RDWR)  # a writable descriptor: Windows refuses fsync on a read-only one
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _flush_folder(folder: Path) -> None:
+    """fsync the folder, so that the rename itself is on disk; where a folder cannot be opened (Windows), skip it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the rename still happened
     finally:
         os.close(fd)
 
@@ -110,9 +138,9 @@ def current_umask() -> int:
 
 
 def _temp_pattern(target: Path) -> re.Pattern[str]:
-    """Our temporaries for `target`: `<name>[.<pid>].<8 chars>.tmp`, optionally followed by the target's extension."""
+    """Our temporaries for `target`: `<name>.saving-<pid>-<8 chars>.tmp`, optionally followed by its extension."""
     extension = f"(?:{re.escape(target.suffix)})?" if target.suffix else ""
-    return re.compile(rf"{re.escape(target.name)}\.(?:(\d+)\.)?[a-z0-9_]{{8}}\.tmp{extension}")
+    return re.compile(rf"{re.escape(target.name)}\.{TEMP_MARK}-(\d+)-[a-z0-9_]{{8}}\.tmp{extension}")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -143,8 +171,7 @@ def remove_stale_temps(target: Path, now: float | None = None) -> list[Path]:
             info = entry.stat(follow_symlinks=False)
             if not stat.S_ISREG(info.st_mode):
                 continue
-            pid = int(match.group(1)) if match.group(1) else None
-            if now - info.st_mtime > STALE_TEMP_AGE_S or (pid is not None and not _pid_alive(pid)):
+            if now - info.st_mtime > STALE_TEMP_AGE_S or not _pid_alive(int(match.group(1))):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
                 log.info("removed stale temporary %s", entry.path)

@@ -24,6 +24,7 @@ from .checkpoint_records import (
     clean_extra,
     stored_task,
     thin_history,
+    without_unusable_recipe,
 )
 from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_extra, check_payload
 from .config import ModelConfig
@@ -72,8 +73,10 @@ def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, histo
                     extra: dict[str, Any] | None = None) -> Path:
     """Write atomically (temporary next to `path`, fsync, rename); every failure raises CheckpointError.
 
-    Non-finite weights and non-plain extras are refused before writing: the file could not be loaded back. The
-    history keeps at most MAX_HISTORY_ROWS rows (evenly thinned); non-finite numbers in `extra` are written as None.
+    Non-finite weights, non-plain extras and an invalid recipe are refused before writing, and a written file
+    whose history and extra data exceed the size a checkpoint may hold before it replaces anything: the file could
+    not be loaded back. The history keeps at most MAX_HISTORY_ROWS rows (evenly thinned); non-finite numbers in
+    `extra` are written as None.
     """
     path = Path(path)
     state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
@@ -99,9 +102,14 @@ def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, histo
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read and validate a checkpoint without executing anything from it or building anything oversized."""
+    """Read and validate a checkpoint without executing anything from it or building anything oversized.
+
+    A stored training recipe that is not valid (files of earlier versions) is left out, with a warning in the log:
+    the weights still load.
+    """
     path = Path(path)
-    config, state, history, extra = check_payload(read_payload(path), path.name)
+    payload = without_unusable_recipe(read_payload(path), path.name)
+    config, state, history, extra = check_payload(payload, path.name)
     extra = clean_extra(extra, path.name)
     check_known_extra(extra, config, path.name)
     return Checkpoint(config, state, check_history(history, path.name), extra)

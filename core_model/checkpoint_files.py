@@ -1,18 +1,18 @@
-"""The file side of checkpoints: atomic writes (atomic_files: symlinks followed, modes kept, temporaries cleaned),
-and reads that say what is wrong.
+"""The file side of checkpoints: atomic writes (atomic_files: symlinks followed, modes kept, temporaries cleaned)
+that publish only a file the loader accepts, and reads that say what is wrong.
 """
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
 import torch
 
-from .atomic_files import RefusedTarget, atomic_path, remove_stale_temps
+from .atomic_files import RefusedTarget, atomic_path, file_kind, remove_stale_temps
+from .checkpoint_long_history import ShortHistory, archive_with, shortened_history
+from .checkpoint_records import MAX_HISTORY_ROWS
 from .checkpoint_validation import CheckpointError
 
 __all__ = ["MAX_FILE_BYTES", "MESSAGE_CHARS", "check_archive", "first_line", "read_payload", "remove_stale_temps",
@@ -22,29 +22,43 @@ MAX_FILE_BYTES = 2 * 2**30  # far above any checkpoint the app writes (weights a
 MESSAGE_CHARS = 300  # longest excerpt of a library's error message quoted back to the user
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive
 # The pickle holds the history and extra data (tensors are separate records). The app writes at most
-# checkpoint_records.MAX_HISTORY_ROWS rows, about 1.1 MB; a larger pickle is refused before the weights-only
-# unpickler (pure Python, slow on large pickles) reads it.
+# MAX_HISTORY_ROWS rows, under 1 MB; the weights-only unpickler (pure Python, slow on large pickles) reads no larger.
 MAX_PICKLE_BYTES = 4 * 2**20
-HISTORY_ROW_BYTES = 110  # one trainer history row, pickled
+# Earlier versions stored a row per step (a million rows take 105 MiB): such a pickle is read by thinning its history
+# first (checkpoint_long_history, which scans the bytes once), up to this size; a larger one is refused unread.
+MAX_LONG_PICKLE_BYTES = 128 * 2**20
+HISTORY_ROW_BYTES = 110  # one trainer history row, pickled after the weights (memo references take 5 bytes)
 
 
 def write_atomically(path: Path, payload: dict) -> None:
-    """torch.save to a temporary next to the real file, fsync, rename over it; any failure removes the temporary.
+    """torch.save to a temporary next to the real file, check it, fsync, rename over it; any failure removes the
+    temporary.
 
     Every failure becomes CheckpointError naming the path and the cause (torch turns a full disk into
-    RuntimeError, not OSError); a target that is not a regular file is refused before anything is written.
-    KeyboardInterrupt and the like still propagate, after the cleanup.
+    RuntimeError, not OSError); a target that is not a regular file, or is read-only, is refused before anything is
+    written. KeyboardInterrupt and the like still propagate, after the cleanup.
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            torch.save(payload, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with atomic_path(path) as tmp:  # flushed to disk as it is renamed
+            with open(tmp, "wb") as fh:
+                torch.save(payload, fh)
+            _check_written(tmp, path)
+    except CheckpointError:
+        raise
     except RefusedTarget as exc:
         raise CheckpointError(str(exc)) from None
     except Exception as exc:
         raise CheckpointError(f"could not write {path}: {_cause(exc)}") from exc
+
+
+def _check_written(tmp: Path, path: Path) -> None:
+    """The written file must pass what loading checks first (sizes, CRCs); a file it would refuse is not published."""
+    with open(tmp, "rb") as fh:
+        try:
+            check_archive(fh, path.name, MAX_PICKLE_BYTES)
+        except CheckpointError as exc:
+            raise CheckpointError(f"not saving {path}: {str(exc).removeprefix(f'{path.name}: ')}") from None
 
 
 def _cause(exc: BaseException) -> str:
@@ -60,7 +74,8 @@ def _cause(exc: BaseException) -> str:
 
 
 def read_payload(path: Path) -> object:
-    """torch.load(weights_only=True) of `path`, after checks that turn every kind of bad file into words."""
+    """torch.load(weights_only=True) of `path`, after checks that turn every kind of bad file into words (a history
+    of a row per step, from earlier versions, thinned before it is unpickled)."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -69,10 +84,9 @@ def read_payload(path: Path) -> object:
         raise CheckpointError(f"{path} is not readable: permission denied") from None
     except OSError as exc:
         raise CheckpointError(f"{path} cannot be read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise CheckpointError(f"{path} is not a file (it is a folder)")
-    if not stat.S_ISREG(info.st_mode):
-        raise CheckpointError(f"{path} is not a file (it is a device, pipe or socket)")
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        raise CheckpointError(f"{path} is not a file (it is {kind})")
     if info.st_size == 0:
         raise CheckpointError(f"{path.name} is not a readable checkpoint: the file is empty (0 bytes)")
     if info.st_size > MAX_FILE_BYTES:
@@ -80,9 +94,9 @@ def read_payload(path: Path) -> object:
                               f"({MAX_FILE_BYTES // 2**30} GiB at most)")
     try:
         with open(path, "rb") as fh:
-            check_archive(fh, path.name)
-            fh.seek(0)
-            return torch.load(fh, map_location="cpu", weights_only=True)
+            source, short = _readable_archive(fh, path.name)
+            payload = torch.load(source, map_location="cpu", weights_only=True)
+            return short.without_name_rows(payload) if short else payload
     except CheckpointError:
         raise
     except PermissionError:
@@ -93,8 +107,33 @@ def read_payload(path: Path) -> object:
         raise CheckpointError(_load_failure(path.name, exc)) from exc
 
 
-def check_archive(fh: BinaryIO, name: str) -> None:
-    """The file must be an intact zip holding a pickle (torch.save's format), read from its directory alone."""
+def _readable_archive(fh: BinaryIO, name: str) -> tuple[BinaryIO, ShortHistory | None]:
+    """The checked archive for torch.load: the file itself, or a copy whose long history is thinned (earlier
+    versions' files), with what was done to it."""
+    size = check_archive(fh, name)
+    fh.seek(0)
+    if size <= MAX_PICKLE_BYTES:
+        return fh, None
+    with zipfile.ZipFile(fh) as archive:
+        pickles = [e for e in archive.infolist() if e.filename.endswith("/data.pkl")]
+        short = shortened_history(archive.read(pickles[0])) if len(pickles) == 1 else None
+        if short is None or len(short.data) > MAX_PICKLE_BYTES:
+            how = (f"even with its history thinned to {MAX_HISTORY_ROWS:,} rows" if short else
+                   "and its history is not one the app can thin (rows of metric names and numbers)")
+            raise CheckpointError(f"{_too_large(name, size, MAX_PICKLE_BYTES)}, {how}; refusing to read it")
+        log.info("%s: reading %d of its %d training-history rows (a row per step, as earlier versions kept)",
+                 name, short.kept, short.rows)
+        return archive_with(archive, pickles[0], short.data), short
+
+
+def _too_large(name: str, size: int, limit: int) -> str:
+    return (f"{name}: its training history and extra data take {size / 2**20:.1f} MiB, more than the "
+            f"{limit // 2**20} MiB a checkpoint may hold")
+
+
+def check_archive(fh: BinaryIO, name: str, max_pickle_bytes: int = MAX_LONG_PICKLE_BYTES) -> int:
+    """The file must be an intact zip holding a pickle (torch.save's format), its size judged from the archive's
+    directory before anything is read; returns the pickle's size."""
     corrupt = f"{name} is not a readable checkpoint (corrupt or truncated)"
     if fh.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
         raise CheckpointError(f"{corrupt}: it is not a PyTorch checkpoint archive")
@@ -114,12 +153,13 @@ def check_archive(fh: BinaryIO, name: str) -> None:
                                   "which torch.save never writes")
         if sum(e.file_size for e in entries) > MAX_FILE_BYTES:
             raise CheckpointError(f"{name}: its archive claims more than {MAX_FILE_BYTES // 2**30} GiB of data")
-        if max(e.file_size for e in pickles) > MAX_PICKLE_BYTES:
-            raise CheckpointError(f"{name}: its training history and extra data take "
-                                  f"{max(e.file_size for e in pickles) / 2**20:.1f} MiB, more than the "
-                                  f"{MAX_PICKLE_BYTES // 2**20} MiB a checkpoint may hold (about "
-                                  f"{MAX_PICKLE_BYTES // HISTORY_ROW_BYTES:,} history rows); refusing to read it")
+        size = max(e.file_size for e in pickles)
+        if size > max_pickle_bytes:
+            rows = f" (a history of about {max_pickle_bytes // HISTORY_ROW_BYTES:,} rows); refusing to read it" \
+                if max_pickle_bytes > MAX_PICKLE_BYTES else ""
+            raise CheckpointError(f"{_too_large(name, size, max_pickle_bytes)}{rows}")
         check_crcs(archive, name)
+    return size
 
 
 def check_crcs(archive: zipfile.ZipFile, name: str) -> None:

@@ -3,7 +3,8 @@ model they describe: the task, the training recipe, the evaluation curves and th
 
 Numbers in them must be finite and fit 64 bits (a step of inf or 10**400 overflows every conversion downstream);
 non-finite numbers elsewhere in the extra data become None. The history keeps at most MAX_HISTORY_ROWS rows, thinned
-evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw.
+evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw. A training
+recipe that is not valid is refused when saved and left out when loaded: only the Trainer reads it.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .checkpoint_validation import INT_LIMIT, WEIGHT_DTYPES, CheckpointError, short_repr
+from .checkpoint_validation import WEIGHT_DTYPES, CheckpointError, find_non_plain, fits_64_bits, short_repr
 from .config import ModelConfig
 from .tasks import TaskSpec
 
@@ -31,9 +32,16 @@ def number_problem(value: object) -> str | None:
         return f"a {type(value).__name__}, not a number"
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value}, not a finite number"
-    if not -INT_LIMIT < value < INT_LIMIT:
+    if not fits_64_bits(value):
         return f"{short_repr(value)}, larger than 2**63"
     return None
+
+
+def kept_rows(n: int) -> range | list[int]:
+    """Which of n history rows a checkpoint keeps: at most MAX_HISTORY_ROWS, evenly spaced, first and last included."""
+    if n <= MAX_HISTORY_ROWS:
+        return range(n)
+    return [i * (n - 1) // (MAX_HISTORY_ROWS - 1) for i in range(MAX_HISTORY_ROWS)]
 
 
 def thin_history(rows: list, name: str) -> list:
@@ -43,7 +51,7 @@ def thin_history(rows: list, name: str) -> list:
         return rows
     log.info("%s: keeping %d of its %d training-history rows (evenly spaced, first and last included)",
              name, MAX_HISTORY_ROWS, n)
-    return [rows[i * (n - 1) // (MAX_HISTORY_ROWS - 1)] for i in range(MAX_HISTORY_ROWS)]
+    return [rows[i] for i in kept_rows(n)]
 
 
 def check_history(history: object, name: str) -> list[dict[str, float]]:
@@ -106,9 +114,11 @@ def clean_extra(extra: dict[str, Any], name: str) -> dict[str, Any]:
 
 def check_known_extra(extra: dict[str, Any], config: ModelConfig, name: str) -> None:
     """The records the app reads back from `extra` must be usable with the model of `config`."""
+    problem = recipe_problem(extra.get("train_config"))
+    if problem:
+        raise CheckpointError(f"{name}: its training recipe is invalid: {problem}")
     try:
         _check_task(extra.get("task"), config)
-        _check_train_config(extra.get("train_config"))
         _check_eval_series(extra.get("eval_series"))
         _check_snapshots(extra.get("probe_snapshots"), config)
     except (TypeError, ValueError) as exc:
@@ -140,19 +150,38 @@ def _check_task(stored: object, config: ModelConfig) -> None:
         raise ValueError(f"the checkpoint's task does not fit its model: {exc}") from None
 
 
-def _check_train_config(stored: object) -> None:
-    """The stored recipe, its known fields as valid TrainConfig values (unknown ones are ignored where it is read)."""
+def recipe_problem(stored: object) -> str | None:
+    """Why a stored training recipe is unusable, or None: its known fields must be plain, valid TrainConfig values
+    (unknown ones are ignored where it is read)."""
     if stored is None:
-        return
+        return None
     from .training import TrainConfig  # the trainer is needed here only, not to show a model
 
     if not isinstance(stored, dict):
-        raise TypeError(f"its training recipe must be a dict, got {type(stored).__name__}")
+        return f"it must be a dict, got {type(stored).__name__}"
+    problem = find_non_plain(stored, "train_config")
+    if problem:
+        return f"it {problem}"
     known = {f.name for f in fields(TrainConfig)}
     try:
         TrainConfig(**{key: value for key, value in stored.items() if key in known})
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"its training recipe is invalid: {str(exc)[:200]}") from None
+    except (TypeError, ValueError, RuntimeError) as exc:
+        return str(exc)[:200]
+    return None
+
+
+def without_unusable_recipe(payload: object, name: str) -> object:
+    """The payload read from `name` without its stored training recipe when that is unusable (logged): the weights
+    still load and the Trainer starts from its defaults. Earlier versions stored recipes this one refuses (seeds
+    up to 2**64 - 1)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("extra"), dict):
+        return payload
+    extra = payload["extra"]
+    problem = recipe_problem(extra.get("train_config"))
+    if problem is None:
+        return payload
+    log.warning("%s: its stored training recipe is not used (%s); the Trainer starts from its defaults", name, problem)
+    return {**payload, "extra": {key: value for key, value in extra.items() if key != "train_config"}}
 
 
 def _check_eval_series(data: object) -> None:

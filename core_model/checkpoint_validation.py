@@ -26,6 +26,11 @@ MAX_EXTRA_DEPTH = 64  # nesting of lists and dicts in `extra`; deeper only comes
 INT_LIMIT = 2**63  # integers must fit 64 bits: numpy, torch and Qt overflow on anything larger
 
 
+def fits_64_bits(value: float) -> bool:
+    """Whether a number is within a signed 64-bit integer's range, -2**63 included (one bound for every check)."""
+    return -INT_LIMIT <= value < INT_LIMIT
+
+
 def short_repr(value: object) -> str:
     """A repr of at most a few dozen characters, whatever a hostile file put there."""
     r = reprlib.Repr()
@@ -150,13 +155,14 @@ def check_extra(extra: object, name: str) -> dict[str, Any]:
     return dict(extra)
 
 
-def find_non_plain(root: object) -> str | None:
-    """What is wrong with `root` as plain data, or None. Iterative, and each container is visited once."""
+def find_non_plain(root: object, label: str = "extra") -> str | None:
+    """What is wrong with `root` (called `label` in messages) as plain data, or None. Iterative; each container is
+    visited once."""
     seen: set[int] = set()
-    stack: list[tuple[object, str, int]] = [(root, "extra", 0)]
+    stack: list[tuple[object, str, int]] = [(root, label, 0)]
     while stack:
         value, where, depth = stack.pop()
-        if type(value) is int and not -INT_LIMIT <= value < INT_LIMIT:  # not bool: True is plain data
+        if type(value) is int and not fits_64_bits(value):  # not bool: True is plain data
             return f"holds an integer too large at {where[:200]} (at most 2**63 in size)"
         if isinstance(value, PLAIN_SCALARS):
             continue

@@ -25,7 +25,9 @@ DivergedQuantity = Literal["loss", "grad_norm"]
 ADAM_BETAS = (0.9, 0.98)  # paper §5.3: beta1, beta2 (AdamW with weight_decay 0 is the paper's Adam)
 ADAM_EPS = 1e-9  # paper §5.3
 COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (our choice, not the paper's)
-MAX_SEED = 2**32 - 1  # the CLI's --seed range; torch.Generator.manual_seed takes any of them
+# Any seed a checkpoint can store (every integer in one fits 64 bits, signed); torch.Generator.manual_seed takes
+# them all. The CLI's --seed and the Trainer form offer fewer; a recipe from a file keeps its own.
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)

@@ -325,9 +325,10 @@ def test_a_save_killed_midway_keeps_the_old_file_and_its_leftover_is_cleaned_nex
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     assert proc.returncode == -signal.SIGKILL
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "m.pt"]
-    assert len(leftovers) == 1 and leftovers[0].startswith("m.pt.") and leftovers[0].endswith(".tmp")
+    assert len(leftovers) == 1 and leftovers[0].startswith("m.pt.saving-") and leftovers[0].endswith(".tmp")
     assert path.read_bytes() == before
-    innocent = ["m.pt.backup", "other.pt.12345.abcdefgh.tmp", "m.pt.notes.tmp", "m.pt.1.abcdefgh.tmp.keep"]
+    innocent = ["m.pt.backup", "other.pt.saving-12345-abcdefgh.tmp", "m.pt.notes.tmp", "m.pt.backup01.tmp",
+                "m.pt.saving-1-abcdefgh.tmp.keep", "m.pt.12345.abcdefgh.tmp"]
     for name in innocent:
         (tmp_path / name).write_text("not ours")
     save_checkpoint(path, build_model(CONFIG, seed=1))  # the next save removes the dead writer's temporary
@@ -336,14 +337,18 @@ def test_a_save_killed_midway_keeps_the_old_file_and_its_leftover_is_cleaned_nex
 
 def test_stale_temp_rule_age_or_dead_pid_only(tmp_path):
     target = tmp_path / "m.pt"
-    live = tmp_path / f"m.pt.{os.getpid()}.abcdefgh.tmp"
-    old = tmp_path / f"m.pt.{os.getpid()}.ijklmnop.tmp"
-    legacy_young = tmp_path / "m.pt.qrstuvwx.tmp"
-    for p in (live, old, legacy_young):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # a writer that has exited
+    live = tmp_path / f"m.pt.saving-{os.getpid()}-abcdefgh.tmp"
+    old = tmp_path / f"m.pt.saving-{os.getpid()}-ijklmnop.tmp"
+    dead = tmp_path / f"m.pt.saving-{gone}-qrstuvwx.tmp"
+    earlier_forms = [tmp_path / "m.pt.qrstuvwx.tmp", tmp_path / f"m.pt.{gone}.abcdefgh.tmp"]  # may be a user's
+    for p in (live, old, dead, *earlier_forms):
         p.write_bytes(b"partial")
-    os.utime(old, (time.time() - 120, time.time() - 120))
-    assert remove_stale_temps(target) == [old]
-    assert live.exists() and legacy_young.exists()
+    for p in (old, *earlier_forms):
+        os.utime(p, (time.time() - 120, time.time() - 120))
+    assert sorted(remove_stale_temps(target)) == sorted([old, dead])
+    assert live.exists() and all(p.exists() for p in earlier_forms)
 
 
 def test_checkpoint_api_still_builds_and_reports_the_task(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -111,8 +112,47 @@ def test_empty_and_missing_files(tmp_path):
         load_checkpoint(tmp_path / "empty.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(tmp_path / "nothing.pt")
-    with pytest.raises(CheckpointError, match="not a file"):
+    with pytest.raises(CheckpointError, match=r"is not a file \(it is a folder\)$"):
         load_checkpoint(tmp_path)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.pt")
+        with pytest.raises(CheckpointError, match=r"pipe\.pt is not a file \(it is a named pipe \(FIFO\)\)$"):
+            load_checkpoint(tmp_path / "pipe.pt")
+
+
+@pytest.mark.parametrize(("value", "fits"), [(-2**63, True), (2**63 - 1, True), (-2**63 - 1, False), (2**63, False)])
+def test_history_and_extra_data_take_the_same_64_bit_range(saved, tmp_path, value, fits):
+    """-2**63 fits a signed 64-bit integer: a number the history takes, the extra data take too, and the reverse."""
+    _, path = saved
+    payload = payload_of(path)
+    changes = {"history": ("history", [{"step": 1, "offset": value}]), "extra": ("extra", {"offset": value})}
+    refusals = {"history": r"row 0 of its training history has 'offset' = .*, larger than 2\*\*63",
+                "extra": r"its extra data holds an integer too large at extra\['offset'\]"}
+    for where, (key, data) in changes.items():
+        torch.save({**payload, key: data}, tmp_path / f"{where}.pt")
+        if fits:
+            loaded = load_checkpoint(tmp_path / f"{where}.pt")
+            assert (loaded.history[0] if where == "history" else loaded.extra)["offset"] == value
+        else:
+            with pytest.raises(CheckpointError, match=refusals[where]):
+                load_checkpoint(tmp_path / f"{where}.pt")
+
+
+LONG_EVALS = {key: [i if key == "steps" else 0.5 for i in range(150_000)]
+              for key in ("steps", "loss", "token_accuracy", "exact_match")}
+
+
+@pytest.mark.parametrize("extra", [{"notes": "x" * 5 * 2**20}, {"eval_series": LONG_EVALS}], ids=["notes", "evals"])
+def test_a_save_the_loader_would_refuse_is_refused_and_the_old_file_kept(saved, tmp_path, extra):
+    """The size a checkpoint may hold is checked on the written file before it replaces anything."""
+    _, path = saved
+    before = path.read_bytes()
+    with pytest.raises(CheckpointError) as info:
+        save_checkpoint(path, build_model(CONFIG, seed=1), extra=extra)
+    assert re.fullmatch(rf"not saving {re.escape(str(path))}: its training history and extra data take \d+\.\d MiB, "
+                        "more than the 4 MiB a checkpoint may hold", str(info.value)), str(info.value)
+    assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
+    assert load_checkpoint(path).history == [{"step": 1.0, "loss": 2.5}]
 
 
 def test_wrong_shape(saved):

@@ -1,4 +1,5 @@
-"""Saving a checkpoint replaces only a regular file: links are followed, pipes and devices refused, modes kept."""
+"""Saving a checkpoint replaces only a regular, writable file: links are followed, pipes, devices and read-only files
+refused, modes kept, the file and its folder flushed to disk, and only the writer's own leftovers cleaned."""
 from __future__ import annotations
 
 import os
@@ -109,12 +110,74 @@ def test_a_target_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"special", target.name})
 
 
-@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_saving_loading_and_the_settings_check_name_a_special_file_alike(tmp_path, kind):
+    """One table of file kinds (atomic_files.file_kind) serves the writer, the loader and the settings check."""
+    from core_model.atomic_files import file_kind
+    from visualizer.controllers.settings_file import unusable_kind
+
+    make, _, _ = KINDS[kind]
+    special = tmp_path / "special"
+    make(special)
+    words = file_kind(os.stat(special).st_mode)
+    assert words is not None and file_kind(os.stat(__file__).st_mode) is None
+    with pytest.raises(CheckpointError) as loading:
+        load_checkpoint(special)
+    assert str(loading.value) == f"{special} is not a file (it is {words})"
+    assert f"it is {words}, not a regular file" in str(_save_in_thread(special)) and unusable_kind(special) == words
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664])
 def test_a_save_keeps_the_permission_bits_of_the_file_it_replaces(tmp_path, mode):
     path = save_checkpoint(tmp_path / "private.pt", build_model(CONFIG, seed=0))
     os.chmod(path, mode)
     save_checkpoint(path, build_model(CONFIG, seed=1))
     assert stat.S_IMODE(os.stat(path).st_mode) == mode and _same_weights(path, seed=1)
+
+
+def test_a_read_only_file_is_refused_in_one_line_and_left_as_it_was(tmp_path, capsys):
+    """chmod 0444 says "do not change this file"; the rename would need only the folder's permission."""
+    path = save_checkpoint(tmp_path / "kept.pt", build_model(CONFIG, seed=0))
+    os.chmod(path, 0o444)
+    before = path.read_bytes()
+    with pytest.raises(CheckpointError) as info:
+        save_checkpoint(path, build_model(CONFIG, seed=1))
+    assert str(info.value) == f"{path} is read-only; make it writable or save under another name"
+    link = tmp_path / "link.pt"
+    link.symlink_to("kept.pt")
+    assert main([*TRAIN, "--out", str(link)]) == 2  # refused before training, as a folder or a pipe is
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out: {link} (a link to {path}) is read-only; make it writable" in err
+    assert path.read_bytes() == before and stat.S_IMODE(os.stat(path).st_mode) == 0o444
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.pt", "link.pt"]
+
+
+def test_a_file_the_user_may_not_write_is_refused_though_it_has_write_bits(tmp_path, monkeypatch):
+    """Another user's 0644 file in the user's own folder: os.access says no (root, who runs CI, may write any)."""
+    path = save_checkpoint(tmp_path / "theirs.pt", build_model(CONFIG, seed=0))
+    before = path.read_bytes()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: mode != os.W_OK and real_access(p, mode, **kw))
+    with pytest.raises(CheckpointError, match=r"theirs\.pt is read-only; make it writable or save under another"):
+        save_checkpoint(path, build_model(CONFIG, seed=1))
+    assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_the_written_file_is_flushed_once_and_its_folder_after_the_rename(tmp_path, monkeypatch):
+    """Without the folder's fsync a power cut can lose the rename; a second fsync of the same file buys nothing."""
+    flushed: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("names open files through /proc")
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = save_checkpoint(tmp_path / "m.pt", build_model(CONFIG, seed=0))
+    assert len(flushed) == 2 and Path(flushed[0]).parent == tmp_path and Path(flushed[0]).name.startswith("m.pt.")
+    assert flushed[1] == str(tmp_path) and path.exists() and not Path(flushed[0]).exists()
 
 
 @pytest.fixture
@@ -138,7 +201,8 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path):
     path = tmp_path / "plot.png"
     path.write_bytes(b"the previous export")
     with pytest.raises(OSError, match="No space left"), atomic_path(path, keep_suffix=True) as tmp:
-        assert tmp.parent == tmp_path and tmp.name.startswith("plot.png.") and tmp.name.endswith(".tmp.png")
+        assert tmp.parent == tmp_path and tmp.name.startswith(f"plot.png.saving-{os.getpid()}-")
+        assert tmp.name.endswith(".tmp.png")
         tmp.write_bytes(b"half a pl")
         raise OSError(28, "No space left on device")
     assert path.read_bytes() == b"the previous export" and sorted(tmp_path.iterdir()) == [path]
@@ -146,15 +210,30 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path):
 
 def test_stale_temporaries_of_exports_are_recognised_and_nothing_else(tmp_path):
     target = tmp_path / "grid.png"
-    ours = [tmp_path / f"grid.png.{os.getpid()}.abcdefgh.tmp.png", tmp_path / f"grid.png.{os.getpid()}.ijklmnop.tmp"]
-    innocent = [tmp_path / n for n in ("grid.png.1.abcdefgh.tmp.svg", "grid.png.1.abcdefgh.tmp.png.keep",
-                                       "other.png.1.abcdefgh.tmp.png", "grid.png.notes.tmp.png")]
+    pid = os.getpid()
+    ours = [tmp_path / f"grid.png.saving-{pid}-abcdefgh.tmp.png", tmp_path / f"grid.png.saving-{pid}-ijklmnop.tmp"]
+    innocent = [tmp_path / n for n in ("grid.png.saving-1-abcdefgh.tmp.svg", "grid.png.saving-1-abcdefgh.tmp.png.keep",
+                                       "other.png.saving-1-abcdefgh.tmp.png", "grid.png.notes.tmp.png",
+                                       "grid.png.backup01.tmp", "grid.png.2024.backup01.tmp.png",
+                                       f"grid.png.{pid}.abcdefgh.tmp.png", "grid.png.saving-abcdefgh.tmp")]
     old = time.time() - 120
     for path in ours + innocent:
         path.write_bytes(b"partial")
         os.utime(path, (old, old))
     assert sorted(remove_stale_temps(target)) == sorted(ours)
     assert all(p.exists() for p in innocent)
+
+
+def test_a_users_own_tmp_file_next_to_the_checkpoint_survives_a_save(tmp_path):
+    """`model.pt.backup01.tmp` is the user's: the writer's names carry `saving-<pid>-`, whatever their age."""
+    path = save_checkpoint(tmp_path / "model.pt", build_model(CONFIG, seed=0))
+    mine = [tmp_path / "model.pt.backup01.tmp", tmp_path / "model.pt.2024.backup01.tmp"]
+    for other in mine:
+        other.write_text("the user's own copy")
+        os.utime(other, (time.time() - 3600, time.time() - 3600))
+    save_checkpoint(path, build_model(CONFIG, seed=1))
+    assert all(p.read_text() == "the user's own copy" for p in mine) and _same_weights(path, seed=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["model.pt", *(p.name for p in mine)])
 
 
 def test_train_refuses_a_fifo_out_before_training(tmp_path, capsys, monkeypatch):
