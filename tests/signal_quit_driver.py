@@ -3,9 +3,10 @@
 test_quit_signals.py runs this in a subprocess (a signal sent to pytest itself would end the test run). It wraps
 `visualizer.app.launch` only to get hold of the window it builds; `run_app` and everything it does stay the real ones.
 
-Usage: python signal_quit_driver.py SIGNAL_NAME MIN_STEP
+Usage: python signal_quit_driver.py SIGNAL_NAME MIN_STEP [STOP_TIMEOUT_MS]
+STOP_TIMEOUT_MS replaces how long the quit waits for training to stop (the app's recovery.stop_timeout_ms).
 Prints one JSON line once the event loop has ended: the exit code, the model's last step before and after training
-(the shipped model comes with its own steps) and when (time.time()) the signal was sent.
+(the shipped model comes with its own steps), when (time.time()) the signal was sent and when the event loop ended.
 """
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from PySide6.QtTest import QTest
 import visualizer.app as app_module
 
 
-def train_then_signal(root, signum: int, min_step: int, facts: dict) -> None:
+def train_then_signal(root, signum: int, min_step: int, facts: dict, stop_timeout_ms: int | None) -> None:
     """What a user does (Trainer tab, Train), then what a logout or `kill` does once training has gone far enough."""
+    if stop_timeout_ms is not None:
+        root.recovery.stop_timeout_ms = stop_timeout_ms
     root.window.tabs.setCurrentIndex(2)
     tab = root.trainer_tab
     tab.form.steps_spin.setValue(100_000)
@@ -42,17 +45,19 @@ def train_then_signal(root, signum: int, min_step: int, facts: dict) -> None:
 
 def main() -> int:
     signum, min_step = int(getattr(signal, sys.argv[1])), int(sys.argv[2])
-    roots, facts = [], {"code": None, "start": None, "step": None, "signalled_at": None}
+    stop_timeout_ms = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    roots, facts = [], {"code": None, "start": None, "step": None, "signalled_at": None, "loop_ended_at": None}
     real_launch = app_module.launch
 
     def launch(argv):
         app, root, probe = real_launch(argv)
-        root.ready.connect(lambda: train_then_signal(root, signum, min_step, facts))
+        root.ready.connect(lambda: train_then_signal(root, signum, min_step, facts, stop_timeout_ms))
         roots.append(root)
         return app, root, probe
 
     app_module.launch = launch
     code = facts["code"] = app_module.run_app([])
+    facts["loop_ended_at"] = time.time()
     facts["step"] = int(roots[0].hub.history[-1]["step"])
     sys.stdout.write(json.dumps(facts) + "\n")
     return code

@@ -1,8 +1,9 @@
 """Closing the window while background work runs (a beam search, a head analysis, the start-up load) ends quietly.
 
-What went wrong happened as the process exited: PySide deletes the jobs' QObjects while pool threads still run, and
-each later emit printed "Signal source has been deleted" with a traceback. Only a real exit shows it, so the app is
-launched in a child process, driven to the busy state, closed, and its console read.
+As the process exits, PySide deletes the jobs' QObjects while pool threads may still run; a job whose receiver is
+gone drops its result and stops, printing nothing ("Signal source has been deleted", tracebacks). Only a real exit
+shows this, so the app is launched in a child process with its own settings and data folders, driven to the busy
+state, closed, and its console read.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ CHILD = """
 import logging
 import sys
 from pathlib import Path
-from PySide6.QtCore import QSettings, QTimer, Qt
+from PySide6.QtCore import QSettings, QStandardPaths, QTimer, Qt
 from PySide6.QtTest import QTest
 QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, sys.argv[1])
 scenario = sys.argv[2]
@@ -34,6 +35,7 @@ from visualizer.app import make_application
 
 logging.basicConfig(level=logging.INFO)  # as the app does: warnings reach the console
 app = make_application()
+print("DATA", QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation), flush=True)
 from visualizer.composition import Application
 
 root = Application(checkpoint=Path(sys.argv[1]) / "none.pt")  # untrained: a beam search runs to the length limit
@@ -78,10 +80,12 @@ NOISE = ("Signal source has been deleted", "Traceback", "Error calling Python ov
     ("loading", "loaded=False"),  # closed before the model has loaded
 ])
 def test_closing_while_a_job_runs_prints_nothing(tmp_path, scenario, closing):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}  # recovery files and settings of this test, not the user's
     done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), scenario], capture_output=True, text=True,
                           timeout=DEADLINE_S, env=env, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert f"DATA {tmp_path / 'data'}" in done.stdout, done.stdout  # the data folder (recovery files) is the test's
     closing_lines = [line for line in done.stdout.splitlines() if line.startswith("CLOSING")]
     assert len(closing_lines) == 1 and closing_lines[0].endswith(closing), done.stdout  # closed mid-job
     assert "EXIT 0" in done.stdout
@@ -119,12 +123,28 @@ def test_a_background_job_whose_receiver_is_gone_ends_without_a_traceback(qtbot,
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_a_head_analysis_whose_receiver_is_gone_stops_after_one_head(qtbot, caplog):
+def _heads_job(ablated: list[int]) -> HeadsJob:
+    """An analysis of a model with 6 heads (2 per attention kind) that counts, in `ablated`, the heads it switches off:
+    one forward pass with head gates per head (the hook travels with the job's deep copy of the model)."""
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1), seed=0)
-    job = HeadsJob(model, TaskSpec("copy", n_symbols=5, min_len=3, max_len=5), n=4, seed=0,
-                   device=torch.device("cpu"))
+
+    def count(_module, _args, kwargs):
+        if kwargs.get("head_gates") is not None:
+            ablated.append(1)
+
+    model.register_forward_pre_hook(count, with_kwargs=True)
+    return HeadsJob(model, TaskSpec("copy", n_symbols=5, min_len=3, max_len=5), n=4, seed=0,
+                    device=torch.device("cpu"))
+
+
+def test_a_head_analysis_whose_receiver_is_gone_stops_at_its_first_report(qtbot, caplog):
+    ablated: list[int] = []
+    job = _heads_job(ablated)
     _deleted(job)
     with caplog.at_level(logging.DEBUG):
-        job.run()
-    assert job.wait(0)
+        job.run()  # its first report (the baseline) finds nobody: no head is ablated after it
+    assert job.wait(0) and ablated == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    whole: list[int] = []
+    _heads_job(whole).run()  # with its receiver alive the same analysis ablates every head
+    assert len(whole) == 6

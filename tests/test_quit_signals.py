@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,26 +29,39 @@ from qt_helpers import start_app, wait_frame
 DRIVER = Path(__file__).with_name("signal_quit_driver.py")
 MIN_STEP = 30
 RUN_LIMIT_S = 200  # start-up, MIN_STEP training steps and the quit, on a machine other work may load heavily
-QUIT_WITHIN_S = 20  # from the signal to the process's end: training stopped, the file written, the window gone
+QUIT_WITHIN_S = 60  # from the signal to the event loop's end (training stopped, the file written, the window gone):
+# generous for a loaded 2-core machine; that none of the quit's waits ran out is checked in the log (WAITED_OUT)
+WAITED_OUT = ("did not stop within", "were still running")  # the warnings of a wait that ran out of time
+BLOCKER = "a file where the recovery folder belongs"
 SIGNALS = [name for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)]
 
 
-def run_and_signal(tmp_path: Path, name: str) -> tuple[int, str, dict, Path]:
+def run_and_signal(tmp_path: Path, name: str, stop_timeout_ms: int | None = None) -> tuple[int, str, dict, Path]:
     """The app in a subprocess, trained until MIN_STEP and sent `name`: its exit status, stderr, report (the
-    driver's JSON line, plus when it ended) and recovery folder."""
+    driver's JSON line) and recovery folder. `stop_timeout_ms` replaces how long the quit waits for training."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    proc = subprocess.Popen([sys.executable, str(DRIVER), name, str(MIN_STEP)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent)
+    args = [sys.executable, str(DRIVER), name, str(MIN_STEP)]
+    if stop_timeout_ms is not None:
+        args.append(str(stop_timeout_ms))
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).parent)
     try:
         out, err = proc.communicate(timeout=RUN_LIMIT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
         pytest.fail(f"the app was still running {RUN_LIMIT_S} s after it started; stderr ends:\n{err[-3000:]}")
-    ended = time.time()
     report = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
-    return proc.returncode, err, {**report, "ended_at": ended}, tmp_path / "data" / ORG / APP / "recovery"
+    return proc.returncode, err, report, tmp_path / "data" / ORG / APP / "recovery"
+
+
+def assert_quit_at_once(code: int, err: str, report: dict, signum: int) -> None:
+    """Ended by the signal (its exit status), without a traceback, and without waiting any wait out."""
+    assert code == 128 + signum, err[-3000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "QThread" not in err, err[-3000:]
+    assert not [words for words in WAITED_OUT if words in err], err[-3000:]
+    assert report["loop_ended_at"] - report["signalled_at"] < QUIT_WITHIN_S
 
 
 @pytest.mark.timeout(RUN_LIMIT_S + 100)  # two launches of the whole app, one of them in a subprocess
@@ -58,9 +70,7 @@ def test_a_quit_signal_while_training_keeps_the_training_and_the_next_launch_res
                                                                                         tmp_path, name):
     signum = int(getattr(signal, name))
     code, err, report, folder = run_and_signal(tmp_path / "first", name)
-    assert code == 128 + signum, err[-3000:]
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "QThread" not in err
-    assert report["ended_at"] - report["signalled_at"] < QUIT_WITHIN_S
+    assert_quit_at_once(code, err, report, signum)
     step = report["step"]
     assert step >= report["start"] + MIN_STEP  # the shipped model comes with steps of its own: these are new
     files = sorted(folder.iterdir())
@@ -84,6 +94,28 @@ def test_a_quit_signal_while_training_keeps_the_training_and_the_next_launch_res
     monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: "discard")
     app.window.close()
     qtbot.waitUntil(lambda: not app.window.isVisible(), timeout=10_000)
+
+
+@pytest.mark.timeout(RUN_LIMIT_S + 60)
+def test_a_quit_signal_ends_the_app_even_when_the_recovery_file_cannot_be_written(tmp_path):
+    blocked = tmp_path / "data" / ORG / APP / "recovery"
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text(BLOCKER)  # the folder cannot be made: every write of the recovery file fails
+    code, err, report, _folder = run_and_signal(tmp_path, "SIGTERM")
+    assert_quit_at_once(code, err, report, int(signal.SIGTERM))
+    assert "could not write the recovery file" in err and blocked.read_text() == BLOCKER  # said, and nothing broken
+
+
+@pytest.mark.timeout(RUN_LIMIT_S + 60)
+def test_training_that_outlasts_the_quit_s_wait_is_kept_once_it_stops_as_the_window_closes(tmp_path):
+    code, err, report, folder = run_and_signal(tmp_path, "SIGTERM", stop_timeout_ms=0)
+    assert code == 128 + int(signal.SIGTERM) and "Traceback" not in err, err[-3000:]
+    assert "training did not stop within 0 ms" in err  # the quit gave up waiting before the run's weights came back
+    files = sorted(folder.iterdir())
+    assert len(files) == 1
+    ckpt = load_checkpoint(files[0])
+    assert ckpt.history[-1]["step"] == report["step"] == ckpt.extra[META_KEY]["step"]  # the run's final weights
+    assert report["step"] >= report["start"] + MIN_STEP
 
 
 @pytest.mark.parametrize("name", SIGNALS)

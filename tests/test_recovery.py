@@ -89,6 +89,44 @@ def test_running_training_is_kept_in_a_recovery_file_every_interval_and_deleted_
     assert list(recovery_folder().iterdir()) == []  # no file, no lock
 
 
+def test_saving_while_training_runs_keeps_the_recovery_copy_of_the_running_weights(qtbot, app, monkeypatch,
+                                                                                    tmp_path):
+    app.recovery.interval_s = 0.3
+    path = app.recovery.store.path
+    _train(qtbot, app)
+    qtbot.waitUntil(path.is_file, timeout=WAIT_MS)
+    running = _saved_step(path)
+    mine = tmp_path / "mine.pt"
+    monkeypatch.setattr(checkpoint_actions, "_ask_save_path", lambda parent, suggested: str(mine))
+    with qtbot.waitSignal(app.checkpoints.saved, timeout=WAIT_MS):
+        app.checkpoints.save_action.trigger()  # File > Save: the model as it was before this run
+    assert path.is_file()  # checked before any later write could bring a deleted file back
+    assert app.training.state == "running" and _saved_step(mine) < running  # the save has none of this run
+    assert _saved_step(path) >= running  # the only copy of the run's training
+    _stop(qtbot, app)
+    final = app.hub.history[-1]["step"]
+    qtbot.waitUntil(lambda: _saved_step(path) == final, timeout=WAIT_MS)  # the stopped run is unsaved again
+    assert app.window.windowTitle().endswith(" *")
+    _close(qtbot, app, monkeypatch, "discard")
+
+
+def test_a_recovery_folder_that_cannot_be_made_is_said_in_the_status_bar_and_the_app_goes_on(qtbot, app,
+                                                                                            monkeypatch):
+    folder = recovery_folder()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("a file where the recovery folder belongs")
+    app.recovery.interval_s = 0.3
+    _train(qtbot, app)
+    bar = app.window.statusBar()
+    qtbot.waitUntil(lambda: "Could not keep a recovery copy" in bar.currentMessage(), timeout=WAIT_MS)
+    assert str(folder) in bar.currentMessage() and app.training.state == "running"
+    _stop(qtbot, app)  # the stopped model is unsaved: the next write fails too, and is said again
+    bar.clearMessage()
+    qtbot.waitUntil(lambda: "Could not keep a recovery copy" in bar.currentMessage(), timeout=WAIT_MS)
+    _close(qtbot, app, monkeypatch, "discard")  # deleting a file that cannot exist ends quietly too
+    assert folder.read_text() == "a file where the recovery folder belongs"
+
+
 def test_closing_and_discarding_deletes_the_recovery_file(qtbot, app, monkeypatch):
     app.recovery.interval_s = 0.3
     _train(qtbot, app)

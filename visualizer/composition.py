@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -255,10 +256,11 @@ class Application(QObject):
         if self._quitting:
             return
         self._quitting = True
-        if self.recovery is not None:
-            self.recovery.keep_unsaved()  # stops training first
-        self.window.close()
-        QCoreApplication.exit(128 + signum)  # the shell's convention for "ended by a signal"
+        with ExitStack() as ending:  # whatever fails on the way, the window closes and the app exits
+            ending.callback(QCoreApplication.exit, 128 + signum)  # the shell's convention for "ended by a signal"
+            ending.callback(self.window.close)
+            if self.recovery is not None:
+                self.recovery.keep_unsaved()  # stops training first
 
     def _finish_background_jobs(self) -> None:
         """Let jobs on the thread pool (loading, builds, searches) end while the objects they report to exist.
@@ -272,10 +274,10 @@ class Application(QObject):
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""
         if not self._quitting and self.checkpoints is not None and not self.checkpoints.confirm_close():
             return False
+        if self.training is not None:
+            self.training.shutdown(5000)  # its last weights reach the hub before the recovery file is settled
         if self.recovery is not None:
             self.recovery.finish(keep=self._quitting)  # else saved or let go: nothing left to recover
-        if self.training is not None:
-            self.training.shutdown(5000)
         if getattr(self, "_lab_page", None) is not None and self._lab_page.state is not None:
             self._lab_page.state.shutdown(5000)
         if self.heads is not None:

@@ -2,7 +2,8 @@
 
 While there is training nobody saved, it is written to this app's recovery file every AUTOSAVE_INTERVAL_S (the
 running weights come from the training worker, copied between two steps) and at once when a signal ends the app.
-The file is deleted once the work is saved or let go (a clean close, File > Open after Discard, ...).
+The file is deleted once the work is saved or let go (a clean close, File > Open after Discard, ...); a save
+while a run trains on leaves it, since the run's newer weights are only there.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 import torch
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core_model.checkpoint import CheckpointError
 from core_model.tasks import TaskSpec
 from visualizer.controllers.recovery_files import (
     META_KEY, RecoveryPayload, RecoveryStore, recovery_folder, recovery_meta,
@@ -29,6 +29,7 @@ from visualizer.workers.background import run_in_background
 log = logging.getLogger(__name__)
 AUTOSAVE_INTERVAL_S = 120.0  # how much running training a kill can cost at most
 STOP_TIMEOUT_MS = 10_000  # how long quitting on a signal waits for the training thread to hand its weights back
+TRAINING_ELSEWHERE = ("running", "stopping")  # the run's newest weights are in the training thread, not the hub
 
 
 def _last_step(history: list[dict]) -> int:
@@ -55,6 +56,8 @@ class Recovery(QObject):
         self._written_generation: int | None = None  # the hub state last written
         self._asked_progress: object = None  # the progress report current when the running weights were asked for
         self._closed = False  # the app is closing: a copy still on its way must not bring the file back
+        self._holds_running = False  # the newest write asked for holds a run's weights, newer than the hub's
+        self.stop_timeout_ms = STOP_TIMEOUT_MS
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
         self.interval_s = interval_s
@@ -82,15 +85,16 @@ class Recovery(QObject):
             if progress is not None and progress is not self._asked_progress and training.request_weights():
                 self._asked_progress = progress  # the copy arrives as weights_copied
         elif training.state != "stopping" and hub.dirty and hub.generation != self._written_generation:
-            self._write(self._hub_payload())
+            self._write(self._hub_payload)
 
     def _write_running(self, outcome: TrainingOutcome) -> None:
         task = self.training.task or self.hub.task
-        self._write(self._payload(outcome.state_dict, list(outcome.history), task, outcome.step))
+        self._write(lambda: self._payload(outcome.state_dict, list(outcome.history), task, outcome.step))
+        self._holds_running = True
 
     def _hub_payload(self) -> RecoveryPayload:
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.hub.model.state_dict().items()}
-        self._written_generation = self.hub.generation
+        self._written_generation, self._holds_running = self.hub.generation, False
         return self._payload(state, list(self.hub.history), self.hub.task, _last_step(self.hub.history))
 
     def _payload(self, state: dict[str, torch.Tensor], history: list[dict], task: TaskSpec,
@@ -103,19 +107,20 @@ class Recovery(QObject):
         extra[META_KEY] = recovery_meta(step, hub.path, hub.origin)
         return RecoveryPayload(hub.config, state, history, extra)
 
-    def _write(self, payload: RecoveryPayload, *, wait: bool = False) -> None:
-        """Write in the background (or now, with `wait`); a failure is said in the status bar."""
+    def _write(self, copy: Callable[[], RecoveryPayload], *, wait: bool = False) -> None:
+        """Write what `copy` returns in the background (or now, with `wait`); a failure is said in the status bar,
+        never raised: this runs from timers, the training thread's hand-over and the quit on a signal."""
         if self._closed:
             return
-        serial = self.store.request()
-        self._has_file = True
-        if not wait:
-            run_in_background(lambda: self.store.write(payload, serial), self._written, self._failed)
-            return
         try:
-            self._written(self.store.write(payload, serial))
-        except CheckpointError as exc:
-            self._failed(str(exc))
+            payload, serial = copy(), self.store.request()
+            self._has_file = True
+            if wait:
+                self._written(self.store.write(payload, serial))
+            else:
+                run_in_background(lambda: self.store.write(payload, serial), self._written, self._failed)
+        except Exception as exc:  # noqa: BLE001 - torch may raise RuntimeError or MemoryError, not CheckpointError
+            self._failed(str(exc) or type(exc).__name__)
 
     def _written(self, wrote: bool) -> None:
         if wrote:
@@ -134,28 +139,38 @@ class Recovery(QObject):
 
     # ----- deleting -----
     def _on_info(self, info: ModelInfo) -> None:
-        """Saved, or replaced after the user let it go: nothing is left to recover."""
-        if not info.dirty:
+        """Saved, or replaced after the user let it go: nothing is left to recover, unless a run is training on
+        (File > Save during a run writes the hub's weights, and the file holds newer ones)."""
+        if not info.dirty and self.training.state not in TRAINING_ELSEWHERE:
             self._discard()
 
     def _discard(self) -> None:
         if self._has_file:
             self.store.delete(self.store.request())
             self._has_file, self._written_generation, self._asked_progress = False, None, None
+            self._holds_running = False
 
     # ----- ending -----
     def keep_unsaved(self) -> None:
         """A signal ends the app and nobody can be asked: stop training (its weights reach the hub), write them."""
         self._timer.stop()
-        if self.training.busy and not self.training.shutdown(STOP_TIMEOUT_MS):
-            log.warning("training did not stop in time; keeping the weights of its last hand-back")
-        if self.hub.dirty:
-            self._write(self._hub_payload(), wait=True)
+        if self.training.busy and not self.training.shutdown(self.stop_timeout_ms):
+            log.warning("training did not stop within %d ms; its weights are kept if it stops while the window "
+                        "closes", self.stop_timeout_ms)
+        if self._hub_is_newest():
+            self._write(self._hub_payload, wait=True)
+
+    def _hub_is_newest(self) -> bool:
+        """The hub holds unsaved training no older than the file's: a run that has not stopped may have newer there."""
+        return self.hub.dirty and not (self.training.busy and self._holds_running)
 
     def finish(self, keep: bool) -> None:
-        """The app closes: keep the file for the next launch (`keep`), or delete it (the user saved or discarded)."""
+        """The app closes, its training stopped: keep the unsaved training for the next launch (`keep`), or delete
+        the file (the user saved or discarded)."""
         self._timer.stop()
-        if not keep:
+        if keep and self._hub_is_newest() and self.hub.generation != self._written_generation:
+            self._write(self._hub_payload, wait=True)  # weights handed back after keep_unsaved stopped waiting
+        elif not keep:
             self._discard()
         self._closed = True
         self.offer.release()

@@ -133,13 +133,17 @@ class RecoveryStore:
     def request(self) -> int:
         """A serial for the next operation (GUI thread); the file ends up as the highest serial left it."""
         if not self._lock.isLocked():  # first use: tell other running apps that this file is in use
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._lock.tryLock(0)
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # the write that follows fails too, and says so
+                log.warning("could not create the recovery folder %s: %s", self.folder, exc.strerror or exc)
+            else:
+                self._lock.tryLock(0)
         self._requested += 1
         return self._requested
 
     def write(self, payload: RecoveryPayload, serial: int) -> bool:
-        """Write atomically unless a newer operation already ran; raises CheckpointError when it cannot."""
+        """Write atomically unless a newer operation already ran; raises (CheckpointError mostly) when it cannot."""
         with self._mutex:
             if serial <= self._done:
                 return False
@@ -154,9 +158,13 @@ class RecoveryStore:
             self._done = max(self._done, serial)
 
     def delete(self, serial: int) -> None:
+        """Delete the file unless a newer operation already ran; a file that cannot go is left for the next launch."""
         with self._mutex:
             if serial > self._done:
-                self.path.unlink(missing_ok=True)
+                try:
+                    self.path.unlink(missing_ok=True)
+                except OSError as exc:
+                    log.warning("could not delete the recovery file %s: %s", self.path, exc.strerror or exc)
                 self._done = serial
 
     def release(self) -> None:
