@@ -1,4 +1,4 @@
-"""Crafted checkpoints that passed the older checks and crashed later: each is refused in one line by the loader,
+"""Crafted checkpoints that would crash later if loaded: each is refused in one line by the loader,
 by every verb and by File > Open (the model shown stays); damaged bytes are found; what is merely odd still loads."""
 from __future__ import annotations
 

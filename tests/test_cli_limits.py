@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import resource
 import subprocess
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from test_cli_hostile import _run_measured
 
 from visualizer.cli import VERBS, main
-from visualizer.cli_limits import TABLE, TRAIN_MAX_SOURCE, Limit, limit
+from visualizer.cli_limits import MAX_EXHAUSTIVE_SOURCES, TABLE, TRAIN_MAX_SOURCE, Limit, exhaustive_check, limit
 
 ROOT = Path(__file__).resolve().parents[1]
 CKPT = str(ROOT / "resources" / "copy_rope.pt")
@@ -123,7 +124,8 @@ def test_the_table_follows_core_models_own_caps():
     assert limit("decode", "--max-new").high == config.MAX_LEN == limit("cell", "--query").high + 1
     assert limit("eval", "--length").high == max_source_len(config.MAX_LEN) == limit("decode", "--pads").high
     assert limit("train", "--symbols").high == len(SYMBOL_POOL)
-    assert limit("cell", "--layer").high == config.MAX_LAYERS - 1 and limit("cell", "--head").high == config.MAX_HEADS - 1
+    assert limit("cell", "--layer").high == config.MAX_LAYERS - 1
+    assert limit("cell", "--head").high == config.MAX_HEADS - 1
     assert limit("decode", "--top-k").high == config.MAX_VOCAB_SIZE
     lr = limit("train", "--lr")
     assert [TrainConfig(lr=rate).lr for rate in (lr.low, lr.high)] == [lr.low, lr.high]  # rates the trainer takes
@@ -224,3 +226,35 @@ def test_the_range_is_checked_before_the_file_is_read(tmp_path):
     assert isinstance(limit("eval", "--n").parse("5"), int) and limit("decode", "--top-p").parse("1") == 1.0
     with pytest.raises(argparse.ArgumentTypeError):
         limit("decode", "--top-p").parse("0")
+
+
+@pytest.fixture(scope="module")
+def symbols_36(tmp_path_factory) -> Path:
+    """An untrained copy model over all 36 symbols: --exhaustive K means 36 + 36^2 + ... sources for it."""
+    from core_model import ModelConfig, build_model
+    from core_model.checkpoint import save_checkpoint
+    from core_model.vocab import Vocabulary
+
+    model = build_model(ModelConfig(vocab_size=Vocabulary.size_for(36), d_model=16, n_heads=2, d_ff=32, max_len=16),
+                        seed=0)
+    path = tmp_path_factory.mktemp("symbols") / "copy36.pt"
+    return save_checkpoint(path, model, extra={"task": {"task": "copy", "n_symbols": 36, "min_len": 1, "max_len": 4}})
+
+
+@pytest.mark.parametrize(("k", "count"), [(3, 36 + 36**2 + 36**3), (4, 36 + 36**2 + 36**3 + 36**4)])
+def test_exhaustive_past_the_cap_for_the_checkpoints_symbols_is_refused_before_any_work(symbols_36, k, count):
+    """K <= 4 bounds 10 symbols (11,110 sources at most); 36 symbols reach 47,988 at K = 3 and 1,727,604 at 4."""
+    status, out, err, took, growth = _call(["eval", str(symbols_36), "--exhaustive", str(k), "--device", "cpu"])
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith("attention-playground: error: --exhaustive ") and "Traceback" not in err
+    assert f"{count:,} sources" in err and f"{MAX_EXHAUSTIVE_SOURCES:,}" in err and "36 symbols" in err
+    assert took < MAX_CALL_S and growth < MAX_RSS_GROWTH_KIB  # the checkpoint read, nothing evaluated
+
+
+def test_exhaustive_within_the_cap_runs_and_the_help_states_the_rule(symbols_36, capsys):
+    assert main(["eval", str(symbols_36), "--lengths", "1", "--n", "1", "--exhaustive", "2", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["exhaustive"]["sources"] == 36 + 36**2
+    exhaustive_check(4, 10, 14)  # the largest K for the shipped 10-symbol models: 11,110 sources
+    parser = VERBS["eval"].add_parser(argparse.ArgumentParser().add_subparsers())
+    help_text = " ".join(next(a.help for a in parser._actions if "--exhaustive" in a.option_strings).split())
+    assert f"refused above {MAX_EXHAUSTIVE_SOURCES:,}" in help_text and "n + n^2 + ... + n^K" in help_text

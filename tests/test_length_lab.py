@@ -12,7 +12,7 @@ import torch
 from PySide6.QtCore import QPoint, QPointF, Qt, QTimer
 
 from core_model import ModelConfig, build_model
-from core_model.checkpoint import save_checkpoint
+from core_model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig, Trainer
 from visualizer.cli import main
@@ -95,7 +95,7 @@ def test_the_plotted_numbers_equal_the_cli(qtbot, lab, paths, capsys, scaling):
 
 
 def test_the_ui_keeps_ticking_at_50_hz_while_evaluating_the_shipped_models(qtbot):
-    """Issue 15: the lab stays responsive while it evaluates (a GUI-thread timer keeps >= 50 Hz)."""
+    """The lab stays responsive while it evaluates (a GUI-thread timer keeps >= 50 Hz)."""
     state = LengthLabState(JobWorker, shipped_sources())
     tab = LengthLabTab(state)
     qtbot.addWidget(tab)
@@ -200,8 +200,8 @@ def test_train_both_now_trains_two_models_then_plots_them(qtbot, lab):
 
 
 def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
-    """Before a length is clicked the two map plots once showed axes from -400 to 400 "(x0.001)", which a
-    student reads as real positions; they now draw no tick numbers and their titles say what to do."""
+    """Before a length is clicked the two map plots draw no tick numbers (axes from -400 to 400 "(x0.001)" would
+    read as real positions) and their titles say what to do."""
     from types import SimpleNamespace
 
     from qt_helpers import axis_texts
@@ -244,7 +244,7 @@ def _change(qtbot, tab, setting: str, back: bool = False) -> None:
 
 @pytest.mark.parametrize("setting", ["n", "seed", "model"])
 def test_a_changed_setting_marks_every_curve_out_of_date_and_changing_it_back_restores_done(qtbot, lab, setting):
-    """Old code: after "Done" a new setting left the old curves and "Done" on screen, as if they answered it."""
+    """After "Done", curves computed for other settings fade and the bar says so: they do not answer the new ones."""
     _evaluate(qtbot, lab, 2, 5)
     done = "Done: 8 lengths x 2 models, 2 sources each, seed 5"
     assert lab.progress.text() == done and not any(_stale_drawn(lab)) and _plot_title(lab) == ""
@@ -293,3 +293,29 @@ def test_hovering_a_map_cell_names_its_two_tokens_and_weight(qtbot, lab):
                 f"weight {weight:.3f}")
     qtbot.waitUntil(lambda: lab.maps.images[1].toolTip() == expected, timeout=5000)
     assert lab.maps.images[0].toolTip() == ""  # the other map is not under the mouse
+
+
+def test_a_new_model_under_the_old_name_marks_the_curves_out_of_date_even_at_the_old_ones_address(qtbot, lab, paths,
+                                                                                                  tmp_path):
+    """Curves of a model held in memory (trained here) belong to that very model: another one under the same name
+    reads as out of date, even one made the moment the first is let go (CPython hands a freed object's address to
+    the objects made next)."""
+    first = load_checkpoint(paths[0])
+    config, weights, extra, label = first.config, first.state_dict, first.extra, "rope trained here (1-4)"
+    lab.state.set_source(0, ModelSource(label, checkpoint=first))
+    _evaluate(qtbot, lab, 2, 5)
+    assert lab.progress.text() == "Done: 8 lengths x 2 models, 2 sources each, seed 5" and not lab.state.stale
+    lab.state.set_source(0, ModelSource("gone", tmp_path / "missing.pt"))
+    qtbot.mouseClick(lab.evaluate_button, Qt.MouseButton.LeftButton)  # fails: the old curves stay on screen
+    qtbot.waitUntil(lambda: lab.evaluate_button.isEnabled(), timeout=WAIT_MS)
+    assert "missing.pt" in lab.selected_label.text() and lab.state.curves.labels[0] == label
+    newcomers: list[Checkpoint | None] = [None] * 1000  # made first: a new list could take the first one's place
+    del first  # from here only the lab can keep it alive
+    for i in range(len(newcomers)):
+        newcomers[i] = Checkpoint(config, weights, extra=extra)  # one may land where the first one was
+    for second in newcomers:
+        lab.state.set_source(0, ModelSource(label, checkpoint=second))
+        assert lab.state.stale and lab.progress.text() == "Settings changed: press Evaluate"
+        assert _stale_drawn(lab) == [True, False, True, False]
+    _evaluate(qtbot, lab, 2, 5)  # the new model's own curves are current again
+    assert lab.progress.text() == "Done: 8 lengths x 2 models, 2 sources each, seed 5" and not any(_stale_drawn(lab))

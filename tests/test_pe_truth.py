@@ -29,7 +29,7 @@ def test_rope_similarity_defaults_to_q_equal_k_with_a_random_pair_control(qtbot,
     combo = tab.findChild(QComboBox, "pe_rope_vectors")
     assert combo.currentText() == "q = k"
     y = _similarity_curve(tab, "rope")
-    assert y[0] == pytest.approx(1.0) and y[0] == y.max()  # old code: about -0.5 at offset 0 (random q and k)
+    assert y[0] == pytest.approx(1.0) and y[0] == y.max()  # random q and k would give about -0.5 here
     combo.setFocus()
     qtbot.keyClick(combo, Qt.Key.Key_Down)
     assert combo.currentText() == "random pair"
@@ -40,7 +40,7 @@ def test_legends_sit_beside_the_plots_not_over_the_curves(qtbot, tab):
     for name, legend in (("waveforms", tab._wave_legend), ("rope_angles", tab._rope_legend),
                          ("similarity", tab._sim_legend)):
         view_box = tab.plot_items()[name].getViewBox()
-        assert legend.isVisible() and legend.items  # old code: the legends were inside the view box
+        assert legend.isVisible() and legend.items  # outside the view box, beside it
         assert not legend.sceneBoundingRect().intersects(view_box.sceneBoundingRect()), name
 
 
@@ -56,7 +56,7 @@ def test_2000_positions_draw_an_averaged_image_not_aliased_blocks(qtbot, tab):
     plot = tab.plot_items()["matrix"]
     vb = plot.getViewBox()
     # dimension 0 is sin(position): period ~6.3 rows, so ~20 periods per screen pixel; the honest picture is
-    # their average (~0, the middle colour), not the samples that happen to hit a pixel (old code: red and blue bands)
+    # their average (~0, the middle colour), not the samples that happen to hit a pixel (red and blue bands)
     top, bottom = vb.mapViewToScene(QPointF(0, 100)), vb.mapViewToScene(QPointF(0, 1900))
     ratio = pixmap.width() / view.width()
     x = int(view.mapFromScene(top).x() * ratio)
@@ -80,7 +80,7 @@ def _set_positions(qtbot, tab: PETab, n: int) -> None:
 
 
 def test_2000_positions_draw_curves_thinned_to_the_pixels_and_zoom_shows_the_true_curve(qtbot, tab):
-    """Old code: every curve drew all 2000 samples into ~500 px (solid blocks), so `getData` held 2000 points."""
+    """2000 samples drawn into ~500 px make solid blocks: each curve holds about one min/max pair per pixel."""
     _set_positions(qtbot, tab, 2000)
     qtbot.wait(50)
     for name in LINE_PLOTS:
@@ -130,8 +130,9 @@ def _peak_of(y: np.ndarray, block: int) -> np.ndarray:
 
 
 def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_max(qtbot, tab):
-    """Old code: pairs 2 and 5 were left out without a word, and nothing said that a pixel column held ~4
-    positions (the fast pairs read as a striped band, the waveforms as a solid block)."""
+    """The note names the pairs drawn and those hidden (2 and 5) and says that a pixel column holds ~4 positions;
+    each column draws their min and max (samples alone would make the fast pairs a striped band, the waveforms a
+    solid block)."""
     _set_positions(qtbot, tab, 2000)
     qtbot.wait(50)
     data = tab.state.data

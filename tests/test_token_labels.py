@@ -2,16 +2,17 @@
 with its cell panel) at several sizes, each axis that names tokens draws all of them in order (as written or
 abbreviated, none touching another) or none, and then says how to read them (hover).
 
-Old code: the Length lab's maps labelled every other output row ("4 3 3 7 7 1 6 8" for 4 9 3 0 3 9 7 3), the
-Trainer probe view's key labels ran into each other, the large view's query labels and the cell panel's key charts
-overlapped or thinned to every k-th.
+A subset misleads: every other output row of 4 9 3 0 3 9 7 3 reads "4 3 3 7", another sequence; labels that run
+into each other or are thinned to every k-th read no better. The Length lab's maps, the Trainer probe view, the
+large view and the cell panel's charts are walked here.
 """
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 import pytest
 import torch
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
@@ -23,9 +24,10 @@ from visualizer.workers.training_worker import probe_maps
 from qt_helpers import retype, start_app, wait_frame
 
 SOURCE = "49303973"
-LAB_LENGTH = 20  # past 16 output rows the old maps labelled every other row
+LAB_LENGTH = 20  # long enough (21 output rows) to crowd a map's axis
 SIZES = ((1400, 900), (1000, 720), (760, 600))  # the last narrower than most laptops' half screen
 WAIT_MS = 120_000
+SETTLE_MS = 80  # a resize, the paint after it and the relayout the paint asks for
 
 
 def drawn(axis: pg.AxisItem) -> list[tuple[object, str]]:
@@ -186,7 +188,8 @@ def _length_lab(qtbot, app, walk: Walk):
     for slot, probe in enumerate(pair.probes):
         vocab = pair.tasks[slot].vocabulary
         outputs = [vocab.token(t) if t < len(vocab) else "?" for t in probe.output] or ["(nothing)"]
-        walk.axis(lab.maps.plots[slot].getAxis("bottom"), vocab.tokens(probe.encoder_input), f"Length lab {slot} source")
+        walk.axis(lab.maps.plots[slot].getAxis("bottom"), vocab.tokens(probe.encoder_input),
+                  f"Length lab {slot} source")
         walk.axis(lab.maps.plots[slot].getAxis("left"), outputs, f"Length lab {slot} outputs")
     return lab
 
@@ -238,3 +241,66 @@ def test_every_plot_labels_all_its_tokens_in_order_or_none_at_every_size(qtbot, 
         QApplication.processEvents()
         walk.check(dialog, size)
     assert walk.checked >= 3 * 20  # grids, compare, large view, cell panel, length lab, trainer: at every size
+
+
+class PaintCounter(QObject):
+    """Counts the paint events a widget receives (an event filter: the widget itself is untouched)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paints = 0
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.paints += 1
+        return False
+
+
+def _settle(qtbot, view, width: int, height: int) -> None:
+    view.resize(width, height)
+    qtbot.wait(SETTLE_MS)
+
+
+def _first_size(low: int, high: int, size_at, fits) -> int:
+    """The smallest size in [low, high] (bisected; `size_at(n)` applies it) at which `fits()` holds."""
+    while low < high:
+        middle = (low + high) // 2
+        size_at(middle)
+        low, high = (low, middle) if fits() else (middle + 1, high)
+    return low
+
+
+def test_two_axes_at_the_edge_of_fitting_settle_instead_of_repainting_forever(qtbot):
+    """Whether the bottom labels fit depends on the left axis's width, whether the left ones fit on the bottom axis's
+    height. At the size where each just fits only when the other draws less, the plot must settle: a few paints,
+    then none, with each axis drawing all its labels (or all abbreviated) or none, its title saying which."""
+    tokens = ("<bos>", *"3141592653", "<eos>")
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    bottom, left = TokenAxis("bottom"), TokenAxis("left")  # no titles: the title row holds only the notes
+    plot = view.addPlot(axisItems={"bottom": bottom, "left": left})
+    plot.addItem(pg.ImageItem(np.zeros((len(tokens), len(tokens))), axisOrder="row-major"))
+    plot.setRange(xRange=(0, len(tokens)), yRange=(0, len(tokens)), padding=0)
+    bottom.set_tokens(tokens)
+    left.set_tokens(tokens)
+    view.resize(900, 600)
+    with qtbot.waitExposed(view):
+        view.show()
+    qtbot.wait(SETTLE_MS)
+    assert bottom.shown == tokens and left.shown == tokens  # room for both: the search below starts from there
+    # the narrowest view where the bottom labels fit whole beside a left axis drawing all its labels
+    width = _first_size(100, 900, lambda w: _settle(qtbot, view, w, 600), lambda: bottom.shown == tokens)
+    # the lowest view where the left labels fit whole above a bottom axis drawing all its labels
+    height = _first_size(60, 600, lambda h: _settle(qtbot, view, width + 40, h),
+                         lambda: left.shown == tokens)
+    counter = PaintCounter()
+    view.viewport().installEventFilter(counter)
+    _settle(qtbot, view, width - 1, height)  # bottom fits only beside a narrower left, left only above a lower bottom
+    counter.paints = 0
+    qtbot.wait(600)
+    assert counter.paints <= 2, f"{counter.paints} paints in 0.6 s of a plot nobody changed at {width - 1}x{height}"
+    for axis in (bottom, left):
+        texts = tuple(text for _, text in drawn(axis))
+        assert texts in ((), tokens, tuple(map(abbreviate, tokens))), texts
+        note = axis.title_text()
+        assert ("hover" in note) if not texts else (("B = <bos>" in note) == (texts != tokens)), (texts, note)

@@ -50,7 +50,8 @@ def test_a_head_mean_view_says_its_average_is_the_head_mean_and_grey_is_masked(q
 
 
 def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked_cell(qtbot, app):
-    """Old code: "avg = mean of all heads" and "grey = masked" above rollout maps that blank no cell."""
+    """Rollout maps blank no cell and their average is no plain mean of heads: the title gives the rollout formula,
+    the legend claims no masked cell."""
     choose(qtbot, app, "rollout")
     for kind in KINDS:
         title, legend = read(app, kind)

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli_common import ArgumentError, CliError, device_arg, load_model
-from visualizer.cli_limits import device_option, length_range, ranged, threads_option
+from visualizer.cli_limits import (
+    device_option, exhaustive_check, exhaustive_help, length_range, ranged, threads_option,
+)
 from visualizer.cli_output import json_line
 
 
@@ -27,8 +29,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "eval", "--length", "one source length only, with the teacher-forced loss (older output)"))
     ev.add_argument("--repeated", action="store_true",
                     help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
-    ev.add_argument("--exhaustive", **ranged(
-        "eval", "--exhaustive", "also every source of length 1..K (10 + 100 + 1000 for K = 3 and 10 symbols)", "K"))
+    ev.add_argument("--exhaustive", **ranged("eval", "--exhaustive", exhaustive_help(), "K"))
     ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
     device_option(ev)
     ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
@@ -60,6 +61,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if task.vocab_size > model.config.vocab_size:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
     ns.hook = _rope_hook(model, task, ns)
+    if ns.exhaustive is not None:  # before any work: how many sources K means depends on the checkpoint
+        exhaustive_check(ns.exhaustive, task.n_symbols, limit)
     start = time.perf_counter()
     if ns.length is not None:
         if not 1 <= ns.length <= limit:
@@ -69,7 +72,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         lengths = lengths_within(ns.lengths, limit) if ns.lengths is not None else list(
             range(task.min_len, min(task.max_len, limit) + 1))
         out = _per_length(model, task, lengths, ns, device)
-        out.update(_source_sets(model, task, lengths, ns, limit))
+        out.update(_source_sets(model, task, lengths, ns))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
@@ -80,8 +83,8 @@ def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> d
 
     with ns.hook(model, ns.length) if ns.hook is not None else contextlib.nullcontext():
         result = evaluate(model, task, n=ns.n, length=ns.length, seed=ns.seed, device=device)
-    return {"rope_scaling": ns.rope_scaling, "exact_match": result.exact_match, "token_accuracy": result.token_accuracy, "loss": result.loss,
-            "n": result.n, "task": task.task, "length": ns.length, "seed": ns.seed}
+    return {"rope_scaling": ns.rope_scaling, "exact_match": result.exact_match, "token_accuracy": result.token_accuracy,
+            "loss": result.loss, "n": result.n, "task": task.task, "length": ns.length, "seed": ns.seed}
 
 
 def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
@@ -106,7 +109,7 @@ def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
     return rope_length_scaling(model, ns.rope_scaling, ns.train_len or task.max_len)
 
 
-def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, limit: int) -> dict[str, Any]:
+def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace) -> dict[str, Any]:
     """--repeated and --exhaustive: exact match on fixed sets of sources, with the first few wrong ones as text."""
     from core_model.length_eval import exhaustive_sources, repeated_symbol_sources, wrong_sources
 
@@ -118,9 +121,7 @@ def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespa
             sources = repeated_symbol_sources(task, [length])
             per[str(length)] = 1 - len(wrong_sources(model, task, sources)) / len(sources)
         out["repeated_per_length"] = per
-    if ns.exhaustive is not None:
-        if ns.exhaustive > limit:
-            raise ArgumentError(f"--exhaustive {ns.exhaustive} is longer than this model takes ({limit})")
+    if ns.exhaustive is not None:  # K and the number of sources were checked in run
         sources = exhaustive_sources(task, ns.exhaustive)
         wrong = wrong_sources(model, task, sources)
         out["exhaustive"] = {"max_len": ns.exhaustive, "sources": len(sources),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from visualizer.cli_common import printable
+from visualizer.cli_common import ArgumentError, printable
 
 VERBS = ("train", "eval", "views", "decode", "heads", "cell")
 MAX_POSITIONS = 4096  # core_model.config.MAX_LEN: no model has more positions
@@ -22,6 +22,7 @@ MAX_SOURCE = MAX_POSITIONS - 2  # tasks.max_source_len: <bos> and <eos> take two
 TRAIN_MAX_SOURCE = 254  # tasks.max_source_len(ModelConfig().max_len): `train` builds the default 256 positions
 MAX_SEED = 2**32 - 1
 MAX_TEXT = 40  # characters of a number worth reading; longer input is refused without converting it
+MAX_EXHAUSTIVE_SOURCES = 20_000  # eval --exhaustive: every source decoded greedily, seconds on one CPU thread
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ TABLE: tuple[Row, ...] = (
     Row("--eval-n", ("train",), Limit(1, 10_000)),
     Row("--n", ("eval",), Limit(1, 10_000)),  # per length; 1000 takes seconds per length on one CPU thread
     Row("--length", ("eval",), Limit(1, MAX_SOURCE)),
-    Row("--exhaustive", ("eval",), Limit(1, 4)),  # 10^K sources of length K
+    Row("--exhaustive", ("eval",), Limit(1, 4)),  # and at most MAX_EXHAUSTIVE_SOURCES: exhaustive_check
     Row("--train-len", ("eval",), Limit(1, MAX_SOURCE)),
     Row("--n", ("heads",), Limit(1, 1_000)),  # every head is ablated on all N at once
     Row("--pads", ("views", "decode", "cell"), Limit(0, MAX_SOURCE)),
@@ -134,6 +135,22 @@ def device_name(text: str) -> str:
 def device_option(parser: argparse.ArgumentParser, default_text: str = "best available") -> None:
     """--device for a verb; availability is checked when the verb runs (cli_common.device_arg)."""
     parser.add_argument("--device", type=device_name, help=f"cpu, cuda, cuda:N or mps (default: {default_text})")
+
+
+def exhaustive_help() -> str:
+    """--exhaustive's help: how many sources K means depends on the checkpoint's symbols, so K's range is no bound."""
+    return (f"also every source of length 1..K: n + n^2 + ... + n^K of them for n symbols (1,110 for K = 3 and 10 "
+            f"symbols), refused above {MAX_EXHAUSTIVE_SOURCES:,} (K = 4 with 10 symbols, 2 with 36)")
+
+
+def exhaustive_check(k: int, n_symbols: int, longest: int) -> None:
+    """Refuse --exhaustive K (ArgumentError, exit 2) past the model's `longest` source or the cap on sources."""
+    if k > longest:
+        raise ArgumentError(f"--exhaustive {k} is longer than this model takes ({longest})")
+    count = sum(n_symbols**length for length in range(1, k + 1))
+    if count > MAX_EXHAUSTIVE_SOURCES:
+        raise ArgumentError(f"--exhaustive {k} means {count:,} sources for this model's {n_symbols} symbols; at "
+                            f"most {MAX_EXHAUSTIVE_SOURCES:,} are decoded: choose a smaller K")
 
 
 def length_range(text: str) -> tuple[int, int]:

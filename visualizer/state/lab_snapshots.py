@@ -19,21 +19,37 @@ class ModelSource:
     checkpoint: Checkpoint | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class SameObject:
+    """Equal only to a holder of the very same object. Holding it keeps that object alive, so its id() cannot pass
+    to a model created later while a key refers to it (a bare id() could: CPython reuses a freed object's address)."""
+
+    held: object
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SameObject) and other.held is self.held
+
+    def __hash__(self) -> int:
+        return id(self.held)
+
+
 def source_key(source: ModelSource) -> tuple:
     """A model source by value (its file) or by identity (weights trained here): what a curve was computed from."""
-    return source.label, str(source.path), id(source.checkpoint)
+    return source.label, str(source.path), SameObject(source.checkpoint)
 
 
 def curve_keys(sources: tuple[ModelSource, ...], n: int, seed: int, scaling: str,
                positional: dict[tuple, str]) -> tuple:
     """What each model's curve depends on: its model, n, seed, and the RoPE scaling unless the model is sinusoidal.
 
-    `positional` maps a source_key to the model's encoding once it was read; an unread model counts as RoPE.
+    `positional` maps a file's source_key to the model's encoding once it was read; an unread file counts as RoPE.
+    A model in memory says its own encoding.
     """
     keys = []
     for source in sources:
         key = source_key(source)
-        keys.append((key, n, seed, scaling if positional.get(key, "rope") == "rope" else "none"))
+        kind = source.checkpoint.config.positional if source.checkpoint is not None else positional.get(key, "rope")
+        keys.append((key, n, seed, scaling if kind == "rope" else "none"))
     return tuple(keys)
 
 

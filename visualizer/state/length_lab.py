@@ -72,7 +72,7 @@ class LengthLabState(QObject):
         self._pending_text: tuple[int, int, str] | None = None
         self._curves_settings: tuple = ()  # slot_keys() of the evaluation the curves come from
         self._evaluating: tuple = ()  # (sources, n, seed, scaling) of the evaluation running now
-        self._positional: dict[tuple, str] = {}  # source_key -> "rope" / "sinusoidal", once a model was read
+        self._positional: dict[tuple, str] = {}  # a file's source_key -> "rope" / "sinusoidal", once it was read
         self._stale: tuple[bool, ...] = ()
         self._final_text: tuple[int, int, str] | None = None  # what the progress bar said when the job ended
         self._last_probe: tuple[int, str] | None = None  # (length, kind) of the maps shown
@@ -82,8 +82,7 @@ class LengthLabState(QObject):
         return self._runner.busy
 
     @property
-    def stale(self) -> bool:
-        """Whether some curve on screen belongs to other settings than the chosen ones."""
+    def stale(self) -> bool:  # some curve on screen belongs to other settings than the chosen ones
         return any(self._stale)
 
     def slot_keys(self, sources: tuple[ModelSource, ...] | None = None, n: int | None = None,
@@ -179,7 +178,8 @@ class LengthLabState(QObject):
             self.models, plan = item[1], item[2]
             self.curves = LabCurves.empty(self.models, plan.lengths, plan.scaling, plan.n, plan.seed)
             sources, n, seed, scaling = self._evaluating
-            self._positional.update((source_key(s), m.positional) for s, m in zip(sources, self.models))
+            self._positional.update((source_key(s), m.positional) for s, m in zip(sources, self.models)
+                                    if s.checkpoint is None)  # files only: a model in memory says its own
             self._curves_settings = self.slot_keys(sources, n, seed, scaling)
             self._check_stale()
             self._publish()  # the empty plot at once: its axes and legend

@@ -6,6 +6,11 @@ the ones reaching past its ends; thinned by hand (every k-th) they read as anoth
 the grids do: atlas.readable_labels), and draws them only when pyqtgraph's own layout (generateDrawSpecs, the
 method its documentation names for overriding) places every one of them without overlap; else it draws none and
 its title says that hovering names them. The title also keys the abbreviations.
+
+The title never changes inside paint: pyqtgraph resizes an axis whose label changes, and a resize during its own
+paint can change which labels fit, then the title again, without end. The layout only decides the title; it is
+set from the event loop after that paint. Once the axis has tokens, its title row stays (blank when there is
+nothing to say), so the axis keeps its size whichever of the three it draws.
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import html
 from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QPainter
 
 from visualizer.widgets.heatmap.atlas import abbreviation_legend, readable_labels
@@ -33,15 +38,18 @@ class TokenAxis(pg.AxisItem):
         self._strings: tuple[str, ...] = ()  # the labels tickStrings hands out in the layout being tried
         self._offset = offset
         self._title, self._hidden_note = title, hidden_note
-        self._label_text: str | None = None
+        self._label_text = title  # the title for what the last layout drew
+        self._label_set: tuple[str, bool] | None = None  # (text, visible) of the label as drawn
+        self._title_queued = False
         self.shown: tuple[str, ...] | None = ()  # what the last layout drew: tokens, abbreviated, None = too small
-        self._set_title(title)
+        self._apply_title()
 
     def set_tokens(self, tokens: Sequence[str]) -> None:
         """The tokens of the axis's cells, in order (none: an empty axis)."""
         tokens = tuple(str(t) for t in tokens)
         if tokens != self._tokens:
             self._tokens = tokens
+            self._apply_title()  # the title row appears (or goes) here, outside paint
             self.setTicks(None)  # pyqtgraph's invalidation: the labels are laid out again at the next paint
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list:  # pyqtgraph's name
@@ -58,7 +66,7 @@ class TokenAxis(pg.AxisItem):
         if specs is not None and shown and [text for _, _, text in specs[2]] != self._in_range(shown):
             specs = (specs[0], specs[1], [])  # wider than the axis until its next layout widens it: none till then
         self.shown = shown
-        self._note(shown)
+        self._want_title(self._titled(shown))
         return specs
 
     def _in_range(self, labels: tuple[str, ...]) -> list[str]:
@@ -95,7 +103,7 @@ class TokenAxis(pg.AxisItem):
         inside = all(bounds.top() <= top and bottom <= bounds.bottom() for top, bottom in spans)
         return inside and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
-    def _note(self, shown: tuple[str, ...] | None) -> None:
+    def _titled(self, shown: tuple[str, ...] | None) -> str:
         """The title, plus the abbreviations' key or where the hidden tokens can be read."""
         if shown is None:
             note = self._hidden_note
@@ -103,20 +111,33 @@ class TokenAxis(pg.AxisItem):
             note = abbreviation_legend(self._tokens)
         else:
             note = ""
-        self._set_title(f"{self._title} ({note})" if note and self._title else note or self._title)
+        return f"{self._title} ({note})" if note and self._title else note or self._title
 
-    def _set_title(self, text: str) -> None:
+    def _want_title(self, text: str) -> None:
+        """Called during paint: remember the title and set it once this paint is over (only when it changes)."""
         if text == self._label_text:
             return
         self._label_text = text
-        if text:
-            self.setLabel(html.escape(text))  # the label is HTML: "<bos>" would vanish as a tag
+        if not self._title_queued:
+            self._title_queued = True
+            QTimer.singleShot(0, self, self._apply_title)  # dropped with the axis if it goes first
+
+    def _apply_title(self) -> None:
+        """Show the wanted title; with tokens or a title the row stays, blank when there is nothing to say."""
+        self._title_queued = False
+        text = self._label_text
+        wanted = (text, bool(text or self._tokens))
+        if wanted == self._label_set:
+            return
+        self._label_set = wanted
+        if wanted[1]:
+            self.setLabel(html.escape(text) or "&nbsp;")  # the label is HTML: "<bos>" would vanish as a tag
         else:
             self.showLabel(False)
 
     def title_text(self) -> str:
-        """The axis title as drawn (plain text)."""
-        return self._label_text or ""
+        """The axis title (plain text) for the labels the last layout drew; on screen once that paint is over."""
+        return self._label_text
 
 
 def token_axes(**sides: str) -> dict[str, TokenAxis]:
