@@ -73,7 +73,7 @@ class Application(QObject):
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
         self.device_menu = None
-        self.heads = self.heads_view = None  # the Heads tab (issue 16): state, view and the playground's role badges
+        self.heads = self.heads_view = None  # the Heads tab: state, view and the playground's role badges
         self.badges = {}
         self.loaded_at: float | None = None
         self._loading = self._preloading = None

@@ -125,7 +125,7 @@ class TrainerTab(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(380)
         right = QVBoxLayout()
-        right.addWidget(beside(self.curves, FormingCurves(self.state, self.probe)), 3)  # issue 16: forming curves
+        right.addWidget(beside(self.curves, FormingCurves(self.state, self.probe)), 3)  # heads forming, by the curves
         right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 0)
