@@ -28,9 +28,9 @@ CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 SOURCE = "3141"
 
 
-@pytest.fixture
-def app(qtbot):
-    ckpt = load_checkpoint(CKPT)
+def open_beam_app(qtbot, path: Path, source: str):
+    """A shown playground with the beam panel under its decoder stepper, on `path`'s model, `source` typed."""
+    ckpt = load_checkpoint(path)
     hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test")
     session = PlaygroundSession(hub)
     view = PlaygroundView(session)
@@ -41,7 +41,13 @@ def app(qtbot):
     view.resize(1400, 900)
     with qtbot.waitExposed(view):
         view.show()
-    retype(qtbot, view.input_panel.source, SOURCE)
+    retype(qtbot, view.input_panel.source, source)
+    return view, session, beam, panel
+
+
+@pytest.fixture
+def app(qtbot):
+    view, session, beam, panel = open_beam_app(qtbot, CKPT, SOURCE)
     assert session.source_text == SOURCE
     return view, session, beam, panel
 

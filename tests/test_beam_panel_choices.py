@@ -10,18 +10,12 @@ import torch
 from PySide6.QtCore import Qt
 
 from core_model import ModelConfig, build_model
-from core_model.checkpoint import load_checkpoint, save_checkpoint
+from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec, max_source_len
 from visualizer.cli import main
-from visualizer.state.beam import BeamState
-from visualizer.state.model_hub import ModelHub
-from visualizer.state.playground import PlaygroundSession
-from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import score_text
-from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.decode_job import DecodeJob
 
-from qt_helpers import retype
+from test_beam_panel import open_beam_app as open_app
 
 SHIPPED = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 NEVER_SHOWN = {"<pad>", "<bos>"}
@@ -35,22 +29,6 @@ def leaning(tmp_path: Path) -> Path:
         model.generator.bias[[0, 1, *range(8, 13)]] += 4.0
     task = TaskSpec("copy", n_symbols=5, min_len=1, max_len=5)
     return save_checkpoint(tmp_path / "leaning.pt", model, extra={"task": dataclasses.asdict(task)})
-
-
-def open_app(qtbot, path: Path, source: str):
-    ckpt = load_checkpoint(path)
-    hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test")
-    session = PlaygroundSession(hub)
-    view = PlaygroundView(session)
-    beam = BeamState(session, DecodeJob.launch)
-    panel = BeamPanel(beam)
-    view.decoder_panel.add_extension(panel)
-    qtbot.addWidget(view)
-    view.resize(1400, 900)
-    with qtbot.waitExposed(view):
-        view.show()
-    retype(qtbot, view.input_panel.source, source)
-    return view, session, beam, panel
 
 
 def type_into(qtbot, box, text: str) -> None:
