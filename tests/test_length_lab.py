@@ -197,6 +197,14 @@ def test_train_both_now_trains_two_models_then_plots_them(qtbot, lab):
     assert [lab.model_combos[i].currentText() for i in range(2)] == [
         "rope trained here (1-3)", "sinusoidal trained here (1-3)"]
     assert lab.state.curves.lengths == tuple(range(1, 7)) and lab.plot.regions[1].getRegion() == (0.5, 3.5)
+    trained = lab.state.sources[0]
+    box = lab.model_combos[0]  # away to the file model with the keyboard, then back to the one trained here
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Up)
+    assert lab.state.sources[0].path is not None and lab.state.sources[0].checkpoint is None
+    qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert box.currentText() == "rope trained here (1-3)"
+    assert lab.state.sources[0] is trained and lab.state.sources[0].path is None
 
 
 def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):

@@ -57,6 +57,7 @@ class LengthLabTab(QWidget):
         super().__init__(parent)
         self.state = state
         self._auto_evaluate = auto_evaluate  # the first time the tab is shown, evaluate the default pair
+        self._in_memory: dict[str, ModelSource] = {}  # a box item's data -> the model trained here it names
         self.model_combos = [self._model_combo(i) for i in range(2)]
         self.scaling_combo = QComboBox()
         for text, key in SCALINGS:
@@ -187,6 +188,9 @@ class LengthLabTab(QWidget):
             path = name
             box.insertItem(box.count() - 1, Path(name).name, name)
             box.setCurrentIndex(box.count() - 2)
+        if path in self._in_memory:  # weights trained here: there is no file to open
+            self.state.set_source(slot, self._in_memory[path])
+            return
         label = box.currentText().split(" (")[0]
         self.state.set_source(slot, ModelSource(label, Path(path)))
 
@@ -231,6 +235,8 @@ class LengthLabTab(QWidget):
         for slot, source in enumerate(sources):
             box = self.model_combos[slot]
             key = str(source.path) if source.path is not None else f"trained:{source.label}"
+            if source.path is None:
+                self._in_memory[key] = source
             index = box.findData(key)
             if index < 0:
                 box.insertItem(box.count() - 1, source.label, key)
