@@ -1,7 +1,6 @@
 """Create the QApplication and show the window at once; the model loads behind it."""
 from __future__ import annotations
 
-import gc
 import logging
 import sys
 from typing import TYPE_CHECKING
@@ -10,6 +9,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
 from visualizer.quit_signals import signals_quit_via
+from visualizer.workers.gc_policy import GcHold, freeze_long_lived
 
 if TYPE_CHECKING:
     from visualizer.composition import Application
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ORG, APP = "AttentionPlayground", "Attention Playground"
+_startup_hold: GcHold | None = None  # the collector's pause from launch until the model is ready
 
 
 def make_application(argv: list[str] | None = None) -> QApplication:
@@ -34,11 +35,13 @@ def pause_gc_for_startup() -> None:
     on. The price: what start-up threw away in reference cycles (measured: ~7,500 small objects, ~1 MB: functions,
     cells, tuples, no tensors) is frozen with the rest and never freed; collecting it at ready would stall the
     window ~0.1 s."""
-    gc.disable()
+    global _startup_hold
+    _startup_hold = GcHold()
 
 
 def resume_gc(_message: str = "") -> None:
-    gc.enable()
+    if _startup_hold is not None:
+        _startup_hold.end()
 
 
 def keep_startup_objects_out_of_gc() -> None:
@@ -50,9 +53,9 @@ def keep_startup_objects_out_of_gc() -> None:
     millisecond. Frozen with them: start-up's garbage in reference cycles (see `pause_gc_for_startup`). Only the app
     does this; tests build windows by the hundred, and would keep each one's garbage.
     """
-    gc.freeze()
-    gc.enable()
-    log.debug("froze %d start-up objects out of garbage collection", gc.get_freeze_count())
+    frozen = freeze_long_lived()
+    resume_gc()
+    log.debug("froze %d start-up objects out of garbage collection", frozen)
 
 
 def launch(argv: list[str] | None = None) -> tuple[QApplication, Application, StartupProbe | None]:

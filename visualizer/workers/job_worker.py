@@ -6,7 +6,6 @@ calls into signals; it knows nothing of what the job computes.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from visualizer.workers.gc_policy import gc_paused
 from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
@@ -35,18 +35,14 @@ class JobWorker(QObject):
     @Slot()
     def run(self) -> None:
         use_background_threads()
-        gc_was_on = gc.isenabled()
-        gc.disable()  # a full collection holds the GIL, stalling the GUI 100-900 ms (QT-NOTES.md): none mid-job
-        try:
-            result = self._job(self.progressed.emit, self._stop.is_set)
-        except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
-            log.warning("background job failed", exc_info=True)
-            self.failed.emit(f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc))
-        else:
-            self.finished.emit(result)
-        finally:
-            if gc_was_on:
-                gc.enable()  # no gc.collect() here: a forced full pass would stall the GUI just the same
+        with gc_paused():  # a full collection mid-job would stall the GUI; no forced pass at the end either
+            try:
+                result = self._job(self.progressed.emit, self._stop.is_set)
+            except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
+                log.warning("background job failed", exc_info=True)
+                self.failed.emit(f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc))
+            else:
+                self.finished.emit(result)
 
     def request_stop(self) -> None:
         """Thread-safe: the job sees it at its next poll."""

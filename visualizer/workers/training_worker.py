@@ -1,7 +1,6 @@
 """Signal plumbing around core_model's training loop: a QObject moved to a QThread that turns hooks into signals."""
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from dataclasses import asdict
@@ -19,6 +18,7 @@ from visualizer.state.snapshots import (
     EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,
 )
 from visualizer.workers import torch_threads
+from visualizer.workers.gc_policy import GcHold
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ class TrainingWorker(QObject):
         self.model, self.task, self.config, self.device = model, task, config, device
         self.options = options or WorkerOptions()
         self._stop, self._pause, self._copy = threading.Event(), threading.Event(), threading.Event()
+        self._gc_hold: GcHold | None = None  # the collector's pause while this thread trains (not while paused)
         self.trainer: Trainer | None = None
         self.outcome: TrainingOutcome | None = None  # the final one, readable after the thread has finished
 
@@ -88,8 +89,7 @@ class TrainingWorker(QObject):
     def run(self) -> None:
         """Train until config.steps, a stop request or a failure; always ends with `finished`."""
         torch_threads.use_torch_threads(torch_threads.TRAINING_THREADS)
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # QT-NOTES: full collections stall the GUI thread 100-200 ms
+        self._gc_hold = GcHold()  # full collections stall the GUI thread 100-200 ms (QT-NOTES); paused between runs
         try:
             self.outcome = self._train()
         except Exception as exc:  # noqa: BLE001 - any failure must reach the UI, never kill the thread silently
@@ -97,9 +97,8 @@ class TrainingWorker(QObject):
             self.failed.emit(f"Training stopped: {exc}")
             self.outcome = self._outcome("error", str(exc))
         finally:
-            gc.collect()
-            if gc_was_enabled:
-                gc.enable()
+            if self._gc_hold is not None:
+                self._gc_hold.end(collect=True)
         self.finished.emit(self.outcome)
         # No moveToThread back to the GUI thread here: Qt takes its signal-slot mutexes there while this thread
         # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocked CI.
@@ -146,12 +145,12 @@ class TrainingWorker(QObject):
 
     def _on_pause(self, _step: int) -> None:
         """Hand the weights back and let the GUI thread collect garbage while the loop waits."""
+        if self._gc_hold is not None:
+            self._gc_hold.end(collect=True)  # on again unless another job still holds it
         self.paused.emit(self._outcome("paused"))
-        gc.collect()
-        gc.enable()
 
     def _on_resume(self, _step: int) -> None:
-        gc.disable()
+        self._gc_hold = GcHold()
 
     def _outcome(self, reason: OutcomeReason, message: str = "") -> TrainingOutcome:
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}

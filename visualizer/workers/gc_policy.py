@@ -1,0 +1,75 @@
+"""The one place that switches Python's garbage collector.
+
+A full collection holds the GIL and walks every tracked object: 100-900 ms in which the GUI thread cannot run
+(QT-NOTES.md). Start-up, training and background jobs therefore pause the collector while they allocate heavily.
+They overlap (a Length-lab job during training), so each pause is a counted hold: the collector stays off while any
+hold is alive and comes back on, as it was before the first one, only when the last one ends. A hold that each
+party toggled itself would let the first to finish switch the collector on under the others.
+"""
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_holds = 0
+_restore = False  # whether the collector was on when the first live hold began
+
+
+class GcHold:
+    """One party's pause of the collector; `end` is idempotent so a failure path and a success path may both call it."""
+
+    def __init__(self) -> None:
+        global _holds, _restore
+        self._live = True
+        with _lock:
+            if _holds == 0:
+                _restore = gc.isenabled()
+                gc.disable()
+            _holds += 1
+
+    @property
+    def live(self) -> bool:
+        return self._live
+
+    def end(self, collect: bool = False) -> None:
+        """Give the hold back; the last one switches the collector back on (and collects first when asked, from the
+        calling thread, so a party that can afford the pause pays for it)."""
+        global _holds
+        with _lock:
+            if not self._live:
+                return
+            self._live = False
+            _holds -= 1
+            last = _holds == 0
+        if last and _restore:
+            if collect:
+                gc.collect()
+            gc.enable()
+
+
+def holds() -> int:
+    """How many pauses are alive (for tests and the start-up probe)."""
+    return _holds
+
+
+@contextmanager
+def gc_paused(collect: bool = False) -> Iterator[GcHold]:
+    """The collector is off inside the block, unless nothing else holds it and it was off before."""
+    hold = GcHold()
+    try:
+        yield hold
+    finally:
+        hold.end(collect=collect)
+
+
+def freeze_long_lived() -> int:
+    """Move every object alive now out of the collector's reach (the app calls it once the model is ready: torch,
+    Qt and the model live as long as the app, and a full collection no longer walks them). Returns how many."""
+    gc.freeze()
+    return gc.get_freeze_count()
