@@ -36,7 +36,7 @@ def test_overlapping_holds_keep_the_collector_off_until_the_last_one_ends():
 
 def test_a_collector_that_was_off_stays_off():
     gc.disable()
-    with gc_paused(collect=True):
+    with gc_paused():
         assert not gc.isenabled()
     assert not gc.isenabled()
 

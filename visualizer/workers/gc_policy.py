@@ -37,20 +37,18 @@ class GcHold:
     def live(self) -> bool:
         return self._live
 
-    def end(self, collect: bool = False) -> None:
-        """Give the hold back; the last one switches the collector back on (and collects first when asked, from the
-        calling thread, so a party that can afford the pause pays for it)."""
+    def end(self) -> None:
+        """Give the hold back; the last one switches the collector back on. No forced collection here: from a worker
+        thread a full pass would stall the GUI just the same, and could run Qt objects' finalizers off their thread;
+        the collector's own thresholds start the next pass."""
         global _holds
         with _lock:
             if not self._live:
                 return
             self._live = False
             _holds -= 1
-            last = _holds == 0
-        if last and _restore:
-            if collect:
-                gc.collect()
-            gc.enable()
+            if _holds == 0 and _restore:  # under the lock: a hold taken meanwhile must not see it half switched
+                gc.enable()
 
 
 def holds() -> int:
@@ -59,13 +57,13 @@ def holds() -> int:
 
 
 @contextmanager
-def gc_paused(collect: bool = False) -> Iterator[GcHold]:
+def gc_paused() -> Iterator[GcHold]:
     """The collector is off inside the block, unless nothing else holds it and it was off before."""
     hold = GcHold()
     try:
         yield hold
     finally:
-        hold.end(collect=collect)
+        hold.end()
 
 
 def freeze_long_lived() -> int:

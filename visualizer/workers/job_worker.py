@@ -35,7 +35,7 @@ class JobWorker(QObject):
     @Slot()
     def run(self) -> None:
         use_background_threads()
-        with gc_paused():  # a full collection mid-job would stall the GUI; no forced pass at the end either
+        with gc_paused():  # a full collection mid-job would stall the GUI
             try:
                 result = self._job(self.progressed.emit, self._stop.is_set)
             except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop

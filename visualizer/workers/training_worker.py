@@ -98,7 +98,7 @@ class TrainingWorker(QObject):
             self.outcome = self._outcome("error", str(exc))
         finally:
             if self._gc_hold is not None:
-                self._gc_hold.end(collect=True)
+                self._gc_hold.end()
         self.finished.emit(self.outcome)
         # No moveToThread back to the GUI thread here: Qt takes its signal-slot mutexes there while this thread
         # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocked CI.
@@ -144,9 +144,9 @@ class TrainingWorker(QObject):
             self.probe_updated.emit(ProbeSnapshot(step, self.options.probe_text, maps))
 
     def _on_pause(self, _step: int) -> None:
-        """Hand the weights back and let the GUI thread collect garbage while the loop waits."""
+        """Hand the weights back; the collector may run again while the loop waits."""
         if self._gc_hold is not None:
-            self._gc_hold.end(collect=True)  # on again unless another job still holds it
+            self._gc_hold.end()  # on again unless another job still holds it
         self.paused.emit(self._outcome("paused"))
 
     def _on_resume(self, _step: int) -> None:
