@@ -1,10 +1,9 @@
 """Train the shipped checkpoints: copy, reverse and sort, each with RoPE and with sinusoidal PE.
 
 Every model uses the default ModelConfig except `positional` (so the Model panel's PE switch finds it) and is
-trained on sources of length 1..MAX_LEN. Two data choices make them right on *every* input
-(docs/SHIPPED_MODELS.md, "The repeated-symbol lesson"): a quarter of the training sources are runs of repeated
-symbols, and RoPE models read their source as <bos> symbols <eos> (an absolute anchor: without one a RoPE encoder
-cannot tell "00" from "0000").
+trained by `core_model.recipe.shipped_recipe`: the recipe `attention-playground train` and the Trainer tab default
+to (sources of length 1-16, a quarter of them runs of repeated symbols, anchored sources for RoPE), with more and
+larger steps (docs/SHIPPED_MODELS.md).
 
     nice -n 10 python resources/train_shipped.py                  # all six, one after the other (CPU, 1 thread)
     nice -n 10 python resources/train_shipped.py reverse_rope     # one of them
@@ -18,14 +17,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-MAX_LEN = 16  # training lengths 1..MAX_LEN
-STEPS = 4000
-BATCH_SIZE = 64
-LR = 3e-3
-SEED = 0
-RUNS = 0.25  # fraction of training sources drawn as runs
-POLISH = {"sort": 2000}  # sort needs a second, gentler phase: more steps at a lower learning rate, fresh data
-POLISH_LR = 5e-4
+STEPS = 4000  # core_model.recipe.SHIPPED_TRAINING's; written out so --help needs no torch
 HISTORY_EVERY = 10  # keep every 10th step of the training history: the files stay small
 NAMES = tuple(f"{task}_{pe}" for task in ("copy", "reverse", "sort") for pe in ("rope", "sinusoidal"))
 log = logging.getLogger("train_shipped")
@@ -37,15 +29,14 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
 
     from core_model import ModelConfig, build_model
     from core_model.checkpoint import save_checkpoint
-    from core_model.tasks import TaskSpec
-    from core_model.training import TrainConfig, Trainer
+    from core_model.recipe import shipped_recipe
+    from core_model.training import Trainer
 
     task_name, pe = name.split("_")
-    task = TaskSpec(task_name, n_symbols=10, min_len=1, max_len=MAX_LEN, runs=RUNS, anchored=pe == "rope")
-    config = ModelConfig(positional=pe)
-    train = TrainConfig(batch_size=BATCH_SIZE, steps=steps, lr=LR, seed=SEED, device="cpu")
-    torch.manual_seed(SEED)
-    model = build_model(config, seed=SEED)
+    recipe = shipped_recipe(task_name, pe, steps)
+    task, train = recipe.task, recipe.train
+    torch.manual_seed(train.seed)
+    model = build_model(ModelConfig(positional=pe), seed=train.seed)
     trainer = Trainer(model, task, train)
     start = time.perf_counter()
     for metrics in trainer.train_steps():
@@ -53,10 +44,9 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
             log.info("%s step %d loss %.4f acc %.4f", name, metrics.step, metrics.loss, metrics.token_accuracy)
     history = [asdict(m) for m in trainer.history]
     extra = {"task": asdict(task), "train_config": train.to_dict()}
-    if task_name in POLISH:
-        polish = TrainConfig(batch_size=BATCH_SIZE, steps=POLISH[task_name], lr=POLISH_LR, seed=SEED + 1, device="cpu")
-        history += polish_model(model, task, polish, name, offset=len(history))
-        extra["polish_config"] = polish.to_dict()
+    if recipe.polish is not None:
+        history += polish_model(model, task, recipe.polish, name, offset=len(history))
+        extra["polish_config"] = recipe.polish.to_dict()
     seconds = round(time.perf_counter() - start, 1)
     model.eval()
     extra["final_metrics"] = {"seconds": seconds}

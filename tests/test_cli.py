@@ -48,8 +48,8 @@ def test_train_prints_one_json_line_and_writes_the_checkpoint(trained):
 
     ckpt = load_checkpoint(out)
     assert [row["step"] for row in ckpt.history] == list(range(1, 31))
-    assert ckpt.extra["task"] == {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4, "runs": 0.0,
-                                 "anchored": False}
+    assert ckpt.extra["task"] == {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4, "runs": 0.25,
+                                 "anchored": True}  # the shipped recipe's runs and anchors (RoPE) unless told
     assert ckpt.extra["train_config"]["steps"] == 30 and ckpt.extra["train_config"]["batch_size"] == 8
     assert ckpt.extra["final_metrics"]["exact_match"] == result["exact_match"]
     assert ckpt.config.vocab_size == 13  # ModelConfig default already fits 5 symbols

@@ -39,7 +39,8 @@ def shipped_default():
 
 def test_json_shape_and_numbers_against_loops():
     out = _heads_json(ROPE, "--n", "12", "--seed", "5")
-    assert set(out) == {"baseline", "sequences", "heads"} and set(out["baseline"]) == {"loss", "exact_match"}
+    assert set(out) == {"baseline", "sequences", "heads", "trained_lengths", "beyond_trained_lengths"}
+    assert set(out["baseline"]) == {"loss", "exact_match"}
     ckpt = load_checkpoint(ROPE)
     cfg = ckpt.config
     expected = [(k, layer, h) for k in ("encoder_self", "decoder_self", "cross") for layer in range(2)

@@ -67,3 +67,20 @@ def test_bad_input_exits_2_with_one_line(capsys, args, message):
 def test_missing_file_exits_1(capsys, tmp_path):
     assert main(["views", str(tmp_path / "nope.pt"), "--source", "0"]) == 1
     assert "nope.pt" in capsys.readouterr().err
+
+
+def test_masked_scores_are_null_and_the_notes_count_them(capsys):
+    """Every null is a masked cell (weight exactly 0), and "notes" says so per kind with the right count."""
+    scores = cli(capsys, "--source", "3141", "--mode", "scores", "--pads", "2")
+    weights = cli(capsys, "--source", "3141", "--mode", "weights", "--pads", "2")
+    assert "notes" not in weights
+    assert not any(np.isnan(np.array(weights["maps"][k], dtype=float)).any() for k in KINDS)
+    notes = {note.split(":")[0]: note for note in scores["notes"]}
+    assert set(notes) == {f"maps.{k}" for k in KINDS}  # padding and causal masks hide cells in all three
+    for kind in KINDS:
+        values = np.array(scores["maps"][kind], dtype=float)
+        null = np.isnan(values)
+        assert (np.array(weights["maps"][kind])[null] == 0.0).all()  # a null is a key the mask hid
+        assert notes[f"maps.{kind}"] == (f"maps.{kind}: {null.sum()} of {values.size} cells are null: a mask hides "
+                                         "that key from that query, so its pre-softmax score is -inf (not a JSON "
+                                         "number)")

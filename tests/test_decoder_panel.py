@@ -527,17 +527,22 @@ def test_the_reserved_height_is_the_lines_the_expected_row_takes(qtbot, width):
 
 
 @pytest.mark.parametrize("width", [300, 478])
-def test_outputs_as_wide_as_the_widest_expected_token_never_grow_the_chips(qtbot, width):
-    """The reserve covers an output row whose every token is as wide as the widest expected one (here "<eos>"):
-    decoding it token by token keeps the height, at every length up to 70 (line boundaries included)."""
-    from visualizer.widgets.playground.token_chips import TokenChips
+def test_an_output_wider_than_the_expected_row_grows_the_chips_and_keeps_them_grown(qtbot, width):
+    """The reserve is the expected row's own lines (no blank line under it); an output of wider tokens (here every
+    one "<eos>") that needs more lines grows the chips as it is decoded, never shrinks them, and stays inside them."""
+    from visualizer.widgets.playground.token_chips import GAP, TokenChips
 
-    for n in range(1, 71):
+    for n in (10, 25, 70):
         chips = TokenChips()
         qtbot.addWidget(chips)
         chips.resize(width, chips.height())
         expected = [str(i % 10) for i in range(n)] + ["<eos>"]
         chips.set_rows([], expected)
-        height = chips.height()
-        chips.set_rows([("<eos>", "wrong", False)] * (n + 1), expected)
-        assert chips.height() == height, f"{n} tokens at {width} px"
+        reserved = chips.height()
+        assert reserved == max(chip.rect.bottom() for chip in chips.chips(1)) + 1 + GAP
+        heights = []
+        for k in range(1, n + 2):
+            chips.set_rows([("<eos>", "wrong", False)] * k, expected)
+            heights.append(chips.height())
+        assert heights == sorted(heights) and heights[-1] > reserved, f"{n} tokens at {width} px"
+        assert heights[-1] == max(chip.rect.bottom() for chip in chips.chips(0) + chips.chips(1)) + 1 + GAP

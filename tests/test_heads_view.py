@@ -56,6 +56,7 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     cli = _cli(N, SEED)
+    assert (cli.pop("trained_lengths"), cli.pop("beyond_trained_lengths")) == ([1, 16], False)  # the CLI's own note
     assert app.heads.analysis.to_dict() == cli  # every float identical: same functions, sequences and device
     assert f"{cli['baseline']['exact_match']:.3f}" in view.maps.baseline_label.text()
     for row in cli["heads"]:  # what the user reads in each cell: the CLI's delta, rounded for display

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from core_model.training_loop import Cadence
 from visualizer.widgets.trainer.tab import TrainerTab
@@ -89,7 +90,7 @@ def test_probes_are_dense_early_and_the_curves_cursor_follows_the_timeline(qtbot
     assert tab.curves.cursors["token_accuracy"].value() == 35 == cursor.value()
 
 
-def test_continue_keeps_the_axis_and_from_scratch_greys_the_previous_run(qtbot, tab, state):
+def test_continue_keeps_the_axis_and_from_scratch_greys_the_previous_run(qtbot, tab, state, monkeypatch):
     _run(qtbot, tab, state, tab.scratch_button, 15)
     _run(qtbot, tab, state, tab.train_button, 10)
     xs, _ = tab.curves.curves["loss"].getData()
@@ -97,6 +98,7 @@ def test_continue_keeps_the_axis_and_from_scratch_greys_the_previous_run(qtbot, 
     assert tab.progress_bar.text() == "step 25 / 25"
     assert [s.step for s in state.snapshots][-1] == 25 and 15 in [s.step for s in state.snapshots]
     assert not tab.clear_previous_button.isVisible()
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)  # unsaved
     _run(qtbot, tab, state, tab.scratch_button, 8)
     xs, _ = tab.curves.curves["loss"].getData()
     assert list(xs) == list(range(1, 9))

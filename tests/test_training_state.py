@@ -29,8 +29,9 @@ def test_signals_carry_frozen_data(qtbot, hub, state):
     assert state.state == "finished"
     last = views[-1]
     assert isinstance(last, MetricsView) and last.steps == tuple(range(1, 31))
-    curves = [f.name for f in dataclasses.fields(last) if f.name not in ("progress", "last_eval")]
+    curves = [f.name for f in dataclasses.fields(last) if f.name not in ("progress", "last_eval", "snapshots")]
     assert len(curves) == 8 and all(isinstance(getattr(last, name), tuple) for name in curves)
+    assert last.snapshots == ()  # only a previous run carries its probe snapshots
     assert last.progress.step == 30 and last.last_eval.step == 30
     with pytest.raises(dataclasses.FrozenInstanceError):
         last.steps = ()  # type: ignore[misc]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut, QWheelEvent
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
 
 
 from qt_helpers import start_app, wait_frame
@@ -40,23 +40,6 @@ def test_alt_keys_pick_the_grid_tab_even_while_typing(qtbot, app, key, title):
     qtbot.keyClick(source, key, Qt.KeyboardModifier.AltModifier)
     assert tabs.tabText(tabs.currentIndex()) == title
     assert app.window.tabs.currentIndex() == 0 and source.text() == text
-
-
-def test_f1_lists_every_shortcut_the_window_has(qtbot, app, monkeypatch):
-    shown = []
-    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: shown.append(text))
-    with qtbot.waitActive(app.window):
-        app.window.activateWindow()
-    qtbot.keyClick(app.window, Qt.Key.Key_F1)
-    assert len(shown) == 1
-    text = shown[0]
-    keys = [s for a in app.window.findChildren(QAction) for s in a.shortcuts()]
-    keys += [s for sc in app.window.findChildren(QShortcut) for s in sc.keys()]
-    assert keys
-    for seq in keys:
-        assert seq.toString(QKeySequence.SequenceFormat.NativeText) + ":" in text, seq.toString()
-    for expected in ("F10", "F5", "Ctrl+E", "Alt+E", "Alt+D", "Alt+R", "Ctrl+Alt+Z", "Ctrl+Return"):
-        assert f"{expected}:" in text
 
 
 def test_warning_banner_is_clear_of_the_status_bar_and_follows_training(qtbot, app):

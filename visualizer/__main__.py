@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 
 VERBS = ("train", "eval", "views", "decode", "heads", "cell")
@@ -44,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args and not args[0].startswith("-"):  # a word that is not a verb nor an option: a mistyped command
         return _unknown_command(args[0])
+    from visualizer.display_check import missing_display
+
+    if problem := missing_display(args, os.environ):  # else Qt aborts, blaming the xcb-cursor library
+        sys.stderr.write(problem + "\n")
+        return 1
     from visualizer.app import run_app
 
     return run_app(args)

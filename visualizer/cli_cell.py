@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import device_arg, load_model
+from visualizer.cli_common import device_arg, load_trained, trained_fields
 from visualizer.cli_limits import device_option, limit, ranged, threads_option
 from visualizer.cli_output import json_line
 
@@ -65,7 +65,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     painted = parse_paint(ns.paint, parser)
     device = device_arg(ns.device)
-    model, task = load_model(ns.path, device)
+    model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     try:
         ids = vocab.encode(ns.source)
@@ -87,6 +87,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     keys = tgt_ids if ns.kind == "decoder_self" else src_ids
     out = cell.to_json() | {"query_token": vocab.token(queries[ns.query]), "key_token": vocab.token(keys[ns.key]),
                             "source_tokens": vocab.tokens(src_ids), "target_tokens": vocab.tokens(tgt_ids),
-                            "path": str(ns.path)}
+                            **trained_fields(trained, len(ids)), "path": str(ns.path)}
     sys.stdout.write(json_line(out))
     return 0

@@ -86,18 +86,32 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def load_model(path: Any, device: Any, task_name: str | None = None) -> tuple[Any, Any]:
-    """(model in eval mode on `device`, its task) from a checkpoint; `task_name` (--task) renames the task.
+def load_trained(path: Any, device: Any, task_name: str | None = None) -> tuple[Any, Any, tuple[int, int] | None]:
+    """(model in eval mode on `device`, its task, the source lengths the file says the weights were trained on or
+    None) from a checkpoint; `task_name` (--task) renames the task.
 
     A missing, corrupt or hostile file is a CliError: one line, exit 1.
     """
     from dataclasses import replace
 
     from core_model.checkpoint import CheckpointError, load_checkpoint
+    from core_model.recipe import stored_trained_lengths
 
     try:
         ckpt = load_checkpoint(path)
         model = ckpt.build(device).eval()
+        task = replace(ckpt.task, task=task_name) if task_name else ckpt.task
     except CheckpointError as exc:
         raise CliError(str(exc)) from None
-    return model, replace(ckpt.task, task=task_name) if task_name else ckpt.task
+    return model, task, stored_trained_lengths(ckpt.extra, ckpt.history)
+
+
+def trained_fields(trained: tuple[int, int] | None, *lengths: int) -> dict[str, Any]:
+    """The JSON fields saying where sources of these lengths stand: "trained_lengths" [low, high] (null: the file does
+    not say) and "beyond_trained_lengths", true when any lies outside them (null when they are not known)."""
+    from core_model.recipe import outside_trained
+
+    if trained is None:
+        return {"trained_lengths": None, "beyond_trained_lengths": None}
+    beyond = any(outside_trained(trained, n) for n in lengths)
+    return {"trained_lengths": list(trained), "beyond_trained_lengths": beyond}

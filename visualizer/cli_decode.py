@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, device_arg, load_model
+from visualizer.cli_common import ArgumentError, device_arg, load_trained, trained_fields
 from visualizer.cli_limits import device_option, ranged, threads_option
 from visualizer.cli_output import json_line
 
@@ -92,12 +92,13 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except ValueError as exc:
             raise ArgumentError(str(exc).replace("top_", "--top-").replace("temperature", "--temperature")) from None
     device = device_arg(ns.device)
-    model, task = load_model(ns.path, device)
+    model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
     src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads], dtype=torch.long, device=device)  # anchored
     out: dict[str, Any] = {"source": vocab.tokens(ids), "pads": ns.pads, "task": task.task,
-                           "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"]}
+                           "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+                           **trained_fields(trained, len(ids))}
     if sampling:
         seed = DEFAULT_SEED if ns.seed is None else ns.seed
         gen = torch.Generator(device=device).manual_seed(seed)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, CliError, device_arg, load_model
+from visualizer.cli_common import ArgumentError, CliError, device_arg, load_trained, trained_fields
 from visualizer.cli_limits import (
     device_option, exhaustive_check, exhaustive_help, length_range, ranged, threads_option,
 )
@@ -56,7 +56,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if ns.length is not None and ns.lengths is not None:
         raise ArgumentError("give --length or --lengths, not both")
     device = device_arg(ns.device)
-    model, task = load_model(ns.path, device, ns.task)
+    model, task, trained = load_trained(ns.path, device, ns.task)
     limit = max_source_len(model.config.max_len)
     if task.vocab_size > model.config.vocab_size:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
@@ -67,12 +67,12 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if ns.length is not None:
         if not 1 <= ns.length <= limit:
             parser.error(f"--length must be in [1, {limit}], got {ns.length}")
-        out = _one_length(model, task, ns, device)
+        out = _one_length(model, task, ns, device) | trained_fields(trained, ns.length)
     else:
         lengths = lengths_within(ns.lengths, limit) if ns.lengths is not None else list(
             range(task.min_len, min(task.max_len, limit) + 1))
         out = _per_length(model, task, lengths, ns, device)
-        out.update(_source_sets(model, task, lengths, ns))
+        out.update(_source_sets(model, task, lengths, ns), **trained_fields(trained, *lengths))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError, device_arg, load_model
+from visualizer.cli_common import CliError, device_arg, load_trained, trained_fields
 from visualizer.cli_limits import device_option, ranged, threads_option
 from visualizer.cli_output import json_line
 
@@ -29,12 +29,13 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model.head_importance import analyse_heads
 
     device = device_arg(ns.device or "cpu")
-    model, task = load_model(ns.path, device, ns.task)
+    model, task, trained = load_trained(ns.path, device, ns.task)
     try:
         task.check_vocab(model.config.vocab_size)
         task.check_fits(model.config.max_len)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     analysis = analyse_heads(model, task, n=ns.n, seed=ns.seed, device=device)
-    sys.stdout.write(json_line(analysis.to_dict()))
+    lengths = range(task.min_len, task.max_len + 1)  # the sources analysed
+    sys.stdout.write(json_line(analysis.to_dict() | trained_fields(trained, *lengths)))
     return 0

@@ -77,6 +77,7 @@ TABLE: tuple[Row, ...] = (
     Row("--symbols", ("train",), Limit(1, 36)),  # len(vocab.SYMBOL_POOL)
     Row("--min-len", ("train",), Limit(1, TRAIN_MAX_SOURCE)),
     Row("--max-len", ("train",), Limit(1, TRAIN_MAX_SOURCE)),
+    Row("--runs", ("train",), Limit(0.0, 1.0, float)),  # TaskSpec.runs: a share of the training sources
     Row("--eval-n", ("train",), Limit(1, 10_000)),
     Row("--n", ("eval",), Limit(1, 10_000)),  # per length; 1000 takes seconds per length on one CPU thread
     Row("--length", ("eval",), Limit(1, MAX_SOURCE)),

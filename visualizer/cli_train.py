@@ -15,45 +15,58 @@ from visualizer.cli_output import check_out_before_work, json_line, save_or_fall
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """The `train` subcommand's options."""
+    """The `train` subcommand's options; their defaults are the shipped models' recipe (core_model.recipe)."""
     train = sub.add_parser("train", help="train a model on a toy task and save a checkpoint")
     train.add_argument("--task", choices=("copy", "reverse", "sort"), required=True)
-    train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's)"))
+    train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's, 300)"))
     train.add_argument("--seed", **ranged("train", "--seed", "seed for initialisation and batches"))
     device_option(train)
-    train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence"))
-    train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence"))
+    train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence (default 1)"))
+    train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence (default 16)"))
     train.add_argument("--symbols", **ranged(
         "train", "--symbols", "number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)"))
+    train.add_argument("--runs", **ranged(
+        "train", "--runs", "share of training sources drawn as runs of repeated symbols, like 0000 (default 0.25)"))
+    train.add_argument("--anchored", action=argparse.BooleanOptionalAction, default=None,
+                       help="read each source as <bos> symbols <eos> (default: anchored for rope, which needs the "
+                            "anchors to tell 00 from 0000; not for sinusoidal)")
     train.add_argument("--batch-size", **ranged(
         "train", "--batch-size", "sequences per step (default: 32 for rope, 24 for sinusoidal)"))
     train.add_argument("--lr", **ranged(
         "train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)"))
-    train.add_argument("--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model")
+    train.add_argument("--positional", choices=("sinusoidal", "rope"),
+                       help="positional encoding of the new model (default: rope)")
     train.add_argument("--eval-n", default=500, **ranged(
-        "train", "--eval-n", "sequences per source length in the final evaluation (every trained length is reported)"))
+        "train", "--eval-n", "sequences per source length in the final evaluation (every trained length is reported, "
+                             "and every one-symbol source of those lengths)"))
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
     threads_option(train, "train")
     return train
 
 
+def _task(ns: argparse.Namespace, positional: str):
+    """The recipe's task with the lengths, symbols, runs and anchors given; one length given moves the other."""
+    from core_model.recipe import RECIPE_MAX_LEN, RECIPE_MIN_LEN, recipe_task
+
+    task_kw = given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len", "runs": "runs",
+                         "anchored": "anchored"})
+    if "max_len" in task_kw and "min_len" not in task_kw:
+        task_kw["min_len"] = min(RECIPE_MIN_LEN, task_kw["max_len"])
+    if "min_len" in task_kw and "max_len" not in task_kw:
+        task_kw["max_len"] = max(RECIPE_MAX_LEN, task_kw["min_len"])
+    return recipe_task(ns.task, positional, **task_kw)
+
+
 def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     """Task, model config, train config and device from the arguments; invalid values are argument errors."""
     from core_model import ModelConfig
-    from core_model.tasks import TaskSpec
     from core_model.training import default_recipe
 
     device = device_arg(ns.device)
     try:
-        base = TaskSpec()
-        task_kw = given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len"})
-        if "max_len" in task_kw and "min_len" not in task_kw:
-            task_kw["min_len"] = min(base.min_len, task_kw["max_len"])
-        if "min_len" in task_kw and "max_len" not in task_kw:
-            task_kw["max_len"] = max(base.max_len, task_kw["min_len"])
-        task = TaskSpec(task=ns.task, **task_kw)
-        defaults = ModelConfig()
         model_kw = given(ns, {"positional": "positional"})
+        task = _task(ns, model_kw.get("positional", ModelConfig().positional))
+        defaults = ModelConfig()
         model_config = ModelConfig(vocab_size=max(defaults.vocab_size, task.vocab_size), **model_kw)
         task.check_fits(model_config.max_len)
         train_kw = given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
@@ -68,7 +81,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     task, model_config, config, device = _setup(ns, parser)
     check_out_before_work(ns.out)  # a pipe or device is refused now, not after minutes of training
     from core_model import build_model
-    from core_model.length_eval import evaluate_lengths
     from core_model.training import Trainer, TrainingDiverged
 
     start = time.perf_counter()
@@ -83,19 +95,32 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
     bar.close()
     result = trainer.evaluate(n=1000)  # teacher-forced loss and accuracy over the whole length range
-    lengths = range(task.min_len, task.max_len + 1)
-    sweep = evaluate_lengths(trainer.model, task, lengths, n=ns.eval_n, device=device)
-    per_length = {str(r.length): r.exact_match for r in sweep.per_length.values()}
     last = trainer.history[-1]
     final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
-             "exact_match": sum(per_length.values()) / len(per_length), "per_length": per_length,
-             "eval_n": ns.eval_n, "train_loss": last.loss, "seconds": round(time.perf_counter() - start, 3),
-             "device": str(device), "out": str(ns.out)}
+             **_measured(trainer.model, task, ns.eval_n, device), "train_loss": last.loss,
+             "task": asdict(task), "seconds": round(time.perf_counter() - start, 3), "device": str(device),
+             "out": str(ns.out)}
     _, problem = _save(ns.out, trainer, task, config, final)
     if problem:  # the model is kept in a spare file when it can be; exit 1 either way
         raise CliError(problem)
     sys.stdout.write(json_line(final))
     return 0
+
+
+def _measured(model: Any, task: Any, eval_n: int, device: Any) -> dict[str, Any]:
+    """Greedy exact match on fresh sources of every trained length, and on every one-symbol source ("0000") of them."""
+    from core_model.length_eval import evaluate_lengths, repeated_symbol_sources, wrong_sources
+
+    lengths = range(task.min_len, task.max_len + 1)
+    sweep = evaluate_lengths(model, task, lengths, n=eval_n, device=device)
+    per_length = {str(r.length): r.exact_match for r in sweep.per_length.values()}
+    sources = repeated_symbol_sources(task, lengths)
+    wrong = wrong_sources(model, task, sources)
+    vocab = task.vocabulary
+    repeated = {"exact_match": 1 - len(wrong) / len(sources), "sources": len(sources),
+                "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
+    return {"exact_match": sum(per_length.values()) / len(per_length), "per_length": per_length,
+            "worst_length": int(min(per_length, key=per_length.__getitem__)), "eval_n": eval_n, "repeated": repeated}
 
 
 def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]) -> tuple[Path | None, str]:

@@ -1,7 +1,8 @@
 """`views`: one input's attention maps in one view (weights, scores, norm-weighted, rollout), one JSON line out.
 
 The input is built as the playground builds it: the source plus --pads <pad>s, and the teacher-forced target
-<bos> + the task's expected output + the same pads; every mask on. Non-finite cells (masked scores) are null.
+<bos> + the task's expected output + the same pads; every mask on. Non-finite cells (masked scores, -inf) are
+null, and "notes" counts them per map kind and says why.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import load_model
+from visualizer.cli_common import load_trained, trained_fields
 from visualizer.cli_limits import ranged, threads_option
 from visualizer.cli_output import json_line
 
@@ -31,15 +32,31 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _clean(values: Any) -> Any:
-    """Nested lists of floats with non-finite numbers as None (strict JSON)."""
+def _clean(values: Any, counts: list[int]) -> Any:
+    """Nested lists of floats with non-finite numbers as None (strict JSON); counts: [nulls, cells] so far."""
     if isinstance(values, list):
-        return [_clean(v) for v in values]
-    return values if math.isfinite(values) else None
+        return [_clean(v, counts) for v in values]
+    counts[1] += 1
+    if math.isfinite(values):
+        return values
+    counts[0] += 1
+    return None
+
+
+def _clean_maps(maps: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The maps as strict JSON, and one note per kind with null cells (a note per cell would dwarf the maps)."""
+    clean, notes = {}, []
+    for kind, values in maps.items():
+        counts = [0, 0]
+        clean[kind] = _clean(values, counts)
+        if counts[0]:
+            notes.append(f"maps.{kind}: {counts[0]} of {counts[1]} cells are null: a mask hides that key from that "
+                         "query, so its pre-softmax score is -inf (not a JSON number)")
+    return clean, notes
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Print {"mode", "source_tokens", "target_tokens", "maps": {kind: (L, H, Tq, Tk)}, ...}."""
+    """Print {"mode", "source_tokens", "target_tokens", "maps": {kind: (L, H, Tq, Tk)}, "notes" if null, ...}."""
     import torch
 
     from core_model import BOS, PAD, VocabularyError
@@ -47,7 +64,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model.decoding import choosable
     from core_model.tasks import expected_output, max_source_len
 
-    model, task = load_model(ns.path, "cpu", ns.task)
+    model, task, trained = load_trained(ns.path, "cpu", ns.task)
     vocab = task.vocabulary
     try:
         ids = vocab.encode(ns.source)
@@ -60,13 +77,16 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     tgt = torch.tensor([[BOS, *expected_output(task.task, ids), *[PAD] * ns.pads]])
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, ns.mode)
+    clean, notes = _clean_maps({k: torch.stack([m[0] for m in maps.kind(k)]).double().tolist()
+                                for k in ("encoder_self", "decoder_self", "cross")})
     result: dict[str, Any] = {
         "mode": ns.mode, "task": task.task, "source_tokens": vocab.tokens(src[0].tolist()),
-        "target_tokens": vocab.tokens(tgt[0].tolist()),
+        "target_tokens": vocab.tokens(tgt[0].tolist()), **trained_fields(trained, len(ids)),
         "output_tokens": vocab.tokens(choosable(out.log_probs[0], len(vocab)).argmax(-1).tolist()),
-        "maps": {k: _clean(torch.stack([m[0] for m in maps.kind(k)]).double().tolist())
-                 for k in ("encoder_self", "decoder_self", "cross")},
+        "maps": clean,
     }
+    if notes:
+        result["notes"] = notes
     if ns.mode == "rollout":
         r = rollout(out.attention)
         result["rollout"] = {k: getattr(r, k)[:, 0].double().tolist() for k in ("encoder_self", "decoder_self", "cross")}

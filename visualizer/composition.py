@@ -17,7 +17,7 @@ from visualizer.controllers.settings_file import avoid_unusable_settings
 from visualizer.main_window import MainWindow
 from visualizer.menus import build_menus
 from visualizer.preload import import_gui_modules
-from visualizer.shortcut_list import shortcut_entries
+from visualizer.shortcut_list import ShortcutGroup, shortcut_groups
 from visualizer.workers.background import run_in_background, wait_for_background_jobs
 from visualizer.workers.loader import StartupModel, load_startup_model
 
@@ -149,9 +149,10 @@ class Application(QObject):
             win.add_tab(widget, title)
         self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
+        self.trainer_page.confirm_discard = self.checkpoints.confirm_discard  # Save, Discard or Cancel, as File > Open
         self.exporter = Exporter(self.playground.grid_tabs.currentWidget, lambda: self.pe_tab.plot_items(),
                                  win.show_message, win)
-        self.architecture = ArchitectureController(hub, self.training, win.show_message, win)
+        self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
@@ -222,17 +223,15 @@ class Application(QObject):
 
     # ----- showing -----
     def _show_model(self, info: ModelInfo) -> None:
-        self.window.show_model_info(info)
-        self.undo_action.setEnabled(self.hub.undo_depth > 0)
-        self.undo_action.setStatusTip(f"Bring back the model before the last architecture change, weights included "
-                                      f"({self.hub.undo_depth} of up to 5 kept)")
+        self.window.show_model_info(info)  # Model > Undo follows the hub itself (ArchitectureController.track_undo)
         c = info.config
+        self.playground.model_panel.set_trained_lengths(self.hub.trained_lengths_text())
         self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self._pe_page.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
-    def shortcut_help(self) -> str:
+    def shortcut_help(self) -> list[ShortcutGroup]:
         """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
-        return "\n".join(f"{keys}: {name}" for keys, name in shortcut_entries(self.window))
+        return shortcut_groups(self.window)
 
     @property
     def pe_tab(self) -> PETab:  # built now if it was not yet

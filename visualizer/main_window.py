@@ -9,13 +9,16 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QLabel, QMainWindow, QMenu, QMessageBox, QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
 )
 
+from visualizer.widgets.common.message_bar import MessageBar
+from visualizer.widgets.common.shortcut_dialog import Group, ShortcutDialog
 from visualizer.widgets.common.stable_label import fix_label_size
+from visualizer.widgets.common.wheel_guard import guard_wheel
 
 if TYPE_CHECKING:  # the window paints before torch is imported; the snapshot types import it
     from visualizer.state.snapshots import ModelInfo
@@ -23,6 +26,17 @@ if TYPE_CHECKING:  # the window paints before torch is imported; the snapshot ty
 log = logging.getLogger(__name__)
 UNTRAINED_WARNING = "Untrained model: train it in the Trainer tab or open a checkpoint"
 TRAINING_NOTICE = "Training this model (Trainer tab): the maps show the weights of the last pause or stop"
+PREFERRED_SIZE = QSize(1400, 900)
+FRAME_ROOM = QSize(16, 48)  # a window manager's borders and title bar: unknown until the window is shown
+
+
+def initial_geometry(available: QRect) -> QRect:
+    """A window with no saved geometry fits the screen's free area, frame included: 1400x900 or less, centred.
+
+    The rectangle's size is the inside (QWidget.resize), its corner the frame's (QWidget.move)."""
+    size = PREFERRED_SIZE.boundedTo(available.size() - FRAME_ROOM)
+    free = available.size() - size - FRAME_ROOM
+    return QRect(available.topLeft() + QPoint(max(free.width() // 2, 0), max(free.height() // 2, 0)), size)
 
 
 class MainWindow(QMainWindow):
@@ -31,9 +45,14 @@ class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.setWindowTitle("Attention Playground")
-        self.resize(1400, 900)
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            place = initial_geometry(screen.availableGeometry())
+            self.resize(place.size())
+            self.move(place.topLeft())
         self._close_guard: Callable[[], bool] | None = None
-        self._shortcut_help: Callable[[], str] = lambda: ""
+        self._shortcut_help: Callable[[], list[Group]] = list
+        self._shortcut_dialog: ShortcutDialog | None = None
         self._untrained, self._training, self._warning = False, False, ""
         self.stack = QStackedWidget()
         self.loading_label = QLabel("Loading the model…")
@@ -59,7 +78,8 @@ class MainWindow(QMainWindow):
         self.model_menu = self.menuBar().addMenu("&Model")
         self.view_menu = self.menuBar().addMenu("&View")
         self.help_menu = self.menuBar().addMenu("&Help")
-        self.add_action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        keys_help = self.add_action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        keys_help.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)  # also from the large map view
         self.add_action(self.help_menu, "&About", self.show_about)
 
     # ----- filling the shell -----
@@ -76,6 +96,7 @@ class MainWindow(QMainWindow):
         return action
 
     def add_tab(self, widget: QWidget, title: str) -> int:
+        guard_wheel(widget)  # a lazy tab guards its content when it builds it
         return self.tabs.addTab(widget, title)
 
     def show_tabs(self) -> None:
@@ -94,12 +115,13 @@ class MainWindow(QMainWindow):
         """`guard()` runs when the user closes the window; False keeps it open (e.g. Cancel on unsaved work)."""
         self._close_guard = guard
 
-    def set_shortcut_help(self, provider: Callable[[], str]) -> None:
-        """What F1 lists, one shortcut per line."""
+    def set_shortcut_help(self, provider: Callable[[], list[Group]]) -> None:
+        """What F1 lists: (heading, [(keys, what they do)]) per place where keys work."""
         self._shortcut_help = provider
 
     # ----- status -----
     def _build_status_bar(self) -> None:
+        self.setStatusBar(MessageBar())  # a long message ends with "…" before the model summary, never over it
         self.device_label, self.model_label = QLabel("device: …"), QLabel("")
         self.params_label, self.forward_label = QLabel(""), QLabel("")
         fix_label_size(self.forward_label, "forward 9999.9 ms")  # new per keystroke: must not re-lay out the bar
@@ -109,6 +131,11 @@ class MainWindow(QMainWindow):
 
     def show_message(self, text: str, timeout_ms: int = 8000) -> None:
         self.statusBar().showMessage(text, timeout_ms)
+
+    def withdraw_message(self, text: str) -> None:
+        """Take `text` off the status bar if it is still shown there (it described a model that is gone)."""
+        if self.statusBar().currentMessage() == text:
+            self.statusBar().clearMessage()
 
     def set_warning(self, text: str) -> None:
         """A warning about the present model (e.g. why it is untrained); the next model replaces it."""
@@ -140,7 +167,15 @@ class MainWindow(QMainWindow):
 
     # ----- help -----
     def show_shortcuts(self) -> None:
-        QMessageBox.information(self, "Keyboard shortcuts", self._shortcut_help())
+        """The list as the window is now (a tab built since the last F1 adds its keys), fitted to the screen."""
+        if self._shortcut_dialog is None:
+            self._shortcut_dialog = ShortcutDialog(self)
+        self._shortcut_dialog.set_groups(self._shortcut_help())
+        self._shortcut_dialog.fit_to_screen()
+        self._shortcut_dialog.show()
+        self._shortcut_dialog.fit_to_screen()  # again with the window manager's frame, known once shown
+        self._shortcut_dialog.raise_()
+        self._shortcut_dialog.activateWindow()
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About Attention Playground",

@@ -42,6 +42,7 @@ def build_menus(app: Any) -> None:
                                      app.architecture.restore_previous, "Ctrl+Alt+Z",
                                      tip="Bring back the model before the last architecture change, weights "
                                          "included")
+    app.architecture.track_undo(app.undo_action)  # names what it undoes: Apply, Train from scratch, a task switch
     _build_device_menu(app)
 
 

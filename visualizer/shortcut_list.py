@@ -1,54 +1,122 @@
-"""The Help > Keyboard shortcuts list, read from the window's live QActions, QShortcuts, buttons and mnemonics."""
+"""The Help > Keyboard shortcuts list, read from the window's live QActions, QShortcuts, buttons and mnemonics.
+
+Grouped by where a key works: anywhere (menus, tabs), one group per tab in tab order, then windows of their own.
+A tab built on first show (LazyTab) or a window made on first use (the large map view) has no widgets to read
+before then, and building them here would freeze the window: their keys are declared here, and
+tests/test_shortcut_lazy.py and tests/test_shortcut_help.py build them and check that each declaration lists
+exactly the keys they really have.
+"""
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractButton, QLabel, QMainWindow, QTabWidget, QWidget
+from PySide6.QtWidgets import QAbstractButton, QCheckBox, QGroupBox, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
+
+from visualizer.widgets.heatmap.large_view import PAINT_KEY, UNDO_KEY
+from visualizer.widgets.lazy_tab import LazyTab
 
 NATIVE = QKeySequence.SequenceFormat.NativeText
+ANYWHERE = "Anywhere in the window"
+LARGE_VIEW = "large map view"  # MapDialog's accessible name
+WINDOW_HEADINGS = {LARGE_VIEW: "Large map view (click a map in the Playground)"}
+ON_DEMAND_KEYS = {LARGE_VIEW: ((PAINT_KEY, "Paint mask"), (UNDO_KEY, "Undo paint"))}
+LAZY_TAB_KEYS: dict[str, tuple[tuple[str, str], ...]] = {  # heading -> (key, what) of the keys its built widgets have
+    "Positional encoding tab": (),
+    "Trainer tab": (),  # its Ctrl+Return, Ctrl+P and Esc belong to the page itself and are read from it
+    "Length lab tab": (("Alt+E", "Evaluate"), ("Alt+L", "Cancel"), ("Alt+R", "Train both now")),
+}
+ShortcutGroup = tuple[str, list[tuple[str, str]]]  # heading, [(keys, what they do)]
 
 
 def _plain(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").strip()
 
 
-def _where(window: QMainWindow, widget: QWidget | None) -> str:
-    """The tab a widget lives in (or its own window's name), for shortcuts that carry no description of their own."""
+def _area(window: QMainWindow, widget: QWidget | None) -> str:
+    """The tab a widget lives in, its own window's name, or ANYWHERE: the heading its keys are listed under."""
     if widget is not None and widget.window() is not window:
-        return widget.window().accessibleName() or "its own window"
+        return widget.window().accessibleName() or widget.window().windowTitle() or "Other windows"
     tabs = window.findChild(QTabWidget)
     for i in range(tabs.count() if tabs is not None else 0):
         page = tabs.widget(i)
         if widget is page or (widget is not None and page.isAncestorOf(widget)):
             return f"{_plain(tabs.tabText(i))} tab"
-    return "window"
+    return ANYWHERE
 
 
-def shortcut_entries(window: QMainWindow) -> list[tuple[str, str]]:
-    """(keys, what they do) for every shortcut the window really has, sorted by what they do."""
-    entries: dict[tuple[str, str], None] = {}  # the same key may act on two tabs: list both, never drop one
+def _in_group(widget: QWidget, what: str) -> str:
+    """ "Sliding window › Encoder self": a control's name alone can read as something else (the Encoder self grid)."""
+    box = widget.parentWidget()
+    while box is not None and not isinstance(box, QGroupBox):
+        box = box.parentWidget()
+    return f"{_plain(box.title())} › {what}" if box is not None and box.title() else what
 
-    def add(seq: QKeySequence, name: str) -> None:
-        keys = seq.toString(NATIVE)
-        if keys:
-            entries[(keys, name)] = None
 
+def _menu_path(action: QAction) -> str:
+    """ "File › Export › Current attention grid as PNG": where the action sits in the menu bar."""
+    path, item = [_plain(action.text())], action
+    for _ in range(5):  # menus nest a level or two; the bound only guards against a menu holding itself
+        menus = [o for o in item.associatedObjects() if isinstance(o, QMenu) and o.title()]  # not a bar's overflow
+        if not menus:
+            break
+        path.insert(0, _plain(menus[0].title()))
+        item = menus[0].menuAction()
+    return " › ".join(path)
+
+
+def _collect(window: QMainWindow) -> dict[tuple[str, str], list[str]]:
+    """(area, what) -> its keys, for every key the window answers now or declares for a window made later."""
+    found: dict[tuple[str, str], list[str]] = {}
+
+    def add(area: str, seq: QKeySequence | str, what: str) -> None:
+        keys = QKeySequence(seq).toString(NATIVE)
+        if keys and keys not in found.setdefault((area, what), []):
+            found[(area, what)].append(keys)
+
+    for area, entries in ON_DEMAND_KEYS.items():
+        for key, what in entries:
+            add(area, key, what)
+    for page in window.findChildren(LazyTab):
+        if not page.built:  # its widgets do not exist yet: list what they will have
+            for key, what in LAZY_TAB_KEYS.get(_area(window, page), ()):
+                add(_area(window, page), key, what)
     for action in window.findChildren(QAction):
+        in_menu = any(isinstance(o, QMenu) and o.title() for o in action.associatedObjects())
+        owner = action.parent() if isinstance(action.parent(), QWidget) else None
         for seq in action.shortcuts():
-            add(seq, _plain(action.text()))
+            add(ANYWHERE if in_menu else _area(window, owner), seq, _menu_path(action))
     for shortcut in window.findChildren(QShortcut):
         for seq in shortcut.keys():
-            add(seq, shortcut.whatsThis() or f"an action of the {_where(window, shortcut.parent())}")
+            add(_area(window, shortcut.parent()), seq, shortcut.whatsThis() or "(no description)")
     for button in window.findChildren(QAbstractButton):
         if not button.shortcut().isEmpty():
-            text = _plain(button.text()).removesuffix(f"({button.shortcut().toString(NATIVE)})").strip()
-            add(button.shortcut(), f"{text} ({_where(window, button)})")  # "Apply" alone: of what?
+            what = _plain(button.text()).removesuffix(f"({button.shortcut().toString(NATIVE)})").strip()
+            what += " (on or off)" if isinstance(button, QCheckBox) else ""
+            add(_area(window, button), button.shortcut(), _in_group(button, what))
     for label in window.findChildren(QLabel):  # "&Source:" with a buddy: Alt+S moves the focus to the field
         if label.buddy() is not None:
-            add(QKeySequence.mnemonic(label.text()), f"{_plain(label.text()).rstrip(':')} field "
-                                                     f"({_where(window, label)})")
+            what = _in_group(label, f"{_plain(label.text()).rstrip(':')} field")
+            add(_area(window, label), QKeySequence.mnemonic(label.text()), what)
     for action in window.menuBar().actions():  # Alt+letter opens a menu
-        add(QKeySequence.mnemonic(action.text()), f"{_plain(action.text())} menu")
+        add(ANYWHERE, QKeySequence.mnemonic(action.text()), f"{_plain(action.text())} menu")
     for tabs in window.findChildren(QTabWidget):
         for i in range(tabs.count()):
-            add(QKeySequence.mnemonic(tabs.tabText(i)), f"{_plain(tabs.tabText(i))} tab")
-    return sorted(entries, key=lambda kv: (kv[1].lower(), kv[0]))
+            add(_area(window, tabs), QKeySequence.mnemonic(tabs.tabText(i)), f"{_plain(tabs.tabText(i))} tab")
+    return found
+
+
+def _area_order(window: QMainWindow) -> list[str]:
+    tabs = window.findChild(QTabWidget)
+    return [ANYWHERE, *(f"{_plain(tabs.tabText(i))} tab" for i in range(tabs.count() if tabs else 0)),
+            *WINDOW_HEADINGS]
+
+
+def shortcut_groups(window: QMainWindow) -> list[ShortcutGroup]:
+    """Every shortcut the window really has, grouped by where it works; each action's keys on one line. Builds
+    nothing: a tab not built yet is listed from LAZY_TAB_KEYS (building one blocks the GUI thread)."""
+    order = _area_order(window)
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for (area, what), keys in _collect(window).items():
+        groups.setdefault(area, []).append((", ".join(keys), what.removesuffix(f" ({area})")))  # under its heading
+    ranked = sorted(groups, key=lambda a: (order.index(a) if a in order else len(order), a))
+    return [(WINDOW_HEADINGS.get(area, area[:1].upper() + area[1:]),
+             sorted(groups[area], key=lambda kw: (kw[1].lower(), kw[0]))) for area in ranked]

@@ -2,7 +2,8 @@
 
 Building (up to d_model 1024, 8+8 layers: ~100 M parameters) happens on the thread pool; the window stays live and
 says so in the status bar. The newest request wins: a build that finishes after a newer request was made is dropped,
-as is one whose hub got another model meanwhile (File > Open, Undo, training).
+as is one whose hub got another model meanwhile (File > Open, Undo, training). What the controller says about a
+model leaves the status bar when the model changes, and Model > Undo names what it undoes.
 """
 from __future__ import annotations
 
@@ -15,19 +16,22 @@ from typing import Any, Protocol
 
 import torch
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.checkpoint import Checkpoint, CheckpointError
 from core_model.shipped import find_shipped_checkpoint, is_shipped
-from visualizer.state.model_hub import ModelHub
+from visualizer.state.model_hub import UNDO_DEPTH, ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.background import run_in_background
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
 SWITCH_QUESTION = ("Load the shipped {task} model?\n\nIt replaces the current model ({origin}); Model > Undo "
-                   "architecture change (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on {task}.")
+                   "switch to the {task} task (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on "
+                   "{task}.")
+ARCHITECTURE_CHANGE = "architecture change"  # what Model > Undo undoes after Apply
 UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
                      "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
                      "change (Ctrl+Alt+Z) brings the previous model back.")
@@ -88,9 +92,12 @@ class ArchitectureController(QObject):
     building_changed = Signal(bool)  # True from a request until its build arrives (before the hub takes it) or ends
 
     def __init__(self, hub: ModelHub, training: TrainingState, status: Callable[[str, int], None],
-                 parent: QWidget) -> None:
+                 parent: QWidget, withdraw: Callable[[str], None] = lambda _text: None) -> None:
         super().__init__(parent)
         self.hub, self.training, self._status, self._parent = hub, training, status, parent
+        self._withdraw = withdraw  # takes a message off the status bar if it still shows it
+        self._said: tuple[str, int] | None = None  # the last message about a model, and that model's generation
+        hub.model_changed.connect(self._forget_stale_message)
         self._newest = 0  # serial of the newest build request; older builds are dropped when they finish
         self.pending = 0  # builds still running (tests wait for 0)
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
@@ -147,7 +154,7 @@ class ArchitectureController(QObject):
                 return  # no shipped model for this architecture and task, or the model changed meanwhile
             if own_work and not _ask_load_shipped(self._parent, SWITCH_QUESTION.format(task=task, origin=hub.origin)):
                 return
-            self._take(built)
+            self._take(built, f"switch to the {task} task")
 
         run_in_background(lambda: build_for(config, task, device, shipped_only=True), found, lambda message: None)
 
@@ -177,26 +184,53 @@ class ArchitectureController(QObject):
                          MEDIUM_MS)
             self.config_refused.emit()
             return
-        self._take(built)
+        self._take(built, ARCHITECTURE_CHANGE)
 
-    def _take(self, built: BuiltModel) -> None:
+    def _take(self, built: BuiltModel, undo_as: str) -> None:
         """Give the hub the built model (the old one stays one undo away) and say which it is."""
         hub = self.hub
         if built.shipped is not None:
             path, ckpt = built.shipped
             hub.set_model(built.model, ckpt.task,
                           origin=f"trained checkpoint {path.name}", history=ckpt.history, path=path,
-                          extra=ckpt.extra, keep_previous=True)
+                          extra=ckpt.extra, undo_as=undo_as)
             self.training.restore(ckpt.history, ckpt.extra)
-            self._status(f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).",
-                         LONG_MS)
+            self._say(f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).",
+                      LONG_MS)
         else:
-            hub.set_model(built.model, hub.task, origin=UNTRAINED_ORIGIN, keep_previous=True)
-            self._status(UNTRAINED_MESSAGE, LONG_MS)
+            hub.set_model(built.model, hub.task, origin=UNTRAINED_ORIGIN, undo_as=undo_as)
+            self._say(UNTRAINED_MESSAGE, LONG_MS)
+
+    def _say(self, text: str, timeout_ms: int) -> None:
+        """A status message about the hub's present model: withdrawn once that model is replaced."""
+        self._status(text, timeout_ms)
+        self._said = (text, self.hub.generation)
+
+    def _forget_stale_message(self) -> None:
+        if self._said is not None and self._said[1] != self.hub.generation:
+            self._withdraw(self._said[0])
+            self._said = None
 
     def restore_previous(self) -> None:
+        """Model > Undo: bring back the model before the newest replacement and say which one it is."""
+        undone = self.hub.undo_label
         if not self.hub.restore_previous():
             self._status("There is no previous model to restore", SHORT_MS)
+            return
+        name = self.hub.path.name if self.hub.path is not None else self.hub.origin
+        self._say(f"Undid {undone}: the model is {name} again ({self.hub.task.task} task).", MEDIUM_MS)
+
+    def track_undo(self, action: QAction) -> None:
+        """Keep Model > Undo's text, tip and state naming what it would undo, whatever replaced the model."""
+        def show() -> None:
+            label = self.hub.undo_label
+            action.setEnabled(label is not None)
+            action.setText(f"&Undo {label}" if label else "&Undo")
+            kept = f"{self.hub.undo_depth} of up to {UNDO_DEPTH} kept"
+            action.setStatusTip(f"Bring back the model before the last {label}, weights included ({kept})" if label
+                                else "No earlier model to restore")
+        self.hub.model_changed.connect(show)
+        show()
 
     def switch_device(self, name: str) -> None:
         """Move the inference model (training picks its own device in the Trainer tab)."""

@@ -81,7 +81,7 @@ class RecoveryOffer(QObject):
             return
         saved = rec.saved_path if rec.saved_path is not None and rec.saved_path.is_file() else None
         self.hub.set_model(rec.model, rec.task, origin=f"recovered training (step {rec.step})", history=rec.history,
-                           path=saved, dirty=True, extra=rec.extra, keep_previous=True)
+                           path=saved, dirty=True, extra=rec.extra, undo_as="restore of the recovered training")
         self.training.restore(rec.history, rec.extra)
         try:
             self._adopt(rec.path)

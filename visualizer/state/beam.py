@@ -26,6 +26,7 @@ from .playground import PlaygroundSession
 
 log = logging.getLogger(__name__)
 Mode = Literal["beam", "sample"]
+KEY_PARTS = ("the model", "the source", "the padding", "the masks", "the task", "the heads switched off")  # of a key
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class SearchInputs:
     max_new: int
     labels: tuple[str, ...]  # token label per id
     expected: tuple[str, ...]  # the task's expected output + <eos>
-    key: tuple  # what makes a result stale when it changes
+    key: tuple  # what makes a result stale when it changes, one entry per KEY_PARTS
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,13 @@ def sample_tree(hyps: tuple[Hypothesis, ...]) -> tuple[tuple[BeamNode, ...], tup
             parent = index[prefix]
         out.append(Hypothesis(hyp.tokens, hyp.log_prob, hyp.finished, parent, hyp.token_log_probs))
     return tuple(nodes), tuple(out)
+
+
+def what_changed(old: tuple, new: tuple) -> str:
+    """Name what differs between two search keys: "The model", "The source and the masks"."""
+    parts = [name for name, a, b in zip(KEY_PARTS, old, new) if a != b] or ["the input"]
+    text = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return text[0].upper() + text[1:]
 
 
 def run_search(inputs: SearchInputs, settings: BeamSettings, on_step: Callable[[int], None]) -> BeamOutcome:
@@ -174,8 +182,8 @@ class BeamState(QObject):
         s = self.session
         vocab, hub = s.vocabulary, s.hub
         ids = hub.task.source_ids(vocab.encode(s.source_text)) + [PAD] * s.extra_pads  # anchored: <bos> ... <eos>
-        key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task,
-               tuple((k, v.tobytes()) for k, v in sorted(s.gates().items())))
+        off = tuple((k, tuple(zip(*(~v).nonzero()))) for k, v in sorted(s.gates().items()))  # (layer, head) pairs
+        key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task, off)
         return SearchInputs(hub.model, torch.tensor([ids], device=hub.device), s.masks, s.head_gates(),
                             max_source_len(hub.config.max_len), tuple(vocab.token(i) for i in range(len(vocab))),
                             tuple(vocab.tokens(s.expected_ids())) + ("<eos>",), key)
@@ -219,8 +227,9 @@ class BeamState(QObject):
         self.message_changed.emit(message)
 
     def _finished(self, outcome: BeamOutcome) -> None:
-        if outcome.key != self.inputs().key:
-            self._ended("The model or the input changed during the search: press Run again")
+        key = self.inputs().key
+        if outcome.key != key:
+            self._ended(f"{what_changed(outcome.key, key)} changed during the search: press Run again")
             return
         self.outcome, self.shown = outcome, ROOT
         n = len(outcome.hypotheses)
@@ -234,8 +243,7 @@ class BeamState(QObject):
         """Drive the stepper through the node's hypothesis so the grids show its decoder attention."""
         if self.outcome is None or not 0 <= node < len(self.outcome.nodes):
             return
-        if self.outcome.key != self.inputs().key:
-            self.message_changed.emit("The input changed since this search: press Run again")
+        if self._say_if_stale():
             return
         if self.session.target_prefix.strip():
             self.message_changed.emit("Clear the target prefix to show a hypothesis (the search starts at <bos>)")
@@ -247,5 +255,13 @@ class BeamState(QObject):
         self.shown_changed.emit(node)
 
     def _check_stale(self, _frame: object) -> None:
-        if self.outcome is not None and self._job is None and self.outcome.key != self.inputs().key:
-            self.message_changed.emit("The input changed since this search: press Run again")
+        if self.outcome is not None and self._job is None:
+            self._say_if_stale()
+
+    def _say_if_stale(self) -> bool:
+        """Say what changed since the shown search (the model, the source, ...); True when something did."""
+        key = self.inputs().key
+        if self.outcome.key == key:
+            return False
+        self.message_changed.emit(f"{what_changed(self.outcome.key, key)} changed since this search: press Run again")
+        return True

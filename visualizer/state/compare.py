@@ -3,10 +3,13 @@
 It owns no widgets and no threads: loading B and B's forward pass go through an injected `run_job(fn, on_done,
 on_error)` (the composition root passes workers.background.run_in_background), so the GUI thread never runs
 them. B's passes coalesce: while one runs, only the newest request waits; a result for an older A is dropped.
+When A and B are different trainings (their weights differ), head numbers need not correspond: each new such pair
+starts side by side, and A − B is shown only once the user picks it for that pair.
 """
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from .compare_sources import (
-    PAD_LABEL, SOURCES, ModelB, anchors_differ, copy_of, difference, from_file, run_b, shipped_for,
+    PAD_LABEL, SOURCES, ModelB, anchors_differ, copy_of, difference, from_file, run_b, same_weights, shipped_for,
 )
 from .playground import PlaygroundSession
 from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
@@ -36,6 +39,19 @@ class CompareFrame:
     differs: tuple[bool, ...]  # per compared decoder position (those not reading <pad>): the argmax tokens differ
     b_label: str
     anchors_dropped: bool = False  # one side reads <bos> symbols <eos>: the difference leaves the anchors out
+    different_trainings: bool = False  # A's and B's weights differ: their head numbers need not correspond
+
+
+@dataclass(frozen=True)
+class BPass:
+    """What one B pass returns to the GUI thread: the A it ran on, B, B's maps and whether the weights agree."""
+
+    a: MapsSnapshot
+    b: ModelB
+    b_maps: MapsSnapshot
+    generation: int  # A's hub generation the weight comparison belongs to
+    same_weights: bool
+    a_model: object  # A's model at the time: a new model object is a new A/B pair
 
 
 def output_differences(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[bool, ...]:
@@ -54,6 +70,8 @@ class CompareSession(QObject):
 
     b_changed = Signal(str)  # the label of the new B
     frame_changed = Signal(object)  # CompareFrame
+    a_ready = Signal(object)  # MapsSnapshot: A's newest maps while no A/B frame exists yet (A is drawn at once)
+    view_changed = Signal(str)  # the view was switched here (a new pair of different trainings starts side by side)
     failed = Signal(str)  # a sentence for the user (B could not load or run)
     busy_changed = Signal(bool)
 
@@ -65,6 +83,9 @@ class CompareSession(QObject):
         self.last_frame: CompareFrame | None = None
         self._running = False
         self._waiting: MapsSnapshot | None = None  # the newest A waiting for B
+        self._same: tuple[int, ModelB, bool] | None = None  # the last weight comparison: A's generation, B, answer
+        self._different_pair: tuple[ModelB, weakref.ref] | None = None  # the (B, A model) pair of different
+        # trainings now shown; None while A and B share their weights
         session.frame_changed.connect(self._on_a_frame)
 
     @property
@@ -73,9 +94,12 @@ class CompareSession(QObject):
 
     def set_enabled(self, enabled: bool) -> None:
         self.enabled = bool(enabled)
+        self._publish_a()
         self._request()
 
     def set_view(self, view: str) -> None:
+        """The user's choice; it stands for the current pair of models (a new pair of different trainings resets
+        it to side by side)."""
         if view not in VIEWS:
             raise ValueError(f"view must be one of {list(VIEWS)}, got {view!r}")
         self.view = view
@@ -122,7 +146,14 @@ class CompareSession(QObject):
 
     def _on_a_frame(self, frame: PlaygroundFrame) -> None:
         if self.enabled:
+            self._publish_a(frame.maps)
             self._request(frame.maps)
+
+    def _publish_a(self, a: MapsSnapshot | None = None) -> None:
+        """Before B has run on anything, A alone: its maps need not wait for B to load."""
+        a = a or self.session.last_snapshot
+        if self.enabled and self.last_frame is None and a is not None:
+            self.a_ready.emit(a)
 
     def _request(self, a: MapsSnapshot | None = None) -> None:
         """Run B on A's newest maps (latest wins)."""
@@ -137,20 +168,40 @@ class CompareSession(QObject):
         a, self._waiting = self._waiting, None
         if a is None:
             return
-        b, masks = self.b, self.session.masks
-        self._running = True
-        self._run_job(lambda: (a, b, run_b(b, a, masks)), self._on_b_pass, self._on_pass_failed)
+        b, masks, hub = self.b, self.session.masks, self.session.hub
+        generation, a_model, last = hub.generation, hub.model, self._same
+        known = last[2] if last is not None and last[0] == generation and last[1] is b else None
 
-    def _on_b_pass(self, result: tuple[MapsSnapshot, ModelB, MapsSnapshot]) -> None:
+        def job() -> BPass:
+            same = known if known is not None else same_weights(a_model, b.model)
+            return BPass(a, b, run_b(b, a, masks), generation, same, a_model)
+
+        self._running = True
+        self._run_job(job, self._on_b_pass, self._on_pass_failed)
+
+    def _on_b_pass(self, result: BPass) -> None:
         self._running = False
-        a, b, b_maps = result
+        a, b, b_maps = result.a, result.b, result.b_maps
+        self._same = (result.generation, b, result.same_weights)
         if self._waiting is None and b is self.b and a is self.session.last_snapshot:
             diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
             differs = output_differences(symbol_outputs(a), symbol_outputs(b_maps))
             self.last_frame = CompareFrame(a, b_maps, MappingProxyType(diff), differs, b.label,
-                                           anchors_differ(a, b_maps))
+                                           anchors_differ(a, b_maps), not result.same_weights)
+            self._follow_pair(b, result.a_model, not result.same_weights)
             self.frame_changed.emit(self.last_frame)
         self._start_next()
+
+    def _follow_pair(self, b: ModelB, a_model: object, different: bool) -> None:
+        """A new pair of different trainings starts side by side; a pick made for the pair shown stands."""
+        pair = self._different_pair
+        if not different:
+            self._different_pair = None
+        elif pair is None or pair[0] is not b or pair[1]() is not a_model:
+            self._different_pair = (b, weakref.ref(a_model))
+            if self.view != "side_by_side":
+                self.view = "side_by_side"
+                self.view_changed.emit(self.view)
 
     def _on_pass_failed(self, text: str) -> None:
         self._running = False

@@ -66,6 +66,14 @@ def copy_of(model: Seq2SeqTransformer, task: TaskSpec, label: str,
     return ModelB(twin, task, HeadGates.from_numpy(dict(gates)), f"{label} (ablated: {heads})", off)
 
 
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    """True when both models hold the same tensors: B differs from A by its gates, input or masks, not its training."""
+    sa, sb = a.state_dict(), b.state_dict()
+    if sa.keys() != sb.keys():
+        return False
+    return all(x.shape == sb[k].shape and torch.equal(x.detach().cpu(), sb[k].detach().cpu()) for k, x in sa.items())
+
+
 def token_ids(vocab: Vocabulary, labels: tuple[str, ...]) -> list[int]:
     """Token labels as drawn (e.g. "<bos>", "3") back to ids of B's vocabulary; ValueError names a missing one."""
     table = {token: i for i, token in enumerate(vocab.tokens(range(len(vocab))))}

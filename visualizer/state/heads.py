@@ -22,6 +22,17 @@ from .model_hub import ModelHub
 
 log = logging.getLogger(__name__)
 DEFAULT_N, DEFAULT_SEED = 200, 1234  # the CLI's defaults
+MODEL_CHANGED = "The model changed while the heads were analysed: run it again for this model."
+
+
+def model_name(hub: ModelHub) -> tuple[str, str]:
+    """The model and its task as the Heads tab names them: ("copy_rope.pt", "copy")."""
+    path, origin = hub.path, hub.origin
+    if path is None or path.name in origin:  # "trained checkpoint copy_rope.pt": the file alone says it
+        name = origin if path is None else path.name
+    else:  # trained further here: the file it came from, and how it differs
+        name = f"{path.name}, {origin}"
+    return name, hub.task.task
 
 
 class HeadsJobApi(Protocol):
@@ -46,6 +57,8 @@ class HeadsState(QObject):
     progress_changed = Signal(int, int)  # done, total (0, 0: idle)
     running_changed = Signal(bool)
     message = Signal(str)
+    stale_changed = Signal(str)  # why the last analysis no longer describes the model; "" once one does
+
 
     def __init__(self, hub: ModelHub, make_job: JobFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -53,6 +66,8 @@ class HeadsState(QObject):
         self.n, self.seed = DEFAULT_N, DEFAULT_SEED
         self.analysis: HeadAnalysis | None = None
         self.roles: tuple[HeadRole, ...] | None = None
+        self.analysed: tuple[str, str] | None = None  # model_name() of the last finished analysis
+        self.stale = ""  # what stale_changed last said
         self._job: HeadsJobApi | None = None
         self._roles_job: HeadsJobApi | None = None
         hub.model_changed.connect(self._on_model_changed)
@@ -79,7 +94,8 @@ class HeadsState(QObject):
         job.progressed.connect(self.progress_changed)
         job.finished.connect(lambda result: self._on_analysis(result, generation))
         job.failed.connect(lambda text: self._end(text))
-        job.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) stays."))
+        job.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) stays."
+                                                if generation == self.hub.generation else MODEL_CHANGED))
         self._job = job
         self.running_changed.emit(True)
         self.progress_changed.emit(0, 1)
@@ -114,12 +130,13 @@ class HeadsState(QObject):
 
     def _on_analysis(self, result: HeadAnalysis, generation: int) -> None:
         if generation != self.hub.generation:
-            self._end("The model changed while the heads were analysed: run it again for this model.")
+            self._end(MODEL_CHANGED)
             return
-        self.analysis = result
+        self.analysis, self.analysed = result, model_name(self.hub)
+        self._set_stale("")
         self.analysis_changed.emit(result)
-        self._end(f"Analysed {len(result.heads)} heads on {self.n} {self.hub.task.task} sequences "
-                  f"(seed {self.seed}).")
+        self._end(f"Analysed {len(result.heads)} heads of {self.analysed[0]} on {self.n} {self.analysed[1]} "
+                  f"sequences (seed {self.seed}).")
 
     def _on_roles(self, roles: tuple[HeadRole, ...], generation: int, job: Any) -> None:
         if job is not self._roles_job or generation != self.hub.generation:
@@ -134,8 +151,18 @@ class HeadsState(QObject):
         self.progress_changed.emit(0, 0)
         self.message.emit(text)
 
+    def _set_stale(self, text: str) -> None:
+        self.stale = text
+        self.stale_changed.emit(text)
+
     def _on_model_changed(self) -> None:
         self.cancel()
+        if self.analysed is not None:  # its numbers are dropped below; what they were of stays said until the next
+            (name, task), now = self.analysed, model_name(self.hub)
+            change = f"the model is now {now[0]} ({now[1]} task)" if now != self.analysed else "its weights changed"
+            self._set_stale(f"Out of date: the last analysis scored {name} on {task} sequences; {change}. Its "
+                            "importance numbers are cleared: press Analyse heads to score this model.")
+            self.message.emit("")  # "Analysed ..." is about the old model: the stale note says what it was
         if self.analysis is not None:
             self.analysis = None
             self.analysis_changed.emit(None)

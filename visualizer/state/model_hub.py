@@ -4,17 +4,19 @@ from __future__ import annotations
 import copy
 import logging
 from collections import deque
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from PySide6.QtCore import QObject, Signal
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
+from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
-UNDO_DEPTH = 5  # models kept for Model > Undo architecture change, each with its trained weights
+UNDO_DEPTH = 5  # models kept for Model > Undo, each with its trained weights and what replaced it
 
 
 class ModelHub(QObject):
@@ -54,6 +56,21 @@ class ModelHub(QObject):
         return len(self._undo)
 
     @property
+    def undo_label(self) -> str | None:
+        """What restore_previous() would undo ("architecture change", "Train from scratch"); None: nothing."""
+        return self._undo[-1][7] if self._undo else None
+
+    @property
+    def trained_lengths(self) -> TrainedLengths | None:
+        """The source lengths the weights were trained on (None: untrained, or a file that does not say)."""
+        return stored_trained_lengths(self.extra, self.history)
+
+    def trained_lengths_text(self) -> str:
+        """What the model summary says: "1-16", "untrained" or "unknown", never a range it cannot know."""
+        untrained = not self.history and self.origin.startswith("untrained")
+        return describe_trained(self.trained_lengths, untrained)
+
+    @property
     def training_active(self) -> bool:
         return self._training
 
@@ -68,25 +85,28 @@ class ModelHub(QObject):
 
     def set_model(self, model: Seq2SeqTransformer, task: TaskSpec, *, origin: str, history: list[dict] | None = None,
                   path: Path | None = None, dirty: bool = False, extra: dict | None = None,
-                  keep_previous: bool = False) -> None:
-        """Replace the model wholesale (load, new architecture); keep_previous lets restore_previous() undo it."""
-        if keep_previous:
-            self._undo.append((self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra))
+                  undo_as: str | None = None) -> None:
+        """Replace the model wholesale (load, new architecture). With `undo_as`, what the user did (read after
+        "Undo ": "architecture change", "Train from scratch"), restore_previous() can bring the old one back."""
+        if undo_as is not None:
+            self._undo.append((self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra,
+                               undo_as))
         self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
         self.history, self.path, self.dirty = list(history or []), path, dirty
         self.extra = dict(extra or {})
         self._changed()
 
-    def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0) -> None:
+    def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0,
+                      undo_as: str = "architecture change") -> None:
         """A fresh model for a changed architecture: it knows nothing until trained. The old one can be restored."""
         self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)",
-                       keep_previous=True)
+                       undo_as=undo_as)
 
     def restore_previous(self) -> bool:
-        """Undo the newest architecture change (up to UNDO_DEPTH deep); False when there is nothing to restore."""
+        """Undo the newest model replacement (up to UNDO_DEPTH deep); False when there is nothing to restore."""
         if not self._undo:
             return False
-        model, task, origin, history, path, dirty, extra = self._undo.pop()
+        model, task, origin, history, path, dirty, extra, _ = self._undo.pop()
         self.set_model(model, task, origin=origin, history=history, path=path, dirty=dirty, extra=extra)
         return True
 
@@ -106,6 +126,7 @@ class ModelHub(QObject):
         """Take trained weights back (copied: the trainer keeps training its own tensors) and the task they learned."""
         self._model.load_state_dict({k: v.detach().clone() for k, v in state_dict.items()})
         self.task = task or self.task
+        self.extra = {**self.extra, "task": asdict(self.task)}  # the lengths these weights now know
         self._model.eval()
         self.history, self.origin, self.dirty = list(history), origin, True
         self._changed()

@@ -80,6 +80,11 @@ class PlaygroundSession(QObject):
         return max_source_len(self.hub.config.max_len) - self.extra_pads
 
     @property
+    def source_length(self) -> int:
+        """Symbols in the source the maps show (the last accepted one)."""
+        return len(self._src_ids)
+
+    @property
     def last_snapshot(self) -> MapsSnapshot | None:
         return self.last_frame.maps if self.last_frame is not None else None
 

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from core_model import Vocabulary, VocabularyError
+from core_model.recipe import TrainedLengths
 from core_model.tasks import TaskSpec
 
+from .model_hub import ModelHub
 from .snapshots import InputError
 
 DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
@@ -24,3 +26,39 @@ def check_source(text: str, vocabulary: Vocabulary, limit: int) -> tuple[InputEr
     if len(ids) > limit:
         return InputError("source", f"Input is too long ({len(ids)} symbols); at most {limit} fit this model"), []
     return None, ids
+
+
+def length_note(length: int, trained: TrainedLengths | None, described: str) -> tuple[str, str, bool]:
+    """(line, tooltip, outside): how a source of `length` symbols stands to the lengths the model was trained on.
+
+    A source outside them is still run (a note, never a refusal): wrong tokens there are the model's limit, not a bug.
+    `described` is ModelHub.trained_lengths_text() ("untrained" or "unknown" when `trained` is None). The line does
+    not change with every keystroke (the tooltip names the length): a new line costs a re-elided label per frame.
+    """
+    if trained is None:
+        line = "untrained model" if described == "untrained" else "unknown (the model's file does not say)"
+        return line, f"Trained lengths: {described}. This source has {length} symbols.", False
+    low, high = trained
+    span = f"{low}-{high}" if low != high else f"{low}"
+    if low <= length <= high:
+        return f"{span} symbols", f"The model was trained on sources of {span} symbols; this one has {length}.", False
+    longer = length > high
+    return (f"{span} symbols; this source is {'longer' if longer else 'shorter'}: expect mistakes",
+            f"The model was trained on sources of {span} symbols; this one has {length}, "
+            f"{'beyond' if longer else 'outside'} them. It still runs, but wrong tokens here show the limit of what "
+            f"it learned, not a bug (the Length lab measures how accuracy falls with length).", True)
+
+
+class TrainedNote:
+    """length_note for the hub's current model; its trained lengths are read once per model, not once per frame."""
+
+    def __init__(self, hub: ModelHub) -> None:
+        self.hub = hub
+        self._generation: int | None = None
+        self._trained: tuple[TrainedLengths | None, str] = (None, "unknown")
+
+    def __call__(self, length: int) -> tuple[str, str, bool]:
+        if self._generation != self.hub.generation:  # a new model, new weights or a new task
+            self._generation = self.hub.generation
+            self._trained = (self.hub.trained_lengths, self.hub.trained_lengths_text())
+        return length_note(length, *self._trained)

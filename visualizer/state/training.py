@@ -117,16 +117,16 @@ class TrainingState(CheckpointRecord, QObject):
 
     def start_from_scratch(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
                            rates: dict[str, float] | None = None) -> bool:
-        """Fresh weights with the current architecture (Model > Restore previous model undoes it), then train;
+        """Fresh weights with the current architecture (Model > Undo Train from scratch undoes it), then train;
         the curves so far stay as `previous`, greyed for comparison until clear_previous()."""
         if self.busy:
             return False
-        previous = self.series.view() if self.series.steps else self.previous
+        previous = replace(self.series.view(), snapshots=self._snapshots) if self.series.steps else self.previous
         config_now = replace(self.hub.config, vocab_size=max(self.hub.config.vocab_size, task.vocab_size))
         self._replacing = True
         try:
             self.hub.set_model(build_model(config_now, seed=config.seed), task,
-                               origin="untrained (training from scratch)", keep_previous=True)
+                               origin="untrained (training from scratch)", undo_as="Train from scratch")
         finally:
             self._replacing = False
         self.previous = previous

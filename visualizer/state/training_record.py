@@ -28,6 +28,7 @@ class MetricsView:
     eval_exact_match: tuple[float, ...] = ()
     progress: ProgressSnapshot | None = None  # None: no run since the curves were loaded or cleared
     last_eval: EvalSnapshot | None = None
+    snapshots: tuple[ProbeSnapshot, ...] = ()  # a previous run's probe snapshots: its role curves are greyed too
 
 
 @dataclass
@@ -191,7 +192,8 @@ class CheckpointRecord:
         """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
         if self.busy:
             return None
-        self.hub.new_untrained(replace(self.hub.config, vocab_size=task.vocab_size), task)
+        self.hub.new_untrained(replace(self.hub.config, vocab_size=task.vocab_size), task,
+                               undo_as="Build matching model")
         return task.vocab_size
     def restore(self, history: list[dict], extra: dict) -> None:
         """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""

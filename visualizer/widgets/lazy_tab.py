@@ -10,6 +10,8 @@ from collections.abc import Callable
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from visualizer.widgets.common.wheel_guard import guard_wheel
+
 log = logging.getLogger(__name__)
 
 
@@ -38,6 +40,7 @@ class LazyTab(QWidget):
         """The real page, built now if it was not yet; raises what the build raised."""
         if self._content is None:
             self._content = self._build()
+            guard_wheel(self._content)  # as the window does for the tabs it is given whole
             self.error_label.setVisible(False)
             self._layout.addWidget(self._content)
             if self.isVisible():  # added to a page on screen: show it now, not on a later turn of the event loop

@@ -34,7 +34,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
     from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
-    from core_model.tasks import TaskSpec
+    from core_model.recipe import recipe_task
 
     try:
         device = pick_device(device_name)
@@ -56,7 +56,8 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
         warning = f"Untrained model: no checkpoint at {checkpoint}"
     model = build_model(ModelConfig(), device=device, seed=0)
     _warm_up(model, device)
-    return StartupModel(model, TaskSpec(), device, "untrained", warning=warning)
+    task = recipe_task("copy", model.config.positional)  # what Train from scratch then trains on: the shipped recipe
+    return StartupModel(model, task, device, "untrained", warning=warning)
 
 
 def _warm_up(model, device) -> None:

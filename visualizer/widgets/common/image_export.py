@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph.exporters as pg_exporters
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QTextLayout, QTextOption
 
 from core_model.atomic_files import RefusedTarget, atomic_path
 
@@ -80,6 +80,7 @@ SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG_NS)
 ET.register_namespace("xlink", XLINK_NS)
 CAPTION_COLOUR = "black"  # on a white band, whatever the plot's background
+CAPTION_MARGIN = 6  # px left and right of the caption's rows
 
 
 def caption_font_px(image_width: float) -> int:
@@ -87,22 +88,46 @@ def caption_font_px(image_width: float) -> int:
     return max(12, int(image_width) // 90)
 
 
+def caption_font(px: int) -> QFont:
+    """The caption's font: the PNG draws its rows in it and the SVG measures them with it."""
+    font = QFont()
+    font.setPixelSize(px)
+    return font
+
+
+def wrap_caption_line(text: str, font: QFont, width: float) -> list[str]:
+    """`text` cut into rows no wider than `width` px in `font`, at spaces where it can, anywhere else; the rows
+    joined give `text` back (each keeps the space it ends on), so every word lies inside the image."""
+    layout = QTextLayout(text, font)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    layout.setTextOption(option)
+    rows = []
+    layout.beginLayout()
+    while (line := layout.createLine()).isValid():
+        line.setLineWidth(max(width, 1.0))
+        rows.append(text[line.textStart():line.textStart() + line.textLength()])
+    layout.endLayout()
+    return rows or [text]
+
+
 def _with_png_caption(plot: QImage, caption: Sequence[str]) -> QImage:
-    """The plot under a white band holding the caption lines (plain text: `<bos>` stays visible)."""
+    """The plot under a white band holding the caption lines (plain text: `<bos>` stays visible), each wrapped to
+    the image's width."""
     if not caption:
         return plot
-    font = QFont()
-    font.setPixelSize(caption_font_px(plot.width()))
+    font = caption_font(caption_font_px(plot.width()))
     metrics = QFontMetrics(font)
     line = metrics.height()
-    band = line * len(caption) + 8
+    rows = [row for text in caption for row in wrap_caption_line(text, font, plot.width() - 2 * CAPTION_MARGIN)]
+    band = line * len(rows) + 8
     image = QImage(plot.width(), plot.height() + band, QImage.Format.Format_ARGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)
     painter.setFont(font)
     painter.setPen(QColor(CAPTION_COLOUR))
-    for k, text in enumerate(caption):  # drawText takes plain text, never markup
-        painter.drawText(6, 4 + line * k + metrics.ascent(), text)
+    for k, text in enumerate(rows):  # drawText takes plain text, never markup
+        painter.drawText(CAPTION_MARGIN, 4 + line * k + metrics.ascent(), text)
     painter.drawImage(0, band, plot)
     painter.end()
     return image
@@ -137,7 +162,9 @@ def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> Non
     width, height = _svg_size(root)
     size = caption_font_px(width)
     line = round(size * 1.35)
-    band = line * len(caption) + 8
+    font = caption_font(size)  # the rows are measured in Qt's sans-serif, as the PNG draws them
+    rows = [wrap_caption_line(text, font, width - 2 * CAPTION_MARGIN) for text in caption]
+    band = line * sum(len(r) for r in rows) + 8
     head_tags = {f"{{{SVG_NS}}}{tag}" for tag in ("title", "desc", "style", "defs", "metadata")}
     drawing = ET.Element(f"{{{SVG_NS}}}g", {"transform": f"translate(0,{band})", "id": "plot"})
     for child in list(root):
@@ -157,8 +184,9 @@ def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> Non
                                                     "font-size": str(size), "fill": CAPTION_COLOUR})
     ET.SubElement(group, f"{{{SVG_NS}}}rect", {"x": "0", "y": "0", "width": f"{width:g}", "height": str(band),
                                                 "fill": "white", "stroke": "none"})
-    for k, text in enumerate(caption):
-        ET.SubElement(group, f"{{{SVG_NS}}}text", {"x": "6", "y": str(4 + line * k + size),
+    # one <text> per row, as SVG Tiny viewers (Qt's among them) draw no positioned <tspan>; <desc> keeps each line
+    for k, text in enumerate(row for pieces in rows for row in pieces):
+        ET.SubElement(group, f"{{{SVG_NS}}}text", {"x": str(CAPTION_MARGIN), "y": str(4 + line * k + size),
                                                     "xml:space": "preserve"}).text = text
     root.append(drawing)
     root.set("viewBox", f"0 0 {width:g} {height + band:g}")

@@ -15,9 +15,11 @@ class LabelSlot(QWidget):
     callers put the whole text in the tooltip.
     """
 
+    label_class: type[QLabel] = QLabel  # a subclass may paint its text its own way
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = QLabel(self)
+        self.label = self.label_class(self)
         self.setFixedHeight(self.label.fontMetrics().height() + 6)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 

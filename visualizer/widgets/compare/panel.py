@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from visualizer.state.compare import CompareFrame, CompareSession, kind_maps, symbol_outputs
 from visualizer.state.compare_sources import SOURCES
-from visualizer.state.snapshots import KIND_TITLES
+from visualizer.state.snapshots import KIND_TITLES, MapsSnapshot
 from visualizer.widgets.common.rich_text import escape
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
@@ -23,6 +23,12 @@ PathProvider = Callable[[QWidget], "str | None"]
 ANCHOR_NOTE = ("One model reads its source as <bos> symbols <eos>, the other reads the bare symbols: each side-by-side "
                "grid is labelled with its own tokens, and this difference pairs the source positions by symbol "
                "(1st with 1st, …, then the padding) and leaves the <bos>/<eos> anchors out.")
+TRAININGS_SIDE = ("A and B are different trainings (their weights differ): their head numbers need not correspond "
+                  "(A's H2 may do what B's H4 does). Match heads by what they do, not by their numbers.")
+TRAININGS_DIFF = ("A and B are different trainings (their weights differ): their head numbers need not correspond, so "
+                  "this map may subtract unrelated heads (A's H2 may do what B's H4 does). Read it with care, or "
+                  "compare side by side.")
+WARNING_STYLE = "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0b800; padding: 3px; }"
 DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
 
 
@@ -90,15 +96,23 @@ class ComparePanel(QWidget):
                                  "hovering, or use Difference A − B")
         self.scale_note.setStyleSheet("color: #a05000")
         self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
+        for note in (self.scale_note, self.diff_hint):
+            note.setWordWrap(True)  # a note never widens the page past the grids' side of the window
         self.anchor_note = QLabel(ANCHOR_NOTE)
         self.anchor_note.setTextFormat(Qt.TextFormat.PlainText)
         self.anchor_note.setWordWrap(True)
         self.anchor_note.setStyleSheet("color: #a05000")
+        self.trainings_side, self.trainings_diff = QLabel(TRAININGS_SIDE), QLabel(TRAININGS_DIFF)
+        for note in (self.trainings_side, self.trainings_diff):
+            note.setTextFormat(Qt.TextFormat.PlainText)
+            note.setWordWrap(True)
+            note.setStyleSheet(WARNING_STYLE)
+            note.setVisible(False)  # said while A and B are different trainings
         self.outputs = QLabel("")
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
-        for grid, text in ((self.grid_a, "A is drawn together with B, on the same input: load a model B above."),
+        for grid, text in ((self.grid_a, "A's maps appear here as soon as the playground has run its input."),
                            (self.grid_b, "No model B yet: choose where it comes from and press Load B."),
                            (self.grid_diff, "No model B yet: choose where it comes from and press Load B.")):
             grid.placeholder.setText(text)  # until B runs, no side has maps to show
@@ -108,14 +122,14 @@ class ComparePanel(QWidget):
         self._wire()
 
     def _build_layout(self) -> None:
-        controls = QGridLayout()
+        controls = QGridLayout()  # two rows: one row of six needs ~790 px, wider than a 1280-px window's map side
         controls.addWidget(QLabel("B from:"), 0, 0)
         controls.addWidget(self.source, 0, 1)
         controls.addWidget(self.load_button, 0, 2)
-        controls.addWidget(QLabel("Compare as:"), 0, 3)
-        controls.addWidget(self.view, 0, 4)
-        controls.addWidget(self.kind, 0, 5)
-        controls.setColumnStretch(6, 1)
+        controls.addWidget(QLabel("Compare as:"), 1, 0)
+        controls.addWidget(self.view, 1, 1)
+        controls.addWidget(self.kind, 1, 2)
+        controls.setColumnStretch(3, 1)
         side = QWidget()
         side_lay = QHBoxLayout(side)
         side_lay.setContentsMargins(0, 0, 0, 0)
@@ -133,6 +147,7 @@ class ComparePanel(QWidget):
         side_page = QWidget()
         side_page_lay = QVBoxLayout(side_page)
         side_page_lay.setContentsMargins(0, 0, 0, 0)
+        side_page_lay.addWidget(self.trainings_side)
         side_page_lay.addWidget(self.scale_note)
         side_page_lay.addWidget(side, 1)
         self.pages = QStackedWidget()
@@ -142,6 +157,7 @@ class ComparePanel(QWidget):
         diff_lay.setContentsMargins(0, 0, 0, 0)
         diff_lay.addWidget(self.diff_hint)
         diff_lay.addWidget(self.anchor_note)
+        diff_lay.addWidget(self.trainings_diff)  # right above the map it warns about
         diff_lay.addWidget(self.grid_diff, 1)
         self.pages.addWidget(diff_page)
         lay = QVBoxLayout(self)
@@ -163,8 +179,23 @@ class ComparePanel(QWidget):
             grid.map_clicked.connect(lambda _kind, layer, head, g=grid: g.open_large_view(layer, head))
         c.b_changed.connect(self._on_b_changed)
         c.frame_changed.connect(self.show_frame)
+        c.a_ready.connect(self._show_a_alone)
+        c.view_changed.connect(self._show_view)
         c.failed.connect(self._say)
         c.busy_changed.connect(lambda busy: self._say("Loading model B…" if busy else ""))
+
+    def _show_view(self, view: str) -> None:
+        """The compare session switched the view itself: the combo says so without counting as the user's pick."""
+        with QSignalBlocker(self.view):
+            self.view.setCurrentIndex(self.view.findData(view))
+
+    def _show_a_alone(self, a: MapsSnapshot) -> None:
+        """A's maps on the side-by-side page while B is not loaded or has not run yet."""
+        kind = self.kind.currentData()
+        self.pages.setCurrentIndex(0)
+        self.scale_note.setVisible(False)
+        self.grid_a.set_maps(a.maps[kind], mode=a.mode)
+        self.grid_a.set_ablated(~self.compare.session.gates()[kind])
 
     def _say(self, text: str) -> None:
         self.status.setText(text)
@@ -202,10 +233,14 @@ class ComparePanel(QWidget):
     def _redraw(self) -> None:
         frame = self.compare.last_frame
         if frame is None:
+            if self.compare.session.last_snapshot is not None:
+                self._show_a_alone(self.compare.session.last_snapshot)
             return
         kind = self.kind.currentData()
         difference = self.compare.view == "difference"
         self.pages.setCurrentIndex(1 if difference else 0)
+        self.trainings_side.setVisible(frame.different_trainings)
+        self.trainings_diff.setVisible(frame.different_trainings)
         if self.status.text().startswith("A and B have different"):
             self._say("")
         if difference:

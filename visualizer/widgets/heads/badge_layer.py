@@ -7,6 +7,8 @@ the painter's transform only when it paints, so a new scale costs nothing until 
 """
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
@@ -24,14 +26,16 @@ class BadgeLayer(QGraphicsItem):
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # atlas-sized, drawn over the maps: clicks go to them
         self._badges: tuple[tuple[QPointF, str], ...] = ()
         self._bounds = QRectF()
+        self._map_width = math.inf  # one map's width in parent coordinates: a badge never spills past it
         self._font = QFont()
         self._metrics = QFontMetricsF(self._font)
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
 
-    def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF) -> None:
-        """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas)."""
+    def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf) -> None:
+        """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas),
+        and no badge is wider on screen than its map (`map_width` in parent coordinates)."""
         self.prepareGeometryChange()
-        self._badges, self._bounds = tuple(badges), QRectF(bounds)
+        self._badges, self._bounds, self._map_width = tuple(badges), QRectF(bounds), map_width
         self.update()
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
@@ -40,15 +44,35 @@ class BadgeLayer(QGraphicsItem):
 
     def screen_rects(self, transform: QTransform) -> list[QRectF]:
         """Each badge's filled rectangle in the device pixels of `transform` (item -> device), in badge order."""
+        return [rect for rect, _ in self.fitted(transform)]
+
+    def fitted(self, transform: QTransform) -> list[tuple[QRectF, str]]:
+        """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
+        else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map, so a badge
+        covers no neighbouring map."""
         height = self._metrics.height() + 2 * PAD_Y
-        rects = []
+        drawn = []
         for corner, text in self._badges:
-            if text not in self._widths:
-                self._widths[text] = self._metrics.horizontalAdvance(text)
-            width = self._widths[text] + 2 * PAD_X
             at = transform.map(corner)
-            rects.append(QRectF(at.x() - width, at.y(), width, height))
-        return rects
+            room = at.x() - transform.map(QPointF(corner.x() - self._map_width, corner.y())).x() - 2 * PAD_X
+            text = self._fit(text, room)
+            width = self._advance(text) + 2 * PAD_X if text else 0.0
+            drawn.append((QRectF(at.x() - width, at.y(), width, height), text))
+        return drawn
+
+    def _advance(self, text: str) -> float:
+        if text not in self._widths:
+            self._widths[text] = self._metrics.horizontalAdvance(text)
+        return self._widths[text]
+
+    def _fit(self, text: str, room: float) -> str:
+        """The longest of text, its role word, the role elided, that fits `room` pixels ("" when nothing does)."""
+        role = text.rsplit(" ", 1)[0]
+        for candidate in (text, role):
+            if self._advance(candidate) <= room:
+                return candidate
+        elided = self._metrics.elidedText(role, Qt.TextElideMode.ElideRight, max(room, 0.0))
+        return elided if elided and self._advance(elided) <= room else ""
 
     def boundingRect(self) -> QRectF:  # Qt's name
         return self._bounds
@@ -67,7 +91,9 @@ class BadgeLayer(QGraphicsItem):
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
         flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
-        for rect, (_, text) in zip(self.screen_rects(screen), self._badges):
+        for rect, text in self.fitted(screen):
+            if not text:
+                continue
             painter.fillRect(rect, BADGE_FILL)
             painter.drawText(rect, int(flags), text)
         painter.restore()

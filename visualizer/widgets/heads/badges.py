@@ -5,6 +5,8 @@ badge stays put while the user types. Kept apart from the grid so the grid stays
 """
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QLabel
 
@@ -14,7 +16,7 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = ("Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
                 "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-                "normalised entropy). Details: Heads tab.")
+                "normalised entropy); a map too narrow for the score shows the role alone. Details: Heads tab.")
 
 
 def badge_text(role: HeadRole) -> str:
@@ -51,7 +53,7 @@ class RoleBadges(QObject):
         self.refresh()
 
     def texts(self) -> dict[tuple[int, int], str]:
-        """(layer, head) -> the badge drawn now (what a test or a student reads)."""
+        """(layer, head) -> the badge's whole text (a map too narrow for it draws the role alone: `layer.fitted`)."""
         if self._dirty:
             self.refresh()
         return {key: text for key, (_, text) in zip(self._placed, self.layer.badges())}
@@ -94,6 +96,6 @@ class RoleBadges(QObject):
             badges = [(lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)]))
                       for layer, head in placed]
             bounds = QRectF(0.0, 0.0, lay.width, lay.height)
-        self.layer.set_badges(badges, bounds)
+        self.layer.set_badges(badges, bounds, lay.tk if lay is not None else math.inf)
         self._placed = placed
         self.legend.setVisible(bool(placed))

@@ -18,6 +18,7 @@ ROLE_LEGEND = (
     "the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; broad = "
     "entropy / log(number of keys) (1 = uniform). A head's role is its highest score."
 )
+STALE_STYLE = "color: #7a4b00; background: #fff3cd; padding: 3px 6px;"  # the window's warning banner
 
 
 class HeadsView(QWidget):
@@ -48,6 +49,10 @@ class HeadsView(QWidget):
         self.progress.setValue(0)
         self.status = QLabel("")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.stale = QLabel("")  # flags an analysis of another model (or task) until the next one finishes
+        self.stale.setTextFormat(Qt.TextFormat.PlainText)
+        self.stale.setWordWrap(True)
+        self.stale.setStyleSheet(STALE_STYLE)
         self.sequences = QLabel("")  # which sequences every number here is scored on (the JSON's `sequences`)
         self.sequences.setWordWrap(True)
         self.sequences.setTextFormat(Qt.TextFormat.PlainText)
@@ -62,6 +67,7 @@ class HeadsView(QWidget):
         self.roles.set_roles(state.roles)
         self.maps.set_analysis(state.analysis)
         self._show_sequences()
+        self._show_stale(state.stale)
 
     def _layout(self, legend: QLabel) -> None:
         bar = QHBoxLayout()
@@ -78,6 +84,7 @@ class HeadsView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.sequences)
         layout.addWidget(self.status)
+        layout.addWidget(self.stale)
         layout.addWidget(split, 1)
         layout.addWidget(legend)
 
@@ -93,6 +100,7 @@ class HeadsView(QWidget):
         st.running_changed.connect(self._on_running)
         st.progress_changed.connect(self._on_progress)
         st.message.connect(self.status.setText)
+        st.stale_changed.connect(self._show_stale)
         self.n_box.valueChanged.connect(self._on_sequences)
         self.seed_box.valueChanged.connect(self._on_sequences)
 
@@ -108,6 +116,10 @@ class HeadsView(QWidget):
         """Name the sequences' distribution: the training one, runs of repeated symbols included, not eval's."""
         text = probe_description(self.state.hub.task, self.state.n, self.state.seed)["description"]
         self.sequences.setText(f"Roles and importance are scored on {text}.")
+
+    def _show_stale(self, text: str) -> None:
+        self.stale.setText(text)
+        self.stale.setVisible(bool(text))
 
     def _on_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)

@@ -18,6 +18,8 @@ from visualizer.widgets.heatmap.colours import finite_range, symmetric_range
 AVG = -1  # the head index of the head-average column
 UNIT_MODES = ("weights",)  # values in [0, 1] that use the range: a fixed shared scale
 DIVERGING_MODES = ("scores", "difference")  # signed values: a diverging scale centred on 0
+HOVER_HINT = "hover a cell to name its tokens"  # where labels too small to draw are read on screen
+LISTED_HINT = "the tokens are listed above"  # the same, in an exported image's caption (it has no mouse)
 
 
 @dataclass(frozen=True, eq=False)  # identity equality: the arrays make value equality ambiguous

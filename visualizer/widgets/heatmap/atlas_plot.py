@@ -11,7 +11,8 @@ took about 1 ms of a 128-token keystroke's frame (axes relaid out and the whole 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,8 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF, QPolygonF, QTransform
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
-    AVG, DIVERGING_MODES, AtlasLayout, abbreviation_legend, cross_lines, readable_labels, token_tick_levels,
+    AVG, DIVERGING_MODES, HOVER_HINT, AtlasLayout, abbreviation_legend, cross_lines, readable_labels,
+    token_tick_levels,
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.colours import SCORES_COLORMAP, RgbaImageItem, make_lut
@@ -49,6 +51,7 @@ class AtlasPlot:
         self._advance: dict[str, dict[str, float]] = {}  # per font
         self._highlight_key: tuple = ()
         self._outlined = self._crossed = False  # whether the highlight / ablation curves hold any line now
+        self._hovered = False  # whether the hover curve outlines a cell now
         self._ablated_labels: list[pg.TextItem] = []
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setAntialiasing(False)
@@ -147,7 +150,7 @@ class AtlasPlot:
         hidden = [axis for axis, shown in (("query", rows), ("key", cols)) if shown is None]
         notes = [abbreviation_legend(shortened)] if shortened else []
         if hidden:  # say where the tokens went, so a missing axis never reads as "no tokens"
-            notes.append(f"{' and '.join(hidden)} labels too small to draw here: hover a cell to name its tokens")
+            notes.append(f"{' and '.join(hidden)} labels too small to draw here: {HOVER_HINT}")
         self.legend_changed(" · ".join(notes))
 
     def _set_titles(self, lay: AtlasLayout) -> None:
@@ -243,14 +246,27 @@ class AtlasPlot:
     def set_hover(self, lay: AtlasLayout | None, cell: tuple[int, int, int, int] | None) -> None:
         """Outline the hovered cell's query row and key column in its map (nothing off the maps)."""
         if lay is None or cell is None:
-            self.hover_curve.setData([], [])
+            if self._hovered:  # asked on every frame: an empty curve stays empty without a setData
+                self.hover_curve.setData([], [])
+                self._hovered = False
             return
+        self._hovered = True
         layer, head, i, j = cell
         rect = lay.map_rect(layer, head)
         x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
         xs = [x0, x1, x1, x0, x0, np.nan, x0 + j, x0 + j + 1, x0 + j + 1, x0 + j, x0 + j]
         ys = [y0 + i, y0 + i, y0 + i + 1, y0 + i + 1, y0 + i, np.nan, y0, y0, y1, y1, y0]
         self.hover_curve.setData(np.array(xs, float), np.array(ys, float))
+
+    @contextmanager
+    def hover_hidden(self) -> Iterator[None]:
+        """The hovered cell's outline left out (of an exported image): it shows where the mouse was, not the maps."""
+        shown = self.hover_curve.isVisible()
+        self.hover_curve.setVisible(False)
+        try:
+            yield
+        finally:
+            self.hover_curve.setVisible(shown)
 
     def set_highlight(self, lay: AtlasLayout | None, row: int | None, shown: bool) -> None:
         """Outline query row `row` of every map (nothing when row is None, out of range, or no maps are shown)."""

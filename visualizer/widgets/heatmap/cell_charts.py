@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 
 from visualizer.widgets.heatmap.token_axis import TokenAxis
 
@@ -14,6 +14,7 @@ BAR_COLOURS = ("#90a4ae", "#1e88e5")  # first series grey (e.g. before RoPE), se
 PICKED = "#e65100"  # the inspected key in the row chart
 HIGHLIGHT = (255, 193, 7, 90)  # translucent amber band over the hovered dimension
 CHART_HEIGHT = 120
+LEGEND_ROW, LEGEND_WIDTH, LEGEND_HEIGHT = 4, 240, 22  # a row under the axis title: over the bars it hid some
 
 
 class BarChart(pg.PlotWidget):
@@ -43,7 +44,10 @@ class BarChart(pg.PlotWidget):
                                         pen=pg.mkPen(None))
         self.band.setVisible(False)
         self.addItem(self.band)
-        self.legend = self.addLegend(offset=(-4, 4), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))
+        self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190), frame=False)
+        self.legend.layout.setContentsMargins(4, 0, 4, 0)
+        self.legend.setMaximumSize(LEGEND_WIDTH, LEGEND_HEIGHT)
+        self.legend.hide()  # in the layout only while two series need naming
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     def set_series(self, series: Sequence[tuple[str, np.ndarray]], picked: int | None = None,
@@ -67,6 +71,7 @@ class BarChart(pg.PlotWidget):
             self._bars.append(bar)
             if len(series) > 1:
                 self.legend.addItem(bar, name)
+        self._place_legend(len(series) > 1)
         self._labels = [str(t) for t in ticks] if ticks is not None else []
         if self._token_axis is not None:
             self._token_axis.set_tokens(self._labels)
@@ -78,6 +83,22 @@ class BarChart(pg.PlotWidget):
         lo, hi = float(finite.min()), float(finite.max())
         pad = 0.08 * max(hi - lo, 1e-9)
         self.setYRange(lo - pad, hi + pad, padding=0)
+
+    def _place_legend(self, shown: bool) -> None:
+        """The legend in a row of its own under the plot (the chart grows by that row), or out of the layout."""
+        layout = self.getPlotItem().layout
+        if shown == self.legend.isVisible():
+            return
+        if shown:
+            layout.addItem(self.legend, LEGEND_ROW, 1, alignment=Qt.AlignmentFlag.AlignHCenter)
+        else:
+            layout.removeItem(self.legend)
+        self.legend.setVisible(shown)
+        if shown:  # the plot keeps the height a chart without a legend gets
+            self.setFixedHeight(CHART_HEIGHT + 20 + LEGEND_HEIGHT)
+        else:
+            self.setMinimumHeight(CHART_HEIGHT)
+            self.setMaximumHeight(CHART_HEIGHT + 20)
 
     def values(self, name: str) -> np.ndarray:
         """The numbers a series was drawn from (the bar heights, NaN-free)."""

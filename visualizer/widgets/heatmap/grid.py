@@ -21,7 +21,7 @@ from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
 from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader
-from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, show_hover_text
+from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class AttentionGrid(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.stack, 1)
         scene = self.graphics.scene()
-        scene.sigMouseMoved.connect(lambda pos: show_hover_text(self, pos))
+        watch_hover(self)  # the mouse over the maps: a readout above them and the cell's row and column outlined
         scene.sigMouseClicked.connect(lambda event: handle_click(self, event))
 
     # ----- public setters -----------------------------------------------------------------------------------
@@ -87,8 +87,7 @@ class AttentionGrid(QWidget):
             self._check_mode(mode)
             self._mode = mode
         self._maps, self._stale = maps, True
-        if maps is not None:
-            self._kind = maps.kind
+        self._kind = maps.kind if maps is not None else self._kind
         if self.isVisible() or self._large_view.is_visible():
             self._draw_maps()
         else:
@@ -102,6 +101,7 @@ class AttentionGrid(QWidget):
         if maps is None or maps.values.size == 0:
             self.stack.setCurrentWidget(self.placeholder)
             self._frame = None
+            self.show_hover(None)  # no maps: nothing is hovered
             return
         self._highlight_row = maps.highlight_row
         frame = self._ensure_frame(maps)
@@ -120,6 +120,7 @@ class AttentionGrid(QWidget):
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         self._catch_up()
         super().showEvent(event)
+        refresh_hover(self)  # back on screen (a tab): the mouse may be anywhere now
 
     def set_mode(self, mode: str) -> None:
         """Switch between "weights" (fixed [0, 1] shared scale) and "scores"."""
@@ -226,6 +227,7 @@ class AttentionGrid(QWidget):
         frame = self._frame
         assert frame is not None
         self.atlas_plot.draw(frame, self._mode, self._scale_mode, frame.ablated_heads(self._ablated))
+        refresh_hover(self)  # new maps, view or heads under a mouse that did not move: the readout follows
 
     def _update_highlight(self) -> None:
         lay = None if self._frame is None else self._frame.layout
@@ -266,11 +268,13 @@ class AttentionGrid(QWidget):
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
         """The whole grid as PNG, captioned with its title, kind and mode, the input and the model's shape."""
         self._catch_up()
-        return exporters.export_grid_png(self.graphics, path, width, self.header.caption(self._maps))
+        with self.atlas_plot.hover_hidden():  # where the mouse happens to be is no part of the picture
+            return exporters.export_grid_png(self.graphics, path, width, self.header.caption(self._maps))
 
     def export_svg(self, path: str | Path) -> Path:
         self._catch_up()
-        return exporters.export_grid_svg(self.graphics, path, self.header.caption(self._maps))
+        with self.atlas_plot.hover_hidden():
+            return exporters.export_grid_svg(self.graphics, path, self.header.caption(self._maps))
 
     def export_matrices_npy(self, path: str | Path) -> Path:
         """All heads as one (L, H, Tq, Tk) float32 array, NaN where blank (the average is left out: it is a mean)."""

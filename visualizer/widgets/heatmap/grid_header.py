@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
 MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
@@ -73,6 +74,7 @@ class GridHeader(QWidget):
         self._abbreviations = ""
         self.legend_label = plain_label(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
+        self.legend_label.setWordWrap(True)  # its note on small labels comes and goes: wrapped, never widens the window
         self.hover_label = plain_label(" ")
         self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
         layout = QVBoxLayout(self)
@@ -106,8 +108,9 @@ class GridHeader(QWidget):
             self.legend_label.setText(text)
 
     def caption(self, maps: KindMaps | None) -> list[str]:
-        """The lines an exported image carries: title, input tokens, model shape, legend."""
-        return caption_lines(self.title_label.text(), maps, self.legend_label.text())
+        """The lines an exported image carries: title, input tokens, model shape, legend (an image cannot be
+        hovered: where the screen says hover, the caption points to its lists of tokens)."""
+        return caption_lines(self.title_label.text(), maps, self.legend_label.text().replace(HOVER_HINT, LISTED_HINT))
 
     def set_hover(self, text: str) -> None:
         self.hover_label.setText(text or " ")

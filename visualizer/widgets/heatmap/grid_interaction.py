@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QPoint, QPointF, Qt, SignalInstance
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, SignalInstance
 from PySide6.QtGui import QAction, QCursor
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QMenu, QToolTip
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QMenu, QToolTip
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
@@ -39,14 +39,48 @@ class AttentionGridApi(Protocol):
     def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path: ...
 
 
-def show_hover_text(grid: AttentionGridApi, scene_pos: QPointF) -> None:
-    """The cell under the mouse as the image's tooltip, refreshed live while a tooltip is up."""
-    cell = grid.cell_at(scene_pos)
+class _LeaveWatcher(QObject):
+    """Clears a grid's hover readout and outline when the mouse leaves its view."""
+
+    def __init__(self, grid: AttentionGridApi) -> None:
+        super().__init__(grid.graphics)
+        self._grid = grid
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Leave:
+            show_hover_text(self._grid, None)
+        return False
+
+
+def watch_hover(grid: AttentionGridApi) -> None:
+    """The readout and outline follow the mouse over the maps, and go when it leaves the view."""
+    grid.graphics.scene().sigMouseMoved.connect(lambda pos: show_hover_text(grid, pos))
+    grid.graphics.viewport().installEventFilter(_LeaveWatcher(grid))
+
+
+def show_hover_text(grid: AttentionGridApi, scene_pos: QPointF | None) -> None:
+    """The cell under the mouse as the image's tooltip, refreshed live while a tooltip is up (None: no cell)."""
+    cell = None if scene_pos is None else grid.cell_at(scene_pos)
     text = grid.tooltip_text_at(*cell) if cell is not None else ""
-    grid.image_item.setToolTip(text)
+    if grid.image_item.toolTip() != text:  # asked on every frame, mostly with the mouse elsewhere
+        grid.image_item.setToolTip(text)
     grid.show_hover(cell)
     if text and QToolTip.isVisible():
         QToolTip.showText(QCursor.pos(), text, grid.graphics)
+
+
+def refresh_hover(grid: AttentionGridApi) -> None:
+    """Name the cell under the mouse again for the maps, view and heads shown now; clear the readout and outline
+    when the mouse is elsewhere (typing in the Source field, on a menu). The mouse does not move when a new frame
+    arrives, so no mouse event would correct a readout left from the last map (a row it may no longer have).
+
+    Another of our windows over the grid (a dialog) hides it from the mouse; a platform that cannot tell which
+    window is on top (offscreen) finds no window at all, and then the grid's own rectangle decides."""
+    viewport, at = grid.graphics.viewport(), QCursor.pos()
+    local = viewport.mapFromGlobal(at)
+    over = (viewport.isVisible() and viewport.rect().contains(local) and QApplication.activePopupWidget() is None
+            and QApplication.widgetAt(at) in (viewport, None))  # asked last: it searches every window
+    show_hover_text(grid, grid.graphics.mapToScene(local) if over else None)
 
 
 def handle_click(grid: AttentionGridApi, event) -> None:

@@ -2,12 +2,13 @@
 to take it apart) and mask painting (Paint mask, then click or drag over cells; Ctrl+Z undoes a stroke)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QToolTip, QVBoxLayout, QWidget,
@@ -16,12 +17,13 @@ from PySide6.QtWidgets import (
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
 from visualizer.widgets.heatmap import exporters
-from visualizer.widgets.heatmap.atlas import AVG, cell_text
+from visualizer.widgets.heatmap.atlas import AVG, LISTED_HINT, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend, plain_label
 from visualizer.widgets.heatmap.map_tools import PAINT_PEN, MapMouseTools, painted_marks
+from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUND, MaskBackdrop
 from visualizer.widgets.heatmap.token_axis import token_axes
 
 PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
@@ -53,10 +55,14 @@ class MapDialog(QDialog):
         self._caption: list[str] = []
         self._mode = "weights"
         self.title_label = QLabel()
+        self.legend_label = plain_label(MASK_LEGEND)  # what grey means in this view, as above the grids
+        self.legend_label.setStyleSheet("color: gray")
         self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(VIEW_BACKGROUND)  # around the map: darker than a masked (grey) cell
         self.plot_item: pg.PlotItem = self.graphics.addPlot(  # no menu to build; every token labelled or none
             row=0, col=0, enableMenu=False, axisItems=token_axes(left="query", bottom="key"))
         self.image_item = RgbaImageItem(axisOrder="row-major")
+        self.mask_backdrop = MaskBackdrop()  # masked cells are transparent: the grids' grey shows through them
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
         self.paint_marks = pg.ScatterPlotItem(symbol="x", size=9, pen=pg.mkPen(PAINT_PEN, width=2), brush=None)
         self.inspected_box = pg.PlotCurveItem(pen=pg.mkPen("#ff6d00", width=3))  # outline of the inspected cell
@@ -80,6 +86,8 @@ class MapDialog(QDialog):
     def _build_plot(self) -> None:
         """Matrix-display setup: query 0 on top, no mouse panning, token labels as ticks."""
         plot = self.plot_item
+        plot.addItem(self.mask_backdrop)
+        self.mask_backdrop.setZValue(-1)
         plot.addItem(self.image_item)
         plot.addItem(self.paint_marks)
         plot.addItem(self.inspected_box)
@@ -122,6 +130,7 @@ class MapDialog(QDialog):
         layout = QVBoxLayout(left)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title_label)
+        layout.addWidget(self.legend_label)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.empty_label)
         layout.addLayout(tools)
@@ -195,6 +204,7 @@ class MapDialog(QDialog):
                                  " no key at all: the model gives such a row all-zero weights." if empty else "")
         self.empty_label.setVisible(bool(empty))
         if shape_changed:
+            self.mask_backdrop.set_rects([QRectF(0, 0, values.shape[1], values.shape[0])])
             self.plot_item.getViewBox().setRange(xRange=(0, values.shape[1]), yRange=(0, values.shape[0]), padding=0)
 
     def show_grid_map(self, maps: KindMaps, average: np.ndarray, layer: int, head: int, mode_text: str) -> None:
@@ -207,6 +217,7 @@ class MapDialog(QDialog):
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
         mode = next((key for key, text in MODE_TEXT.items() if text == mode_text), mode_text)
         self._caption = caption_lines(title, maps, mode_legend(mode))
+        self.legend_label.setText(mode_legend(mode))
         self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
@@ -243,10 +254,20 @@ class MapDialog(QDialog):
         return list(self._caption)
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
-        return exporters.export_captioned_png(self.graphics.ci, path, width, self._caption)
+        with self._axes_for_export():
+            return exporters.export_captioned_png(self.graphics.ci, path, width, self._caption)
 
     def export_svg(self, path: str | Path) -> Path:
-        return exporters.export_captioned_svg(self.graphics.ci, path, self._caption)
+        with self._axes_for_export():
+            return exporters.export_captioned_svg(self.graphics.ci, path, self._caption)
+
+    @contextmanager
+    def _axes_for_export(self) -> Iterator[None]:
+        """Axes too small for their tokens point to the caption's token lists: an exported image cannot be hovered."""
+        with ExitStack() as stack:
+            for side in ("left", "bottom"):
+                stack.enter_context(self.plot_item.getAxis(side).hidden_note_as(LISTED_HINT))
+            yield
 
     def export_csv(self, path: str | Path) -> Path:
         return export.save_matrix_csv(path, self._shown, self._query_labels, self._key_labels)

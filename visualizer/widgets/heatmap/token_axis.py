@@ -15,7 +15,8 @@ nothing to say), so the axis keeps its size whichever of the three it draws.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer
@@ -132,8 +133,26 @@ class TokenAxis(pg.AxisItem):
         self._label_set = wanted
         if wanted[1]:
             self.setLabel(html.escape(text) or "&nbsp;")  # the label is HTML: "<bos>" would vanish as a tag
+            self.resizeEvent()  # centre the new text: pyqtgraph places its label only when the axis is resized
         else:
             self.showLabel(False)
+
+    @contextmanager
+    def hidden_note_as(self, note: str) -> Iterator[None]:
+        """While an image is exported: the title says `note` where it says hover on screen (an image has no
+        mouse), drawn at once; the screen's title comes back after."""
+        saved = self._hidden_note
+        self._hidden_note = note
+        self._show_title_now()
+        try:
+            yield
+        finally:
+            self._hidden_note = saved
+            self._show_title_now()
+
+    def _show_title_now(self) -> None:
+        self._label_text = self._titled(self.shown)
+        self._apply_title()
 
     def title_text(self) -> str:
         """The axis title (plain text) for the labels the last layout drew; on screen once that paint is over."""

@@ -31,13 +31,19 @@ class DrawnText:
     node: int
 
 
+def fixed(value: float, digits: int) -> str:
+    """`value` with `digits` decimals; one that rounds to zero reads 0.00, never -0.00 beside a 0.00."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0.0 else text
+
+
 def edge_text(log_prob: float) -> str:
     """Two decimals; one from -10 down, so the label fits between two columns."""
-    return f"{log_prob:.2f}" if log_prob > -9.995 else f"{log_prob:.1f}"
+    return fixed(log_prob, 2) if log_prob > -9.995 else fixed(log_prob, 1)
 
 
 def score_text(log_prob: float) -> str:
-    return f"{log_prob:.4f}"
+    return fixed(log_prob, 4)
 
 
 class BeamTree(QWidget):
@@ -217,7 +223,7 @@ class BeamTree(QWidget):
             if node != ROOT:
                 n = self._outcome.nodes[node]
                 QToolTip.showText(event.globalPos(), f"{self._outcome.labels[n.token]!r} at position {n.step}: "
-                                  f"log p = {n.log_prob:.4f}, sum so far {n.score:.4f}"
+                                  f"log p = {fixed(n.log_prob, 4)}, sum so far {fixed(n.score, 4)}"
                                   f"{'' if n.kept else ' (never entered the beam)'}"
                                   f"{'' if node in self._alive or not n.kept else ' (its branch left the beam later)'}"
                                   ". Click to show it in the grids.", self)

@@ -137,6 +137,9 @@ class DecoderPanel(QWidget):
         group.setExclusive(True)
         self.mode_buttons["teacher"].clicked.connect(self.teacher_forcing_requested)
         self.mode_buttons["stepping"].clicked.connect(self.reset_requested)
+        # as wide as its longest text: switching mode never changes the column's minimum width (nor the splitter)
+        self.mode_label.setMinimumWidth(max(self.mode_label.fontMetrics().horizontalAdvance(text)
+                                            for text in MODE_STATES.values()) + 4)
         row.addWidget(self.mode_label, 1)
         return row
 

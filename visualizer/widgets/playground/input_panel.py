@@ -10,6 +10,7 @@ from visualizer.state.snapshots import InputError
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
+OUTSIDE_STYLE = "color: #b35c00; font-weight: bold;"  # amber: a warning, not the red of an error
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
 MAX_EXTRA_PADS = 16
 TASK_TIP = ("What the output should be: decoded tokens are marked right or wrong against it.\n"
@@ -48,6 +49,11 @@ class InputPanel(QWidget):
         self.expected = self.expected_slot.label
         self.expected.setTextFormat(Qt.TextFormat.PlainText)  # tokens such as <eos> are text, never tags
         self.expected_slot.set_text("—")
+        # the lengths the model was trained on, and whether this source lies outside them (a note, never a refusal)
+        self.trained_slot = ElidedLabelSlot()
+        self.trained = self.trained_slot.label
+        self.trained.setTextFormat(Qt.TextFormat.PlainText)
+        self._outside = False
         self.prefix = QLineEdit()
         self.prefix.setPlaceholderText("optional: tokens forced at the start of decoding")
         self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
@@ -61,6 +67,7 @@ class InputPanel(QWidget):
         form.addRow("", self.error)
         form.addRow("T&ask:", self.task)  # Alt+T is the Trainer tab
         form.addRow("Expected:", self.expected_slot)
+        form.addRow("Trained on:", self.trained_slot)
         form.addRow("Target prefi&x:", self.prefix)  # Alt+P is the Playground tab
         form.addRow("Extra <pad>s:", self.pads)
         self.source.textEdited.connect(self.source_edited)
@@ -115,3 +122,13 @@ class InputPanel(QWidget):
         text = " ".join(tokens) or "—"
         self.expected.setToolTip(f"The task's expected output for this source:\n{text}")
         self.expected_slot.set_text(text)
+
+    def set_length_note(self, line: str, tip: str, outside: bool) -> None:
+        """The trained lengths and where this source stands to them; outside them the line is amber and bold."""
+        if line != self.trained_slot.full_text():
+            self.trained_slot.set_text(line)
+        if tip != self.trained.toolTip():
+            self.trained.setToolTip(tip)
+        if outside != self._outside:  # a style change re-polishes the label: only when the state flips
+            self._outside = outside
+            self.trained.setStyleSheet(OUTSIDE_STYLE if outside else "")

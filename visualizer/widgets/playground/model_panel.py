@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from core_model import ModelConfig
@@ -31,30 +30,6 @@ TIPS = {
 SPINS = {"n_encoder_layers": (1, 8), "n_decoder_layers": (1, 8), "n_heads": (1, 16), "d_model": (8, 1024)}
 
 
-class _NoWheelUnlessFocused:
-    """A wheel over an unfocused control scrolls the column instead of changing the control (QAbstractSpinBox and
-    QComboBox both take wheel events without focus by default)."""
-
-    def wheelEvent(self, event: QWheelEvent) -> None:  # Qt's name
-        if self.hasFocus():
-            super().wheelEvent(event)
-        else:
-            event.ignore()  # the scroll area around the column gets it
-
-
-class SpinBox(_NoWheelUnlessFocused, QSpinBox):
-    pass
-
-
-class ComboBox(_NoWheelUnlessFocused, QComboBox):
-    pass
-
-
-def _guard(control: QWidget) -> QWidget:
-    control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never focuses it
-    return control
-
-
 class ModelPanel(QWidget):
     """Edits go out as `config_requested` on Apply; the shown values come back from the loaded model via set_config."""
 
@@ -64,6 +39,7 @@ class ModelPanel(QWidget):
         super().__init__(parent)
         self._config, self._origin, self._parameters = ModelConfig(), "", 0
         self._scales: dict[str, float] = {}
+        self._trained = "unknown"  # the trained source lengths as ModelHub.trained_lengths_text says them
         self.combos: dict[str, QComboBox] = {}
         self.spins: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
@@ -71,7 +47,7 @@ class ModelPanel(QWidget):
         titles = {"positional": "Positional:", "norm_position": "Norm position:", "norm": "Norm:",
                   "activation": "Activation:"}
         for field, options in CHOICES.items():
-            box = _guard(ComboBox())
+            box = QComboBox()  # the window makes it deaf to the wheel (wheel_guard)
             for label, value in options:
                 box.addItem(label, value)
             box.setToolTip(TIPS[field])
@@ -81,7 +57,7 @@ class ModelPanel(QWidget):
         spin_titles = {"n_encoder_layers": "Encoder layers:", "n_decoder_layers": "Decoder layers:",
                        "n_heads": "Heads:", "d_model": "d_model:"}
         for field, (lo, hi) in SPINS.items():
-            spin = _guard(SpinBox())
+            spin = QSpinBox()
             spin.setRange(lo, hi)
             spin.setToolTip(TIPS[field] + ". Apply builds the model.")
             spin.valueChanged.connect(self._sync_buttons)
@@ -160,8 +136,19 @@ class ModelPanel(QWidget):
             spin.blockSignals(False)
         self.error.hide()
         self._sync_buttons()
+        self._show_summary()
+
+    def set_trained_lengths(self, text: str) -> None:
+        """The source lengths the weights were trained on ("1-16", "untrained" or "unknown"), shown in the summary."""
+        self._trained = text
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        config, origin, parameters = self._config, self._origin, self._parameters
+        trained = f"{self._trained} symbols" if self._trained[:1].isdigit() else self._trained
         self.summary.setText(
-            f"<b>Loaded model</b>: {origin}<br>{_label('positional', config.positional)} PE, "
+            f"<b>Loaded model</b>: {origin}<br><b>Trained lengths</b>: {trained}<br>"
+            f"{_label('positional', config.positional)} PE, "
             f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "
             f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, {config.n_heads} heads, "
             f"{config.n_encoder_layers}+{config.n_decoder_layers} layers, vocab {config.vocab_size}, "

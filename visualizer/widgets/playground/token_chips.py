@@ -151,8 +151,9 @@ class TokenChips(QWidget):
         key = (self._rows[1], self.width())
         if key != self._reserve_key:  # a new source or width: reserve the lines the expected row takes on its own
             same_width = self._reserve_key is not None and self._reserve_key[1] == key[1]
-            self._reserve_key = key  # room for any output as wide as the expected row's widest token
-            need = self._uniform_blocks(len(expected), max(expected, default=MIN_CHIP_WIDTH))
+            self._reserve_key = key  # no blank line under the last one; an output wider than it grows the widget
+            # the layout's own line count where the output widens no column: no second pass over the row
+            need = self._n_blocks if widths == expected else len(self._line_starts(expected))
             # one block of slack for one change: typing and deleting across a line break resized the widget on
             # every key, and each resize repainted all the chips and laid out the scroll area (3 whole paints a key
             # at 252 tokens); a second change that still needs less gives the block back
@@ -195,14 +196,6 @@ class TokenChips(QWidget):
                 x = self._title_width
             x += w + GAP
         return starts or [0]
-
-    def _uniform_blocks(self, n: int, width: int) -> int:
-        """len(self._line_starts([width] * n)) without the loop: each line holds the first column and every
-        further one whose right edge stays within the room."""
-        if n == 0:
-            return 1
-        per_line = 1 + max(0, (self.width() - GAP - self._title_width - width) // (width + GAP))
-        return -(-n // per_line)
 
     def _block_top(self, block: int) -> int:
         return GAP + block * (2 * (self._chip_height + GAP) + BLOCK_GAP)

@@ -5,7 +5,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QStackedWidget, QTabWidget,
+    QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QStackedWidget, QStyle, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -13,9 +13,12 @@ from core_model.model import ATTENTION_KINDS
 from visualizer.state.cell_tools import CellInspector, MaskPainter
 from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.source_check import TrainedNote
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 
-from visualizer.widgets.common.stable_label import ElidedLabelSlot, fix_label_size
+from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
+from visualizer.widgets.common.stable_label import fix_label_size
+from visualizer.widgets.common.wheel_guard import guard_wheel
 from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
@@ -24,9 +27,11 @@ from .decoder_panel import DecoderPanel, DecoderView
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
+from .prediction_line import PredictionSlot
 from .section import Section
 
-# the column is laid out to fit this width (1280 px window); it scrolls vertically, never sideways
+# the column is at least this wide, and wide enough for its widest row with the scroll bar shown: it scrolls
+# vertically, never sideways, and no row is cut off at the right
 MIN_COLUMN_WIDTH = 440
 SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
@@ -64,7 +69,8 @@ class PlaygroundView(QWidget):
         self.control_scroll = scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(MIN_COLUMN_WIDTH)
+        scroll.setMinimumWidth(max(MIN_COLUMN_WIDTH, left.minimumSizeHint().width() + 2 * scroll.frameWidth()
+                                   + scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)))
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
@@ -83,7 +89,7 @@ class PlaygroundView(QWidget):
         self.restore_heads.setToolTip("Switch every ablated head back on (Ctrl+Shift+H)")
         self.restore_heads.setShortcut("Ctrl+Shift+H")
         # new text per keystroke: in a LabelSlot it repaints only itself (in a layout it re-laid out the window)
-        self.output_slot = ElidedLabelSlot("Copy prediction")
+        self.output_slot = PredictionSlot("Copy prediction")  # past the first <eos>: dimmed, its tooltip says why
         self.output_label = self.output_slot.label  # plain text in bold: rich text cost ~0.4 ms a keystroke to draw
         self.output_label.setTextFormat(Qt.TextFormat.PlainText)
         bold = self.output_label.font()
@@ -145,6 +151,7 @@ class PlaygroundView(QWidget):
         """The A/B compare page, built the first time it is needed (its three grids cost ~80 ms of start-up)."""
         if self._compare is not None and self._compare_panel is None:
             self._compare_panel = ComparePanel(self._compare, self._ask_b_path)
+            guard_wheel(self._compare_panel)  # built after the window guarded the tab
             self.grid_stack.addWidget(self._compare_panel)
         return self._compare_panel
 
@@ -181,7 +188,11 @@ class PlaygroundView(QWidget):
         dp.reset_requested.connect(s.reset_decoding)
         dp.teacher_forcing_requested.connect(s.stop_stepping)
         dp.token_forced.connect(s.force)
+        for field in (ip.source, ip.prefix):  # the focus stays there after typing: Ctrl+Left/Right step
+            ShortcutsFirst(field, [key for keys in dp.shortcut_keys().values() for key in keys])
         s.frame_changed.connect(self.show_frame)
+        self._trained_note = TrainedNote(s.hub)  # where the source stands to the trained lengths: a note, no refusal
+        s.frame_changed.connect(self._show_length_note)  # a bound slot: disconnected when this view is deleted
         s.gates_changed.connect(self._show_gates)
         s.busy_changed.connect(self._show_busy)
         self.model_panel.config_requested.connect(self.config_requested)
@@ -198,6 +209,9 @@ class PlaygroundView(QWidget):
         self.mask_panel.set_spec(spec)
         self.session.set_masks(spec)
 
+    def _show_length_note(self, _frame: object) -> None:
+        self.input_panel.set_length_note(*self._trained_note(self.session.source_length))
+
     def show_frame(self, frame: PlaygroundFrame) -> None:
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
         self.input_panel.set_expected(frame.expected)
@@ -212,14 +226,13 @@ class PlaygroundView(QWidget):
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
         source = "decoded so far" if stepping else "teacher-forced expected output"
-        prediction = " ".join(snap.output_tokens)
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
             self.output_caption.setToolTip(caption_tip)
-        self.output_slot.set_text(prediction)
+        line = self.output_slot.show_prediction(snap.output_tokens, snap.maps["cross"].query_labels, stepping)
         # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
         self.output_label.setToolTip(f"The model's argmax prediction at each decoder position (decoder input: "
-                                     f"{source}):\n{prediction}")
+                                     f"{source}):\n{line.text}" + (f"\n{line.tail_note}" if line.tail_note else ""))
 
     def _show_busy(self, busy: bool) -> None:
         """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""

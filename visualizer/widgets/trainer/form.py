@@ -3,19 +3,35 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
+    QWidget,
 )
 
 from core_model.config import ModelConfig
 from core_model.device import available_devices
+from core_model.recipe import recipe_task
 from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
 from core_model.training import TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
+from visualizer.state.model_hub import ModelHub
 
 DROP_PATH_TIP = ("Stochastic depth (Huang et al. 2016): while training, each residual branch (attention, feed-forward) "
                  "is skipped for a whole sequence with this probability and kept ones are scaled by 1/(1-p); the "
                  "playground is unaffected. No parameters: the weights carry over")
+RUNS_TIP = ("Share of training sources drawn as runs of repeated symbols (\"0000\", \"11222\"): random sources "
+            "almost never repeat a symbol many times, so without them a model may never learn those")
+ANCHORED_TIP = ("Read each source as <bos> symbols <eos>. RoPE models need these anchors to tell \"00\" from "
+                "\"0000\" (the shipped RoPE models use them); sinusoidal PE adds absolute positions itself")
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
+
+
+def form_task(hub: ModelHub) -> TaskSpec:
+    """The task the form starts from: the model's own, but the shipped models' recipe (lengths 1-16, runs, anchors
+    for RoPE) for a loaded file that states none, whose TaskSpec defaults would train one length only."""
+    if hub.path is None or "task" in hub.extra:
+        return hub.task
+    return recipe_task(hub.task.task, hub.config.positional, n_symbols=hub.task.n_symbols,
+                       model_max_len=hub.config.max_len)
 
 
 def _spin(low: int, high: int, tip: str) -> QSpinBox:
@@ -41,13 +57,15 @@ class TrainerForm(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Task and training", parent)
-        self._data_options: dict[str, object] = {}  # TaskSpec runs / anchored of the model in the hub
         self.task_combo = QComboBox()
         self.task_combo.addItems(list(TASK_NAMES))
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
         self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
         self.symbols_spin = _spin(1, len(SYMBOL_POOL), f"Number of task symbols (the model's vocab_size must cover "
                                                        f"them and the {N_SPECIALS} special tokens)")
+        self.runs_spin = _dspin(0.0, 1.0, 2, 0.05, RUNS_TIP)
+        self.anchored_check = QCheckBox("<bos> … <eos> around each source")
+        self.anchored_check.setToolTip(ANCHORED_TIP)
         self.batch_spin = _spin(1, 4096, "Sequences per optimisation step")
         self.steps_spin = _spin(1, 1_000_000, "Optimisation steps of this run")
         self.schedule_combo = QComboBox()
@@ -70,8 +88,9 @@ class TrainerForm(QGroupBox):
         self._layout_rows()
         for box in (self.min_len_spin, self.max_len_spin, self.symbols_spin, self.batch_spin, self.steps_spin,
                     self.warmup_spin, self.seed_spin, self.lr_spin, self.noam_spin, self.smoothing_spin, self.dropout_spin,
-                    self.drop_path_spin):
+                    self.drop_path_spin, self.runs_spin):
             box.valueChanged.connect(self.changed)
+        self.anchored_check.toggled.connect(self.changed)
         for combo in (self.task_combo, self.schedule_combo, self.device_combo):
             combo.currentIndexChanged.connect(self.changed)
         self.probe_edit.textChanged.connect(self.changed)
@@ -81,6 +100,7 @@ class TrainerForm(QGroupBox):
         form = QFormLayout(self)
         rows = (("Task", "task", self.task_combo), ("Min length", "min_len", self.min_len_spin),
                 ("Max length", "max_len", self.max_len_spin), ("Symbols", "symbols", self.symbols_spin),
+                ("Repeated runs", "runs", self.runs_spin), ("Anchored", "anchored", self.anchored_check),
                 ("Batch size", "batch", self.batch_spin), ("Steps", "steps", self.steps_spin),
                 ("Schedule", "schedule", self.schedule_combo), ("Learning rate", "lr", self.lr_spin),
                 ("Noam factor", "noam", self.noam_spin), ("Warm-up steps", "warmup", self.warmup_spin),
@@ -115,11 +135,12 @@ class TrainerForm(QGroupBox):
     def set_values(self, task: TaskSpec, config: TrainConfig, model: ModelConfig, device: str) -> None:
         """Fill the form (no signals per field: one `changed` at the end); the rates come from the model."""
         self.blockSignals(True)
-        self._data_options = {"runs": task.runs, "anchored": task.anchored}  # not in the form: kept from the model
         self.task_combo.setCurrentText(task.task)
         self.symbols_spin.setValue(task.n_symbols)
         self.max_len_spin.setValue(task.max_len)
         self.min_len_spin.setValue(task.min_len)
+        self.runs_spin.setValue(task.runs)
+        self.anchored_check.setChecked(task.anchored)
         for box, value in ((self.batch_spin, config.batch_size), (self.steps_spin, config.steps),
                            (self.warmup_spin, config.warmup_steps), (self.seed_spin, config.seed),
                            (self.lr_spin, config.lr), (self.noam_spin, config.noam_factor),
@@ -138,7 +159,8 @@ class TrainerForm(QGroupBox):
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(self.task_combo.currentText(), self.symbols_spin.value(), self.min_len_spin.value(),
-                        self.max_len_spin.value(), **self._data_options)
+                        self.max_len_spin.value(), runs=self.runs_spin.value(),
+                        anchored=self.anchored_check.isChecked())
 
     def rates(self) -> dict[str, float]:
         """The training-only ModelConfig fields the training copy gets (they own no weights)."""

@@ -9,11 +9,13 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLa
 from core_model.head_roles import ROLE_LABELS
 from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
 from visualizer.state.training import TrainingState
+from visualizer.state.training_record import MetricsView
 from visualizer.widgets.trainer.probe_view import ProbeView
 
 CHOICES = {"cross": "Cross-attention: alignment", "decoder_self": "Decoder self: final role's score",
            "encoder_self": "Encoder self: final role's score"}
 COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
+PREVIOUS_PEN = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # as the loss curves' previous run
 
 
 def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
@@ -32,8 +34,9 @@ class FormingCurves(QWidget):
 
     def __init__(self, state: TrainingState, probe: ProbeView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.recorder = FormingRecorder()
+        self.recorder, self._previous_recorder = FormingRecorder(), FormingRecorder()
         self.series: FormingSeries | None = None
+        self.previous: FormingSeries | None = None  # the run before the last from-scratch start, greyed
         self.kind = QComboBox()
         for key, text in CHOICES.items():
             self.kind.addItem(text, key)
@@ -49,6 +52,7 @@ class FormingCurves(QWidget):
         self.plot.setLabel("left", "role score")
         self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
+        self.previous_curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         self.plot.addItem(self.cursor, ignoreBounds=True)
@@ -63,11 +67,19 @@ class FormingCurves(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
         state.snapshots_changed.connect(self.set_snapshots)
+        state.previous_changed.connect(self.set_previous)
         probe.step_shown.connect(self.set_cursor)
+        self.set_previous(state.previous)
         self.set_snapshots(state.snapshots)
 
     def set_snapshots(self, snapshots: tuple) -> None:
         self.series = self.recorder.series(snapshots)
+        self._draw()
+
+    def set_previous(self, previous: MetricsView | None) -> None:
+        """The previous run's role curves, greyed beside this run's (None or no snapshots clears them)."""
+        snaps = previous.snapshots if previous is not None else ()
+        self.previous = self._previous_recorder.series(snaps) if snaps else None
         self._draw()
 
     def set_cursor(self, step: int | None) -> None:
@@ -99,14 +111,41 @@ class FormingCurves(QWidget):
             item.setData(series.steps, series.scores[key][role])
             self.plot.getPlotItem().legend.addItem(item, name)
             self._named[name] = item
+        self._draw_previous(kind)
+        self.formed_label.setText(self._formed_text(series) + self._previous_formed_text())
+
+    def _draw_previous(self, kind: str) -> None:
+        """One grey dashed curve per head of the previous run, each scored by its own final role there."""
+        prev = self.previous
+        keys = sorted(k for k in (prev.scores if prev else {}) if k[0] == kind)
+        for key in [k for k in self.previous_curves if k not in keys]:
+            self.plot.removeItem(self.previous_curves.pop(key))
+        for key in keys:
+            item = self.previous_curves.get(key)
+            if item is None:
+                item = self.previous_curves[key] = pg.PlotDataItem(pen=PREVIOUS_PEN)
+                item.setZValue(-1)
+                self.plot.addItem(item, ignoreBounds=True)  # outside this run's steps: not stretching the view
+            role = "alignment" if kind == "cross" else prev.final_roles.get(key, "broad")
+            item.setData(prev.steps, prev.scores[key][role])
+        if keys:
+            self.plot.getPlotItem().legend.addItem(self.previous_curves[keys[0]], "previous run")
+            self._named["previous run"] = self.previous_curves[keys[0]]
+
+    def _previous_formed_text(self) -> str:
+        if self.previous is None or not len(self.previous.steps):
+            return ""
+        formed = self.previous.formed_step()
+        return (f" · previous run (grey): formed at step {formed}" if formed is not None else
+                f" · previous run (grey): no cross head reached {FORMED_AT}")
+
+    def _formed_text(self, series: FormingSeries | None) -> str:
         formed = series.formed_step() if series is not None else None
         if series is None or not len(series.steps):
-            self.formed_label.setText("no probe snapshots yet")
-        elif formed is None:
-            self.formed_label.setText(f"no cross head has reached alignment {FORMED_AT} (dotted line) yet")
-        elif formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
-            self.formed_label.setText(f"a cross head was already above {FORMED_AT} (dotted line) at this run's "
-                                      f"first snapshot (step {formed}): it formed earlier")
-        else:
-            self.formed_label.setText(f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, "
-                                      "the dotted line)")
+            return "no probe snapshots yet"
+        if formed is None:
+            return f"no cross head has reached alignment {FORMED_AT} (dotted line) yet"
+        if formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
+            return (f"a cross head was already above {FORMED_AT} (dotted line) at this run's first snapshot "
+                    f"(step {formed}): it formed earlier")
+        return f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, the dotted line)"

@@ -29,13 +29,14 @@ class TrainerPage(LazyTab):
                  gates_changed: SignalInstance) -> None:
         self._hub, self._state = hub, state
         self._gates, self._gates_changed = gates, gates_changed
+        self.confirm_discard: Callable[[str], bool] | None = None  # the composition root sets the window's question
         super().__init__(self._make)
         self.shortcuts = install_shortcuts(self, self.tab)  # here from the start: F1 lists them before a first visit
 
     def _make(self) -> TrainerTab:
         from visualizer.widgets.trainer.tab import TrainerTab
 
-        tab = TrainerTab(self._hub, self._state, own_shortcuts=False)
+        tab = TrainerTab(self._hub, self._state, own_shortcuts=False, confirm_discard=self.confirm_discard)
         self._gates_changed.connect(tab.probe.set_head_gates)
         tab.probe.set_head_gates(self._gates())
         return tab

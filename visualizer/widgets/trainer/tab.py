@@ -7,8 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QFileDialog, QGridLayout, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
-    QWidget,
+    QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget,
 )
 
 from visualizer.state.model_hub import ModelHub
@@ -16,11 +15,15 @@ from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.workers.background import run_in_background
 from visualizer.widgets.trainer.curves import Curves
-from visualizer.widgets.trainer.form import TrainerForm
+from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.forming import FormingCurves, beside
 from visualizer.widgets.trainer.keys import install_shortcuts
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
+from visualizer.widgets.trainer.questions import SCRATCH_QUESTION, ConfirmDiscard, ask_discard
+from visualizer.widgets.trainer.questions import (  # tests replace _ask_yes_no and _choose_folder in this module
+    ask_yes_no as _ask_yes_no, choose_folder as _choose_folder,
+)
 
 __all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
 log = logging.getLogger(__name__)
@@ -30,28 +33,16 @@ CURVE_REFRESH_MS = 250  # curves redraw at most 4 times a second while training:
 IDLE_FORMAT, RUN_FORMAT = "not training", "step %v / %m"
 
 
-def _ask_yes_no(parent: QWidget, title: str, text: str) -> bool:
-    """A real question box in the app; tests replace this function."""
-    answer = QMessageBox.question(parent, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
-
-
-def _choose_folder(parent: QWidget) -> str | None:
-    """Folder for the movie frames (non-native dialog); tests replace this function."""
-    folder = QFileDialog.getExistingDirectory(parent, "Export attention movie to folder", "",
-                                              QFileDialog.Option.DontUseNativeDialog)
-    return folder or None
-
-
 class TrainerTab(QWidget):
     """Form, Train/Pause/Stop, progress, curves and the probe movie; all work runs in TrainingState's thread."""
 
     movie_exported = Signal(dict)  # {"folder", "frames", "gif"}
 
     def __init__(self, hub: ModelHub, state: TrainingState, parent: QWidget | None = None, *,
-                 own_shortcuts: bool = True) -> None:
+                 own_shortcuts: bool = True, confirm_discard: ConfirmDiscard | None = None) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
+        self._confirm_discard = confirm_discard or (lambda text: ask_discard(self, text))  # False: nothing changes
         self._own_shortcuts = own_shortcuts  # False: the page holding this tab owns them (keys.py)
         self.form = TrainerForm()
         self.curves = Curves()
@@ -74,7 +65,7 @@ class TrainerTab(QWidget):
     def _build_controls(self) -> None:
         self.scratch_button = QPushButton("Train from scratch")
         self.scratch_button.setToolTip("Fresh random weights with the current architecture, then train them: watch "
-                                       "attention form (Model > Restore previous model undoes it)")
+                                       "attention form (Model > Undo Train from scratch brings the old model back)")
         self.scratch_button.setDefault(True)
         self.scratch_button.setStyleSheet("font-weight: bold;")
         self.train_button = QPushButton("Continue training")
@@ -152,7 +143,7 @@ class TrainerTab(QWidget):
 
     def _load_form_from_hub(self) -> None:
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""
-        self.form.set_values(self.hub.task, self.state.stored_config(), self.hub.config, str(self.hub.device))
+        self.form.set_values(form_task(self.hub), self.state.stored_config(), self.hub.config, str(self.hub.device))
 
     def _refresh_buttons(self) -> None:
         valid = self.form.validate(self.hub.config.vocab_size, self.hub.config.max_len)
@@ -183,6 +174,8 @@ class TrainerTab(QWidget):
     def _on_train(self, from_scratch: bool = False) -> None:
         if not self.train_button.isEnabled():
             return
+        if from_scratch and self.hub.dirty and not self._confirm_discard(SCRATCH_QUESTION):
+            return  # unsaved training is never replaced without asking; Cancel leaves everything as it was
         try:
             config, task = self.form.train_config(), self.form.task_spec()
         except ValueError as exc:  # the inline checks should have caught it; say so rather than crash

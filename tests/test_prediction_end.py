@@ -1,0 +1,109 @@
+"""The Prediction line never presents what comes after the end as output.
+
+The decoder predicts at every position it reads, padding included. Under teacher forcing the launch line reads
+"0 1 2 3 4 5 6 7 8 9 <eos> <eos> 6": the last two are predictions made where the decoder reads <pad>. They are drawn
+dimmed, and hovering them says they are after the end and not part of the output. While stepping, the bright part
+is exactly the decoded output the chips show and the "N tokens wrong" line counts.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QToolTip
+
+from qt_helpers import start_app, wait_frame
+
+END = "<eos>"
+
+
+def darkest(label, x0: int, x1: int) -> int:
+    """The darkest grey level the label draws between x0 and x1 (its glyphs: the text's colour)."""
+    image = label.grab().toImage()
+    scale = image.width() / label.width()
+    pixels = np.array([[image.pixelColor(x, y).lightness() for x in range(int(x0 * scale), int(x1 * scale))]
+                       for y in range(image.height())])
+    return int(pixels.min())
+
+
+def split_x(label, head_tokens: int) -> tuple[int, int]:
+    """Where, in the label, the first `head_tokens` tokens end and where the whole line ends (pixels)."""
+    text, metrics, left = label.text(), label.fontMetrics(), label.contentsRect().left()
+    head = " ".join(text.split(" ")[:head_tokens]) + " "
+    return left + metrics.horizontalAdvance(head), left + metrics.horizontalAdvance(text)
+
+
+def tooltip_at(label, x: int) -> str:
+    pos = QPoint(x, label.height() // 2)
+    QToolTip.hideText()
+    QApplication.sendEvent(label, QHelpEvent(QEvent.Type.ToolTip, pos, label.mapToGlobal(pos)))
+    return QToolTip.text() if QToolTip.isVisible() else ""
+
+
+def assert_dimmed_after(label, head_tokens: int) -> str:
+    """The first `head_tokens` tokens in the text colour, the rest clearly lighter; returns the rest's tooltip."""
+    split, end = split_x(label, head_tokens)
+    assert darkest(label, 0, split - 2) < 60, "the output tokens are drawn in the text colour"
+    assert darkest(label, split + 1, end) > 90, f"the tokens after {label.text().split()[:head_tokens]} are dimmed"
+    return tooltip_at(label, (split + end) // 2)
+
+
+def test_the_predictions_at_padding_positions_are_dimmed_and_say_so(qtbot):
+    """At launch (copy, 0123456789, two extra pads) the line ends "<eos> <eos> 6": the first <eos> closes the output,
+    and "<eos> 6" were predicted where the decoder reads <pad>."""
+    app = start_app(qtbot)
+    label = app.playground.output_label
+    tokens = label.text().split()
+    assert tokens[:11] == [*"0123456789", END] and len(tokens) == 13
+    assert app.session.last_frame.maps.maps["cross"].query_labels[11:] == ("<pad>", "<pad>")
+    tip = assert_dimmed_after(label, 11)
+    assert tip == ("Dimmed: the predictions at positions 11–12 come after the end and are not part of the output: "
+                   "the output ends at the first <eos> (position 10); from position 11 on the decoder reads <pad> "
+                   "(padding).")
+    over_output = tooltip_at(label, label.contentsRect().left() + 4)  # over "0": the line's own tooltip
+    assert over_output.startswith("The model's argmax prediction at each decoder position")
+    assert tip in over_output  # and it names the dimmed part too
+    app.hub.dirty = False
+
+
+def test_reverse_dims_everything_after_its_first_end(qtbot):
+    """Reverse at launch ended "<eos> <pad> <eos>" (or "<eos> <eos> <eos>"), all drawn like output."""
+    app = start_app(qtbot)
+    label, combo = app.playground.output_label, app.playground.input_panel.task
+    before = label.text()
+    combo.setCurrentIndex(combo.findData("reverse"))
+    qtbot.waitUntil(lambda: label.text() != before, timeout=30_000)
+    wait_frame(qtbot, app.session)
+    tokens = label.text().split()
+    assert tokens[:11] == [*"9876543210", END] and len(tokens) == 13
+    assert "after the end and are not part of the output" in assert_dimmed_after(label, 11)
+    app.hub.dirty = False
+
+
+def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qtbot):
+    """Run to end: the bright tokens are the chips' output, token for token, and the summary counts only those."""
+    app = start_app(qtbot)
+    panel, label = app.playground.decoder_panel, app.playground.output_label
+    source = app.playground.input_panel.source
+    source.selectAll()
+    qtbot.keyClicks(source, "31415")
+    wait_frame(qtbot, app.session)
+    qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+    wait_frame(qtbot, app.session)
+    wrong = next(b for b in panel.force_buttons() if "force 1 " not in b.text() and "<eos>" not in b.text())
+    qtbot.mouseClick(wrong, Qt.MouseButton.LeftButton)  # a wrong second token, forced
+    wait_frame(qtbot, app.session)
+    qtbot.mouseClick(panel.buttons["run"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.summary.text().startswith("Done"), timeout=30_000)
+    wait_frame(qtbot, app.session)
+    chips = panel.chip_states()
+    assert chips[-1][0] == END
+    n_wrong = sum(state == "wrong" for _, state in chips)
+    assert n_wrong >= 1 and panel.summary.text() == f"Done: {n_wrong} token{'s' * (n_wrong != 1)} wrong"
+    tokens = label.text().split()
+    assert len(tokens) == len(chips) + 1  # one more position: the one reading the decoded <eos>
+    tip = assert_dimmed_after(label, len(chips))
+    assert tip == (f"Dimmed: the prediction at position {len(chips)} comes after the end and is not part of the "
+                   f"output: the decoded output ends with <eos> at position {len(chips) - 1}.")
+    app.hub.dirty = False
+

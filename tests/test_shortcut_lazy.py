@@ -1,0 +1,54 @@
+"""F1 never builds a tab: the keys of the tabs built on first show (Positional encoding, Trainer, Length lab) are
+declared in shortcut_list.py, and the list F1 shows before those tabs exist is the one it shows once they are built
+(so the declaration names exactly the keys the real tabs have)."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from visualizer.shortcut_list import LAZY_TAB_KEYS
+from visualizer.widgets.lazy_tab import LazyTab
+
+from qt_helpers import start_app
+from test_shortcut_help import shown_dialog
+
+
+@pytest.fixture
+def app(qtbot):
+    app = start_app(qtbot, (1280, 800))
+    qtbot.waitUntil(lambda: app.window.tabs.count() >= 5, timeout=30_000)
+    with qtbot.waitActive(app.window):  # QT-NOTES: shortcuts fire only in the active window
+        app.window.activateWindow()
+    yield app
+    app.hub.dirty = False
+    app.training.shutdown(5000)
+    app.length_lab.shutdown(5000)
+    app.window.close()
+
+
+def press_f1(qtbot, app) -> list[tuple[str, list[tuple[str, str]]]]:
+    """What the shortcut list shows after F1 in the main window (closed again afterwards)."""
+    with qtbot.waitActive(app.window):
+        app.window.activateWindow()
+    qtbot.keyClick(app.window, Qt.Key.Key_F1)
+    dialog = shown_dialog(qtbot)
+    groups = dialog.shown_groups()
+    dialog.close()
+    QApplication.processEvents()
+    return groups
+
+
+def test_f1_lists_the_lazy_tabs_keys_without_building_them(qtbot, app):
+    pages = app.window.findChildren(LazyTab)
+    names = {f"{app.window.tabs.tabText(app.window.tabs.indexOf(p)).replace('&', '')} tab": p for p in pages}
+    assert set(names) == {"Positional encoding tab", "Trainer tab", "Length lab tab"} == set(LAZY_TAB_KEYS)
+    assert not any(p.built for p in pages)
+    before = press_f1(qtbot, app)
+    assert [name for name, page in names.items() if page.built] == []  # the GUI thread built nothing
+    listed = dict(before)
+    assert ("Alt+E", "Evaluate") in listed["Length lab tab"]
+
+    for page in pages:  # the real tabs, built as their first show builds them
+        page.content()
+    assert press_f1(qtbot, app) == before  # the declaration lists every key the built tabs really have, no more

@@ -1,0 +1,135 @@
+"""The Prediction line above the grids: the model's argmax at each decoder position, with what lies past the end dimmed.
+
+The decoder predicts at every position it reads, padding included: under teacher forcing "0 1 … 9 <eos> <eos> 6"
+holds two predictions made at <pad> positions. The output ends at the first <eos>, so what follows it, and anything
+predicted where the decoder reads <pad>, is drawn dimmed, and hovering it says why. While stepping, the decoder
+reads what was decoded (forced tokens included), so there the end is the decoded <eos>, not the first predicted one.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QRect, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPalette
+from PySide6.QtWidgets import QLabel, QToolTip, QWidget
+
+from core_model.vocab import EOS, PAD, SPECIALS
+from visualizer.widgets.common.stable_label import ElidedLabelSlot
+
+EOS_LABEL, PAD_LABEL = SPECIALS[EOS], SPECIALS[PAD]
+
+
+@dataclass(frozen=True)
+class PredictionText:
+    """The line as text, the character where its dimmed tail starts (len(text): nothing dimmed) and why."""
+
+    text: str
+    tail_start: int
+    tail_note: str  # "" when nothing is dimmed
+
+
+def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> int:
+    """How many leading predictions are output (`inputs`: the decoder's input token at each position).
+
+    Teacher forcing: up to and including the first <eos>, and none made where the decoder reads <pad>. Stepping:
+    up to the position that reads the decoded <eos> (the one that decoded it is the last)."""
+    if stepping:
+        return list(inputs).index(EOS_LABEL) if EOS_LABEL in inputs else len(outputs)
+    n = list(outputs).index(EOS_LABEL) + 1 if EOS_LABEL in outputs else len(outputs)
+    return min(n, list(inputs).index(PAD_LABEL)) if PAD_LABEL in inputs else n
+
+
+def prediction_text(outputs: Sequence[str], inputs: Sequence[str], stepping: bool = False) -> PredictionText:
+    """The tokens joined by spaces, and where (and why) the part that is not output starts."""
+    text, n = " ".join(outputs), output_length(outputs, inputs, stepping)
+    if n >= len(outputs):
+        return PredictionText(text, len(text), "")
+    start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
+    return PredictionText(text, start, tail_note(outputs, inputs, n, stepping))
+
+
+def tail_note(outputs: Sequence[str], inputs: Sequence[str], n: int, stepping: bool) -> str:
+    """Why predictions n.. are not output: after the (decoded) <eos>, or made where the decoder reads padding."""
+    count = len(outputs) - n
+    where = f"position {n} comes" if count == 1 else f"positions {n}–{len(outputs) - 1} come"
+    reasons = []
+    if stepping:
+        reasons.append(f"the decoded output ends with <eos> at position {n - 1}")
+    elif EOS_LABEL in outputs[:n]:
+        reasons.append(f"the output ends at the first <eos> (position {n - 1})")
+    pad = list(inputs).index(PAD_LABEL) if PAD_LABEL in inputs else len(outputs)
+    if pad < len(outputs) and not stepping:
+        reasons.append(f"from position {pad} on the decoder reads <pad> (padding)")
+    return (f"Dimmed: the prediction{'s' if count > 1 else ''} at {where} after the end and "
+            f"{'are' if count > 1 else 'is'} not part of the output: {'; '.join(reasons)}.")
+
+
+def dimmed(palette: QPalette) -> QColor:
+    """Half way from the text colour to the background: plainly dimmer, still readable, in light and dark themes."""
+    text, back = palette.color(QPalette.ColorRole.WindowText), palette.color(QPalette.ColorRole.Window)
+    return QColor((text.red() + back.red()) // 2, (text.green() + back.green()) // 2, (text.blue() + back.blue()) // 2)
+
+
+class PredictionLabel(QLabel):
+    """A one-line plain-text label that draws its characters from `tail_start` on dimmed; hovering them says why."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tail_start: int | None = None
+        self._tail_note = ""
+
+    def set_tail(self, start: int | None, note: str) -> None:
+        """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip."""
+        if (start, note) != (self._tail_start, self._tail_note):
+            self._tail_start, self._tail_note = start, note
+            self.update()
+
+    def tail_note(self) -> str:
+        return self._tail_note
+
+    def tail_rect(self) -> QRect | None:
+        """Where the dimmed part is drawn now; None when none of it is on screen (or the line has none)."""
+        text, start = self.text(), self._tail_start
+        if start is None or start >= len(text):
+            return None
+        area, metrics = self.contentsRect(), self.fontMetrics()
+        left = area.left() + metrics.horizontalAdvance(text[:start])
+        return QRect(left, area.top(), metrics.horizontalAdvance(text[start:]), area.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        tail = self.tail_rect()
+        if tail is None:
+            super().paintEvent(event)
+            return
+        text, start = self.text(), self._tail_start
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        painter.drawText(self.contentsRect(), flags, text[:start])
+        painter.setPen(dimmed(self.palette()))
+        painter.drawText(tail.adjusted(0, 0, 2, 0), flags, text[start:])  # 2 px: the last glyph's overhang
+        painter.end()
+
+    def event(self, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.ToolTip:
+            assert isinstance(event, QHelpEvent)
+            tail = self.tail_rect()
+            if tail is not None and event.pos().x() >= tail.left():
+                QToolTip.showText(event.globalPos(), self._tail_note, self, tail)
+                return True
+        return super().event(event)
+
+
+class PredictionSlot(ElidedLabelSlot):
+    """The prediction line in its fixed slot: elided at the right edge, right-click copies it whole."""
+
+    label_class = PredictionLabel
+    label: PredictionLabel
+
+    def show_prediction(self, outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> PredictionText:
+        """Show the predictions at each decoder position, dimmed past the end; returns what was shown."""
+        line = prediction_text(outputs, inputs, stepping)
+        self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note)
+        self.set_text(line.text)
+        return line
