@@ -90,7 +90,6 @@ def test_training_that_pauses_and_ends_while_a_later_job_runs_leaves_the_collect
     runner, release = job()
     state.pause()
     qtbot.waitUntil(lambda: state.state == "paused", timeout=WAIT_MS)
-    qtbot.wait(300)  # the paused worker has nothing left to switch
     assert not gc.isenabled()  # the job still holds it
     state.stop()
     qtbot.waitUntil(lambda: not state.busy and state.training_thread is None, timeout=WAIT_MS)

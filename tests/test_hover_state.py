@@ -1,9 +1,9 @@
 """The hover readout and outline describe the map on screen now, or nothing; exports never carry them.
 
 Hover a cell, then let a new frame arrive (new input, another view, an ablated head): the mouse did not move, so no
-mouse event corrects the readout. It used to stay, naming a row the new map no longer has ("L2 H2 query 12 '<pad>'"
-over a five-row map), or "masked" in the rollout view, where nothing is masked, and it stayed after the mouse left
-the maps. Where the mouse was is no part of an exported picture either.
+mouse event corrects the readout. A readout left in place would name a row the new map no longer has ("L2 H2
+query 12 '<pad>'" over a five-row map), or say "masked" in the rollout view, where nothing is masked. Leaving the maps
+clears it. Where the mouse was is no part of an exported picture either.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The large view draws masked cells and special tokens as the grids do: grey with its legend, and a key that names
 every abbreviation.
 
-It used to leave masked cells transparent over a black background, so the masked <pad> keys read as black, strong
-zero attention, with no legend on screen (only its exported caption said "grey = masked").
+Transparent masked cells over the black background would read as black: strong zero attention, where the query
+may not look at all. So they are grey, and the legend is on screen, not only in the exported caption.
 """
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def test_teacher_forcing_stepping_and_long_sources_never_move_the_splitter(qtbot
 
 
 def test_no_blank_line_under_the_expected_chips(qtbot, app):
-    """The stepper's chips end with the Expected line: no empty line is reserved below it (at launch one was)."""
+    """The stepper's chips end with the Expected line: no empty line is reserved below it."""
     from visualizer.widgets.playground.token_chips import GAP
 
     chips = app.playground.decoder_panel.token_chips
@@ -165,7 +165,7 @@ sys.exit(app_module.run_app([]))
 
 
 def test_a_fresh_app_fits_a_1280x800_screen(tmp_path):
-    """The real app, started with no saved settings on a 1280x800 screen, opens inside it (it opened at 1400x900)."""
+    """The real app, started with no saved settings on a 1280x800 screen, opens inside it."""
     screen = tmp_path / "screen.json"
     screen.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": 1280, "height": 800,
                                                "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))

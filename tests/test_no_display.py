@@ -43,8 +43,7 @@ def test_a_named_display_that_fails_is_left_to_qt():
     """A display is named but cannot be reached: Qt's own account (and its library hint) stands, not ours."""
     done = launch({"DISPLAY": ":31999", "QT_QPA_PLATFORM": "xcb"})
     assert done.returncode != 0
-    assert "no display found" not in done.stderr
-    assert "could not connect to display :31999" in done.stderr
+    assert "no display found" not in done.stderr and done.stderr.strip()  # Qt's words (which depend on the libraries)
 
 
 @pytest.mark.parametrize("argv, env, system, needs_one", [

@@ -140,8 +140,7 @@ def test_train_from_scratch_asks_before_replacing_unsaved_training_and_cancel_ke
     qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(seen), timeout=5000)
     assert "unsaved training" in seen[0] and "Train from scratch" in seen[0]
-    qtbot.wait(200)  # time for a run to start, if Cancel had not stopped it
-    assert app.training.state == "finished" and hub.model is model and hub.history == history and hub.dirty
+    assert app.training.state == "finished" and hub.model is model  # a start would have set "running" in the click and hub.history == history and hub.dirty
     assert all(torch.equal(weights[k], v) for k, v in hub.model.state_dict().items())
     assert hub.undo_depth == depth and tab.curves.curves["loss"].getData()[0].tolist() == curve
     _answer_next_box(QMessageBox.StandardButton.Discard, seen)
@@ -163,12 +162,16 @@ def test_the_heads_tab_marks_an_analysis_of_another_model_as_out_of_date(qtbot):
         with qtbot.waitSignal(app.heads.analysis_changed, timeout=120_000):
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         assert view.status.text().startswith("Analysed") and "8 copy sequences" in view.status.text()
+        analysis = app.heads.analysis
+        next(a for a in app.device_menu.actions() if a.text() == "cpu").trigger()  # the same weights elsewhere
+        assert app.heads.analysis is analysis and view.status.text().startswith("Analysed")
+        assert not [w for w in view.findChildren(QLabel) if w.isVisible() and w.text().startswith("Out of date")]
         app.window.tabs.setCurrentWidget(app.playground)
         pick_task(qtbot, app, "reverse")
         qtbot.waitUntil(lambda: app.hub.path is not None and app.hub.path.name == "reverse_rope.pt", timeout=WAIT_MS)
         app.window.tabs.setCurrentWidget(view)
         shown = [w.text() for w in view.findChildren(QLabel) if w.isVisible()]
-        assert not [t for t in shown if t.startswith("Analysed")]  # old code: "Analysed ... copy sequences" stayed
+        assert not [t for t in shown if t.startswith("Analysed")]  # the old analysis line is gone
         flagged = [w for w in view.findChildren(QLabel) if w.isVisible() and w.text().startswith("Out of date")]
         assert len(flagged) == 1
         assert "copy_rope.pt on copy sequences" in flagged[0].text()
@@ -195,3 +198,15 @@ def test_the_beam_note_says_the_model_changed_when_it_did(qtbot, app):
     retype(qtbot, app.playground.input_panel.source, "4321")
     wait_frame(qtbot, app.session)
     assert panel.status.text() == "The model and the source changed since this search: press Run again"
+
+
+def test_a_new_untrained_model_reads_anchors_only_with_rope(qtbot, app):
+    """The Trainer's defaults for a new model follow its encoding, as train's do: anchored for RoPE only."""
+    panel = app.playground.model_panel
+    panel.combos["positional"].setCurrentIndex(panel.combos["positional"].findData("sinusoidal"))
+    _apply_heads(qtbot, app, 2)  # no shipped model has 2 heads: a new, untrained one
+    assert app.hub.origin.startswith("untrained") and app.hub.config.positional == "sinusoidal"
+    assert app.hub.task.anchored is False
+    panel.combos["positional"].setCurrentIndex(panel.combos["positional"].findData("rope"))
+    _apply_heads(qtbot, app, 1)
+    assert app.hub.config.positional == "rope" and app.hub.task.anchored is True

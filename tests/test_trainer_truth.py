@@ -69,7 +69,7 @@ def test_train_from_scratch_is_the_first_action_and_undoable(qtbot, tab, hub, st
     _run(qtbot, tab, state, tab.scratch_button, 12)
     assert [row["step"] for row in hub.history] == list(range(1, 13))  # a new model: its own steps from 1
     assert hub.origin.startswith("trained here")
-    assert hub.restore_previous()  # Model > Restore previous model
+    assert hub.restore_previous()  # Model > Undo
     assert all(torch.equal(before[k], v) for k, v in hub.model.state_dict().items())
     assert len(hub.history) == 100
 

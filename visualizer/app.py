@@ -36,6 +36,7 @@ def pause_gc_for_startup() -> None:
     cells, tuples, no tensors) is frozen with the rest and never freed; collecting it at ready would stall the
     window ~0.1 s."""
     global _startup_hold
+    resume_gc()  # a second launch in one process (tests) ends the first one's hold rather than orphaning it
     _startup_hold = GcHold()
 
 

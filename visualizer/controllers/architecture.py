@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.checkpoint import Checkpoint, CheckpointError
+from core_model.recipe import anchored_by_default
 from core_model.shipped import find_shipped_checkpoint, is_shipped
 from visualizer.state.model_hub import UNDO_DEPTH, ModelHub
 from visualizer.state.training import TrainingState
@@ -100,6 +101,7 @@ class ArchitectureController(QObject):
         hub.model_changed.connect(self._forget_stale_message)
         self._newest = 0  # serial of the newest build request; older builds are dropped when they finish
         self.pending = 0  # builds still running (tests wait for 0)
+        self._undo_action: QAction | None = None  # Model > Undo, once track_undo is given it
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
 
     def attach(self, panel: ModelPanelLike) -> None:
@@ -198,7 +200,9 @@ class ArchitectureController(QObject):
             self._say(f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).",
                       LONG_MS)
         else:
-            hub.set_model(built.model, hub.task, origin=UNTRAINED_ORIGIN, undo_as=undo_as)
+            # the task's anchors follow the new encoding, as the recipe's do: RoPE reads <bos> ... <eos>
+            task = replace(hub.task, anchored=anchored_by_default(built.model.config.positional))
+            hub.set_model(built.model, task, origin=UNTRAINED_ORIGIN, undo_as=undo_as)
             self._say(UNTRAINED_MESSAGE, LONG_MS)
 
     def _say(self, text: str, timeout_ms: int) -> None:
@@ -222,15 +226,19 @@ class ArchitectureController(QObject):
 
     def track_undo(self, action: QAction) -> None:
         """Keep Model > Undo's text, tip and state naming what it would undo, whatever replaced the model."""
-        def show() -> None:
-            label = self.hub.undo_label
-            action.setEnabled(label is not None)
-            action.setText(f"&Undo {label}" if label else "&Undo")
-            kept = f"{self.hub.undo_depth} of up to {UNDO_DEPTH} kept"
-            action.setStatusTip(f"Bring back the model before the last {label}, weights included ({kept})" if label
-                                else "No earlier model to restore")
-        self.hub.model_changed.connect(show)
-        show()
+        self._undo_action = action
+        self.hub.model_changed.connect(self._show_undo)  # a bound slot: disconnected when this controller goes
+        self._show_undo()
+
+    def _show_undo(self) -> None:
+        action, label = self._undo_action, self.hub.undo_label
+        if action is None:
+            return
+        action.setEnabled(label is not None)
+        action.setText(f"&Undo {label}" if label else "&Undo")
+        kept = f"{self.hub.undo_depth} of up to {UNDO_DEPTH} kept"
+        action.setStatusTip(f"Bring back the model before the last {label}, weights included ({kept})" if label
+                            else "No earlier model to restore")
 
     def switch_device(self, name: str) -> None:
         """Move the inference model (training picks its own device in the Trainer tab)."""

@@ -122,8 +122,8 @@ class CompareSession(QObject):
         elif source == "previous":
             previous = hub.previous_model()
             if previous is None:
-                self.failed.emit("There is no previous model yet: Model > Restore previous model has nothing to "
-                                 "restore. Change the architecture or open a checkpoint first.")
+                self.failed.emit("There is no previous model yet: Model > Undo has nothing to bring back. "
+                                 "Change the architecture or open a checkpoint first.")
                 return
             model, task, origin = previous
             job = lambda: copy_of(model, task, f"previous model ({origin})")  # noqa: E731
@@ -171,9 +171,10 @@ class CompareSession(QObject):
         b, masks, hub = self.b, self.session.masks, self.session.hub
         generation, a_model, last = hub.generation, hub.model, self._same
         known = last[2] if last is not None and last[0] == generation and last[1] is b else None
+        # compared here, once per model state: a worker could read A's tensors while a training result loads into them
+        same = known if known is not None else same_weights(a_model, b.model)
 
         def job() -> BPass:
-            same = known if known is not None else same_weights(a_model, b.model)
             return BPass(a, b, run_b(b, a, masks), generation, same, a_model)
 
         self._running = True

@@ -70,6 +70,7 @@ class HeadsState(QObject):
         self.stale = ""  # what stale_changed last said
         self._job: HeadsJobApi | None = None
         self._roles_job: HeadsJobApi | None = None
+        self._generation = hub.generation  # the model the results belong to (a device move keeps it)
         hub.model_changed.connect(self._on_model_changed)
 
     @property
@@ -156,6 +157,9 @@ class HeadsState(QObject):
         self.stale_changed.emit(text)
 
     def _on_model_changed(self) -> None:
+        if self.hub.generation == self._generation:  # the same model and weights on another device: all still true
+            return
+        self._generation = self.hub.generation
         self.cancel()
         if self.analysed is not None:  # its numbers are dropped below; what they were of stays said until the next
             (name, task), now = self.analysed, model_name(self.hub)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections import deque
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -17,6 +17,20 @@ from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
 UNDO_DEPTH = 5  # models kept for Model > Undo, each with its trained weights and what replaced it
+
+
+@dataclass(frozen=True)
+class UndoEntry:
+    """A replaced model that Model > Undo can bring back as it was, and what replaced it ("Train from scratch")."""
+
+    model: Seq2SeqTransformer
+    task: TaskSpec
+    origin: str
+    history: list[dict]
+    path: Path | None
+    dirty: bool
+    extra: dict
+    label: str
 
 
 class ModelHub(QObject):
@@ -34,7 +48,7 @@ class ModelHub(QObject):
         self.history: list[dict] = list(history or [])
         self.extra: dict = dict(extra or {})
         self.path, self.dirty, self._training = path, False, False
-        self._undo: deque[tuple] = deque(maxlen=UNDO_DEPTH)  # newest last; the oldest falls off
+        self._undo: deque[UndoEntry] = deque(maxlen=UNDO_DEPTH)  # newest last; the oldest falls off
         self._generation = 0
 
     @property
@@ -58,7 +72,7 @@ class ModelHub(QObject):
     @property
     def undo_label(self) -> str | None:
         """What restore_previous() would undo ("architecture change", "Train from scratch"); None: nothing."""
-        return self._undo[-1][7] if self._undo else None
+        return self._undo[-1].label if self._undo else None
 
     @property
     def trained_lengths(self) -> TrainedLengths | None:
@@ -89,8 +103,8 @@ class ModelHub(QObject):
         """Replace the model wholesale (load, new architecture). With `undo_as`, what the user did (read after
         "Undo ": "architecture change", "Train from scratch"), restore_previous() can bring the old one back."""
         if undo_as is not None:
-            self._undo.append((self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra,
-                               undo_as))
+            self._undo.append(UndoEntry(self._model, self.task, self.origin, self.history, self.path, self.dirty,
+                                        self.extra, undo_as))
         self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
         self.history, self.path, self.dirty = list(history or []), path, dirty
         self.extra = dict(extra or {})
@@ -106,16 +120,17 @@ class ModelHub(QObject):
         """Undo the newest model replacement (up to UNDO_DEPTH deep); False when there is nothing to restore."""
         if not self._undo:
             return False
-        model, task, origin, history, path, dirty, extra, _ = self._undo.pop()
-        self.set_model(model, task, origin=origin, history=history, path=path, dirty=dirty, extra=extra)
+        old = self._undo.pop()
+        self.set_model(old.model, old.task, origin=old.origin, history=old.history, path=old.path, dirty=old.dirty,
+                       extra=old.extra)
         return True
 
     def previous_model(self) -> tuple[Seq2SeqTransformer, TaskSpec, str] | None:
         """The model restore_previous() would bring back (model, task, origin), left in place (A/B compare)."""
         if not self._undo:
             return None
-        model, task, origin = self._undo[-1][:3]
-        return model, task, origin
+        old = self._undo[-1]
+        return old.model, old.task, old.origin
 
     def training_copy(self) -> Seq2SeqTransformer:
         """A deep copy the trainer may own while the hub keeps serving inference."""

@@ -9,12 +9,9 @@ party toggled itself would let the first to finish switch the collector on under
 from __future__ import annotations
 
 import gc
-import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _holds = 0
@@ -33,10 +30,6 @@ class GcHold:
                 gc.disable()
             _holds += 1
 
-    @property
-    def live(self) -> bool:
-        return self._live
-
     def end(self) -> None:
         """Give the hold back; the last one switches the collector back on. No forced collection here: from a worker
         thread a full pass would stall the GUI just the same, and could run Qt objects' finalizers off their thread;
@@ -52,7 +45,7 @@ class GcHold:
 
 
 def holds() -> int:
-    """How many pauses are alive (for tests and the start-up probe)."""
+    """How many pauses are alive (tests check that none is left over)."""
     return _holds
 
 

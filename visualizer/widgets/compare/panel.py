@@ -23,11 +23,12 @@ PathProvider = Callable[[QWidget], "str | None"]
 ANCHOR_NOTE = ("One model reads its source as <bos> symbols <eos>, the other reads the bare symbols: each side-by-side "
                "grid is labelled with its own tokens, and this difference pairs the source positions by symbol "
                "(1st with 1st, …, then the padding) and leaves the <bos>/<eos> anchors out.")
-TRAININGS_SIDE = ("A and B are different trainings (their weights differ): their head numbers need not correspond "
-                  "(A's H2 may do what B's H4 does). Match heads by what they do, not by their numbers.")
-TRAININGS_DIFF = ("A and B are different trainings (their weights differ): their head numbers need not correspond, so "
-                  "this map may subtract unrelated heads (A's H2 may do what B's H4 does). Read it with care, or "
-                  "compare side by side.")
+TRAININGS_SIDE = ("A and B have different weights (separate trainings, or one trained further): their head numbers "
+                  "need not correspond (A's H2 may do what B's H4 does). Match heads by what they do, not by their "
+                  "numbers.")
+TRAININGS_DIFF = ("A and B have different weights (separate trainings, or one trained further): their head numbers "
+                  "need not correspond, so this map may subtract unrelated heads (A's H2 may do what B's H4 does). "
+                  "Read it with care, or compare side by side.")
 WARNING_STYLE = "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0b800; padding: 3px; }"
 DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
 

@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 ConfirmDiscard = Callable[[str], bool]  # asked before unsaved training is replaced; True: go on (saved or let go)
 SCRATCH_QUESTION = ("The current model has unsaved training. Train from scratch replaces it with fresh random "
-                    "weights.\n\nUntil the app closes, Model > Undo Train from scratch brings it back.")
+                    "weights.\n\nModel > Undo Train from scratch can bring it back while the app runs (it keeps "
+                    "the last five models).")
 
 
 def ask_yes_no(parent: QWidget, title: str, text: str) -> bool:
