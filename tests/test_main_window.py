@@ -115,7 +115,9 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, app):
     assert app.pe_tab.state.pe_kind == "rope"
     assert "RoPE" in app.playground.model_panel.summary.text()
     maps = app.playground.grids["cross"].current_maps()
-    src = torch.tensor([app.session.vocabulary.encode("0123456789") + [0] * app.session.extra_pads])
+    assert app.hub.task.anchored  # a new RoPE model reads its source as <bos> symbols <eos>, as the recipe's do
+    ids = app.hub.task.source_ids(app.session.vocabulary.encode("0123456789"))
+    src = torch.tensor([ids + [0] * app.session.extra_pads])
     assert maps.values.shape[0] == app.hub.config.n_decoder_layers and src.shape[1] == maps.values.shape[-1]
     app.undo_action.trigger()  # Model > Undo architecture change
     assert app.hub.model is old_model and app.hub.config.positional == "sinusoidal"
