@@ -179,10 +179,10 @@ def measure_ui_rate_while_training(window: Application, seconds: float, device: 
         raise RuntimeError("the Trainer tab is not on screen")
     if not training.start(TrainConfig(steps=steps, device=device), window.hub.task):
         raise RuntimeError("training did not start")
-    first = training.progress.step if training.progress else 0
     try:
         stamps = record_ticks(seconds)
-        done = (training.progress.step if training.progress else 0) - first
+        progress = training.progress  # on the shared step axis: this run's steps follow the model's earlier ones
+        done = progress.step - (progress.total - steps) if progress is not None else 0
     finally:
         stop_training(window)
         window.window.tabs.setCurrentWidget(window.playground)

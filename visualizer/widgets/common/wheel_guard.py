@@ -1,13 +1,14 @@
-"""Spin boxes and drop-down lists that a mouse wheel never changes, focused or not: the wheel scrolls the page.
+"""Spin boxes, drop-down lists and sliders that a mouse wheel never changes, focused or not: the wheel scrolls the
+page (arrow keys still move a focused slider).
 
-By Qt's default a wheel turned to scroll a form changes whichever spin box or combo box passes under the pointer,
-focused or not. One event filter per page, installed on its controls when the page is built, costs nothing for the
-other widgets; an application-wide filter would run Python for every event of every widget.
+By Qt's default a wheel turned to scroll a form changes whichever spin box, combo box or slider passes under the
+pointer, focused or not. One event filter per page, installed on its controls when the page is built, costs nothing
+for the other widgets; an application-wide filter would run Python for every event of every widget.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QSlider, QWidget
 
 GUARDED = "wheel_guarded"  # dynamic property set on each guarded control: a page walked twice installs once
 
@@ -23,8 +24,10 @@ class WheelGuard(QObject):
 
 
 def guard_wheel(root: QWidget) -> None:
-    """Make every spin box and combo box under `root` (root included) deaf to the wheel and never focused by it."""
-    controls = [w for w in (root, *root.findChildren(QWidget)) if isinstance(w, (QAbstractSpinBox, QComboBox))]
+    """Make every spin box, combo box and slider under `root` (root included) deaf to the wheel and never focused by
+    it. Scroll bars keep the wheel: scrolling is what it is for."""
+    kinds = (QAbstractSpinBox, QComboBox, QSlider)
+    controls = [w for w in (root, *root.findChildren(QWidget)) if isinstance(w, kinds)]
     guard: WheelGuard | None = None
     for control in controls:
         if control.property(GUARDED):

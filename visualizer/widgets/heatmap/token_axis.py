@@ -10,7 +10,9 @@ its title says that hovering names them. The title also keys the abbreviations.
 The title never changes inside paint: pyqtgraph resizes an axis whose label changes, and a resize during its own
 paint can change which labels fit, then the title again, without end. The layout only decides the title; it is
 set from the event loop after that paint. Once the axis has tokens, its title row stays (blank when there is
-nothing to say), so the axis keeps its size whichever of the three it draws.
+nothing to say), and the labels' room stays too (pyqtgraph's autoReduceTextSpace off), so the axis keeps its size
+whichever of the three it draws. Were the room given back whenever no label is drawn, a map whose labels only just
+fit would grow, fit them, shrink, not fit them, and repaint without end.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class TokenAxis(pg.AxisItem):
                  ) -> None:
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)  # labels, not numbers
+        self.setStyle(autoReduceTextSpace=False)  # the labels' room stays when none are drawn: see the docstring
         self._tokens: tuple[str, ...] = ()
         self._strings: tuple[str, ...] = ()  # the labels tickStrings hands out in the layout being tried
         self._offset = offset

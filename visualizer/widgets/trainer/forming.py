@@ -52,6 +52,8 @@ class FormingCurves(QWidget):
         self.plot.setLabel("left", "role score")
         self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
+        self._named: dict[str, pg.PlotDataItem] = {}
+        self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
         self.previous_curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
@@ -95,27 +97,40 @@ class FormingCurves(QWidget):
         kind = self.kind.currentData()
         series = self.series
         keys = sorted(k for k in (series.scores if series else {}) if k[0] == kind)
-        self.plot.getPlotItem().legend.clear()
         for key, item in list(self.curves.items()):
             if key not in keys:
                 self.plot.removeItem(item)
                 del self.curves[key]
-        self._named: dict[str, pg.PlotDataItem] = {}
+        named: dict[str, pg.PlotDataItem] = {}
         for i, key in enumerate(keys):
             role = "alignment" if kind == "cross" else series.final_roles.get(key, "broad")
-            name = f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"
             item = self.curves.get(key)
             if item is None:
-                item = self.curves[key] = self.plot.plot(pen=pg.mkPen(COLOURS[i % len(COLOURS)], width=2),
-                                                         symbol="o", symbolSize=4)
+                pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2)
+                item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: the GUI thread redraws each snapshot
             item.setData(series.steps, series.scores[key][role])
-            self.plot.getPlotItem().legend.addItem(item, name)
-            self._named[name] = item
-        self._draw_previous(kind)
+            named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
+        named.update(self._draw_previous(kind))
+        self._set_legend(named)
         self.formed_label.setText(self._formed_text(series) + self._previous_formed_text())
 
-    def _draw_previous(self, kind: str) -> None:
-        """One grey dashed curve per head of the previous run, each scored by its own final role there."""
+    def _set_legend(self, named: dict[str, pg.PlotDataItem]) -> None:
+        """The legend's entries, rebuilt only when they change: a rebuilt legend lays the plot out again, and
+        snapshots arrive many times a minute while a model trains."""
+        entries = list(named.items())
+        old = self._legend_entries
+        same = len(entries) == len(old) and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(entries, old))
+        if not same:
+            legend = self.plot.getPlotItem().legend
+            legend.clear()
+            for name, item in named.items():
+                legend.addItem(item, name)
+            self._legend_entries = entries
+        self._named = named
+
+    def _draw_previous(self, kind: str) -> dict[str, pg.PlotDataItem]:
+        """One grey dashed curve per head of the previous run, each scored by its own final role there; its
+        legend entry."""
         prev = self.previous
         keys = sorted(k for k in (prev.scores if prev else {}) if k[0] == kind)
         for key in [k for k in self.previous_curves if k not in keys]:
@@ -128,9 +143,7 @@ class FormingCurves(QWidget):
                 self.plot.addItem(item, ignoreBounds=True)  # outside this run's steps: not stretching the view
             role = "alignment" if kind == "cross" else prev.final_roles.get(key, "broad")
             item.setData(prev.steps, prev.scores[key][role])
-        if keys:
-            self.plot.getPlotItem().legend.addItem(self.previous_curves[keys[0]], "previous run")
-            self._named["previous run"] = self.previous_curves[keys[0]]
+        return {"previous run": self.previous_curves[keys[0]]} if keys else {}
 
     def _previous_formed_text(self) -> str:
         if self.previous is None or not len(self.previous.steps):
