@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from .decoding import choosable, max_output_len
+from .inputs import decoder_input
 from .layers import LayerCache
 from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
@@ -186,7 +187,7 @@ def sequence_log_prob(model: Seq2SeqTransformer, src: Tensor, tokens: list[int] 
     if not tokens:
         return ()
     masks = replace(masks or MaskSpec(), decoder_padding=False)
-    tgt = torch.tensor([[BOS, *tokens[:-1]]], device=src.device)
+    tgt = torch.tensor([decoder_input(tokens[:-1])], device=src.device)
     with torch.no_grad():
         lp = model(src, tgt, masks, head_gates).log_probs[0]  # (T, V)
     return tuple(float(lp[i, t]) for i, t in enumerate(tokens))

@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from .config import check_choice, check_float, check_int
+from .inputs import encoder_input
 from .vocab import BOS, EOS, N_SPECIALS, PAD, SYMBOL_POOL, Vocabulary
 
 TaskName = Literal["copy", "reverse", "sort"]
@@ -102,7 +103,7 @@ class TaskSpec:
 
     def source_ids(self, ids: list[int]) -> list[int]:
         """The encoder input for source symbol ids: the ids themselves, or <bos> ids <eos> when anchored."""
-        return [BOS, *ids, EOS] if self.anchored else list(ids)
+        return encoder_input(ids, anchored=self.anchored)
 
     def default_source(self) -> str:
         """The task's symbols in order, repeated or cut to its longest length ("0123456789" by default)."""

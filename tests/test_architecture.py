@@ -317,3 +317,34 @@ def test_every_package_is_installed():
     found = {".".join(init.parent.relative_to(ROOT).parts)
              for top in ("core_model", "visualizer") for init in (ROOT / top).rglob("__init__.py")}
     assert found - listed == set(), "add these packages to [tool.setuptools] packages in pyproject.toml"
+
+
+# --- who may start threads ---------------------------------------------------------------------------------------
+
+THREAD_MAKERS = ("threading.Thread(", "QThread(", "QRunnable", "QThreadPool", "moveToThread")
+THREAD_OWNERS = {
+    "visualizer/workers/tasks.py",  # the task layer: every other piece of background work goes through it
+    "visualizer/workers/inference.py",  # the keystroke path's coalescing thread
+    "visualizer/workers/training_worker.py",  # training's worker ...
+    "visualizer/state/training.py",  # ... and the QThread its state moves it to
+    "visualizer/state/worker_api.py",  # the training worker's Protocol names Qt's moveToThread
+}
+
+
+def thread_makers(root: Path, folders: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each source file that names a way of starting a thread, and which ways it names."""
+    found: dict[str, list[str]] = {}
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if names := [name for name in THREAD_MAKERS if name in text]:
+                found[path.relative_to(root).as_posix()] = names
+    return found
+
+
+def test_only_the_task_layer_and_the_measured_workers_start_threads() -> None:
+    makers = thread_makers(ROOT, SIZE_CHECKED_DIRS)
+    assert "visualizer/workers/tasks.py" in makers  # guard against a vacuous pass: the layer itself is seen
+    wrong = sorted(f"{path}: {', '.join(names)}" for path, names in makers.items() if path not in THREAD_OWNERS)
+    assert not wrong, "background work must go through visualizer/workers/tasks.py (TaskSlot, run_task):\n  " + \
+        "\n  ".join(wrong)

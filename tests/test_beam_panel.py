@@ -20,7 +20,7 @@ from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.decode_job import DecodeJob
+from visualizer.workers.tasks import TaskSlot
 
 from qt_helpers import retype
 
@@ -34,7 +34,7 @@ def open_beam_app(qtbot, path: Path, source: str):
     hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test")
     session = PlaygroundSession(hub)
     view = PlaygroundView(session)
-    beam = BeamState(session, DecodeJob.launch)
+    beam = BeamState(session, TaskSlot)
     panel = BeamPanel(beam)
     view.decoder_panel.add_extension(panel)
     qtbot.addWidget(view)
@@ -182,13 +182,14 @@ def test_a_target_prefix_is_named_instead_of_mixed_into_the_hypothesis(qtbot, ap
 def test_cancel_stops_a_running_job(qtbot):
     started = threading.Event()
 
-    def forever(on_step):
+    def forever(state):
         for i in range(10**9):
             started.set()
-            on_step(i)
+            state.step(i)
 
-    job = DecodeJob.launch(forever)
+    job = TaskSlot("The search")
+    job.submit(forever)
     assert started.wait(10)
     with qtbot.waitSignal(job.cancelled, timeout=10_000):
         job.cancel()
-    assert job.done.wait(10)
+    assert job.shutdown(10_000)

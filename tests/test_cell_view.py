@@ -188,12 +188,13 @@ def test_the_panel_follows_a_new_pass(qtbot, view):
 def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, view):
     import threading
 
-    from visualizer.workers.background import run_in_background
+    from visualizer.workers.tasks import run_task
 
     threads = []
 
     def job_thread(job, done, fail):
-        return run_in_background(lambda: (threads.append(threading.get_ident()), job())[1], done, fail)
+        return run_task("Taking the cell apart", lambda: (threads.append(threading.get_ident()), job())[1], done,
+                        fail)
 
     inspector = view.inspectors["cross"]
     inspector.set_runner(job_thread)

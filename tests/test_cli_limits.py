@@ -21,14 +21,17 @@ from hypothesis import strategies as st
 from test_cli_hostile import _run_measured
 
 from visualizer.cli import VERBS, main
-from visualizer.cli_limits import MAX_EXHAUSTIVE_SOURCES, TABLE, TRAIN_MAX_SOURCE, Limit, exhaustive_check, limit
+from visualizer.cli.limits import (
+    EVERY_VERB, MAX_EXHAUSTIVE_SOURCES, TABLE, TRAIN_MAX_SOURCE, Limit, exhaustive_check, limit,
+)
+from visualizer.cli.options import verb_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 CKPT = str(ROOT / "resources" / "copy_rope.pt")
 OUT = str(Path(tempfile.gettempdir()) / "attention-playground-limits-test.pt")  # never written: parsing fails first
 REST = {"train": ["--task", "copy", "--out", OUT], "eval": [CKPT], "views": [CKPT, "--source", "01"],
         "decode": [CKPT, "01"], "heads": [CKPT], "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"]}
-ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in row.verbs]
+ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in (VERBS if row.verbs == EVERY_VERB else row.verbs)]
 MAX_CALL_S = 2.0  # parsing only: no model is loaded, no tensor made
 MAX_RSS_GROWTH_KIB = 64 * 1024
 MAX_CHILD_RSS_KIB = 512 * 1024  # a refused number never even imports torch; a device error imports it to list them
@@ -100,8 +103,8 @@ def test_every_numeric_option_of_every_verb_has_a_stated_range():
     """No option parses a bare int or float: each number goes through the table, and its --help says the range."""
     sub = argparse.ArgumentParser().add_subparsers()
     seen = set()
-    for verb, module in VERBS.items():
-        parser = module.add_parser(sub)
+    for verb, entry in VERBS.items():
+        parser = verb_parser(sub, entry)
         for action in parser._actions:
             assert action.type not in (int, float), f"{verb} {action.option_strings}: number without a range"
             bound = getattr(action.type, "__self__", None)
@@ -165,7 +168,7 @@ def test_every_verb_takes_threads_and_uses_them(verb, args, tmp_path, one_torch_
     (["eval", CKPT, "--bogus"], "unrecognized arguments: --bogus (see 'attention-playground eval --help')"),
     (["views", CKPT, "--source", "01", "--mode", "gradients"], "argument --mode: invalid choice: 'gradients'"),
     (["decode", CKPT, "01", "--beam", "two"], "argument --beam: must be an integer from 1 to 64, got 'two'"),
-    (["trian"], "argument command: invalid choice: 'trian'"),
+    (["trian"], "unknown command 'trian': did you mean 'train'? (see 'attention-playground --help')"),
     ([], "the following arguments are required: command (see 'attention-playground --help')"),
     (["heads", CKPT, "--task", "shuffle"], "(see 'attention-playground heads --help')"),
     (["decode", CKPT, "01x"], "unknown symbol 'x' at position 3"),  # found by the verb, after parsing
@@ -255,6 +258,6 @@ def test_exhaustive_within_the_cap_runs_and_the_help_states_the_rule(symbols_36,
     assert main(["eval", str(symbols_36), "--lengths", "1", "--n", "1", "--exhaustive", "2", "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["exhaustive"]["sources"] == 36 + 36**2
     exhaustive_check(4, 10, 14)  # the largest K for the shipped 10-symbol models: 11,110 sources
-    parser = VERBS["eval"].add_parser(argparse.ArgumentParser().add_subparsers())
+    parser = verb_parser(argparse.ArgumentParser().add_subparsers(), VERBS["eval"])
     help_text = " ".join(next(a.help for a in parser._actions if "--exhaustive" in a.option_strings).split())
     assert f"refused above {MAX_EXHAUSTIVE_SOURCES:,}" in help_text and "n + n^2 + ... + n^K" in help_text

@@ -11,16 +11,17 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 import shiboken6
 import torch
+from PySide6.QtCore import QThreadPool
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
-from visualizer.workers.background import JobSignals, _Job
-from visualizer.workers.decode_job import DecodeJob
-from visualizer.workers.heads_worker import HeadsJob
+from visualizer.state.heads import analyse_copy
+from visualizer.workers.tasks import TaskSlot
 
 DEADLINE_S = 100
 CHILD = """
@@ -93,39 +94,50 @@ def test_closing_while_a_job_runs_prints_nothing(tmp_path, scenario, closing):
 
 
 def _deleted(qobject) -> None:
-    """What exit does to a job's QObject while its pool thread still runs."""
+    """What exit does to a slot's QObject while its pool thread still runs."""
     shiboken6.delete(qobject)
     assert not shiboken6.isValid(qobject)
+
+
+def _after_deletion(slot_pool: QThreadPool, fn, *inputs) -> TaskSlot:
+    """Submit fn to a slot, delete the slot, and only then let fn start: as if exit came while the task was queued."""
+    gate = threading.Event()
+
+    def gated(state, *args):
+        gate.wait(30)
+        return fn(state, *args)
+
+    slot = TaskSlot("The job", pool=slot_pool)
+    slot.submit(gated, *inputs)
+    _deleted(slot)
+    gate.set()
+    assert slot_pool.waitForDone(30_000)
+    return slot
 
 
 def test_a_beam_job_whose_receiver_is_gone_stops_without_a_traceback(qtbot, caplog):
     steps = []
 
-    def search(on_step):
+    def search(state):
         for pos in range(100):
-            on_step(pos)
+            state.step(pos)
             steps.append(pos)
 
-    job = DecodeJob(search)
-    _deleted(job)
     with caplog.at_level(logging.DEBUG):
-        job.run_here()  # as the pool thread would: nothing raised, nothing above debug logged
-    assert steps == [] and job.done.is_set()
+        _after_deletion(QThreadPool(), search)  # nothing raised, nothing above debug logged
+    assert steps == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_a_background_job_whose_receiver_is_gone_ends_without_a_traceback(qtbot, caplog):
-    signals = JobSignals()
-    job = _Job(lambda: 42, signals)
-    _deleted(signals)
     with caplog.at_level(logging.DEBUG):
-        job.run()
+        _after_deletion(QThreadPool(), lambda _state: 42)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def _heads_job(ablated: list[int]) -> HeadsJob:
+def _heads_inputs(ablated: list[int]) -> tuple:
     """An analysis of a model with 6 heads (2 per attention kind) that counts, in `ablated`, the heads it switches off:
-    one forward pass with head gates per head (the hook travels with the job's deep copy of the model)."""
+    one forward pass with head gates per head (the hook travels with the task's deep copy of the model)."""
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1), seed=0)
 
     def count(_module, _args, kwargs):
@@ -133,18 +145,17 @@ def _heads_job(ablated: list[int]) -> HeadsJob:
             ablated.append(1)
 
     model.register_forward_pre_hook(count, with_kwargs=True)
-    return HeadsJob(model, TaskSpec("copy", n_symbols=5, min_len=3, max_len=5), n=4, seed=0,
-                    device=torch.device("cpu"))
+    return model, TaskSpec("copy", n_symbols=5, min_len=3, max_len=5), 4, 0, torch.device("cpu"), False
 
 
 def test_a_head_analysis_whose_receiver_is_gone_stops_at_its_first_report(qtbot, caplog):
     ablated: list[int] = []
-    job = _heads_job(ablated)
-    _deleted(job)
     with caplog.at_level(logging.DEBUG):
-        job.run()  # its first report (the baseline) finds nobody: no head is ablated after it
-    assert job.wait(0) and ablated == []
+        _after_deletion(QThreadPool(), analyse_copy, *_heads_inputs(ablated))  # no head is ablated
+    assert ablated == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     whole: list[int] = []
-    _heads_job(whole).run()  # with its receiver alive the same analysis ablates every head
+    slot = TaskSlot("The head analysis", pool=QThreadPool())
+    with qtbot.waitSignal(slot.finished, timeout=60_000):  # with its receiver alive the same analysis ablates every head
+        slot.submit(analyse_copy, *_heads_inputs(whole))
     assert len(whole) == 6

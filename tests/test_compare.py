@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 
 from qt_helpers import show_playground
 
@@ -30,7 +31,7 @@ def b_file(tmp_path):
 def view(qtbot, b_file):
     hub = ModelHub(build_model(CONFIG, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
     session = PlaygroundSession(hub)
-    compare = CompareSession(session, run_in_background)
+    compare = CompareSession(session, partial(run_task, "Running model B"))
     return show_playground(qtbot, session, compare=compare, ask_b_path=lambda _parent: str(b_file))
 
 

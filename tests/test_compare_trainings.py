@@ -5,6 +5,8 @@ what a person sees: which page is shown, the combo's choice, the visible notes a
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
@@ -17,7 +19,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 
 from qt_helpers import show_playground, wait_frame
 
@@ -30,7 +32,7 @@ def view(qtbot, tmp_path):
     b_file = save_checkpoint(tmp_path / "other_run.pt", build_model(CONFIG, seed=11), extra={"task": {"task": "copy"}})
     hub = ModelHub(build_model(CONFIG, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
     session = PlaygroundSession(hub)
-    compare = CompareSession(session, run_in_background)
+    compare = CompareSession(session, partial(run_task, "Running model B"))
     widget = show_playground(qtbot, session, compare=compare, ask_b_path=lambda _parent: str(b_file))
     wait_frame(qtbot, session)
     return widget

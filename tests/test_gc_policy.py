@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from core_model.training import TrainConfig
-from visualizer.state.job_runner import JobRunner
 from visualizer.workers.gc_policy import GcHold, gc_paused, holds
-from visualizer.workers.job_worker import JobWorker
+from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
 
@@ -63,21 +62,21 @@ def test_holds_from_many_threads_count_exactly():
 def job(qtbot):
     """Starts a background job that runs until released; released and joined at teardown, even after a failure
     (a live QThread at exit aborts pytest)."""
-    runner, running, release = JobRunner(JobWorker), threading.Event(), threading.Event()
+    runner, running, release = TaskSlot("Evaluating", pause_gc=True), threading.Event(), threading.Event()
 
-    def block(_report, _should_stop) -> str:
+    def block(_state) -> str:
         running.set()
         release.wait(60)
         return "done"
 
-    def start() -> tuple[JobRunner, threading.Event]:
-        assert runner.start(block, lambda _p: None, lambda _r: None, lambda _m: None)
+    def start() -> tuple[TaskSlot, threading.Event]:
+        runner.submit(block)
         qtbot.waitUntil(running.is_set, timeout=WAIT_MS)
         return runner, release
 
     yield start
     release.set()
-    qtbot.waitUntil(lambda: not runner.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not runner.running, timeout=WAIT_MS)
 
 
 def _start_training(qtbot, state, hub) -> None:
@@ -95,7 +94,7 @@ def test_training_that_pauses_and_ends_while_a_later_job_runs_leaves_the_collect
     qtbot.waitUntil(lambda: not state.busy and state.training_thread is None, timeout=WAIT_MS)
     assert not gc.isenabled()
     release.set()
-    qtbot.waitUntil(lambda: not runner.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not runner.running, timeout=WAIT_MS)
     assert gc.isenabled()
 
 
@@ -104,7 +103,7 @@ def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_tr
     runner, release = job()
     _start_training(qtbot, state, hub)
     release.set()
-    qtbot.waitUntil(lambda: not runner.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not runner.running, timeout=WAIT_MS)
     assert not gc.isenabled()  # training still holds it
     state.pause()
     qtbot.waitUntil(lambda: state.state == "paused", timeout=WAIT_MS)

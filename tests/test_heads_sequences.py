@@ -16,7 +16,7 @@ from visualizer.cli import main
 from visualizer.state.heads import HeadsState
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.heads.view import HeadsView
-from visualizer.workers.heads_worker import HeadsJob
+from visualizer.workers.tasks import TaskSlot
 
 ROPE = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 N, SEED = 40, 3
@@ -49,7 +49,7 @@ def test_the_heads_json_names_the_distribution_its_numbers_come_from(capsys):
 
 
 def show(qtbot, hub: ModelHub) -> tuple[HeadsState, HeadsView]:
-    state = HeadsState(hub, HeadsJob)
+    state = HeadsState(hub, TaskSlot)
     view = HeadsView(state)
     qtbot.addWidget(view)
     with qtbot.waitExposed(view):

@@ -19,7 +19,7 @@ from visualizer.cli import main
 from visualizer.state.lab_snapshots import ModelSource
 from visualizer.state.length_lab import LengthLabState
 from visualizer.widgets.lengthlab.view import LengthLabTab, shipped_sources
-from visualizer.workers.job_worker import JobWorker
+from visualizer.workers.tasks import TaskSlot
 
 TASK = TaskSpec("copy", n_symbols=5, min_len=1, max_len=4)
 WAIT_MS = 120_000
@@ -42,7 +42,7 @@ def paths(tmp_path_factory):
 
 @pytest.fixture
 def lab(qtbot, paths):
-    state = LengthLabState(JobWorker, (ModelSource("RoPE", paths[0]), ModelSource("Sinusoidal", paths[1])))
+    state = LengthLabState(TaskSlot, (ModelSource("RoPE", paths[0]), ModelSource("Sinusoidal", paths[1])))
     tab = LengthLabTab(state)
     qtbot.addWidget(tab)
     tab.resize(1200, 800)
@@ -96,7 +96,7 @@ def test_the_plotted_numbers_equal_the_cli(qtbot, lab, paths, capsys, scaling):
 
 def test_the_ui_keeps_ticking_at_50_hz_while_evaluating_the_shipped_models(qtbot):
     """The lab stays responsive while it evaluates (a GUI-thread timer keeps >= 50 Hz)."""
-    state = LengthLabState(JobWorker, shipped_sources())
+    state = LengthLabState(TaskSlot, shipped_sources())
     tab = LengthLabTab(state)
     qtbot.addWidget(tab)
     with qtbot.waitExposed(tab):

@@ -18,7 +18,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.decode_job import DecodeJob
+from visualizer.workers.tasks import TaskSlot
 from visualizer.workers.inference import ThreadedRunner
 
 from qt_helpers import retype, wait_frame
@@ -40,7 +40,7 @@ def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "314
     view = PlaygroundView(session)
     panel = None
     if beam:
-        panel = BeamPanel(BeamState(session, DecodeJob.launch))
+        panel = BeamPanel(BeamState(session, TaskSlot))
         view.decoder_panel.add_extension(panel)
     qtbot.addWidget(view)
     view.resize(1300, 850)

@@ -15,7 +15,7 @@ from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.workers import torch_threads
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 from visualizer.workers.inference import ThreadedRunner
 from visualizer.workers.training_worker import TrainingWorker
 
@@ -60,7 +60,7 @@ def test_the_training_thread_runs_the_chosen_count(two_threads_by_default):
 def test_a_background_job_runs_the_chosen_count(qtbot, two_threads_by_default):
     seen: list[int] = []
     pool = QThreadPool()  # fresh threads: a pool thread reused from another test may already have chosen its count
-    run_in_background(torch.get_num_threads, seen.append, lambda message: seen.append(-1), pool)
+    run_task("Counting threads", torch.get_num_threads, seen.append, lambda message: seen.append(-1), pool)
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     pool.waitForDone(10_000)
     assert seen == [torch_threads.BACKGROUND_THREADS]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,8 @@ from visualizer.main_window import MainWindow
 from visualizer.menus import build_menus
 from visualizer.preload import import_gui_modules
 from visualizer.shortcut_list import ShortcutGroup, shortcut_groups
-from visualizer.workers.background import run_in_background, wait_for_background_jobs
 from visualizer.workers.loader import StartupModel, load_startup_model
+from visualizer.workers.tasks import TaskSlot, run_task, wait_for_tasks
 
 if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's first paint (they import torch)
     from visualizer.controllers.architecture import ArchitectureController
@@ -85,9 +86,10 @@ class Application(QObject):
     def start_loading(self) -> None:
         """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
         path, device = self._checkpoint, self._device_name
-        self._loading = run_in_background(lambda: load_startup_model(path, device), self._on_loaded, self._fail)
-        self._preloading = run_in_background(import_gui_modules, lambda _r: None,  # _build imports them anyway
-                                             lambda message: log.warning("preloading the tabs failed: %s", message))
+        self._loading = run_task("Loading the model", lambda: load_startup_model(path, device), self._on_loaded,
+                                 self._fail)
+        self._preloading = run_task("Preloading the tabs", import_gui_modules, lambda _r: None,  # _build imports them
+                                    lambda message: log.warning("preloading the tabs failed: %s", message))
 
     def _on_loaded(self, startup: StartupModel) -> None:
         try:  # every way out emits `ready` or `failed`: the app's start-up settings (no GC) end on either
@@ -126,7 +128,6 @@ class Application(QObject):
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.page import TrainerPage
-        from visualizer.workers.decode_job import DecodeJob
         from visualizer.workers.inference import ThreadedRunner
         from visualizer.workers.training_worker import TrainingWorker
 
@@ -136,11 +137,11 @@ class Application(QObject):
         self.session = PlaygroundSession(hub, runner=ThreadedRunner())  # forward passes off the GUI thread
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
-        self.compare = CompareSession(self.session, run_in_background)
+        self.compare = CompareSession(self.session, partial(run_task, "Running model B"))
         self.playground = PlaygroundView(self.session, compare=self.compare)
         for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
-            inspector.set_runner(run_in_background)
-        self.beam = BeamState(self.session, DecodeJob.launch)  # beam search / sampling under the stepper
+            inspector.set_runner(partial(run_task, "Taking the cell apart"))
+        self.beam = BeamState(self.session, TaskSlot)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
         self.playground.decoder_panel.add_extension(self.beam_panel)
         self._pe_page = PEPage(self.pe_state)  # built when first shown
@@ -171,9 +172,8 @@ class Application(QObject):
         from visualizer.state.heads import HeadsState
         from visualizer.widgets.heads.badges import RoleBadges
         from visualizer.widgets.heads.view import HeadsView
-        from visualizer.workers.heads_worker import HeadsJob
 
-        self.heads = HeadsState(self.hub, HeadsJob)
+        self.heads = HeadsState(self.hub, TaskSlot)
         self.heads_view = HeadsView(self.heads)
         self.window.add_tab(self.heads_view, "Heads")  # no Alt+H: the Help menu has it (Ctrl+4)
         self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
@@ -267,7 +267,7 @@ class Application(QObject):
         Qt waits for them anyway once the application object goes, but by then PySide has deleted their QObjects
         and the interpreter is shutting down: "Signal source has been deleted" and failed imports on the console.
         """
-        wait_for_background_jobs(QUIT_WAIT_MS)
+        wait_for_tasks(QUIT_WAIT_MS)
 
     def _close(self) -> bool:
         """Asked by the window before it closes: keep unsaved work unless the user lets it go."""

@@ -10,7 +10,7 @@ import importlib
 MODULES = ("pyqtgraph", *(f"visualizer.{m}" for m in (
     "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view", "widgets.heads.badges",
     "widgets.playground.beam_panel", "controllers.architecture", "controllers.export", "controllers.checkpoints",
-    "controllers.preferences", "state.heads", "workers.heads_worker", "workers.decode_job",
+    "controllers.preferences", "state.heads", "workers.tasks",
     "workers.training_worker")))
 
 

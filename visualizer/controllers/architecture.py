@@ -25,7 +25,7 @@ from core_model.recipe import anchored_by_default
 from core_model.shipped import find_shipped_checkpoint, is_shipped
 from visualizer.state.model_hub import UNDO_DEPTH, ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
@@ -99,10 +99,17 @@ class ArchitectureController(QObject):
         self._withdraw = withdraw  # takes a message off the status bar if it still shows it
         self._said: tuple[str, int] | None = None  # the last message about a model, and that model's generation
         hub.model_changed.connect(self._forget_stale_message)
-        self._newest = 0  # serial of the newest build request; older builds are dropped when they finish
-        self.pending = 0  # builds still running (tests wait for 0)
+        self._builds = TaskSlot("Building the model", self)  # the newest request wins: older builds are dropped
+        self._builds.finished.connect(self._apply)
+        self._builds.failed.connect(self._failed)
+        self._asked_at = hub.generation  # the hub's model when the newest build was asked for
         self._undo_action: QAction | None = None  # Model > Undo, once track_undo is given it
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
+
+    @property
+    def pending(self) -> int:
+        """Builds still running, dropped ones included (tests wait for 0)."""
+        return self._builds.active
 
     def attach(self, panel: ModelPanelLike) -> None:
         """Listen to the Model panel: Apply asks for a build, Revert drops the one still running."""
@@ -125,15 +132,12 @@ class ArchitectureController(QObject):
             if answer != buttons.Discard:
                 self.config_refused.emit()
                 return
-        self._newest += 1
-        self.pending += 1
         self.building_changed.emit(True)
-        serial, generation, device, task = self._newest, self.hub.generation, self.hub.device, self.current_task()
+        self._asked_at = self.hub.generation
         self._status(f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
                      f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable", 0)
-        run_in_background(lambda: build_for(config, task, device, lambda: serial == self._newest),
-                          lambda built: self._apply(serial, generation, built),
-                          lambda message: self._failed(serial, message))
+        self._builds.submit(lambda state, *inputs: build_for(*inputs, lambda: not state.cancelled),
+                            config, self.current_task(), self.hub.device)
 
     def request_task(self, task: str, *, ask: bool = True) -> None:
         """The user picked a task: load the shipped model for it and the current architecture, when there is one.
@@ -158,30 +162,29 @@ class ArchitectureController(QObject):
                 return
             self._take(built, f"switch to the {task} task")
 
-        run_in_background(lambda: build_for(config, task, device, shipped_only=True), found, lambda message: None)
+        run_task("Loading the shipped model", lambda: build_for(config, task, device, shipped_only=True), found,
+                 lambda message: None)
 
     def cancel(self) -> None:
         """The user went back to the loaded architecture (Revert): a build still running is dropped when it ends."""
-        if self.pending:
-            self._newest += 1
+        if self._builds.running:
+            self._builds.discard()
             self.building_changed.emit(False)
             self._status("Kept the loaded model; the architecture being built is dropped", MEDIUM_MS)
 
-    def _failed(self, serial: int, message: str) -> None:
-        self.pending -= 1
-        if serial == self._newest:
-            self.building_changed.emit(False)
-            self._status(f"Could not build the model: {message}", LONG_MS)
-            self.config_refused.emit()
+    def _failed(self, message: str) -> None:
+        self.building_changed.emit(False)
+        self._status(message, LONG_MS)
+        self.config_refused.emit()
 
-    def _apply(self, serial: int, generation: int, built: BuiltModel | None) -> None:
-        """Use the newest build, unless the hub got another model or training started meanwhile; say which."""
-        self.pending -= 1
-        if serial != self._newest or built is None:
-            return  # the user asked for another architecture since: that one wins
+    def _apply(self, built: BuiltModel | None) -> None:
+        """Use the newest build (the slot drops older ones), unless the hub got another model or training started
+        meanwhile; say which."""
+        if built is None:
+            return
         self.building_changed.emit(False)
         hub = self.hub
-        if hub.training_active or hub.generation != generation:
+        if hub.training_active or hub.generation != self._asked_at:
             self._status("The model changed while the new architecture was being built: press Apply again",
                          MEDIUM_MS)
             self.config_refused.emit()

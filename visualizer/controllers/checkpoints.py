@@ -16,7 +16,7 @@ from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpo
 from core_model.shipped import is_shipped
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 
 log = logging.getLogger(__name__)
 RECENT_KEY, MAX_RECENT = "recent_files", 8
@@ -184,7 +184,7 @@ class CheckpointActions(QObject):
             self._jobs.discard(holder[0])
             self._fail(title, text)
 
-        holder.append(run_in_background(fn, ok, bad))
+        holder.append(run_task(title, fn, ok, bad))
         self._jobs.add(holder[0])
 
     def _fail(self, title: str, text: str) -> None:

@@ -24,7 +24,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import ModelInfo, TrainingOutcome
 from visualizer.state.training import TrainingState
 from visualizer.widgets.common.recovery_banner import RecoveryBanner
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 
 log = logging.getLogger(__name__)
 AUTOSAVE_INTERVAL_S = 120.0  # how much running training a kill can cost at most
@@ -118,7 +118,8 @@ class Recovery(QObject):
             if wait:
                 self._written(self.store.write(payload, serial))
             else:
-                run_in_background(lambda: self.store.write(payload, serial), self._written, self._failed)
+                run_task("Writing the recovery file", lambda: self.store.write(payload, serial), self._written,
+                         self._failed)
         except Exception as exc:  # noqa: BLE001 - torch may raise RuntimeError or MemoryError, not CheckpointError
             self._failed(str(exc) or type(exc).__name__)
 

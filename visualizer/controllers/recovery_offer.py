@@ -17,7 +17,7 @@ from visualizer.controllers.recovery_files import Recovered, claim_orphans, read
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.widgets.common.recovery_banner import RecoveryBanner
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 
 log = logging.getLogger(__name__)
 RESTORE_QUESTION = "Save changes to the trained model before restoring the recovered training?"
@@ -64,8 +64,8 @@ class RecoveryOffer(QObject):
             self.banner.hide()
             return
         path, lock = self._waiting.pop(0)
-        run_in_background(lambda: read_recovery(path), lambda rec: self._show(rec, lock),
-                          lambda message: self._show(Recovered(path, 0.0, error=message), lock))
+        run_task("Reading the recovery file", lambda: read_recovery(path), lambda rec: self._show(rec, lock),
+                 lambda message: self._show(Recovered(path, 0.0, error=message), lock))
 
     def _show(self, rec: Recovered, lock: QLockFile) -> None:
         self.current, self._lock = rec, lock

@@ -107,7 +107,7 @@ def avoid_unusable_settings() -> SettingsRedirect | None:
 def printable(text: str) -> str:
     """`text` safe for the status bar and the log: unprintable characters as their escapes, as the CLI shows them.
 
-    The same rule as visualizer.cli_common.printable, which this controller cannot import (the composition root's
+    The same rule as visualizer.cli.common.printable, which this controller cannot import (the composition root's
     package imports the controllers).
     """
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)

@@ -11,18 +11,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 import torch
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, Signal
 
-from core_model import PAD, MaskSpec
+from core_model import MaskSpec
 from core_model.beam_search import ROOT, BeamNode, Hypothesis, beam_search
+from core_model.inputs import encoder_input
 from core_model.model import HeadGates, Seq2SeqTransformer
 from core_model.sampling import SamplingConfig, sample_decode
 from core_model.tasks import max_source_len
 
 from .playground import PlaygroundSession
+from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)
 Mode = Literal["beam", "sample"]
@@ -136,21 +138,6 @@ def run_search(inputs: SearchInputs, settings: BeamSettings, on_step: Callable[[
     return BeamOutcome(settings, hyps, nodes, greedy, inputs.labels, inputs.expected, inputs.key)
 
 
-class JobApi(Protocol):
-    """What the state needs of a running job (workers/decode_job.py supplies it through the composition root)."""
-
-    progressed: SignalInstance
-    finished: SignalInstance
-    failed: SignalInstance
-    cancelled: SignalInstance
-
-    def cancel(self) -> None: ...
-    def wait(self, timeout_ms: int) -> bool: ...
-
-
-JobStarter = Callable[[Callable[[Callable[[int], None]], Any]], JobApi]
-
-
 class BeamState(QObject):
     """Runs a search on request and shows a chosen hypothesis by driving the stepper (reset, then force)."""
 
@@ -160,19 +147,23 @@ class BeamState(QObject):
     message_changed = Signal(str)
     shown_changed = Signal(int)  # the node whose hypothesis the grids show (ROOT: none)
 
-    def __init__(self, session: PlaygroundSession, start_job: JobStarter) -> None:
+    def __init__(self, session: PlaygroundSession, make_slot: SlotFactory) -> None:
         super().__init__()
-        self.session, self._start_job = session, start_job
+        self.session = session
+        self._search = make_slot("The search", self)  # one search at a time; the task layer runs it
+        self._search.progressed.connect(lambda pos: self.progressed.emit(pos, self._limit))
+        self._search.finished.connect(self._finished)
+        self._search.failed.connect(self._ended)
+        self._search.cancelled.connect(lambda: self._ended("Cancelled"))
         self.settings = BeamSettings()
         self.outcome: BeamOutcome | None = None
         self.shown = ROOT
-        self._job: JobApi | None = None
         self._limit = 0
         session.frame_changed.connect(self._check_stale)
 
     @property
     def running(self) -> bool:
-        return self._job is not None
+        return self._search.running
 
     def set_settings(self, settings: BeamSettings) -> None:
         self.settings = settings
@@ -181,7 +172,7 @@ class BeamState(QObject):
         """What the stepper decodes now (GUI thread)."""
         s = self.session
         vocab, hub = s.vocabulary, s.hub
-        ids = hub.task.source_ids(vocab.encode(s.source_text)) + [PAD] * s.extra_pads  # anchored: <bos> ... <eos>
+        ids = encoder_input(vocab.encode(s.source_text), s.extra_pads, anchored=hub.task.anchored)
         off = tuple((k, tuple(zip(*(~v).nonzero()))) for k, v in sorted(s.gates().items()))  # (layer, head) pairs
         key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task, off)
         return SearchInputs(hub.model, torch.tensor([ids], device=hub.device), s.masks, s.head_gates(),
@@ -190,39 +181,25 @@ class BeamState(QObject):
 
     def run(self) -> None:
         """Start a search with the current settings (ignored while one runs)."""
-        if self._job is not None:
+        if self._search.running:
             return
         if self.session.last_frame is None:
             self.message_changed.emit("Type a source sequence first")
             return
         inputs, settings = self.inputs(), self.settings
         self._limit = inputs.max_new
-        job = self._start_job(lambda on_step: run_search(inputs, settings, on_step))
-        job.progressed.connect(lambda pos: self.progressed.emit(pos, self._limit))
-        job.finished.connect(self._finished)
-        job.failed.connect(lambda text: self._ended(f"The search failed: {text}"))
-        job.cancelled.connect(lambda: self._ended("Cancelled"))
-        self._job = job
+        self._search.submit(lambda state: run_search(inputs, settings, state.step))
         self.running_changed.emit(True)
         self.message_changed.emit("Searching…")
 
     def cancel(self) -> None:
-        if self._job is not None:
-            self._job.cancel()
+        self._search.cancel()
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         """Cancel the search and wait for it (closing the window): no job outlives the objects it reports to."""
-        job = self._job
-        if job is None:
-            return True
-        job.cancel()
-        if job.wait(timeout_ms):
-            return True
-        log.warning("the beam search did not stop within %d ms", timeout_ms)
-        return False
+        return self._search.shutdown(timeout_ms)
 
     def _ended(self, message: str) -> None:
-        self._job = None
         self.running_changed.emit(False)
         self.message_changed.emit(message)
 
@@ -255,7 +232,7 @@ class BeamState(QObject):
         self.shown_changed.emit(node)
 
     def _check_stale(self, _frame: object) -> None:
-        if self.outcome is not None and self._job is None:
+        if self.outcome is not None and not self._search.running:
             self._say_if_stale()
 
     def _say_if_stale(self) -> bool:

@@ -19,7 +19,7 @@ from core_model.masks import PAINTED_FIELDS, Cells, MaskSpec
 from core_model.model import HeadGates, Seq2SeqTransformer
 
 log = logging.getLogger(__name__)
-# run(job, on_done, on_error): inline by default; the app passes workers.background.run_in_background
+# run(job, on_done, on_error): inline by default; the app passes the task layer's run_task
 Runner = Callable[[Callable[[], Any], Callable[[Any], None], Callable[[str], None]], Any]
 
 

@@ -1,7 +1,7 @@
 """A/B compare: a second model B run on the playground's input (A), side by side or as the difference A − B.
 
 It owns no widgets and no threads: loading B and B's forward pass go through an injected `run_job(fn, on_done,
-on_error)` (the composition root passes workers.background.run_in_background), so the GUI thread never runs
+on_error)` (the composition root passes the task layer's run_task), so the GUI thread never runs
 them. B's passes coalesce: while one runs, only the newest request waits; a result for an older A is dropped.
 When A and B are different trainings (their weights differ), head numbers need not correspond: each new such pair
 starts side by side, and A − B is shown only once the user picks it for that pair.

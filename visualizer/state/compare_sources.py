@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core_model import PAD, MaskSpec, Seq2SeqTransformer, Vocabulary
+from core_model import MaskSpec, Seq2SeqTransformer, Vocabulary
 from core_model.checkpoint import load_checkpoint
+from core_model.inputs import encoder_input
 from core_model.model import HeadGates
 from core_model.shipped import DEFAULT_CHECKPOINT, find_shipped_checkpoint, resource_path
 from core_model.tasks import TaskSpec
@@ -99,7 +100,7 @@ def run_b(b: ModelB, a: MapsSnapshot, masks: MaskSpec) -> MapsSnapshot:
     cross = a.maps["cross"]
     vocab = b.task.vocabulary
     symbols, n_pads = source_symbols(cross.key_labels)
-    src_ids = b.task.source_ids(token_ids(vocab, tuple(symbols))) + [PAD] * n_pads
+    src_ids = encoder_input(token_ids(vocab, tuple(symbols)), n_pads, anchored=b.task.anchored)
     src = torch.tensor([src_ids], dtype=torch.long)
     tgt = torch.tensor([token_ids(vocab, cross.query_labels)], dtype=torch.long)
     if max(src.shape[1], tgt.shape[1]) > b.model.config.max_len:

@@ -6,19 +6,19 @@ sequences and the same core_model functions as `attention-playground heads`, so 
 """
 from __future__ import annotations
 
+import copy
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
 
 import torch
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, Signal
 
-from core_model.head_importance import HeadAnalysis
-from core_model.head_roles import HeadRole
+from core_model.head_importance import HeadAnalysis, analyse_heads
+from core_model.head_roles import HeadRole, head_roles
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
 
 from .model_hub import ModelHub
+from .worker_api import SlotFactory, TaskSlotApi, TaskStateApi
 
 log = logging.getLogger(__name__)
 DEFAULT_N, DEFAULT_SEED = 200, 1234  # the CLI's defaults
@@ -35,20 +35,19 @@ def model_name(hub: ModelHub) -> tuple[str, str]:
     return name, hub.task.task
 
 
-class HeadsJobApi(Protocol):
-    """What the state needs of a job (workers/heads_worker.HeadsJob; the composition root injects it)."""
+def analyse_copy(state: TaskStateApi, model: Seq2SeqTransformer, task: TaskSpec, n: int, seed: int,
+                 device: torch.device, roles_only: bool) -> HeadAnalysis | tuple[HeadRole, ...]:
+    """A task: the analysis of a copy of `model`, taken on the pool thread (deep-copying a large model takes hundreds
+    of milliseconds, which the GUI thread must not pay; a later in-place weight load cannot reach the copy).
 
-    progressed: SignalInstance
-    finished: SignalInstance
-    failed: SignalInstance
-    cancelled: SignalInstance
-
-    def start(self) -> None: ...
-    def cancel(self) -> None: ...
-    def wait(self, timeout_ms: int) -> bool: ...
-
-
-JobFactory = Callable[[Seq2SeqTransformer, TaskSpec, int, int, torch.device, bool], HeadsJobApi]
+    roles_only: only head_roles (a fraction of a second, for the map badges); otherwise roles and importance, which
+    reports (done, total) per head and stops after the head it is ablating when cancelled.
+    """
+    model = copy.deepcopy(model).eval()
+    if roles_only:
+        return head_roles(model, task, n=n, seed=seed, device=device)
+    return analyse_heads(model, task, n=n, seed=seed, device=device, should_stop=lambda: state.cancelled,
+                         progress=lambda done, total: state.report((done, total)))
 
 
 class HeadsState(QObject):
@@ -60,22 +59,31 @@ class HeadsState(QObject):
     stale_changed = Signal(str)  # why the last analysis no longer describes the model; "" once one does
 
 
-    def __init__(self, hub: ModelHub, make_job: JobFactory, parent: QObject | None = None) -> None:
+    def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.hub, self._make_job = hub, make_job
+        self.hub = hub
         self.n, self.seed = DEFAULT_N, DEFAULT_SEED
         self.analysis: HeadAnalysis | None = None
         self.roles: tuple[HeadRole, ...] | None = None
         self.analysed: tuple[str, str] | None = None  # model_name() of the last finished analysis
         self.stale = ""  # what stale_changed last said
-        self._job: HeadsJobApi | None = None
-        self._roles_job: HeadsJobApi | None = None
+        self._analysis = make_slot("The head analysis", self)
+        self._analysis.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
+        self._analysis.finished.connect(self._on_analysis)
+        self._analysis.failed.connect(self._end)
+        self._analysis.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) "
+                                                           "stays." if self._asked[0] == hub.generation
+                                                           else MODEL_CHANGED))
+        self._roles = make_slot("Scoring the head roles", self)  # the newest wins: an older result is dropped
+        self._roles.finished.connect(self._on_roles)
+        self._roles.failed.connect(self.message)
+        self._asked = (hub.generation, hub.generation)  # the model each slot's latest task analyses
         self._generation = hub.generation  # the model the results belong to (a device move keeps it)
         hub.model_changed.connect(self._on_model_changed)
 
     @property
     def running(self) -> bool:
-        return self._job is not None
+        return self._analysis.running
 
     def set_sequences(self, n: int, seed: int) -> None:
         """How many sequences and which seed the next analysis uses (the CLI's --n and --seed)."""
@@ -88,49 +96,32 @@ class HeadsState(QObject):
 
     def start(self) -> bool:
         """Run roles and importance on a copy of the hub's model (the job copies it); False when one is already running."""
-        if self._job is not None:
+        if self._analysis.running:
             return False
-        job = self._new_job(roles_only=False)
-        generation = self.hub.generation
-        job.progressed.connect(self.progress_changed)
-        job.finished.connect(lambda result: self._on_analysis(result, generation))
-        job.failed.connect(lambda text: self._end(text))
-        job.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) stays."
-                                                if generation == self.hub.generation else MODEL_CHANGED))
-        self._job = job
+        self._asked = (self.hub.generation, self._asked[1])
         self.running_changed.emit(True)
         self.progress_changed.emit(0, 1)
-        job.start()
+        self._submit(self._analysis, roles_only=False)
         return True
 
     def cancel(self) -> None:
-        if self._job is not None:
-            self._job.cancel()
+        self._analysis.cancel()
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         """Cancel the analysis and wait for it and the roles job (closing the window): none outlives its receivers."""
-        jobs = [job for job in (self._job, self._roles_job) if job is not None]
-        for job in jobs:
-            job.cancel()
-        if all(job.wait(timeout_ms) for job in jobs):
-            return True
-        log.warning("a head analysis did not stop within %d ms", timeout_ms)
-        return False
+        return self._analysis.shutdown(timeout_ms) & self._roles.shutdown(timeout_ms)
 
     def refresh_roles(self) -> None:
         """Score the roles of the hub's model again (in the background); roles_changed follows."""
-        job = self._new_job(roles_only=True)
-        generation = self.hub.generation
-        job.finished.connect(lambda roles: self._on_roles(roles, generation, job))
-        job.failed.connect(self.message)
-        self._roles_job = job  # the newest wins: an older job's result is dropped in _on_roles
-        job.start()
+        self._asked = (self._asked[0], self.hub.generation)
+        self._submit(self._roles, roles_only=True)
 
-    def _new_job(self, roles_only: bool) -> HeadsJobApi:
-        return self._make_job(self.hub.model, self.hub.task, self.n, self.seed, self.hub.device, roles_only)
+    def _submit(self, slot: TaskSlotApi, roles_only: bool) -> None:
+        hub = self.hub
+        slot.submit(analyse_copy, hub.model, hub.task, self.n, self.seed, hub.device, roles_only)
 
-    def _on_analysis(self, result: HeadAnalysis, generation: int) -> None:
-        if generation != self.hub.generation:
+    def _on_analysis(self, result: HeadAnalysis) -> None:
+        if self._asked[0] != self.hub.generation:
             self._end(MODEL_CHANGED)
             return
         self.analysis, self.analysed = result, model_name(self.hub)
@@ -139,15 +130,13 @@ class HeadsState(QObject):
         self._end(f"Analysed {len(result.heads)} heads of {self.analysed[0]} on {self.n} {self.analysed[1]} "
                   f"sequences (seed {self.seed}).")
 
-    def _on_roles(self, roles: tuple[HeadRole, ...], generation: int, job: Any) -> None:
-        if job is not self._roles_job or generation != self.hub.generation:
+    def _on_roles(self, roles: tuple[HeadRole, ...]) -> None:
+        if self._asked[1] != self.hub.generation:
             return
-        self._roles_job = None
         self.roles = roles
         self.roles_changed.emit(roles)
 
     def _end(self, text: str) -> None:
-        self._job = None
         self.running_changed.emit(False)
         self.progress_changed.emit(0, 0)
         self.message.emit(text)

@@ -7,7 +7,7 @@ from pathlib import Path
 from core_model.checkpoint import Checkpoint, load_checkpoint
 from core_model.length_eval import LengthResult
 from core_model.length_probe import LengthProbe
-from core_model.tasks import TaskSpec
+from core_model.tasks import TaskSpec, max_source_len
 
 
 @dataclass(frozen=True)
@@ -127,3 +127,20 @@ class ProbePair:
     labels: tuple[str, ...]
     tasks: tuple[TaskSpec, ...]
     probes: tuple[LengthProbe | None, ...]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What one evaluation covers: both models, the lengths, and how RoPE models are stretched."""
+
+    lengths: tuple[int, ...]
+    n: int
+    seed: int
+    scaling: str
+
+
+def sweep_plan(models: tuple[LabModel, ...], n: int, seed: int, scaling: str) -> SweepPlan:
+    """Lengths 1 .. 2x the longer training maximum, as far as the larger model's positions allow."""
+    longest_trained = max(m.task.max_len for m in models)
+    limit = max(max_source_len(m.checkpoint.config.max_len) for m in models)
+    return SweepPlan(tuple(range(1, min(2 * longest_trained, limit) + 1)), n, seed, scaling)

@@ -1,14 +1,14 @@
 """The length lab's view model: two models, their exact match vs source length, and one source's cross-attention.
 
 Every number comes from core_model (`length_curve`, `run_probe`, the trainer); the jobs run on worker threads
-through JobRunner with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
+through task slots (the task layer) with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
 """
 from __future__ import annotations
 
 import logging
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -20,8 +20,9 @@ from core_model.rope_scaling import ROPE_SCALING_KINDS
 from core_model.lab_training import TrainProgress, train_pair
 from core_model.tasks import TaskSpec, max_source_len
 
-from .job_runner import JobRunner, JobWorkerFactory
-from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, load_source, source_key
+from .lab_snapshots import (CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, load_source, source_key,
+                            sweep_plan)
+from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)
 SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
@@ -29,16 +30,6 @@ REDRAW_MS = 100  # the plot and the progress bar are redrawn at most 10 times a 
 YIELD_S = 0.002  # the job sleeps this long at each poll (between batches) so the GUI thread gets the GIL and a core
 DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
 STALE_TEXT = "Settings changed: press Evaluate"
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    """What one evaluation covers: both models, the lengths, and how RoPE models are stretched."""
-
-    lengths: tuple[int, ...]
-    n: int
-    seed: int
-    scaling: str
 
 
 class LengthLabState(QObject):
@@ -52,7 +43,7 @@ class LengthLabState(QObject):
     stale_changed = Signal(object)  # tuple[bool, ...] per model: its curves were computed for other settings
     message = Signal(str)
 
-    def __init__(self, factory: JobWorkerFactory, sources: tuple[ModelSource, ModelSource],
+    def __init__(self, make_slot: SlotFactory, sources: tuple[ModelSource, ModelSource],
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.sources = sources
@@ -60,11 +51,14 @@ class LengthLabState(QObject):
         self.models: tuple[LabModel, ...] = ()  # loaded by the last evaluation
         self.curves: LabCurves | None = None
         self.probe: ProbePair | None = None
-        self._runner = JobRunner(factory, self)  # evaluation and training, one at a time
-        self._probe_runner = JobRunner(factory, self)
+        self._runner = make_slot("Evaluating", self, pause_gc=True)  # evaluation and training, one at a time
+        self._runner.progressed.connect(self._on_progress)
+        self._runner.finished.connect(self._on_done)
+        self._runner.failed.connect(self._on_failed)
+        self._probe_runner = make_slot("Computing the maps", self, pause_gc=True)
+        self._probe_runner.finished.connect(self._on_probe)
+        self._probe_runner.failed.connect(self.message)
         self._runner.idle.connect(lambda: self.busy_changed.emit(False))
-        self._pending_probe: tuple[int, str] | None = None
-        self._probe_runner.idle.connect(self._start_pending_probe)
         self._redraw = QTimer(self)  # coalesces the points that arrive between two redraws
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(REDRAW_MS)
@@ -79,7 +73,7 @@ class LengthLabState(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._runner.busy
+        return self._runner.running
 
     @property
     def stale(self) -> bool:  # some curve on screen belongs to other settings than the chosen ones
@@ -143,7 +137,7 @@ class LengthLabState(QObject):
                 return stop_requested()
 
             models = tuple(load_source(s) for s in sources)
-            plan = _plan(models, n, seed, scaling)
+            plan = sweep_plan(models, n, seed, scaling)
             report(("plan", models, plan))
             curves: list[tuple[LengthResult, ...]] = []
             for slot, lab_model in enumerate(models):
@@ -158,9 +152,11 @@ class LengthLabState(QObject):
         return self._start(job, "Evaluating")
 
     def _start(self, job, what: str) -> bool:
-        if not self._runner.start(job, self._on_progress, self._on_done, self._on_failed):
+        if self._runner.running:
             self.message.emit("The lab is still busy: cancel it first")
             return False
+        self._runner.what = what  # named in the failure sentence
+        self._runner.submit(lambda state: job(state.report, lambda: state.cancelled))
         self._what = what
         self._final_text = None
         self.busy_changed.emit(True)
@@ -253,21 +249,16 @@ class LengthLabState(QObject):
 
     # ----- one source, both models -----
     def show_length(self, length: int, kind: str = "random") -> None:
-        """The cross-attention of both models for one source of `length` (latest request wins)."""
-        self._pending_probe = self._last_probe = (length, kind)
-        if not self._probe_runner.busy:
-            self._start_pending_probe()
+        """The cross-attention of both models for one source of `length` (the slot: the latest request wins, an
+        older one stops before its next model and is never shown)."""
+        self._last_probe = (length, kind)
+        source_kind, sources, models, scaling = kind, self.sources, self.models, self.scaling
 
-    def _start_pending_probe(self) -> None:
-        if self._pending_probe is None or self._probe_runner.busy:
-            return
-        (length, source_kind), self._pending_probe = self._pending_probe, None
-        sources, models, scaling = self.sources, self.models, self.scaling
-
-        def job(report, should_stop):
+        def job(state):
             loaded = models or tuple(load_source(s) for s in sources)
             probes = []
             for lab_model in loaded:
+                state.check()
                 model, task = lab_model.checkpoint.build(), lab_model.task
                 if length > max_source_len(model.config.max_len):
                     probes.append(None)
@@ -280,7 +271,7 @@ class LengthLabState(QObject):
                            for m in loaded)  # the maps say when a RoPE model was stretched to this length
             return ProbePair(length, source_kind, labels, tuple(m.task for m in loaded), tuple(probes))
 
-        self._probe_runner.start(job, lambda _item: None, self._on_probe, self.message.emit)
+        self._probe_runner.submit(job)
 
     def _on_probe(self, pair: ProbePair) -> None:
         self.probe = pair
@@ -288,13 +279,5 @@ class LengthLabState(QObject):
 
     def shutdown(self, timeout_ms: int = 20000) -> bool:
         """Cancel and join every job (closeEvent, tests)."""
-        self._pending_probe = None
         return self._runner.shutdown(timeout_ms) & self._probe_runner.shutdown(timeout_ms)
-
-
-def _plan(models: tuple[LabModel, ...], n: int, seed: int, scaling: str) -> SweepPlan:
-    """Lengths 1 .. 2x the longer training maximum, as far as the larger model's positions allow."""
-    longest_trained = max(m.task.max_len for m in models)
-    limit = max(max_source_len(m.checkpoint.config.max_len) for m in models)
-    return SweepPlan(tuple(range(1, min(2 * longest_trained, limit) + 1)), n, seed, scaling)
 

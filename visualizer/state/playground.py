@@ -14,8 +14,9 @@ import numpy as np
 import torch
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core_model import BOS, PAD, MaskSpec, Vocabulary, VocabularyError
+from core_model import MaskSpec, Vocabulary, VocabularyError
 from core_model.attention_views import VIEW_MODES
+from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
@@ -205,7 +206,7 @@ class PlaygroundSession(QObject):
         return HeadGates.from_numpy(self._gates, self.hub.device)
 
     def _src_tensor(self) -> torch.Tensor:
-        ids = self.hub.task.source_ids(self._src_ids) + [PAD] * self.extra_pads  # anchored: <bos> ... <eos>
+        ids = encoder_input(self._src_ids, self.extra_pads, anchored=self.hub.task.anchored)
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
     def _on_model_changed(self) -> None:
@@ -239,7 +240,7 @@ class PlaygroundSession(QObject):
             self._stepping = command.stepping_after(self._stepping)
         self._serial += 1
         expected = tuple(self.expected_ids())
-        tgt = torch.tensor([[BOS, *expected] + [PAD] * self.extra_pads], dtype=torch.long, device=self.hub.device)
+        tgt = torch.tensor([decoder_input(expected, self.extra_pads)], dtype=torch.long, device=self.hub.device)
         request = PassRequest(self._serial, self.hub.generation, self.hub.model, self.vocabulary, self._src_tensor(),
                               tgt, self.masks, self.head_gates(), self.mode, self._epoch, command, expected,
                               self.top_k, max_source_len(self.hub.config.max_len),
@@ -282,7 +283,7 @@ class PlaygroundSession(QObject):
     def _target_tensor(self) -> torch.Tensor:
         """The drawn frame's decoder input: <bos> + the stepped tokens, or <bos> + expected output (+ pads)."""
         snap = self.decode_snapshot()
-        ids = [BOS, *snap.output_ids] if snap.stepping else [BOS] + self.expected_ids() + [PAD] * self.extra_pads
+        ids = decoder_input(snap.output_ids) if snap.stepping else decoder_input(self.expected_ids(), self.extra_pads)
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
     def cell_inputs(self) -> CellInputs | None:

@@ -1,14 +1,14 @@
-"""What the training state needs of a training worker; the composition root supplies the real one.
+"""What the states need of background work (a task slot; a training worker); the composition root supplies them.
 
 Typed here so that `state/` never imports `workers/`: workers depend on the state's message types, not back.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
-from PySide6.QtCore import QThread, SignalInstance
+from PySide6.QtCore import QObject, QThread, SignalInstance
 
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
@@ -38,3 +38,37 @@ class TrainingWorkerApi(Protocol):
 
 
 WorkerFactory = Callable[[torch.nn.Module, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingWorkerApi]
+
+
+class TaskStateApi(Protocol):
+    """What a task function `fn(state, *inputs)` is handed (workers/tasks.TaskState)."""
+
+    @property
+    def cancelled(self) -> bool: ...
+    def check(self) -> None: ...  # raises the layer's Cancelled once cancel was asked for
+    def report(self, snapshot: Any) -> None: ...
+    def step(self, snapshot: Any) -> None: ...
+
+
+class TaskSlotApi(Protocol):
+    """One feature's background work, latest wins (workers/tasks.TaskSlot)."""
+
+    what: str  # named in the failure sentence; a slot serving several kinds of task may rename it before submit
+
+    progressed: SignalInstance  # what the task reported
+    finished: SignalInstance  # its result
+    failed: SignalInstance  # "<what> failed: <first line of the error>"
+    cancelled: SignalInstance
+    idle: SignalInstance  # the latest submission has ended
+
+    @property
+    def running(self) -> bool: ...
+    def submit(self, fn: Callable[..., Any], *inputs: Any) -> int: ...
+    def cancel(self) -> None: ...
+    def shutdown(self, timeout_ms: int = 5000) -> bool: ...
+
+
+class SlotFactory(Protocol):
+    """workers/tasks.TaskSlot itself: `TaskSlot(what, parent, pause_gc=...)`."""
+
+    def __call__(self, what: str, parent: QObject | None = None, *, pause_gc: bool = False) -> TaskSlotApi: ...

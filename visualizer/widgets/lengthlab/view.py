@@ -35,10 +35,10 @@ def shipped_sources() -> tuple[ModelSource, ModelSource]:
 
 
 def make_length_lab(parent: QObject) -> tuple[LengthLabState, LengthLabTab]:
-    """The lab's state (jobs on JobWorker threads) and its tab: the shipped pair, evaluated when first shown."""
-    from visualizer.workers.job_worker import JobWorker
+    """The lab's state (its jobs go through the task layer) and its tab: the shipped pair, evaluated when first shown."""
+    from visualizer.workers.tasks import TaskSlot
 
-    state = LengthLabState(JobWorker, shipped_sources(), parent)
+    state = LengthLabState(TaskSlot, shipped_sources(), parent)
     return state, LengthLabTab(state, auto_evaluate=True)
 
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
-from visualizer.workers.background import run_in_background
+from visualizer.workers.tasks import run_task
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.forming import FormingCurves, beside
@@ -283,7 +283,7 @@ class TrainerTab(QWidget):
             self.probe.export_button.setEnabled(True)
             self.status_label.setText(f"Could not export the movie: {text}")
 
-        job = run_in_background(lambda: write_movie(snapshots, folder), done, failed)
+        job = run_task("Exporting the movie", lambda: write_movie(snapshots, folder), done, failed)
         self._jobs.add(job)
 
 

@@ -9,17 +9,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import CliError, ProgressBar, device_arg, given
-from visualizer.cli_limits import device_option, ranged, threads_option
-from visualizer.cli_output import check_out_before_work, json_line, save_or_fall_back
+from visualizer.cli.common import CliError, ProgressBar, Verb, device_arg, given
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import device_option, seed_option, task_option
+from visualizer.cli.output import check_out_before_work, json_line, save_or_fall_back
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(train: argparse.ArgumentParser) -> None:
     """The `train` subcommand's options; their defaults are the shipped models' recipe (core_model.recipe)."""
-    train = sub.add_parser("train", help="train a model on a toy task and save a checkpoint")
-    train.add_argument("--task", choices=("copy", "reverse", "sort"), required=True)
+    task_option(train, "the toy task to learn", required=True)
     train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's, 300)"))
-    train.add_argument("--seed", **ranged("train", "--seed", "seed for initialisation and batches"))
+    seed_option(train, "train", "seed for initialisation and batches")
     device_option(train)
     train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence (default 1)"))
     train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence (default 16)"))
@@ -40,8 +40,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "train", "--eval-n", "sequences per source length in the final evaluation (every trained length is reported, "
                              "and every one-symbol source of those lengths)"))
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
-    threads_option(train, "train")
-    return train
 
 
 def _task(ns: argparse.Namespace, positional: str):
@@ -147,3 +145,7 @@ def _keep_last_good(out: Path, trainer: Any, task: Any, config: Any) -> str:
 def _finite(data: dict[str, Any]) -> dict[str, Any]:
     """The metrics with non-finite numbers as None (a checkpoint's extras stay plain, comparable data)."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()}
+
+
+VERB = Verb("train", "--task TASK --out FILE [options]", "train a model on a toy task and save a checkpoint",
+            add_options, run)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from visualizer.cli_common import ArgumentError
+from visualizer.cli.common import ArgumentError
 
 
 def json_line(data: dict[str, Any]) -> str:
@@ -39,7 +39,8 @@ def write_json_line(stream: TextIO, data: dict[str, Any]) -> None:
 def fallback_path(out: Path) -> Path:
     """A file in the temp folder for a model that could not be written to `out` (never overwrites one)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path(tempfile.gettempdir()) / f"attention-playground-{out.stem or 'model'}-{stamp}-{time.time_ns() % 10**6}.pt"
+    name = f"attention-playground-{out.stem or 'model'}-{stamp}-{time.time_ns() % 10**6}.pt"
+    return Path(tempfile.gettempdir()) / name
 
 
 def check_out_before_work(out: Path) -> None:

@@ -1,31 +1,44 @@
-"""The headless verbs' dispatcher: each verb is a module with `add_parser(subparsers)` and `run(ns, parser)`.
+"""The headless verbs (`attention-playground VERB ...`): the one registry of verbs, and the dispatcher.
 
-To add a verb, write `visualizer/cli_<verb>.py` with those two functions and list it in VERBS (and in
-`visualizer/__main__.py`'s VERBS and usage). Every number an option takes has its range in cli_limits. No verb
+To add a verb, write `visualizer/cli/<verb>.py` with `add_options(parser)`, `run(ns, parser)` and a `VERB` record
+(common.Verb: name, usage synopsis, one-line summary), and list its VERB in VERBS below: the top-level usage, the
+parser and the "did you mean" answer to a mistyped verb all come from VERBS. Every number an option takes has its
+range in limits; --json, --device, --seed and --threads are spelled the same in every verb (options). No verb
 imports Qt; torch is imported once parsing has succeeded.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from types import ModuleType
 
-from visualizer import cli_cell, cli_decode, cli_eval, cli_heads, cli_train, cli_views
-from visualizer.cli_common import PROG, ArgumentError, CliError, OneLineParser, printable
+from visualizer.cli import cell, decode, evaluate, heads, train, views
+from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, Verb, printable
+from visualizer.cli.options import verb_parser
+from visualizer.cli.top_help import unknown_verb, usage_for
 
-VERBS: dict[str, ModuleType] = {"train": cli_train, "eval": cli_eval, "views": cli_views, "decode": cli_decode,
-                                "heads": cli_heads, "cell": cli_cell}
+VERBS: dict[str, Verb] = {verb.name: verb for verb in (train.VERB, evaluate.VERB, views.VERB, decode.VERB,
+                                                       heads.VERB, cell.VERB)}
+
+__all__ = ["VERBS", "build_parser", "main", "usage"]
+
+
+def usage() -> str:
+    """The top-level usage (`attention-playground --help`) for the verbs registered now."""
+    return usage_for(VERBS)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top parser and each verb's parser, all with one-line errors."""
     parser = OneLineParser(prog=PROG, description="Train, evaluate or analyse a model without a window.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    return parser, {name: module.add_parser(sub) for name, module in VERBS.items()}
+    return parser, {name: verb_parser(sub, verb) for name, verb in VERBS.items()}
 
 
 def main(args: list[str]) -> int:
-    """Run one verb; returns 0 ok, 1 on divergence or I/O errors, 2 on bad arguments."""
+    """Run one verb; returns 0 ok, 1 on divergence or I/O errors, 2 on bad arguments or an unknown verb."""
+    if args and not args[0].startswith("-") and args[0] not in VERBS:
+        sys.stderr.write(unknown_verb(args[0], VERBS) + "\n")
+        return 2
     parser, parsers = build_parser()
     prog = PROG  # whose --help the hint names
     try:

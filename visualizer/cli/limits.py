@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, printable
+from visualizer.cli.common import ArgumentError, printable
 
-VERBS = ("train", "eval", "views", "decode", "heads", "cell")
+EVERY_VERB = ("*",)  # a row that holds in every verb of the registry
 MAX_POSITIONS = 4096  # core_model.config.MAX_LEN: no model has more positions
 MAX_SOURCE = MAX_POSITIONS - 2  # tasks.max_source_len: <bos> and <eos> take two positions
 TRAIN_MAX_SOURCE = 254  # tasks.max_source_len(ModelConfig().max_len): `train` builds the default 256 positions
@@ -69,8 +69,8 @@ class Row:
 
 
 TABLE: tuple[Row, ...] = (
-    Row("--threads", VERBS, Limit(1, 64)),  # libgomp aborts near 5000; a toy model gains nothing past a few
-    Row("--seed", ("train", "eval", "decode", "heads"), Limit(0, MAX_SEED)),
+    Row("--threads", EVERY_VERB, Limit(1, 64)),  # libgomp aborts near 5000; a toy model gains nothing past a few
+    Row("--seed", EVERY_VERB, Limit(0, MAX_SEED)),
     Row("--steps", ("train",), Limit(1, 100_000)),
     Row("--batch-size", ("train",), Limit(1, 512)),
     Row("--lr", ("train",), Limit(1e-8, 10.0, float)),  # TrainConfig's own range
@@ -103,7 +103,7 @@ DEVICE = re.compile(r"cpu|mps|cuda(?::\d{1,2})?|auto")
 def limit(verb: str, option: str) -> Limit:
     """The range of `option` in `verb` (KeyError for an option without one)."""
     for row in TABLE:
-        if row.option == option and verb in row.verbs:
+        if row.option == option and (verb in row.verbs or row.verbs == EVERY_VERB):
             return row.limit
     raise KeyError(f"{verb} {option}")
 
@@ -116,13 +116,6 @@ def ranged(verb: str, option: str, text: str, metavar: str | None = None) -> dic
     return {"type": checker, "help": f"{text} [{bound.help()}]", "metavar": name}
 
 
-def threads_option(parser: argparse.ArgumentParser, verb: str) -> None:
-    """--threads for a verb that runs torch: one thread unless told (the CLI applies it before any work)."""
-    parser.add_argument("--threads", default=1, **ranged(
-        verb, "--threads", "CPU threads for torch (default 1: toy models gain nothing from more, and a busy machine "
-                           "makes several threads wait on each other)"))
-
-
 def device_name(text: str) -> str:
     """--device's value when it names a kind pick_device supports; anything else is one line listing them."""
     if DEVICE.fullmatch(text):
@@ -131,11 +124,6 @@ def device_name(text: str) -> str:
 
     raise argparse.ArgumentTypeError(f"unknown device {shown(text)}; choose cpu, cuda, cuda:N or mps "
                                      f"(available devices: {', '.join(available_devices())})")
-
-
-def device_option(parser: argparse.ArgumentParser, default_text: str = "best available") -> None:
-    """--device for a verb; availability is checked when the verb runs (cli_common.device_arg)."""
-    parser.add_argument("--device", type=device_name, help=f"cpu, cuda, cuda:N or mps (default: {default_text})")
 
 
 def exhaustive_help() -> str:

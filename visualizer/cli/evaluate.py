@@ -8,20 +8,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, CliError, device_arg, load_trained, trained_fields
-from visualizer.cli_limits import (
-    device_option, exhaustive_check, exhaustive_help, length_range, ranged, threads_option,
-)
-from visualizer.cli_output import json_line
+from visualizer.cli.common import ArgumentError, CliError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import exhaustive_check, exhaustive_help, length_range, ranged
+from visualizer.cli.options import device_option, seed_option, task_option
+from visualizer.cli.output import json_line
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(ev: argparse.ArgumentParser) -> None:
     """The `eval` subcommand's options."""
-    ev = sub.add_parser("eval", help="greedy exact match of a checkpoint on fresh sequences, per source length")
     ev.add_argument("path", type=Path)
-    ev.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    task_option(ev)
     ev.add_argument("--n", default=1000, **ranged("eval", "--n", "number of sequences (per length with --lengths)"))
-    ev.add_argument("--seed", default=1234, **ranged("eval", "--seed", "seed of the evaluation sequences"))
+    seed_option(ev, "eval", "seed of the evaluation sequences (default 1234)", 1234)
     ev.add_argument("--lengths", metavar="A-B", type=length_range,
                     help="source lengths A to B (or one length A), at most the model's limit; default: the range the "
                          "model was trained on")
@@ -30,15 +28,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     ev.add_argument("--repeated", action="store_true",
                     help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
     ev.add_argument("--exhaustive", **ranged("eval", "--exhaustive", exhaustive_help(), "K"))
-    ev.add_argument("--json", action="store_true", help="accepted for clarity: the output is always one JSON line")
     device_option(ev)
     ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
                     help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
                          "interpolation, ntk = NTK-aware base (docs/MODEL.md: Model options)")
     ev.add_argument("--train-len", **ranged(
         "eval", "--train-len", "where --rope-scaling starts (default: the checkpoint's task max_len)"))
-    threads_option(ev, "eval")
-    return ev
 
 
 def lengths_within(span: tuple[int, int], limit: int) -> list[int]:
@@ -128,3 +123,8 @@ def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespa
                              "exact_match": 1 - len(wrong) / len(sources),
                              "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
     return out
+
+
+VERB = Verb("eval", "FILE [--lengths A-B] [--rope-scaling none|pi|ntk] [options]",
+            "greedy exact match of a checkpoint per source length (beyond the trained range, with RoPE scaling)",
+            add_options, run)

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import ArgumentError, device_arg, load_trained, trained_fields
-from visualizer.cli_limits import device_option, ranged, threads_option
-from visualizer.cli_output import json_line
+from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import device_option, seed_option
+from visualizer.cli.output import json_line
 
 SAMPLING_FLAGS = ("temperature", "top_k", "top_p", "seed", "samples")
 DEFAULT_SEED = 0
@@ -23,9 +24,8 @@ SCORING = ("log_prob: sum of the model's log p(token | source, tokens before), s
            "untempered, unfiltered, not renormalised over the choices, so equal to a teacher-forced pass")
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(dec: argparse.ArgumentParser) -> None:
     """The `decode` subcommand's options."""
-    dec = sub.add_parser("decode", help="beam search or sampling of one source, every hypothesis with its log-prob")
     dec.add_argument("path", type=Path, help="checkpoint file")
     dec.add_argument("source", help="source symbols, e.g. 0123 (spaces ignored)")
     dec.add_argument("--beam", **ranged(
@@ -35,18 +35,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     dec.add_argument("--top-k", **ranged("decode", "--top-k", "sampling: keep the K most likely tokens", "K"))
     dec.add_argument("--top-p", **ranged(
         "decode", "--top-p", "sampling: keep the smallest set with probability >= P", "P"))
-    dec.add_argument("--seed", **ranged(
-        "decode", "--seed", f"sampling: seed of the torch.Generator (default {DEFAULT_SEED})"))
+    seed_option(dec, "decode", f"sampling: seed of the torch.Generator (default {DEFAULT_SEED}); not with --beam")
     dec.add_argument("--samples", **ranged("decode", "--samples", "sampling: number of samples (default 1)"))
     dec.add_argument("--max-new", **ranged(
         "decode", "--max-new", "most tokens to generate (default: the model's limit)"))
     dec.add_argument("--pads", default=0, **ranged(
         "decode", "--pads", "<pad> tokens appended to the source (the GUI's padding)"))
     device_option(dec)
-    threads_option(dec, "decode")
     dec.add_argument("--tree", action="store_true", help="beam search: also print every expanded node (the GUI's tree)")
-    dec.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
-    return dec
 
 
 def _check_numbers(ns: argparse.Namespace) -> bool:
@@ -54,7 +50,7 @@ def _check_numbers(ns: argparse.Namespace) -> bool:
     sampling = any(getattr(ns, name) is not None for name in SAMPLING_FLAGS)
     if sampling and ns.beam is not None:
         raise ArgumentError("--beam is beam search; --temperature/--top-k/--top-p/--seed/--samples sample: choose one")
-    return sampling  # each number is within its range already (cli_limits)
+    return sampling  # each number is within its range already (cli/limits.py)
 
 
 def _source_ids(ns: argparse.Namespace, vocab: Any, limit: int) -> list[int]:
@@ -76,8 +72,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode and print one JSON line; bad symbols or options are one line on stderr (exit 2)."""
     import torch
 
-    from core_model import EOS, PAD
+    from core_model import EOS
     from core_model.beam_search import beam_search
+    from core_model.inputs import encoder_input
     from core_model.sampling import SamplingConfig, sample_decode
     from core_model.tasks import expected_output, max_source_len
 
@@ -95,7 +92,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
-    src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads], dtype=torch.long, device=device)  # anchored
+    src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], dtype=torch.long, device=device)
     out: dict[str, Any] = {"source": vocab.tokens(ids), "pads": ns.pads, "task": task.task,
                            "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
                            **trained_fields(trained, len(ids))}
@@ -117,3 +114,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out.update(device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
+
+
+VERB = Verb("decode", "FILE SOURCE [--beam K | --temperature T --top-k K --top-p P --seed S] [options]",
+            "beam search or sampling of one source: every hypothesis with its log-probability", add_options, run)

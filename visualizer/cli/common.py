@@ -1,9 +1,14 @@
-"""What every headless verb shares: error kinds, the one-line parser, --device, the progress bar (no Qt, no torch)."""
+"""What every headless verb shares: error kinds, the one-line parser, the Verb record, --device, the progress bar.
+
+No Qt, and no torch at import: a verb imports torch inside `run`, once its arguments have parsed.
+"""
 from __future__ import annotations
 
 import argparse
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
 PROG = "attention-playground"
@@ -23,6 +28,21 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{PROG}: error: {printable(message)} (see '{self.prog} --help')\n")
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One headless command as the registry lists it: the top-level usage and help are generated from these fields.
+
+    `synopsis` is what follows the verb on its usage line; `summary` is the one line that says what it does;
+    `add_options` adds the verb's own options (the registry adds the ones every verb shares); `run` does the work.
+    """
+
+    name: str
+    synopsis: str
+    summary: str
+    add_options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 
 
 def printable(text: str) -> str:

@@ -1,7 +1,8 @@
 """`views`: one input's attention maps in one view (weights, scores, norm-weighted, rollout), one JSON line out.
 
 The input is built as the playground builds it: the source plus --pads <pad>s, and the teacher-forced target
-<bos> + the task's expected output + the same pads; every mask on. Non-finite cells (masked scores, -inf) are
+<bos> + the task's expected output + the same pads (core_model.inputs); every mask on. No sampling: --seed is
+accepted like every verb's and changes nothing. Non-finite cells (masked scores, -inf) are
 null, and "notes" counts them per map kind and says why.
 """
 from __future__ import annotations
@@ -12,24 +13,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli_common import load_trained, trained_fields
-from visualizer.cli_limits import ranged, threads_option
-from visualizer.cli_output import json_line
+from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import deterministic_seed_option, device_option, task_option
+from visualizer.cli.output import json_line
 
 MODES = ("weights", "scores", "norms", "rollout")  # core_model.attention_views.VIEW_MODES (torch-free here)
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(p: argparse.ArgumentParser) -> None:
     """The `views` subcommand's options."""
-    p = sub.add_parser("views", help="one input's attention maps as weights, scores, norm-weighted or rollout")
     p.add_argument("path", type=Path)
     p.add_argument("--source", required=True, help="source symbols, e.g. 0123")
     p.add_argument("--mode", choices=MODES, default="weights")
     p.add_argument("--pads", default=2, **ranged(
         "views", "--pads", "<pad> tokens after source and target (as the playground)"))
-    p.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
-    threads_option(p, "views")
-    return p
+    task_option(p)
+    device_option(p, "cpu")
+    deterministic_seed_option(p, "views")
 
 
 def _clean(values: Any, counts: list[int]) -> Any:
@@ -59,12 +60,14 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print {"mode", "source_tokens", "target_tokens", "maps": {kind: (L, H, Tq, Tk)}, "notes" if null, ...}."""
     import torch
 
-    from core_model import BOS, PAD, VocabularyError
+    from core_model import VocabularyError
     from core_model.attention_views import rollout, view_maps
     from core_model.decoding import choosable
+    from core_model.inputs import decoder_input, encoder_input
     from core_model.tasks import expected_output, max_source_len
 
-    model, task, trained = load_trained(ns.path, "cpu", ns.task)
+    device = device_arg(ns.device or "cpu")
+    model, task, trained = load_trained(ns.path, device, ns.task)
     vocab = task.vocabulary
     try:
         ids = vocab.encode(ns.source)
@@ -73,22 +76,27 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      f"{' '.join(exc.allowed)}")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
-    src = torch.tensor([task.source_ids(ids) + [PAD] * ns.pads])  # anchored tasks: <bos> ids <eos>
-    tgt = torch.tensor([[BOS, *expected_output(task.task, ids), *[PAD] * ns.pads]])
+    src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)
+    tgt = torch.tensor([decoder_input(expected_output(task.task, ids), ns.pads)], device=device)
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, ns.mode)
-    clean, notes = _clean_maps({k: torch.stack([m[0] for m in maps.kind(k)]).double().tolist()
+    clean, notes = _clean_maps({k: torch.stack([m[0] for m in maps.kind(k)]).cpu().double().tolist()
                                 for k in ("encoder_self", "decoder_self", "cross")})
     result: dict[str, Any] = {
         "mode": ns.mode, "task": task.task, "source_tokens": vocab.tokens(src[0].tolist()),
         "target_tokens": vocab.tokens(tgt[0].tolist()), **trained_fields(trained, len(ids)),
         "output_tokens": vocab.tokens(choosable(out.log_probs[0], len(vocab)).argmax(-1).tolist()),
-        "maps": clean,
+        "maps": clean, "device": str(device),
     }
     if notes:
         result["notes"] = notes
     if ns.mode == "rollout":
         r = rollout(out.attention)
-        result["rollout"] = {k: getattr(r, k)[:, 0].double().tolist() for k in ("encoder_self", "decoder_self", "cross")}
+        result["rollout"] = {k: getattr(r, k)[:, 0].cpu().double().tolist()
+                             for k in ("encoder_self", "decoder_self", "cross")}
     sys.stdout.write(json_line(result))
     return 0
+
+
+VERB = Verb("views", "FILE --source TEXT [--mode weights|scores|norms|rollout] [options]",
+            "one input's attention maps: weights, scores, norm-weighted or rollout", add_options, run)

@@ -1,25 +1,25 @@
 """`cell`: one attention cell taken apart (q, k, their product, scaling, mask, softmax, weighted values), as JSON.
 
 The inputs are the playground's defaults: the source plus --pads <pad> tokens, and the decoder teacher-forced with
-<bos> + the task's expected output + the same pads. Indices are 0-based (the GUI's "L1 H1" is layer 0, head 0).
+<bos> + the task's expected output + the same pads (core_model.inputs). No sampling: --seed is accepted like
+every verb's and changes nothing. Indices are 0-based (the GUI's "L1 H1" is layer 0, head 0).
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from visualizer.cli_common import device_arg, load_trained, trained_fields
-from visualizer.cli_limits import device_option, limit, ranged, threads_option
-from visualizer.cli_output import json_line
+from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import limit, ranged
+from visualizer.cli.options import deterministic_seed_option, device_option
+from visualizer.cli.output import json_line
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(p: argparse.ArgumentParser) -> None:
     """The `cell` subcommand's options."""
-    p = sub.add_parser("cell", help="take one attention cell apart: every number from q and k to the weight")
     p.add_argument("path", type=Path, help="checkpoint file")
     p.add_argument("source", help="source symbols, e.g. 3141592")
     p.add_argument("--kind", required=True, choices=KINDS)
@@ -31,10 +31,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "cell", "--pads", "<pad> tokens after source and target (the GUI's default 2)"))
     p.add_argument("--paint", action="append", default=[], metavar="KIND:Q,K",
                    help="hide key K from query Q in KIND (repeatable), like Paint mask in the large view")
-    p.add_argument("--json", action="store_true", help="print JSON (the only format; accepted for symmetry)")
     device_option(p)
-    threads_option(p, "cell")
-    return p
+    deterministic_seed_option(p, "cell")
 
 
 def parse_paint(items: list[str], parser: argparse.ArgumentParser) -> dict[str, set[tuple[int, int]]]:
@@ -58,8 +56,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decompose the cell and print one JSON line; bad indices exit 2 with the field named."""
     import torch
 
-    from core_model import BOS, PAD, MaskSpec, VocabularyError
+    from core_model import MaskSpec, VocabularyError
     from core_model.cell_decomposition import decompose_cell
+    from core_model.inputs import decoder_input, encoder_input
     from core_model.masks import PAINTED_FIELDS
     from core_model.tasks import expected_output
 
@@ -73,8 +72,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}")
     if not ids:
         parser.error("the source is empty")
-    src_ids = task.source_ids(ids) + [PAD] * ns.pads  # anchored tasks: <bos> ids <eos>
-    tgt_ids = [BOS] + expected_output(task.task, ids) + [PAD] * ns.pads
+    src_ids = encoder_input(ids, ns.pads, anchored=task.anchored)
+    tgt_ids = decoder_input(expected_output(task.task, ids), ns.pads)
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:
         parser.error(f"source and pads need {len(tgt_ids)} positions; the model has {model.config.max_len}")
     masks = MaskSpec(**{PAINTED_FIELDS[k]: frozenset(v) for k, v in painted.items()})
@@ -90,3 +89,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                             **trained_fields(trained, len(ids)), "path": str(ns.path)}
     sys.stdout.write(json_line(out))
     return 0
+
+
+VERB = Verb("cell", "FILE SOURCE --kind KIND --query I --key J [options]",
+            "one attention cell taken apart: q, k, q*k, scaling, mask, softmax, weighted values", add_options, run)

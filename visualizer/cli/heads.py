@@ -4,24 +4,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from visualizer.cli_common import CliError, device_arg, load_trained, trained_fields
-from visualizer.cli_limits import device_option, ranged, threads_option
-from visualizer.cli_output import json_line
+from visualizer.cli.common import CliError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import device_option, seed_option, task_option
+from visualizer.cli.output import json_line
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_options(hd: argparse.ArgumentParser) -> None:
     """The `heads` subcommand's options."""
-    hd = sub.add_parser("heads", help="role and ablation importance of every attention head")
     hd.add_argument("path", type=Path)
-    hd.add_argument("--task", choices=("copy", "reverse", "sort"), help="default: the task stored in the checkpoint")
+    task_option(hd)
     hd.add_argument("--n", default=200, **ranged("heads", "--n", "number of task sequences (default 200)"))
-    hd.add_argument("--seed", default=1234, **ranged("heads", "--seed", "seed of the task sequences (default 1234)"))
+    seed_option(hd, "heads", "seed of the task sequences (default 1234)", 1234)
     device_option(hd, "cpu, so numbers match the app's")
-    threads_option(hd, "heads")
-    hd.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
-    return hd
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -39,3 +35,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     lengths = range(task.min_len, task.max_len + 1)  # the sources analysed
     sys.stdout.write(json_line(analysis.to_dict() | trained_fields(trained, *lengths)))
     return 0
+
+
+VERB = Verb("heads", "FILE [--task T] [--n N] [--seed S] [options]",
+            "each attention head's role and importance (ablation), one JSON object", add_options, run)
