@@ -292,8 +292,9 @@ def rss_child(steps: int, device: str, settings_dir: Path) -> dict:
         raise RuntimeError("training did not start")
     wait_until(lambda: not training.busy and training.training_thread is None, 3600, "training to finish")
     seconds = time.perf_counter() - start
+    progress = training.progress  # on the shared step axis: this run's steps follow the model's earlier ones
     result = {"peak_rss_mib": _max_rss_mib(), "loaded_rss_mib": loaded, "seconds": seconds,
-              "steps": training.progress.step if training.progress else 0, "state": training.state}
+              "steps": progress.step - (progress.total - steps) if progress else 0, "state": training.state}
     close_window(window)
     return result
 
