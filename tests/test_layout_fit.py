@@ -224,3 +224,19 @@ def test_no_spin_box_or_combo_box_anywhere_changes_on_the_wheel_focused_or_not(q
             if control_value(control) != before or any(kept):
                 changed.append(f"{type(control).__name__} {control.toolTip()[:40]!r} focused={focused}")
     assert changed == []
+
+
+def test_the_trainer_curves_legends_fit_inside_their_plots_at_1280(qtbot, app):
+    """Every entry of the Loss and Accuracy legends is drawn inside its plot's data area, none over the step axis."""
+    app.window.tabs.setCurrentWidget(app.trainer_page)
+    curves = app.trainer_tab.curves
+    qtbot.waitUntil(curves.metric_plot.isVisible)
+    QApplication.processEvents()
+    for plot in (curves.loss_plot, curves.metric_plot):
+        item = plot.getPlotItem()
+        legend, area = item.legend, item.vb.sceneBoundingRect()
+        assert len(legend.items) >= 2
+        for sample, label in legend.items:
+            for part in (sample, label):
+                rect = part.sceneBoundingRect()
+                assert area.contains(rect), f"{label.text} of '{item.titleLabel.text}' at {rect} outside {area}"

@@ -9,11 +9,11 @@ import numpy as np
 import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from core_model.inputs import decoder_input
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
 from core_model.training import Trainer, TrainConfig, TrainingDiverged, evaluate
 from core_model.training_loop import Progress, RunEnd, TrainingHooks, run_training
-from core_model.vocab import BOS
 from visualizer.state.snapshots import (
     EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,
 )
@@ -30,14 +30,14 @@ def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: tor
     target = expected_output(task.task, ids)
     src_ids = task.source_ids(ids)  # what the model reads: <bos> ids <eos> for an anchored task
     src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt = torch.tensor([[BOS, *target]], device=device)  # (1, T)
+    tgt = torch.tensor([decoder_input(target)], device=device)  # (1, T)
     was_training = model.training
     model.eval()
     with torch.no_grad():
         maps = model(src, tgt, return_attention=True).attention.to_numpy()
     model.train(was_training)
     src_labels = tuple(vocab.tokens(src_ids))
-    tgt_labels = tuple(vocab.tokens([BOS, *target]))
+    tgt_labels = tuple(vocab.tokens(decoder_input(target)))
     s, t = len(src_ids), len(target) + 1
     stack = lambda layers: np.stack([w[0] for w in layers]).astype(np.float32)  # noqa: E731 - L x (H, Tq, Tk)
     return {

@@ -21,19 +21,19 @@ class Curves(QWidget):
         self.lr_plot.setMinimumHeight(130)  # below ~60 px of axis its numbers were drawn over each other
         self.lr_plot.getAxis("left").setTickDensity(0.5)  # a short plot: fewer, readable numbers
         self.metric_plot.setYRange(0.0, 1.0)
-        for plot in (self.loss_plot, self.metric_plot):
-            plot.addLegend(offset=(-10, 10))
+        for plot in (self.loss_plot, self.metric_plot):  # two columns in small type: every entry stays inside a
+            plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2)  # plot ~70 px high at 1280x800
         for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
             plot.setLabel("bottom", "step")  # no grid: its lines cost ~9 ms per plot and frame (54 of 62 ms)
         dots = dict(symbol="o", symbolSize=6)
         self.curves = {
             "loss": self.loss_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="training loss"),
             "eval_loss": self.loss_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="evaluation loss", **dots),
-            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="token accuracy (training)"),
+            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="token accuracy, train"),
             "eval_token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030",
-                                                         name="token accuracy (evaluation)", **dots),
+                                                         name="token accuracy, eval", **dots),
             "eval_exact_match": self.metric_plot.plot(pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c",
-                                                      name="greedy exact match", **dots),
+                                                      name="exact match, eval (greedy)", **dots),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
         grey = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # visible on black, unlike the live run
