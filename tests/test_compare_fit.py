@@ -2,23 +2,14 @@
 Playground's splitter where it was, and shows every compare control whole."""
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPushButton
 
-from qt_helpers import start_app, wait_frame
+from qt_helpers import wait_frame
+from test_layout_fit import app  # noqa: F401 - the fixture: the real window at 1280x800
 
 SOURCE_40 = "0123456789" * 4
 SCREEN = (1280 - 16, 800 - 48)  # a 1280x800 screen less a window frame and a panel
-
-
-@pytest.fixture
-def app(qtbot):
-    app = start_app(qtbot, (1280, 800))
-    yield app
-    app.hub.dirty = False
-    app.training.shutdown(5000)
-    app.window.close()
 
 
 def settle(qtbot, app) -> None:

@@ -3,28 +3,13 @@ declared in shortcut_list.py, and the list F1 shows before those tabs exist is t
 (so the declaration names exactly the keys the real tabs have)."""
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from visualizer.shortcut_list import LAZY_TAB_KEYS
 from visualizer.widgets.lazy_tab import LazyTab
 
-from qt_helpers import start_app
-from test_shortcut_help import shown_dialog
-
-
-@pytest.fixture
-def app(qtbot):
-    app = start_app(qtbot, (1280, 800))
-    qtbot.waitUntil(lambda: app.window.tabs.count() >= 5, timeout=30_000)
-    with qtbot.waitActive(app.window):  # QT-NOTES: shortcuts fire only in the active window
-        app.window.activateWindow()
-    yield app
-    app.hub.dirty = False
-    app.training.shutdown(5000)
-    app.length_lab.shutdown(5000)
-    app.window.close()
+from test_shortcut_help import app, shown_dialog  # noqa: F401 - app: the fixture (active window, every tab)
 
 
 def press_f1(qtbot, app) -> list[tuple[str, list[tuple[str, str]]]]:

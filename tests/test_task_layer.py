@@ -48,12 +48,18 @@ def _until_cancelled(started: threading.Event, ended: threading.Event, seen_canc
     return task
 
 
+def _start_blocking(qtbot, slot: TaskSlot, label: str) -> tuple[threading.Event, list]:
+    """Submit a task that runs until it is cancelled, and wait until it has started: (ended, cancel seen)."""
+    started, ended, asked = threading.Event(), threading.Event(), []
+    slot.submit(_until_cancelled(started, ended, asked), label)
+    qtbot.waitUntil(started.is_set, timeout=WAIT_MS)
+    return ended, asked
+
+
 def test_the_latest_submission_wins_and_the_older_result_never_arrives(qtbot, pool):
     slot = TaskSlot("Counting", pool=pool)
     seen = _record(slot)
-    started, ended, asked = threading.Event(), threading.Event(), []
-    slot.submit(_until_cancelled(started, ended, asked), "old")
-    qtbot.waitUntil(started.is_set, timeout=WAIT_MS)
+    ended, asked = _start_blocking(qtbot, slot, "old")
     with qtbot.waitSignal(slot.finished, timeout=WAIT_MS):
         slot.submit(lambda _state, x: x * 2, 21)
     qtbot.waitUntil(ended.is_set, timeout=WAIT_MS)
@@ -128,9 +134,7 @@ def test_progress_arrives_in_order_on_the_gui_thread_before_the_result(qtbot, po
 def test_shutdown_cancels_waits_and_leaves_no_running_thread(qtbot, pool):
     slot = TaskSlot("Evaluating", pool=pool)
     seen = _record(slot)
-    started, ended, asked = threading.Event(), threading.Event(), []
-    slot.submit(_until_cancelled(started, ended, asked), "partial")
-    qtbot.waitUntil(started.is_set, timeout=WAIT_MS)
+    ended, asked = _start_blocking(qtbot, slot, "partial")
     assert slot.shutdown(WAIT_MS)
     assert ended.is_set() and asked == [True]  # the task's body has returned when shutdown does
     QCoreApplication.processEvents()
