@@ -10,6 +10,7 @@ permission and would replace it silently. A writer killed midway leaves its temp
 that target removes such leftovers when their writer is gone or they are older than a minute, and never touches any
 other file (only names this writer makes are recognised).
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,8 +27,13 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 STALE_TEMP_AGE_S = 60.0  # a temporary untouched this long belongs to a write that is not coming back
 TEMP_MARK = "saving"  # <name>.saving-<pid>-<8 chars>.tmp: a name no person gives a file by chance
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class RefusedTarget(OSError):

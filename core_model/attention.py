@@ -3,6 +3,7 @@
 The plain path (`attention`) returns the post-softmax weights and is what the visualizer always uses. The fast
 path (`F.scaled_dot_product_attention`) serves training when nobody asked for weights; tests prove both agree.
 """
+
 from __future__ import annotations
 
 import math

@@ -25,6 +25,7 @@ Per-head maps: the head column h shows the same layer update with head h in plac
 ablated head too (what it would route). Every step is affine in the averaged matrix, so the mean of the columns of
 the heads that are on is exactly the rollout; the mean of all columns is not once a head is off.
 """
+
 from __future__ import annotations
 
 import threading
@@ -67,16 +68,20 @@ class RolloutMaps:
     heads: AttentionMaps[Tensor]  # per kind, per layer (B, H, Tq, Tk): the layer update through one head
 
 
-def run_with_inputs(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, masks: MaskSpec | None = None,
-                    gates: HeadGates | None = None) -> CapturedPass:
+def run_with_inputs(
+    model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, masks: MaskSpec | None = None, gates: HeadGates | None = None
+) -> CapturedPass:
     """A forward pass that also records each attention sublayer's key/value input through forward pre-hooks.
 
     Hooks leave layers.py untouched: the input x_kv is the second positional argument of MultiHeadAttention.
     """
     found: dict[str, list[Tensor]] = {"encoder_self": [], "decoder_self": [], "cross": []}
     modules = [(layer.self_attn, "encoder_self") for layer in model.encoder_layers]
-    modules += [(m, kind) for layer in model.decoder_layers
-                for m, kind in ((layer.self_attn, "decoder_self"), (layer.cross_attn, "cross"))]
+    modules += [
+        (m, kind)
+        for layer in model.decoder_layers
+        for m, kind in ((layer.self_attn, "decoder_self"), (layer.cross_attn, "cross"))
+    ]
 
     thread = threading.get_ident()  # another thread's pass on the same model (e.g. a cell recomputation) is not ours
 
@@ -84,6 +89,7 @@ def run_with_inputs(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, masks: 
         def hook(_module, args, kwargs=None):
             if threading.get_ident() == thread:
                 found[kind].append((args[1] if len(args) > 1 else kwargs["x_kv"]).detach())
+
         return hook
 
     handles = [m.register_forward_pre_hook(hook_for(kind), with_kwargs=True) for m, kind in modules]
@@ -105,13 +111,16 @@ def value_norms(attn: torch.nn.Module, x: Tensor) -> Tensor:
     return f.norm(dim=-1)
 
 
-def norm_weighted(model: Seq2SeqTransformer, weights: AttentionMaps[Tensor], inputs: LayerInputs,
-                  gates: HeadGates | None = None) -> AttentionMaps[Tensor]:
+def norm_weighted(
+    model: Seq2SeqTransformer, weights: AttentionMaps[Tensor], inputs: LayerInputs, gates: HeadGates | None = None
+) -> AttentionMaps[Tensor]:
     """g_h a_ij ||f_h(x_j)|| per kind and layer, each (B, H, Tq, Tk) (Kobayashi et al. 2020, §3)."""
     gates = gates or HeadGates()
-    modules = {"encoder_self": [layer.self_attn for layer in model.encoder_layers],
-               "decoder_self": [layer.self_attn for layer in model.decoder_layers],
-               "cross": [layer.cross_attn for layer in model.decoder_layers]}
+    modules = {
+        "encoder_self": [layer.self_attn for layer in model.encoder_layers],
+        "decoder_self": [layer.self_attn for layer in model.decoder_layers],
+        "cross": [layer.cross_attn for layer in model.decoder_layers],
+    }
     result = {}
     for kind, attns in modules.items():
         maps = []
@@ -195,8 +204,14 @@ def _encoder_rollout(layers: Sequence[Tensor], gates: HeadGates) -> tuple[list[T
     return per_layer, per_head
 
 
-def view_maps(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, mode: str, masks: MaskSpec | None = None,
-              gates: HeadGates | None = None) -> tuple[Seq2SeqOutput, AttentionMaps[Tensor]]:
+def view_maps(
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    tgt: Tensor,
+    mode: str,
+    masks: MaskSpec | None = None,
+    gates: HeadGates | None = None,
+) -> tuple[Seq2SeqOutput, AttentionMaps[Tensor]]:
     """The maps of one view mode per kind and layer, each (B, H, Tq, Tk), with the pass's output.
 
     "weights" and "scores" are the model's own; "norms" is norm_weighted; "rollout" is rollout's per-head maps
@@ -213,4 +228,3 @@ def view_maps(model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, mode: str, ma
     if mode == "norms":
         return out, norm_weighted(model, out.attention, captured.inputs, gates)
     return out, rollout(out.attention, gates).heads
-

@@ -11,6 +11,7 @@ Only a beam's own top-K continuations can ever enter the next beam, so those are
 every candidate becomes a node of the tree, kept or pruned. Beam search may still return a worse hypothesis than
 greedy when greedy's prefix is pruned early (scores are not monotone in K); `test_core_beam_search` shows one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -87,8 +88,14 @@ class CachedScorer:
     Tokens a decoder never chooses (`decoding.choosable`; `n_tokens` is the task vocabulary's size) score -inf.
     """
 
-    def __init__(self, model: Seq2SeqTransformer, src: Tensor, masks: MaskSpec | None = None,
-                 head_gates: HeadGates | None = None, n_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        model: Seq2SeqTransformer,
+        src: Tensor,
+        masks: MaskSpec | None = None,
+        head_gates: HeadGates | None = None,
+        n_tokens: int | None = None,
+    ) -> None:
         if src.dim() != 2 or src.shape[0] != 1:
             raise ValueError(f"beam search decodes one source at a time: src must be (1, S), got {tuple(src.shape)}")
         self.model, self.src, self.gates, self.n_tokens = model, src, head_gates, n_tokens
@@ -103,8 +110,9 @@ class CachedScorer:
                 cache.cross_kv = tuple(t.index_select(0, rows) for t in cache.cross_kv)
         n = tokens.shape[0]
         memory, src = self.memory.expand(n, -1, -1), self.src.expand(n, -1)
-        hidden = self.model.decode(tokens[:, None], memory, src, self.masks, self.gates, q_pos=position,
-                                   caches=self.caches).hidden  # (n, 1, d)
+        hidden = self.model.decode(
+            tokens[:, None], memory, src, self.masks, self.gates, q_pos=position, caches=self.caches
+        ).hidden  # (n, 1, d)
         return choosable(self.model.log_probs(hidden)[:, -1], self.n_tokens)  # (n, V)
 
 
@@ -122,8 +130,13 @@ class _Slot:
 
 
 @torch.no_grad()
-def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: torch.device | str = "cpu",
-                     on_step: Callable[[int], None] | None = None) -> BeamResult:
+def beam_search_with(
+    scorer: Scorer,
+    width: int,
+    max_new_tokens: int,
+    device: torch.device | str = "cpu",
+    on_step: Callable[[int], None] | None = None,
+) -> BeamResult:
     """Beam search over any Scorer (the model's, or a table in a test); see the module docstring for the rules.
 
     `on_step(position)` runs before each step: a front end reports progress there, or raises to cancel.
@@ -159,14 +172,20 @@ def beam_search_with(scorer: Scorer, width: int, max_new_tokens: int, device: to
         rows = torch.tensor([s.row for s in live_next], dtype=torch.long, device=device)
         for i, s in enumerate(live_next):
             s.row = i
-    hyps = tuple(Hypothesis(s.tokens, s.score, s.finished, s.node, s.steps)
-                 for s in sorted(beam, key=lambda s: -s.score))
+    hyps = tuple(
+        Hypothesis(s.tokens, s.score, s.finished, s.node, s.steps) for s in sorted(beam, key=lambda s: -s.score)
+    )
     return BeamResult(hyps, tuple(nodes), width)
 
 
 def beam_search(
-    model: Seq2SeqTransformer, src: Tensor, width: int, max_new_tokens: int | None = None,
-    masks: MaskSpec | None = None, head_gates: HeadGates | None = None, on_step: Callable[[int], None] | None = None,
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    width: int,
+    max_new_tokens: int | None = None,
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+    on_step: Callable[[int], None] | None = None,
     n_tokens: int | None = None,
 ) -> BeamResult:
     """Beam search of width K for one source (1, S); K = 1 equals `greedy_decode` (with the same `n_tokens`).
@@ -181,8 +200,13 @@ def beam_search(
         return beam_search_with(scorer, width, steps, src.device, on_step)
 
 
-def sequence_log_prob(model: Seq2SeqTransformer, src: Tensor, tokens: list[int] | tuple[int, ...],
-                      masks: MaskSpec | None = None, head_gates: HeadGates | None = None) -> tuple[float, ...]:
+def sequence_log_prob(
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    tokens: list[int] | tuple[int, ...],
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+) -> tuple[float, ...]:
     """Teacher-forced log-probability of each token of one output (after <bos>): one full forward pass."""
     if not tokens:
         return ()

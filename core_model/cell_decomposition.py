@@ -9,6 +9,7 @@ The layer input is taken with a forward pre-hook on the attention module rather 
 stack here, so whatever the layers do around attention (norm position, residual scaling) is followed as it is.
 The hook only records calls made on the calling thread, so another thread using the same model is not disturbed.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -71,11 +72,13 @@ class CellDecomposition(Generic[ArrayT]):
 
     def to_numpy(self: CellDecomposition[Tensor]) -> CellDecomposition[np.ndarray]:
         """Float64 numpy copies (bool for masks): what crosses into a GUI thread or a JSON file."""
+
         def conv(value: Any) -> Any:
             if not isinstance(value, Tensor):
                 return value
             t = value.detach().cpu()
             return t.numpy().copy() if t.dtype == torch.bool else t.to(torch.float64).numpy().copy()
+
         return CellDecomposition(**{f.name: conv(getattr(self, f.name)) for f in fields(self)})
 
     def to_json(self) -> dict[str, Any]:
@@ -86,8 +89,11 @@ class CellDecomposition(Generic[ArrayT]):
             value = getattr(data, f.name)
             if isinstance(value, np.ndarray):
                 value = np.where(np.isfinite(value), value, np.nan) if value.dtype != bool else value
-                value = [[_num(v) for v in row] for row in value.tolist()] if value.ndim == 2 else \
-                    [_num(v) for v in value.tolist()]
+                value = (
+                    [[_num(v) for v in row] for row in value.tolist()]
+                    if value.ndim == 2
+                    else [_num(v) for v in value.tolist()]
+                )
             out[f.name] = value
         return out
 
@@ -110,8 +116,13 @@ def attention_module(model: Seq2SeqTransformer, kind: str, layer: int) -> MultiH
 
 
 def capture_attention_inputs(
-    model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, kind: str, layer: int,
-    masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    tgt: Tensor,
+    kind: str,
+    layer: int,
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
 ) -> dict[str, Any]:
     """Run the model until the chosen attention module is called; return its bound arguments (x_q, x_kv, mask...)."""
     module = attention_module(model, kind, layer)
@@ -141,8 +152,18 @@ def capture_attention_inputs(
 
 
 def decompose_cell(
-    model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, kind: str, layer: int, head: int, query: int, key: int,
-    *, masks: MaskSpec | None = None, head_gates: HeadGates | None = None, batch: int = 0,
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    tgt: Tensor,
+    kind: str,
+    layer: int,
+    head: int,
+    query: int,
+    key: int,
+    *,
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+    batch: int = 0,
 ) -> CellDecomposition[Tensor]:
     """Every step from the layer input to the weight of cell (query, key) of one head (paper eq. 1).
 
@@ -169,8 +190,9 @@ def _head_rows(linear: torch.nn.Module, x: Tensor, head: int, d: int, batch: int
     return linear(x).view(b, t, -1, d)[batch, :, head]  # (B, T, d) -> (B, T, H, D) -> (T, D)
 
 
-def _decompose(module: MultiHeadAttention, args: dict[str, Any], cell: tuple[str, int, int, int, int], batch: int,
-               pe_base: float) -> CellDecomposition[Tensor]:
+def _decompose(
+    module: MultiHeadAttention, args: dict[str, Any], cell: tuple[str, int, int, int, int], batch: int, pe_base: float
+) -> CellDecomposition[Tensor]:
     kind, layer, head, i, j = cell
     d = module.head_dim
     q_pos = int(args["q_pos"])
@@ -201,11 +223,34 @@ def _decompose(module: MultiHeadAttention, args: dict[str, Any], cell: tuple[str
     weighted = row_weights[:, None] * v  # (Tk, 1) * (Tk, D) -> (Tk, D)
     head_output = plain.output[0, 0, 0]  # (D,): the row's weights @ values, as the model computes it
     return CellDecomposition(
-        kind=kind, layer=layer, head=head, query=i, key=j, query_position=q_pos + i, key_position=j,
-        q_raw=q_raw[i], k_raw=k_raw[j], q=q[i], k=k[j], angle_q=angle_q, angle_k=angle_k,
-        product=product, dot=float(product.sum()), sqrt_d=sqrt_d, scaled=float(product.sum()) / sqrt_d,
-        visible=bool(row_visible[j]), row_visible=row_visible, row_scores=row_scores, row_weights=row_weights,
-        row_max=row_max, numerator=float(shifted[j]), denominator=float(shifted.sum()),
-        weight=float(row_weights[j]), values=v, weighted_values=weighted, head_output=head_output, gate=gate,
+        kind=kind,
+        layer=layer,
+        head=head,
+        query=i,
+        key=j,
+        query_position=q_pos + i,
+        key_position=j,
+        q_raw=q_raw[i],
+        k_raw=k_raw[j],
+        q=q[i],
+        k=k[j],
+        angle_q=angle_q,
+        angle_k=angle_k,
+        product=product,
+        dot=float(product.sum()),
+        sqrt_d=sqrt_d,
+        scaled=float(product.sum()) / sqrt_d,
+        visible=bool(row_visible[j]),
+        row_visible=row_visible,
+        row_scores=row_scores,
+        row_weights=row_weights,
+        row_max=row_max,
+        numerator=float(shifted[j]),
+        denominator=float(shifted.sum()),
+        weight=float(row_weights[j]),
+        values=v,
+        weighted_values=weighted,
+        head_output=head_output,
+        gate=gate,
         gated_output=head_output * gate,
     )

@@ -5,6 +5,7 @@ Loading uses `torch.load(weights_only=True)`, so a file can never run code; ever
 checksum stored when they were saved (checkpoint_checksum). Anything wrong with a file, or with a save, raises
 CheckpointError with a message a person can act on; a failed save leaves the previous file untouched.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,8 +32,16 @@ from .config import ModelConfig
 from .model import Seq2SeqTransformer, build_model
 from .tasks import TaskSpec
 
-__all__ = ["FORMAT", "MAX_HISTORY_ROWS", "MESSAGE_CHARS", "VERSION", "Checkpoint", "CheckpointError",
-           "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "FORMAT",
+    "MAX_HISTORY_ROWS",
+    "MESSAGE_CHARS",
+    "VERSION",
+    "Checkpoint",
+    "CheckpointError",
+    "load_checkpoint",
+    "save_checkpoint",
+]
 log = logging.getLogger(__name__)
 
 
@@ -69,8 +78,13 @@ class Checkpoint:
             raise CheckpointError(str(exc)) from exc
 
 
-def save_checkpoint(path: str | os.PathLike, model: Seq2SeqTransformer, *, history: list[dict[str, float]] | None = None,
-                    extra: dict[str, Any] | None = None) -> Path:
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: Seq2SeqTransformer,
+    *,
+    history: list[dict[str, float]] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
     """Write atomically (temporary next to `path`, fsync, rename); every failure raises CheckpointError.
 
     Non-finite weights, non-plain extras and an invalid recipe are refused before writing, and a written file

@@ -5,6 +5,7 @@ silently. The checksum covers what the model receives (each weight's name, dtype
 so any change to the weights after saving is found, however the file was rewritten. Files saved before checksums
 were stored have none and load as before (the zip CRCs still guard them: checkpoint_files.check_archive).
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,7 @@
 """The file side of checkpoints: atomic writes (atomic_files: symlinks followed, modes kept, temporaries cleaned)
 that publish only a file the loader accepts, and reads that say what is wrong.
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,8 +16,15 @@ from .checkpoint_long_history import ShortHistory, archive_with, shortened_histo
 from .checkpoint_records import MAX_HISTORY_ROWS
 from .checkpoint_validation import CheckpointError
 
-__all__ = ["MAX_FILE_BYTES", "MESSAGE_CHARS", "check_archive", "first_line", "read_payload", "remove_stale_temps",
-           "write_atomically"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MESSAGE_CHARS",
+    "check_archive",
+    "first_line",
+    "read_payload",
+    "remove_stale_temps",
+    "write_atomically",
+]
 log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 2**30  # far above any checkpoint the app writes (weights are capped at MAX_MODEL_BYTES)
 MESSAGE_CHARS = 300  # longest excerpt of a library's error message quoted back to the user
@@ -90,8 +98,10 @@ def read_payload(path: Path) -> object:
     if info.st_size == 0:
         raise CheckpointError(f"{path.name} is not a readable checkpoint: the file is empty (0 bytes)")
     if info.st_size > MAX_FILE_BYTES:
-        raise CheckpointError(f"{path.name} is {info.st_size / 2**30:.1f} GiB, larger than any checkpoint "
-                              f"({MAX_FILE_BYTES // 2**30} GiB at most)")
+        raise CheckpointError(
+            f"{path.name} is {info.st_size / 2**30:.1f} GiB, larger than any checkpoint "
+            f"({MAX_FILE_BYTES // 2**30} GiB at most)"
+        )
     try:
         with open(path, "rb") as fh:
             source, short = _readable_archive(fh, path.name)
@@ -118,17 +128,26 @@ def _readable_archive(fh: BinaryIO, name: str) -> tuple[BinaryIO, ShortHistory |
         pickles = [e for e in archive.infolist() if e.filename.endswith("/data.pkl")]
         short = shortened_history(archive.read(pickles[0])) if len(pickles) == 1 else None
         if short is None or len(short.data) > MAX_PICKLE_BYTES:
-            how = (f"even with its history thinned to {MAX_HISTORY_ROWS:,} rows" if short else
-                   "and its history is not one the app can thin (rows of metric names and numbers)")
+            how = (
+                f"even with its history thinned to {MAX_HISTORY_ROWS:,} rows"
+                if short
+                else "and its history is not one the app can thin (rows of metric names and numbers)"
+            )
             raise CheckpointError(f"{_too_large(name, size, MAX_PICKLE_BYTES)}, {how}; refusing to read it")
-        log.info("%s: reading %d of its %d training-history rows (a row per step, as earlier versions kept)",
-                 name, short.kept, short.rows)
+        log.info(
+            "%s: reading %d of its %d training-history rows (a row per step, as earlier versions kept)",
+            name,
+            short.kept,
+            short.rows,
+        )
         return archive_with(archive, pickles[0], short.data), short
 
 
 def _too_large(name: str, size: int, limit: int) -> str:
-    return (f"{name}: its training history and extra data take {size / 2**20:.1f} MiB, more than the "
-            f"{limit // 2**20} MiB a checkpoint may hold")
+    return (
+        f"{name}: its training history and extra data take {size / 2**20:.1f} MiB, more than the "
+        f"{limit // 2**20} MiB a checkpoint may hold"
+    )
 
 
 def check_archive(fh: BinaryIO, name: str, max_pickle_bytes: int = MAX_LONG_PICKLE_BYTES) -> int:
@@ -141,22 +160,27 @@ def check_archive(fh: BinaryIO, name: str, max_pickle_bytes: int = MAX_LONG_PICK
     try:
         archive = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, KeyError):
-        raise CheckpointError(f"{corrupt}: its archive directory is missing or damaged "
-                              "(the file was probably cut short)") from None
+        raise CheckpointError(
+            f"{corrupt}: its archive directory is missing or damaged (the file was probably cut short)"
+        ) from None
     with archive:
         entries = archive.infolist()
         pickles = [e for e in entries if e.filename.endswith("/data.pkl")]
         if not pickles:
             raise CheckpointError(f"{name} is not a checkpoint: it is a zip archive without checkpoint data")
         if any(e.compress_type != zipfile.ZIP_STORED for e in entries):
-            raise CheckpointError(f"{name} is not a checkpoint: its archive has compressed entries, "
-                                  "which torch.save never writes")
+            raise CheckpointError(
+                f"{name} is not a checkpoint: its archive has compressed entries, which torch.save never writes"
+            )
         if sum(e.file_size for e in entries) > MAX_FILE_BYTES:
             raise CheckpointError(f"{name}: its archive claims more than {MAX_FILE_BYTES // 2**30} GiB of data")
         size = max(e.file_size for e in pickles)
         if size > max_pickle_bytes:
-            rows = f" (a history of about {max_pickle_bytes // HISTORY_ROW_BYTES:,} rows); refusing to read it" \
-                if max_pickle_bytes > MAX_PICKLE_BYTES else ""
+            rows = (
+                f" (a history of about {max_pickle_bytes // HISTORY_ROW_BYTES:,} rows); refusing to read it"
+                if max_pickle_bytes > MAX_PICKLE_BYTES
+                else ""
+            )
             raise CheckpointError(f"{_too_large(name, size, max_pickle_bytes)}{rows}")
         check_crcs(archive, name)
     return size
@@ -167,14 +191,23 @@ def check_crcs(archive: zipfile.ZipFile, name: str) -> None:
     try:
         damaged = archive.testzip()  # reads each record once; the file is small or about to be read whole anyway
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
-        raise CheckpointError(f"{name} is not a readable checkpoint (corrupt or truncated): its archive records "
-                              f"are damaged ({first_line(exc)})") from None
+        raise CheckpointError(
+            f"{name} is not a readable checkpoint (corrupt or truncated): its archive records "
+            f"are damaged ({first_line(exc)})"
+        ) from None
     if damaged is not None:
         record = damaged.split("/", 1)[-1][:80]
-        what = "its history and settings" if record == "data.pkl" else \
-            "its stored tensors (weights or attention maps)" if record.startswith("data/") else "its archive records"
-        raise CheckpointError(f"{name} is corrupt: {what} do not match the CRC-32 checksum stored when it was "
-                              f"saved (record {record} is damaged)")
+        what = (
+            "its history and settings"
+            if record == "data.pkl"
+            else "its stored tensors (weights or attention maps)"
+            if record.startswith("data/")
+            else "its archive records"
+        )
+        raise CheckpointError(
+            f"{name} is corrupt: {what} do not match the CRC-32 checksum stored when it was "
+            f"saved (record {record} is damaged)"
+        )
 
 
 def _load_failure(name: str, exc: Exception) -> str:

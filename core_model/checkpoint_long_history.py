@@ -9,6 +9,7 @@ torch.load(weights_only=True) and every usual check.
 Nothing here builds an object from the file: bytes that only look like this layout give a pickle that the loader
 refuses or reads like any other file.
 """
+
 from __future__ import annotations
 
 import io

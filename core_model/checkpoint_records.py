@@ -6,6 +6,7 @@ non-finite numbers elsewhere in the extra data become None. The history keeps at
 evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw. A training
 recipe that is not valid is refused when saved and left out when loaded: only the Trainer reads it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -49,8 +50,12 @@ def thin_history(rows: list, name: str) -> list:
     n = len(rows)
     if n <= MAX_HISTORY_ROWS:
         return rows
-    log.info("%s: keeping %d of its %d training-history rows (evenly spaced, first and last included)",
-             name, MAX_HISTORY_ROWS, n)
+    log.info(
+        "%s: keeping %d of its %d training-history rows (evenly spaced, first and last included)",
+        name,
+        MAX_HISTORY_ROWS,
+        n,
+    )
     return [rows[i] for i in kept_rows(n)]
 
 
@@ -65,8 +70,10 @@ def check_history(history: object, name: str) -> list[dict[str, float]]:
         for key, value in row.items():
             problem = number_problem(value)
             if not isinstance(key, str) or problem and problem.endswith("not a number"):
-                raise CheckpointError(f"{name}: row {i} of its training history has a non-numeric entry "
-                                      f"{short_repr(key)}: {type(value).__name__}")
+                raise CheckpointError(
+                    f"{name}: row {i} of its training history has a non-numeric entry "
+                    f"{short_repr(key)}: {type(value).__name__}"
+                )
             if problem:
                 raise CheckpointError(f"{name}: row {i} of its training history has {short_repr(key)} = {problem}")
     return list(history)
@@ -126,7 +133,7 @@ def check_known_extra(extra: dict[str, Any], config: ModelConfig, name: str) -> 
 
 
 def stored_task(stored: object) -> TaskSpec:
-    """The task a checkpoint's extra["task"] describes (None: the default TaskSpec); Type/ValueError say what is wrong."""
+    """The task a checkpoint's extra["task"] describes (None: the default); Type/ValueError say what is wrong."""
     if stored is None:
         return TaskSpec()
     if not isinstance(stored, dict):
@@ -205,26 +212,36 @@ def _check_snapshots(data: object, config: ModelConfig) -> None:
     """The attention movie: a source, its steps, and for every kind of map a stack shaped for this model."""
     if data is None or data == {}:
         return
-    if not isinstance(data, dict) or not isinstance(data.get("source"), str) or \
-            not isinstance(data.get("steps"), (list, tuple)) or not isinstance(data.get("kinds"), dict):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("source"), str)
+        or not isinstance(data.get("steps"), (list, tuple))
+        or not isinstance(data.get("kinds"), dict)
+    ):
         raise TypeError("its attention movie must be a dict with a source, a list of steps and the maps' kinds")
     for i, step in enumerate(data["steps"]):
         if not isinstance(step, int) or number_problem(step):
             raise ValueError(f"its attention movie has step {i} = {short_repr(step)}, not a whole number of steps")
     kinds = data["kinds"]
     if set(kinds) != set(SNAPSHOT_KINDS):
-        raise ValueError(f"its attention movie has the kinds {sorted(map(str, kinds))[:5]}, "
-                         f"expected {list(SNAPSHOT_KINDS)}")
+        raise ValueError(
+            f"its attention movie has the kinds {sorted(map(str, kinds))[:5]}, expected {list(SNAPSHOT_KINDS)}"
+        )
     frames = len(data["steps"])
-    layers = {"encoder_self": config.n_encoder_layers, "decoder_self": config.n_decoder_layers,
-              "cross": config.n_decoder_layers}
+    layers = {
+        "encoder_self": config.n_encoder_layers,
+        "decoder_self": config.n_decoder_layers,
+        "cross": config.n_decoder_layers,
+    }
     sizes = {kind: _snapshot_size(kinds[kind], kind, (frames, layers[kind], config.n_heads)) for kind in SNAPSHOT_KINDS}
     src, tgt = sizes["encoder_self"][0], sizes["decoder_self"][0]
     wanted = {"encoder_self": (src, src), "decoder_self": (tgt, tgt), "cross": (tgt, src)}
     for kind, size in sizes.items():
         if size != wanted[kind] or max(size) > config.max_len:
-            raise ValueError(f"its attention movie's {kind} maps are {size[0]} x {size[1]}, which does not fit "
-                             f"the other maps or the model's {config.max_len} positions")
+            raise ValueError(
+                f"its attention movie's {kind} maps are {size[0]} x {size[1]}, which does not fit "
+                f"the other maps or the model's {config.max_len} positions"
+            )
 
 
 def _snapshot_size(entry: object, kind: str, lead: tuple[int, int, int]) -> tuple[int, int]:
@@ -233,8 +250,12 @@ def _snapshot_size(entry: object, kind: str, lead: tuple[int, int, int]) -> tupl
     if not isinstance(entry, dict) or any(key not in entry for key in SNAPSHOT_FIELDS):
         raise ValueError(f"{where} must be a dict of {list(SNAPSHOT_FIELDS)}")
     values, valid = entry["values"], entry["valid"]
-    if not isinstance(values, torch.Tensor) or values.dtype not in WEIGHT_DTYPES or values.dim() != 5 \
-            or tuple(values.shape[:3]) != lead:
+    if (
+        not isinstance(values, torch.Tensor)
+        or values.dtype not in WEIGHT_DTYPES
+        or values.dim() != 5
+        or tuple(values.shape[:3]) != lead
+    ):
         shape = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
         raise ValueError(f"{where} have shape {shape}; this model needs {lead} x queries x keys of floats")
     size = tuple(values.shape[3:])

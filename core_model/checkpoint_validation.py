@@ -4,6 +4,7 @@ A file is untrusted input: its numbers ask for memory, its types may be anything
 can rebuild. Each check raises CheckpointError naming the file and what is wrong in words, and none of them
 allocates more than the file already holds (weight shapes are compared against a model built on the meta device).
 """
+
 from __future__ import annotations
 
 import reprlib
@@ -50,8 +51,9 @@ def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, to
     if "format" not in payload:
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it has no format marker)")
     if payload["format"] != FORMAT:
-        raise CheckpointError(f"{name} is not an Attention Playground checkpoint "
-                              f"(wrong format marker {short_repr(payload['format'])})")
+        raise CheckpointError(
+            f"{name} is not an Attention Playground checkpoint (wrong format marker {short_repr(payload['format'])})"
+        )
     version = payload.get("version")
     if type(version) is not int:
         raise CheckpointError(f"{name} has an invalid checkpoint version {short_repr(version)}, expected {VERSION}")
@@ -89,27 +91,34 @@ def expected_shapes(config: ModelConfig) -> dict[str, torch.Size]:
     A small model is built on the CPU instead: on meta, the embeddings' normal_ init imports torch._dynamo, which
     cost more than `import torch` itself at start-up; a few MiB of CPU weights cost milliseconds.
     """
-    with torch.random.fork_rng(devices=[]), torch.device(
-            "cpu" if config.estimated_bytes <= SMALL_MODEL_BYTES else "meta"):  # the caller's RNG stream stays as it was
+    with (
+        torch.random.fork_rng(devices=[]),
+        torch.device("cpu" if config.estimated_bytes <= SMALL_MODEL_BYTES else "meta"),
+    ):  # the caller's RNG stream stays as it was
         model = Seq2SeqTransformer(config)
     return {key: value.shape for key, value in model.state_dict().items()}
 
 
 def check_weights(state: object, config: ModelConfig, name: str) -> dict[str, torch.Tensor]:
     """Names, shapes and dtypes of the weights: plain tensors that fit `config` exactly."""
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
         raise CheckpointError(f"{name} has no valid weights (expected a dict of named tensors)")
     expected = expected_shapes(config)
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(k[:80] for k in set(state) - set(expected))
     if missing or unexpected:
-        raise CheckpointError(f"{name}: weights do not match its configuration "
-                              f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+        raise CheckpointError(
+            f"{name}: weights do not match its configuration (missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
     for key, shape in expected.items():
         tensor = state[key]
         check_plain_tensor(tensor, f"{name}: weight {key}")
         if tensor.shape != shape:
-            raise CheckpointError(f"{name}: weight {key} has shape {_shape(tensor)}, configuration needs {tuple(shape)}")
+            raise CheckpointError(
+                f"{name}: weight {key} has shape {_shape(tensor)}, configuration needs {tuple(shape)}"
+            )
         if tensor.dtype not in WEIGHT_DTYPES:
             raise CheckpointError(f"{name}: weight {key} has type {tensor.dtype}, expected a floating-point type")
     return dict(state)
@@ -120,8 +129,10 @@ def check_finite(state: dict[str, torch.Tensor], name: str) -> None:
     for key, tensor in state.items():
         bad = int((~torch.isfinite(tensor)).sum())
         if bad:
-            raise CheckpointError(f"{name}: weight {key} has {bad} non-finite values (NaN or infinity) "
-                                  f"out of {tensor.numel()}; the model was saved after training diverged")
+            raise CheckpointError(
+                f"{name}: weight {key} has {bad} non-finite values (NaN or infinity) "
+                f"out of {tensor.numel()}; the model was saved after training diverged"
+            )
 
 
 def check_plain_tensor(tensor: torch.Tensor, what: str) -> None:
@@ -133,8 +144,9 @@ def check_plain_tensor(tensor: torch.Tensor, what: str) -> None:
     if type(tensor) is not torch.Tensor:  # a subclass (Parameter) is exactly what is refused
         raise CheckpointError(f"{what} is a {type(tensor).__name__[:40]}, not a plain tensor")
     if tensor.__dict__:
-        raise CheckpointError(f"{what} carries Python attributes {sorted(map(str, tensor.__dict__))[:3]}; "
-                              "only plain tensors are accepted")
+        raise CheckpointError(
+            f"{what} carries Python attributes {sorted(map(str, tensor.__dict__))[:3]}; only plain tensors are accepted"
+        )
     if tensor.requires_grad:
         raise CheckpointError(f"{what} requires gradients; stored data never does")
     if tensor.layout != torch.strided or tensor.is_quantized or tensor.is_nested:

@@ -1,4 +1,5 @@
 """Frozen, validated configuration for the model (the one place options are checked)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -100,8 +101,10 @@ class ModelConfig:
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"{flag} must be one of [True, False], got {_short(getattr(self, flag))}")
         if self.estimated_bytes > MAX_MODEL_BYTES:
-            raise ValueError(f"this configuration needs about {self.estimated_bytes / 2**20:,.0f} MiB of weights, "
-                             f"more than the limit of {MAX_MODEL_BYTES // 2**20} MiB")
+            raise ValueError(
+                f"this configuration needs about {self.estimated_bytes / 2**20:,.0f} MiB of weights, "
+                f"more than the limit of {MAX_MODEL_BYTES // 2**20} MiB"
+            )
 
     @property
     def estimated_bytes(self) -> int:

@@ -10,6 +10,7 @@ The model is never trained to emit any of them (the loss ignores <pad> labels; t
 softmax gives them some mass. Scores stay the model's own log-probabilities (softmax over its whole vocabulary,
 not renormalised over the choices), so a decoder's score equals a teacher-forced pass over the same tokens.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -40,8 +41,12 @@ def max_output_len(model: Seq2SeqTransformer) -> int:
 
 @torch.no_grad()
 def greedy_decode(
-    model: Seq2SeqTransformer, src: Tensor, max_new_tokens: int, masks: MaskSpec | None = None,
-    head_gates: HeadGates | None = None, n_tokens: int | None = None,
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    max_new_tokens: int,
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+    n_tokens: int | None = None,
 ) -> Tensor:
     """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>.
 
@@ -95,7 +100,9 @@ class DecodeSession:
 
     def __post_init__(self) -> None:
         if self.src.dim() != 2 or self.src.shape[0] != 1:
-            raise ValueError(f"DecodeSession decodes one source at a time: src must be (1, S), got {tuple(self.src.shape)}")
+            raise ValueError(
+                f"DecodeSession decodes one source at a time: src must be (1, S), got {tuple(self.src.shape)}"
+            )
         self.masks = replace(self.masks, decoder_padding=False)
         limit = max_output_len(self.model)
         self.max_new_tokens = limit if self.max_new_tokens is None else min(self.max_new_tokens, limit)
@@ -134,8 +141,12 @@ class DecodeSession:
         )
         log_probs = self.model.log_probs(dec.hidden)[0, -1]  # (V,)
         self._pending = StepRecord(
-            pos, int(choosable(log_probs, self.n_tokens).argmax()), False, log_probs,
-            tuple(w[0, :, -1] for w in dec.self_weights), tuple(w[0, :, -1] for w in dec.cross_weights),
+            pos,
+            int(choosable(log_probs, self.n_tokens).argmax()),
+            False,
+            log_probs,
+            tuple(w[0, :, -1] for w in dec.self_weights),
+            tuple(w[0, :, -1] for w in dec.cross_weights),
         )
         return self._pending
 

@@ -1,4 +1,5 @@
 """Device choice: CUDA, else MPS, else CPU, unless the caller names one."""
+
 from __future__ import annotations
 
 import torch
@@ -10,16 +11,23 @@ def pick_device(preferred: str | None = None) -> torch.device:
         try:
             device = torch.device(preferred)
         except (RuntimeError, TypeError):  # torch's message for "banana" is a long list of device types
-            raise ValueError(f"unknown device {str(preferred)[:40]!r}; available devices: "
-                             f"{', '.join(available_devices())}") from None
+            raise ValueError(
+                f"unknown device {str(preferred)[:40]!r}; available devices: {', '.join(available_devices())}"
+            ) from None
         if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device 'cuda' was requested but CUDA is not available on this machine; "
-                             f"available devices: {', '.join(available_devices())}")
+            raise ValueError(
+                "device 'cuda' was requested but CUDA is not available on this machine; "
+                f"available devices: {', '.join(available_devices())}"
+            )
         if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-            raise ValueError(f"device {preferred!r} does not exist; available devices: {', '.join(available_devices())}")
+            raise ValueError(
+                f"device {preferred!r} does not exist; available devices: {', '.join(available_devices())}"
+            )
         if device.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
-            raise ValueError("device 'mps' was requested but MPS is not available on this machine; "
-                             f"available devices: {', '.join(available_devices())}")
+            raise ValueError(
+                "device 'mps' was requested but MPS is not available on this machine; "
+                f"available devices: {', '.join(available_devices())}"
+            )
         return device
     if torch.cuda.is_available():
         return torch.device("cuda")

@@ -9,6 +9,7 @@ fraction of sequences that greedy decoding (among the task's tokens) reproduces 
 baseline, so an important head has delta_loss > 0 and delta_exact_match < 0. Default masks (causal decoder, padding
 masked) throughout.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -58,8 +59,7 @@ class ImportanceCancelled(Exception):
 def head_list(model: Seq2SeqTransformer) -> list[tuple[str, int, int]]:
     """(kind, layer, head) for every head, in report order."""
     cfg = model.config
-    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers,
-              "cross": cfg.n_decoder_layers}
+    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
     return [(k, layer, h) for k in ATTENTION_KINDS for layer in range(layers[k]) for h in range(cfg.n_heads)]
 
 
@@ -74,8 +74,9 @@ def single_head_gates(model: Seq2SeqTransformer, kind: str, layer: int, head: in
 
 
 @torch.no_grad()
-def score_model(model: Seq2SeqTransformer, batch: Batch, gates: HeadGates | None = None,
-                n_tokens: int | None = None) -> Score:
+def score_model(
+    model: Seq2SeqTransformer, batch: Batch, gates: HeadGates | None = None, n_tokens: int | None = None
+) -> Score:
     """Loss and exact match of the model (with optional gates) on one batch; the model is left as it was.
 
     `n_tokens`: the task vocabulary's size, so greedy decoding chooses among the task's tokens (`choosable`).
@@ -96,8 +97,13 @@ def score_model(model: Seq2SeqTransformer, batch: Batch, gates: HeadGates | None
 
 
 def head_importance(
-    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed: int = 1234,
-    device: torch.device | str = "cpu", progress: Callable[[int, int], None] | None = None,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    *,
+    n: int = 200,
+    seed: int = 1234,
+    device: torch.device | str = "cpu",
+    progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> ImportanceReport:
     """Ablate each head in turn on N seeded sequences; progress(done, total) after each, should_stop() polled."""
@@ -113,8 +119,7 @@ def head_importance(
         if should_stop is not None and should_stop():
             raise ImportanceCancelled()
         s = score_model(model, batch, single_head_gates(model, kind, layer, head), n_tokens)
-        results.append(HeadAblation(kind, layer, head, s, s.loss - baseline.loss,
-                                    s.exact_match - baseline.exact_match))
+        results.append(HeadAblation(kind, layer, head, s, s.loss - baseline.loss, s.exact_match - baseline.exact_match))
         if progress is not None:
             progress(i + 2, total)
     return ImportanceReport(baseline, tuple(results))
@@ -145,13 +150,21 @@ class HeadAnalysis:
 
     def to_dict(self) -> dict[str, object]:
         """The `heads` verb's JSON object."""
-        return {"baseline": {"loss": self.baseline.loss, "exact_match": self.baseline.exact_match},
-                "sequences": dict(self.sequences), "heads": [h.to_dict() for h in self.heads]}
+        return {
+            "baseline": {"loss": self.baseline.loss, "exact_match": self.baseline.exact_match},
+            "sequences": dict(self.sequences),
+            "heads": [h.to_dict() for h in self.heads],
+        }
 
 
 def analyse_heads(
-    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed: int = 1234,
-    device: torch.device | str = "cpu", progress: Callable[[int, int], None] | None = None,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    *,
+    n: int = 200,
+    seed: int = 1234,
+    device: torch.device | str = "cpu",
+    progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> HeadAnalysis:
     """Roles and importance of every head on the same N seeded sequences (what the CLI prints, the GUI draws)."""
@@ -160,6 +173,7 @@ def analyse_heads(
     rows = []
     for a in report.heads:
         r = roles[(a.kind, a.layer, a.head)]
-        rows.append(HeadSummary(a.kind, a.layer, a.head, r.role, r.score, r.alignment, a.delta_loss,
-                                a.delta_exact_match))
+        rows.append(
+            HeadSummary(a.kind, a.layer, a.head, r.role, r.score, r.alignment, a.delta_loss, a.delta_exact_match)
+        )
     return HeadAnalysis(report.baseline, tuple(rows), probe_description(task, n, seed))

@@ -20,6 +20,7 @@ over all N sequences; maps are the post-softmax weights of a teacher-forced pass
 A head's role is its highest-scoring one (first in the order above on a tie). A score with no query to average
 over (e.g. an encoder given only one-symbol sources) is 0.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -36,8 +37,14 @@ from .vocab import BOS, EOS, PAD
 RoleName = Literal["alignment", "self", "previous", "first", "eos_pad", "broad"]
 SELF_ROLES: tuple[RoleName, ...] = ("self", "previous", "first", "eos_pad", "broad")
 CROSS_ROLES: tuple[RoleName, ...] = ("alignment", "first", "broad")
-ROLE_LABELS: dict[str, str] = {"alignment": "align", "self": "self", "previous": "prev", "first": "first/<bos>",
-                               "eos_pad": "<eos>/pad", "broad": "broad"}
+ROLE_LABELS: dict[str, str] = {
+    "alignment": "align",
+    "self": "self",
+    "previous": "prev",
+    "first": "first/<bos>",
+    "eos_pad": "<eos>/pad",
+    "broad": "broad",
+}
 
 
 @dataclass(frozen=True)
@@ -65,16 +72,27 @@ def probe_sequences(task: TaskSpec, n: int, seed: int) -> Batch:
 
 def probe_description(task: TaskSpec, n: int, seed: int) -> dict[str, object]:
     """Which sequences `probe_sequences` draws, stated with every number a head analysis reports."""
-    runs = (f"{task.runs:.0%} of them runs of repeated symbols" if task.runs > 0 else "no runs of repeated symbols")
-    text = (f"{n} {task.task} sequences (seed {seed}), lengths {task.min_len} to {task.max_len}, drawn as in "
-            f"training: {runs}; eval's length sweep draws uniform sources instead")
-    return {"n": n, "seed": seed, "task": task.task, "min_len": task.min_len, "max_len": task.max_len,
-            "runs": task.runs, "anchored": task.anchored, "description": text}
+    runs = f"{task.runs:.0%} of them runs of repeated symbols" if task.runs > 0 else "no runs of repeated symbols"
+    text = (
+        f"{n} {task.task} sequences (seed {seed}), lengths {task.min_len} to {task.max_len}, drawn as in "
+        f"training: {runs}; eval's length sweep draws uniform sources instead"
+    )
+    return {
+        "n": n,
+        "seed": seed,
+        "task": task.task,
+        "min_len": task.min_len,
+        "max_len": task.max_len,
+        "runs": task.runs,
+        "anchored": task.anchored,
+        "description": text,
+    }
 
 
 @torch.no_grad()
-def head_roles(model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed: int = 1234,
-               device: torch.device | str = "cpu") -> tuple[HeadRole, ...]:
+def head_roles(
+    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed: int = 1234, device: torch.device | str = "cpu"
+) -> tuple[HeadRole, ...]:
     """Score every head (kinds in ATTENTION_KINDS order, then layer, head) on N seeded sequences."""
     batch = probe_sequences(task, n, seed).to(device)
     was_training = model.training
@@ -88,8 +106,9 @@ def head_roles(model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 200, seed:
     return roles_from_maps(stacked, *ids)
 
 
-def roles_from_maps(maps: Mapping[str, np.ndarray], src: np.ndarray, tgt_in: np.ndarray,
-                    tgt_out: np.ndarray) -> tuple[HeadRole, ...]:
+def roles_from_maps(
+    maps: Mapping[str, np.ndarray], src: np.ndarray, tgt_in: np.ndarray, tgt_out: np.ndarray
+) -> tuple[HeadRole, ...]:
     """Roles from raw maps, so recorded maps (training probes) can be scored without the model.
 
     Shape: maps[kind] (L, B, H, Tq, Tk) post-softmax weights; src (B, S), tgt_in / tgt_out (B, T) token ids.
@@ -99,8 +118,11 @@ def roles_from_maps(maps: Mapping[str, np.ndarray], src: np.ndarray, tgt_in: np.
         if kind not in maps:
             continue
         w = np.asarray(maps[kind], dtype=np.float64)
-        table = _cross_scores(w, src, tgt_out) if kind == "cross" else _self_scores(w, src if kind == "encoder_self"
-                                                                                   else tgt_in, kind)
+        table = (
+            _cross_scores(w, src, tgt_out)
+            if kind == "cross"
+            else _self_scores(w, src if kind == "encoder_self" else tgt_in, kind)
+        )
         names = CROSS_ROLES if kind == "cross" else SELF_ROLES
         for layer in range(w.shape[0]):
             for head in range(w.shape[2]):

@@ -5,6 +5,7 @@ encoder reads the source (anchored tasks: <bos> symbols <eos>) followed by optio
 teacher-forced with <bos> + the target followed by the same <pad>s. Plain lists of ids, no torch: callers make the
 tensor on their own device.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -3,6 +3,7 @@
 Both get the same architecture (the app's default) but for the positional encoding, the same batches and the same
 seed, so any difference past the training range comes from how each encodes position.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from .checkpoint import Checkpoint
 from .config import ModelConfig
 from .model import build_model
 from .tasks import TaskSpec
-from .training import Trainer, TrainConfig
+from .training import TrainConfig, Trainer
 
 REPORT_EVERY = 10  # steps between progress reports
 
@@ -26,9 +27,16 @@ class TrainProgress:
     text: str
 
 
-def train_pair(task: TaskSpec, steps: int, seed: int, progress: Callable[[TrainProgress], None] | None = None,
-               should_stop: Callable[[], bool] | None = None, *, batch_size: int = 64,
-               base: ModelConfig | None = None) -> tuple[Checkpoint, Checkpoint] | None:
+def train_pair(
+    task: TaskSpec,
+    steps: int,
+    seed: int,
+    progress: Callable[[TrainProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    *,
+    batch_size: int = 64,
+    base: ModelConfig | None = None,
+) -> tuple[Checkpoint, Checkpoint] | None:
     """(RoPE, sinusoidal) checkpoints in memory, or None when stopped before both finished."""
     config = replace(base or ModelConfig(), vocab_size=task.vocab_size)
     train = TrainConfig(batch_size=batch_size, steps=steps, seed=seed, device="cpu")
@@ -40,9 +48,13 @@ def train_pair(task: TaskSpec, steps: int, seed: int, progress: Callable[[TrainP
             if should_stop is not None and should_stop():
                 return None
             if progress is not None and (metrics.step % REPORT_EVERY == 0 or metrics.step == steps):
-                progress(TrainProgress(index * steps + metrics.step, 2 * steps,
-                                       f"Training {positional}: step {metrics.step} of {steps}, "
-                                       f"loss {metrics.loss:.3f}"))
+                progress(
+                    TrainProgress(
+                        index * steps + metrics.step,
+                        2 * steps,
+                        f"Training {positional}: step {metrics.step} of {steps}, loss {metrics.loss:.3f}",
+                    )
+                )
         model.eval()
         state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
         out.append(Checkpoint(model.config, state, [], {"task": asdict(task), "train_config": train.to_dict()}))

@@ -1,4 +1,5 @@
 """Encoder and decoder layers (paper §3.1), with pre- or post-norm written out side by side in each `forward`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -106,8 +107,9 @@ class EncoderLayer(nn.Module):
         return x, result
 
     def _sa_block(self, x: Tensor, req: AttentionRequest) -> tuple[Tensor, AttentionResult]:
-        r = self.self_attn(x, x, req.mask, head_gate=req.head_gate, need_weights=req.need_weights,
-                           need_scores=req.need_scores)
+        r = self.self_attn(
+            x, x, req.mask, head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores
+        )
         return self.dropout(r.output), r
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -166,8 +168,14 @@ class DecoderLayer(nn.Module):
         self, x: Tensor, req: AttentionRequest, q_pos: int, cache: LayerCache | None
     ) -> tuple[Tensor, AttentionResult]:
         r = self.self_attn(
-            x, x, req.mask, q_pos=q_pos, past_kv=cache.self_kv if cache else None,
-            head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores,
+            x,
+            x,
+            req.mask,
+            q_pos=q_pos,
+            past_kv=cache.self_kv if cache else None,
+            head_gate=req.head_gate,
+            need_weights=req.need_weights,
+            need_scores=req.need_scores,
         )
         return self.dropout(r.output), r
 
@@ -175,8 +183,14 @@ class DecoderLayer(nn.Module):
         self, x: Tensor, memory: Tensor, req: AttentionRequest, q_pos: int, cache: LayerCache | None
     ) -> tuple[Tensor, AttentionResult]:
         r = self.cross_attn(
-            x, memory, req.mask, q_pos=q_pos, static_kv=cache.cross_kv if cache else None,
-            head_gate=req.head_gate, need_weights=req.need_weights, need_scores=req.need_scores,
+            x,
+            memory,
+            req.mask,
+            q_pos=q_pos,
+            static_kv=cache.cross_kv if cache else None,
+            head_gate=req.head_gate,
+            need_weights=req.need_weights,
+            need_scores=req.need_scores,
         )
         return self.dropout(r.output), r
 

@@ -5,6 +5,7 @@ Every figure comes from `length_eval.evaluate_lengths`, the function behind `eva
 length does not depend on the other lengths asked for; so a curve computed here one length at a time (to draw
 it as it grows) equals the verb's JSON for the same n and seed.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -25,15 +26,24 @@ def rope_length_scaling(model: Seq2SeqTransformer, kind: str, train_len: int) ->
     if kind == "none":
         return None
     if model.config.positional != "rope":
-        raise ValueError(f"rope scaling '{kind}' needs a RoPE model; this one uses {model.config.positional} "
-                         f"positional encoding")
+        raise ValueError(
+            f"rope scaling '{kind}' needs a RoPE model; this one uses {model.config.positional} positional encoding"
+        )
     return lambda m, length: rope_scaled(m, RopeScaling(kind, train_len, length))
 
 
 def length_curve(
-    model: Seq2SeqTransformer, task: TaskSpec, lengths: Sequence[int], *, n: int, seed: int,
-    scaling: str = "none", train_len: int | None = None, device: torch.device | str | None = None,
-    progress: Callable[[LengthResult], None] | None = None, should_stop: Callable[[], bool] | None = None,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    lengths: Sequence[int],
+    *,
+    n: int,
+    seed: int,
+    scaling: str = "none",
+    train_len: int | None = None,
+    device: torch.device | str | None = None,
+    progress: Callable[[LengthResult], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[LengthResult, ...]:
     """Each length's result in order, reported as soon as it is known (the finished ones if stopped early).
 
@@ -42,8 +52,9 @@ def length_curve(
     hook = rope_length_scaling(model, scaling, train_len or task.max_len)
     points: list[LengthResult] = []
     for length in lengths:
-        sweep = evaluate_lengths(model, task, [length], n=n, seed=seed, device=device, should_stop=should_stop,
-                                 position_scaling=hook)
+        sweep = evaluate_lengths(
+            model, task, [length], n=n, seed=seed, device=device, should_stop=should_stop, position_scaling=hook
+        )
         if sweep.cancelled or length not in sweep.per_length:
             break
         points.append(sweep.per_length[length])

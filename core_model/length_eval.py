@@ -5,6 +5,7 @@ it with the same seed, so they show the same numbers. Sources of each length com
 a generator seeded by `seed` alone (not by the batch size or by the other lengths asked for), so the figure for
 length L is the same whichever range it is part of.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,9 +65,17 @@ def check_lengths(model: Seq2SeqTransformer, lengths: Iterable[int]) -> tuple[in
 
 @torch.no_grad()
 def evaluate_lengths(
-    model: Seq2SeqTransformer, task: TaskSpec, lengths: Iterable[int], *, n: int = 1000, seed: int = 1234,
-    device: torch.device | str | None = None, batch_size: int = 500, masks: MaskSpec | None = None,
-    progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    lengths: Iterable[int],
+    *,
+    n: int = 1000,
+    seed: int = 1234,
+    device: torch.device | str | None = None,
+    batch_size: int = 500,
+    masks: MaskSpec | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
     position_scaling: PositionScaling | None = None,
 ) -> LengthSweep:
     """Greedy exact match and token accuracy on n fresh random sources of each length.
@@ -94,8 +103,8 @@ def evaluate_lengths(
                 for start in range(0, n, batch_size):
                     if should_stop is not None and should_stop():
                         return LengthSweep(task.task, seed, n, results, cancelled=True)
-                    src = batch.src[start:start + batch_size].to(device)
-                    want = batch.tgt_out[start:start + batch_size].to(device)  # (b, length + 1), no padding
+                    src = batch.src[start : start + batch_size].to(device)
+                    want = batch.tgt_out[start : start + batch_size].to(device)  # (b, length + 1), no padding
                     out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary))
                     out = F.pad(out, (0, max(0, length + 1 - out.shape[1])), value=PAD)[:, : length + 1]
                     right = out == want
@@ -124,7 +133,11 @@ def exhaustive_sources(task: TaskSpec, max_len: int) -> list[list[int]]:
 
 @torch.no_grad()
 def greedy_outputs(
-    model: Seq2SeqTransformer, task: TaskSpec, sources: Sequence[Sequence[int]], *, batch_size: int = 500,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    sources: Sequence[Sequence[int]],
+    *,
+    batch_size: int = 500,
     masks: MaskSpec | None = None,
 ) -> list[list[int]]:
     """The greedy output (symbol ids up to, not including, <eos>) of each source, read as the task reads it."""
@@ -139,7 +152,7 @@ def greedy_outputs(
         for length, indices in by_length.items():
             check_lengths(model, [length])
             for start in range(0, len(indices), batch_size):
-                chunk = indices[start:start + batch_size]
+                chunk = indices[start : start + batch_size]
                 src = torch.tensor([task.source_ids(list(sources[i])) for i in chunk], device=device)
                 out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary)).tolist()
                 for i, row in zip(chunk, out):
@@ -149,8 +162,9 @@ def greedy_outputs(
     return [o if o is not None else [] for o in outputs]
 
 
-def wrong_sources(model: Seq2SeqTransformer, task: TaskSpec, sources: Sequence[Sequence[int]],
-                  batch_size: int = 500) -> list[tuple[list[int], list[int]]]:
+def wrong_sources(
+    model: Seq2SeqTransformer, task: TaskSpec, sources: Sequence[Sequence[int]], batch_size: int = 500
+) -> list[tuple[list[int], list[int]]]:
     """(source, greedy output) for every source the model gets wrong; empty when it is right on all."""
     outputs = greedy_outputs(model, task, sources, batch_size=batch_size)
     return [(list(s), o) for s, o in zip(sources, outputs) if o != expected_output(task.task, list(s))]

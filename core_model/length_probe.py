@@ -4,6 +4,7 @@ The length lab shows this for the length a user clicks: past the trained positio
 alignment (the diagonal of a copy) breaks, while RoPE's relative offsets keep it, and a source of one repeated
 symbol shows what a position-free encoder cannot tell apart (Press et al. 2022, ALiBi, Figure 1, made inspectable).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,8 +50,9 @@ class LengthProbe:
 
 
 @torch.no_grad()
-def run_probe(model: Seq2SeqTransformer, task: TaskSpec, source: list[int],
-              device: torch.device | str = "cpu") -> LengthProbe:
+def run_probe(
+    model: Seq2SeqTransformer, task: TaskSpec, source: list[int], device: torch.device | str = "cpu"
+) -> LengthProbe:
     """Greedy-decode `source`, then one teacher-forced pass over <bos> + that output to read the cross-attention.
 
     The maps are those of the model's own answer (not of the right one), so a wrong alignment shows where it went.
@@ -70,5 +72,10 @@ def run_probe(model: Seq2SeqTransformer, task: TaskSpec, source: list[int],
             cross = torch.stack([m[0] for m in maps]).to("cpu", torch.float32).numpy().copy()  # (L, H, T, S)
     finally:
         model.train(was_training)
-    return LengthProbe(tuple(source), tuple(encoder_input), tuple(expected_output(task.task, list(source))), tuple(int(t) for t in out),
-                       cross)
+    return LengthProbe(
+        tuple(source),
+        tuple(encoder_input),
+        tuple(expected_output(task.task, list(source))),
+        tuple(int(t) for t in out),
+        cross,
+    )

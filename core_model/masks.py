@@ -8,6 +8,7 @@ GUI. They are absolute positions and apply to every layer and head of that kind 
 mask shared by its layers); cells outside the current sequence lengths are ignored, so a shorter input keeps the
 painting for when it grows again.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -56,7 +57,9 @@ Cells = frozenset[tuple[int, int]]  # (query, key) pairs, 0-based absolute posit
 PAINTED_FIELDS = {"encoder_self": "encoder_painted", "decoder_self": "decoder_painted", "cross": "cross_painted"}
 
 
-def painted_mask(cells: Cells, tq: int, tk: int, *, q_offset: int = 0, device: torch.device | None = None) -> Tensor | None:
+def painted_mask(
+    cells: Cells, tq: int, tk: int, *, q_offset: int = 0, device: torch.device | None = None
+) -> Tensor | None:
     """True everywhere except the painted cells; queries are positions q_offset..q_offset+tq-1. -> (Tq, Tk) or None."""
     rows = [(i - q_offset, j) for i, j in cells if q_offset <= i < q_offset + tq and j < tk]
     if not rows:
@@ -73,8 +76,11 @@ def _check_cells(name: str, cells: object) -> Cells:
         raise ValueError(f"{name} must be a set of (query, key) pairs, got {type(cells).__name__}")
     out = set()
     for cell in cells:
-        ok = isinstance(cell, tuple) and len(cell) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in cell)
+        ok = (
+            isinstance(cell, tuple)
+            and len(cell) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in cell)
+        )
         if not ok:
             raise ValueError(f"{name} must hold (query, key) pairs of integers >= 0, got {cell!r}")
         out.add((int(cell[0]), int(cell[1])))
@@ -147,6 +153,9 @@ class MaskSpec:
         """
         if self.cross_painted and tq is None:
             raise ValueError("cross-attention has painted cells: pass tq, the number of target queries")
-        painted = painted_mask(self.cross_painted, tq, src.shape[1], q_offset=q_offset, device=src.device) \
-            if self.cross_painted else None
+        painted = (
+            painted_mask(self.cross_painted, tq, src.shape[1], q_offset=q_offset, device=src.device)
+            if self.cross_painted
+            else None
+        )
         return combine(padding_mask(src, pad_id) if self.cross_padding else None, painted)

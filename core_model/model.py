@@ -1,4 +1,5 @@
 """The encoder-decoder Transformer (Vaswani et al. 2017), composed from parts, with optional attention capture."""
+
 from __future__ import annotations
 
 import math
@@ -98,7 +99,9 @@ class Seq2SeqTransformer(nn.Module):
         self.src_embed = nn.Embedding(config.vocab_size, d)
         self.tgt_embed = self.src_embed if config.tie_embeddings else nn.Embedding(config.vocab_size, d)
         self.scale = math.sqrt(d)  # paper §3.4: embeddings are multiplied by sqrt(d_model)
-        self.sinusoid = SinusoidalEncoding(d, config.max_len, config.pe_base) if config.positional == "sinusoidal" else None
+        self.sinusoid = (
+            SinusoidalEncoding(d, config.max_len, config.pe_base) if config.positional == "sinusoidal" else None
+        )
         rope = RotaryEmbedding(config.head_dim, config.max_len, config.pe_base) if config.positional == "rope" else None
         self.rope = rope
         self.dropout = nn.Dropout(config.dropout)
@@ -138,8 +141,13 @@ class Seq2SeqTransformer(nn.Module):
         return self.dropout(x)
 
     def encode(
-        self, src: Tensor, masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
-        *, need_weights: bool = False, need_scores: bool = False,
+        self,
+        src: Tensor,
+        masks: MaskSpec | None = None,
+        head_gates: HeadGates | None = None,
+        *,
+        need_weights: bool = False,
+        need_scores: bool = False,
     ) -> EncoderResult:
         """src: (B, S) token ids -> memory (B, S, d) and, when asked, per-layer self-attention."""
         masks, gates = masks or MaskSpec(), head_gates or HeadGates()
@@ -151,9 +159,17 @@ class Seq2SeqTransformer(nn.Module):
         return EncoderResult(self.encoder_norm(x), _kept(weights), _kept(scores))
 
     def decode(
-        self, tgt: Tensor, memory: Tensor, src: Tensor, masks: MaskSpec | None = None,
-        head_gates: HeadGates | None = None, *, need_weights: bool = False, need_scores: bool = False,
-        q_pos: int = 0, caches: list[LayerCache] | None = None,
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src: Tensor,
+        masks: MaskSpec | None = None,
+        head_gates: HeadGates | None = None,
+        *,
+        need_weights: bool = False,
+        need_scores: bool = False,
+        q_pos: int = 0,
+        caches: list[LayerCache] | None = None,
     ) -> DecoderResult:
         """tgt: (B, T) ids at positions q_pos... (earlier ones live in caches) -> hidden (B, T, d)."""
         masks, gates = masks or MaskSpec(), head_gates or HeadGates()
@@ -165,10 +181,12 @@ class Seq2SeqTransformer(nn.Module):
         sw, cw, ss, cs = [], [], [], []
         for i, layer in enumerate(self.decoder_layers):
             x, rs, rc = layer(
-                x, memory,
+                x,
+                memory,
                 AttentionRequest(self_mask, gates.layer("decoder_self", i), need_weights, need_scores),
                 AttentionRequest(cross_mask, gates.layer("cross", i), need_weights, need_scores),
-                q_pos=q_pos, cache=caches[i] if caches is not None else None,
+                q_pos=q_pos,
+                cache=caches[i] if caches is not None else None,
             )
             sw.append(rs.weights), cw.append(rc.weights), ss.append(rs.scores), cs.append(rc.scores)
         return DecoderResult(self.decoder_norm(x), *map(_kept, (sw, cw, ss, cs)))
@@ -178,8 +196,14 @@ class Seq2SeqTransformer(nn.Module):
         return torch.log_softmax(self.generator(hidden), dim=-1)
 
     def forward(
-        self, src: Tensor, tgt: Tensor, masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
-        *, return_attention: bool = False, return_scores: bool = False,
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        masks: MaskSpec | None = None,
+        head_gates: HeadGates | None = None,
+        *,
+        return_attention: bool = False,
+        return_scores: bool = False,
     ) -> Seq2SeqOutput:
         """src (B, S), tgt (B, T) decoder inputs (starting with <bos>) -> log-probs (B, T, V) and maps."""
         want = dict(need_weights=return_attention, need_scores=return_scores)
@@ -213,7 +237,9 @@ def _kept(items: list[Tensor | None]) -> tuple[Tensor, ...]:
     return tuple(t for t in items if t is not None)
 
 
-def build_model(config: ModelConfig, device: torch.device | str | None = None, seed: int | None = None) -> Seq2SeqTransformer:
+def build_model(
+    config: ModelConfig, device: torch.device | str | None = None, seed: int | None = None
+) -> Seq2SeqTransformer:
     """Factory: a freshly initialised model on `device`; `seed` makes the initialisation reproducible."""
     if seed is None:
         model = Seq2SeqTransformer(config)
@@ -222,4 +248,3 @@ def build_model(config: ModelConfig, device: torch.device | str | None = None, s
             torch.manual_seed(seed)
             model = Seq2SeqTransformer(config)
     return model.to(device) if device is not None else model
-

@@ -4,6 +4,7 @@ Sinusoidal PE follows Vaswani et al. 2017 §3.5; RoPE follows RoFormer (Su et al
 core_model.positional in float64 and converted to numpy once, so a notebook and the app's PE tab share one
 implementation: `compute_pe_lab(PELabParams(d_model=128))`.
 """
+
 from __future__ import annotations
 
 import math
@@ -146,7 +147,7 @@ def _rope_similarity(p: PELabParams, angles: torch.Tensor) -> tuple[torch.Tensor
     t = angles.shape[0]
     x = qk[None, :, None, :].expand(1, 2, t, p.head_dim)  # (1, 2, T, hd): head 0 = q, head 1 = k, at every position
     rotated = apply_rope(x, torch.cos(angles), torch.sin(angles))[0]  # (2, T, hd)
-    curves = [rotated[1, m:m + p.n_positions] @ rotated[0, m] for m in p.references]  # (P,) each
+    curves = [rotated[1, m : m + p.n_positions] @ rotated[0, m] for m in p.references]  # (P,) each
     return curves[0], curves[1], float(qk[0].norm() * qk[1].norm())
 
 
@@ -154,7 +155,7 @@ def compute_pe_lab(p: PELabParams, model_pe: ModelPE | None = None) -> PELabData
     """All curves for one parameter set; torch in, numpy out, once."""
     n, t = p.n_positions, max(p.references) + p.n_positions  # T rows cover every m0 + k
     table = sinusoidal_table(t, p.d_model, p.base, dtype=torch.float64)  # (T, D)
-    sims = [table[m:m + n] @ table[m] for m in p.references]  # (P,) each
+    sims = [table[m : m + n] @ table[m] for m in p.references]  # (P,) each
     angles = rope_angles(t, p.head_dim, p.base)  # (T, R)
     rope_a, rope_b, rope_norm = _rope_similarity(p, angles)
     matrix = table[:n].numpy()

@@ -1,4 +1,5 @@
 """Positional information: sinusoidal tables (paper §3.5) and rotary embeddings (RoFormer, Su et al. 2021)."""
+
 from __future__ import annotations
 
 import torch
@@ -7,7 +8,9 @@ from torch import Tensor, nn
 from .config import PE_BASE
 
 
-def sinusoidal_table(n_positions: int, d_model: int, base: float = PE_BASE, dtype: torch.dtype = torch.float64) -> Tensor:
+def sinusoidal_table(
+    n_positions: int, d_model: int, base: float = PE_BASE, dtype: torch.dtype = torch.float64
+) -> Tensor:
     """PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(same). -> (n_positions, d_model).
 
     An odd d_model keeps the last sine column and drops its cosine partner.
@@ -44,7 +47,9 @@ class SinusoidalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int, base: float) -> None:
         super().__init__()
         self.max_len = max_len
-        self.register_buffer("table", sinusoidal_table(max_len, d_model, base), persistent=False)  # float64, cast on use
+        self.register_buffer(
+            "table", sinusoidal_table(max_len, d_model, base), persistent=False
+        )  # float64, cast on use
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """x: (B, T, D) -> (B, T, D)."""
@@ -72,4 +77,3 @@ class RotaryEmbedding(nn.Module):
         cos = self.cos[offset : offset + t].to(x.dtype)
         sin = self.sin[offset : offset + t].to(x.dtype)
         return apply_rope(x, cos, sin)
-

@@ -5,6 +5,7 @@ Two data choices make a model right on every source of its lengths (docs/SHIPPED
 lesson"): a share of the training sources are runs of repeated symbols, and RoPE models read their source as
 <bos> symbols <eos> (an absolute anchor: without one a RoPE encoder cannot tell "00" from "0000").
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -22,10 +23,12 @@ RECIPE_MAX_LEN = 16
 RECIPE_RUNS = 0.25  # share of training sources drawn as runs of repeated symbols
 # What the shipped models add to the default recipe: more, larger steps at a gentler rate, on one CPU thread.
 SHIPPED_TRAINING: Mapping[str, Any] = MappingProxyType(
-    {"steps": 4000, "batch_size": 64, "lr": 3e-3, "seed": 0, "device": "cpu"})
+    {"steps": 4000, "batch_size": 64, "lr": 3e-3, "seed": 0, "device": "cpu"}
+)
 # Sort needs a second, gentler phase: more steps at a lower learning rate, on a fresh data stream (seed + 1).
 SHIPPED_POLISH: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {"sort": MappingProxyType({"steps": 2000, "lr": 5e-4})})
+    {"sort": MappingProxyType({"steps": 2000, "lr": 5e-4})}
+)
 TrainedLengths = tuple[int, int]  # shortest and longest source length trained on, both included
 
 
@@ -34,9 +37,17 @@ def anchored_by_default(positional: str) -> bool:
     return positional == "rope"
 
 
-def recipe_task(task: TaskName, positional: str, *, n_symbols: int = RECIPE_SYMBOLS, min_len: int = RECIPE_MIN_LEN,
-                max_len: int = RECIPE_MAX_LEN, runs: float = RECIPE_RUNS, anchored: bool | None = None,
-                model_max_len: int | None = None) -> TaskSpec:
+def recipe_task(
+    task: TaskName,
+    positional: str,
+    *,
+    n_symbols: int = RECIPE_SYMBOLS,
+    min_len: int = RECIPE_MIN_LEN,
+    max_len: int = RECIPE_MAX_LEN,
+    runs: float = RECIPE_RUNS,
+    anchored: bool | None = None,
+    model_max_len: int | None = None,
+) -> TaskSpec:
     """The shipped models' TaskSpec for `task` on a model with this positional encoding; any field may be changed.
 
     `anchored` None follows the encoding (anchored_by_default); `model_max_len` caps the lengths to what fits it.
@@ -61,8 +72,11 @@ def shipped_recipe(task: TaskName, positional: str, steps: int = SHIPPED_TRAININ
     """The recipe resources/train_shipped.py trains the shipped checkpoint TASK_POSITIONAL with."""
     train = default_recipe(positional, **{**SHIPPED_TRAINING, "steps": steps})
     phase = SHIPPED_POLISH.get(task)
-    polish = None if phase is None else default_recipe(
-        positional, **{**SHIPPED_TRAINING, **phase, "seed": SHIPPED_TRAINING["seed"] + 1})
+    polish = (
+        None
+        if phase is None
+        else default_recipe(positional, **{**SHIPPED_TRAINING, **phase, "seed": SHIPPED_TRAINING["seed"] + 1})
+    )
     return Recipe(recipe_task(task, positional), train, polish)
 
 

@@ -8,6 +8,7 @@ Two recipes change the rotary tables only (no weights):
 Deviations: both papers fine-tune afterwards (PI) or target huge models; here they are applied as is, to a toy
 model, and only when L' > L (shorter inputs keep the trained tables).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -70,8 +71,10 @@ def rope_scaled(model: nn.Module, scaling: RopeScaling) -> Iterator[nn.Module]:
     exception. Raises ValueError for a model without RoPE (its positions are not rotations)."""
     rope = getattr(model, "rope", None)
     if rope is None:
-        raise ValueError("rope scaling needs a RoPE model; this model uses "
-                         f"{getattr(getattr(model, 'config', None), 'positional', 'no')} positions")
+        raise ValueError(
+            "rope scaling needs a RoPE model; this model uses "
+            f"{getattr(getattr(model, 'config', None), 'positional', 'no')} positions"
+        )
     saved = rope.cos, rope.sin
     config = model.config
     angles = scaled_rope_angles(rope.max_len, config.head_dim, config.pe_base, scaling).to(saved[0].device)

@@ -6,6 +6,7 @@ libraries), to the task symbols and <eos> only: <pad>, <bos> and spare ids are o
 untempered, unfiltered and not renormalised, so it equals a teacher-forced pass and samples and beam hypotheses are
 scored on one scale.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,7 +33,9 @@ class SamplingConfig:
     top_p: float | None = None  # keep the smallest most-likely set with mass >= p, in (0, 1] (None: all)
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.temperature, (int, float)) and self.temperature > 0 and self.temperature < float("inf")):
+        if not (
+            isinstance(self.temperature, (int, float)) and self.temperature > 0 and self.temperature < float("inf")
+        ):
             raise ValueError(f"temperature must be a finite number > 0, got {self.temperature!r}")
         if self.top_k is not None:
             check_int("top_k", self.top_k, 1)
@@ -62,9 +65,16 @@ def filtered_distribution(log_probs: Tensor, config: SamplingConfig) -> Tensor:
 
 @torch.no_grad()
 def sample_decode(
-    model: Seq2SeqTransformer, src: Tensor, n_samples: int, config: SamplingConfig, generator: torch.Generator,
-    max_new_tokens: int | None = None, masks: MaskSpec | None = None, head_gates: HeadGates | None = None,
-    on_step: Callable[[int], None] | None = None, n_tokens: int | None = None,
+    model: Seq2SeqTransformer,
+    src: Tensor,
+    n_samples: int,
+    config: SamplingConfig,
+    generator: torch.Generator,
+    max_new_tokens: int | None = None,
+    masks: MaskSpec | None = None,
+    head_gates: HeadGates | None = None,
+    on_step: Callable[[int], None] | None = None,
+    n_tokens: int | None = None,
 ) -> tuple[Hypothesis, ...]:
     """Draw n samples for one source (1, S), batched with a KV cache; the same generator state gives the same samples.
 

@@ -3,6 +3,7 @@
 One model per task (copy, reverse, sort) and positional encoding (RoPE, sinusoidal), each with the default
 ModelConfig otherwise; `resources/train_shipped.py` makes them (docs/SHIPPED_MODELS.md).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

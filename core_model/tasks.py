@@ -1,4 +1,5 @@
 """Toy sequence tasks (copy first), deterministic given a torch.Generator."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -21,6 +22,7 @@ SEQUENCE_OVERHEAD = 2
 def max_source_len(model_max_len: int) -> int:
     """Longest source a model built for `model_max_len` positions can take (< 1: none fits)."""
     return model_max_len - SEQUENCE_OVERHEAD
+
 
 _TARGETS: dict[str, Callable[[list[int]], list[int]]] = {
     "copy": lambda ids: list(ids),
@@ -98,8 +100,10 @@ class TaskSpec:
     def check_vocab(self, model_vocab_size: int) -> None:
         """Raise a ValueError when a model's vocabulary is too small for this task's symbols plus the specials."""
         if self.vocab_size > model_vocab_size:
-            raise ValueError(f"the task needs vocab_size >= {self.vocab_size} ({self.n_symbols} symbols and "
-                             f"{N_SPECIALS} special tokens), the model has {model_vocab_size}")
+            raise ValueError(
+                f"the task needs vocab_size >= {self.vocab_size} ({self.n_symbols} symbols and "
+                f"{N_SPECIALS} special tokens), the model has {model_vocab_size}"
+            )
 
     def source_ids(self, ids: list[int]) -> list[int]:
         """The encoder input for source symbol ids: the ids themselves, or <bos> ids <eos> when anchored."""
@@ -127,7 +131,9 @@ def make_batch(spec: TaskSpec, batch_size: int, generator: torch.Generator, leng
     if spec.task == "copy":
         body = src
     elif spec.task == "sort":
-        body = torch.sort(symbols.masked_fill(~keep, torch.iinfo(symbols.dtype).max), dim=1).values.masked_fill(~keep, PAD)
+        body = torch.sort(symbols.masked_fill(~keep, torch.iinfo(symbols.dtype).max), dim=1).values.masked_fill(
+            ~keep, PAD
+        )
     else:  # reverse: position i takes source position len - 1 - i
         idx = (lengths[:, None] - 1 - torch.arange(s)[None, :]).clamp(min=0)
         body = torch.gather(symbols, 1, idx).masked_fill(~keep, PAD)

@@ -1,4 +1,5 @@
 """Training on the toy tasks: config, learning-rate schedules, and a Trainer that yields metrics (no UI)."""
+
 from __future__ import annotations
 
 import logging
@@ -71,8 +72,9 @@ class TrainConfig:
 # steps). Sinusoidal took 275-300 steps at 6e-3 and 600+ at 1e-2; at 3e-3 it takes 225-250 at batch 32 and 225-275
 # at batch 24, whose steps cost about three quarters as much. Batch 16 or 20, lr 2e-3, 2.5e-3 or 4e-3, a 150- or
 # 600-step schedule and warm-up 5 or 50 were all slower.
-DEFAULT_RECIPES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
-    "rope": MappingProxyType({}), "sinusoidal": MappingProxyType({"lr": 3e-3, "batch_size": 24})})
+DEFAULT_RECIPES: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {"rope": MappingProxyType({}), "sinusoidal": MappingProxyType({"lr": 3e-3, "batch_size": 24})}
+)
 
 
 def default_recipe(positional: str, **overrides: Any) -> TrainConfig:
@@ -139,8 +141,10 @@ class EvalResult:
 
 def sequence_loss(log_probs: torch.Tensor, labels: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
     """Mean token cross-entropy over non-pad labels, with optional label smoothing (paper §5.4)."""
-    return F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD) if smoothing == 0 else (
-        F.cross_entropy(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD, label_smoothing=smoothing)
+    return (
+        F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD)
+        if smoothing == 0
+        else (F.cross_entropy(log_probs.flatten(0, 1), labels.flatten(), ignore_index=PAD, label_smoothing=smoothing))
     )
 
 
@@ -186,8 +190,9 @@ class Trainer:
         self._elapsed = 0.0
 
     def _autocast(self):
-        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16,
-                              enabled=uses_autocast(self.config, self.device))
+        return torch.autocast(
+            device_type=self.device.type, dtype=torch.bfloat16, enabled=uses_autocast(self.config, self.device)
+        )
 
     def _one_step(self, batch: Batch) -> StepMetrics:
         """One optimisation step; every number it reports is read from the device in one transfer at the end."""
@@ -205,7 +210,8 @@ class Trainer:
         keep = batch.tgt_out != PAD
         correct = ((log_probs.detach().argmax(-1) == batch.tgt_out) & keep).sum()
         loss_value, norm_value, n_correct, n_tokens = torch.stack(  # the step's one host sync
-            (loss.detach(), grad_norm.to(loss.dtype), correct.to(loss.dtype), keep.sum().to(loss.dtype))).tolist()
+            (loss.detach(), grad_norm.to(loss.dtype), correct.to(loss.dtype), keep.sum().to(loss.dtype))
+        ).tolist()
         for quantity, value in (("loss", loss_value), ("grad_norm", norm_value)):
             if not math.isfinite(value):  # checked before the optimiser moves: the weights stay as they were
                 self.optimizer.zero_grad(set_to_none=True)
@@ -215,8 +221,16 @@ class Trainer:
         took = time.perf_counter() - start
         self._elapsed += took
         n_tokens = int(n_tokens)
-        return StepMetrics(self.step, loss_value, n_correct / max(1, n_tokens), lr, n_tokens / max(took, 1e-9),
-                           norm_value, self._elapsed, n_tokens)
+        return StepMetrics(
+            self.step,
+            loss_value,
+            n_correct / max(1, n_tokens),
+            lr,
+            n_tokens / max(took, 1e-9),
+            norm_value,
+            self._elapsed,
+            n_tokens,
+        )
 
     def train_steps(self, n: int | None = None) -> Iterator[StepMetrics]:
         """Run up to n more steps (default: until config.steps), yielding metrics after each."""
@@ -230,14 +244,29 @@ class Trainer:
     @torch.no_grad()
     def evaluate(self, n: int = 1000, length: int | None = None, seed: int = 1234, batch_size: int = 500) -> EvalResult:
         """Greedy exact match and teacher-forced loss/accuracy on n fresh sequences."""
-        return evaluate(self.model, self.task, n=n, length=length, seed=seed, device=self.device, masks=self.masks,
-                        batch_size=batch_size)
+        return evaluate(
+            self.model,
+            self.task,
+            n=n,
+            length=length,
+            seed=seed,
+            device=self.device,
+            masks=self.masks,
+            batch_size=batch_size,
+        )
 
 
 @torch.no_grad()
 def evaluate(
-    model: Seq2SeqTransformer, task: TaskSpec, *, n: int = 1000, length: int | None = None, seed: int = 1234,
-    device: torch.device | str = "cpu", masks: MaskSpec | None = None, batch_size: int = 500,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    *,
+    n: int = 1000,
+    length: int | None = None,
+    seed: int = 1234,
+    device: torch.device | str = "cpu",
+    masks: MaskSpec | None = None,
+    batch_size: int = 500,
 ) -> EvalResult:
     """Exact match by greedy decoding on n fresh sequences drawn with `seed` (independent of training's stream)."""
     check_int("n", n, 1)

@@ -3,6 +3,7 @@
 In the style of Orange3's `concurrent.py`: `run_training` reports through plain callables and polls two
 `threading.Event`s between steps, so any front end (a Qt worker, a script, a test) can drive it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,7 +31,9 @@ MAX_SNAPSHOTS = 400  # ... growing in long runs so a movie (and a checkpoint) ho
 # The attention pattern forms early (the toy tasks: around steps 30-60), so probes are log-spaced there: steps
 # ceil(PROBE_GROWTH**i) up to EARLY_PROBE_END, i.e. every step at first and about every 8% of the step number later.
 PROBE_GROWTH, EARLY_PROBE_END = 1.08, 300
-EARLY_PROBE_STEPS = frozenset(math.ceil(PROBE_GROWTH ** i) for i in range(int(math.log(EARLY_PROBE_END, PROBE_GROWTH)) + 1))
+EARLY_PROBE_STEPS = frozenset(
+    math.ceil(PROBE_GROWTH**i) for i in range(int(math.log(EARLY_PROBE_END, PROBE_GROWTH)) + 1)
+)
 EMIT_INTERVAL_S = 0.1  # progress at most ~10 times a second (QT-NOTES: more buys nothing)
 PAUSE_POLL_S = 0.05  # how often a paused loop looks at its events
 
@@ -148,8 +151,14 @@ class RunClock:
         return Progress(last.step, self.total, last.loss, last.token_accuracy, last.lr, tokens_per_s, elapsed, eta, new)
 
 
-def run_training(trainer: Trainer, *, stop: threading.Event, pause: threading.Event,
-                 hooks: TrainingHooks | None = None, cadence: Cadence | None = None) -> RunEnd:
+def run_training(
+    trainer: Trainer,
+    *,
+    stop: threading.Event,
+    pause: threading.Event,
+    hooks: TrainingHooks | None = None,
+    cadence: Cadence | None = None,
+) -> RunEnd:
     """Train from `trainer.step` to `trainer.config.steps`, polling `stop` and `pause` between steps.
 
     A probe is taken before the first step; evaluation and probes follow `cadence` and always run after the last
@@ -190,8 +199,9 @@ def _after_step(metrics: StepMetrics, clock: RunClock, hooks: TrainingHooks, cad
         hooks.on_probe(step)
 
 
-def _wait_while_paused(step: int, clock: RunClock, hooks: TrainingHooks, stop: threading.Event,
-                       pause: threading.Event, poll_s: float) -> None:
+def _wait_while_paused(
+    step: int, clock: RunClock, hooks: TrainingHooks, stop: threading.Event, pause: threading.Event, poll_s: float
+) -> None:
     """Report what is pending, tell the front end, and wait for resume or stop (pauses do not count as time)."""
     _flush(clock, hooks)
     clock.pause()

@@ -1,4 +1,5 @@
 """Token vocabulary: three specials then one-character task symbols."""
+
 from __future__ import annotations
 
 import functools

@@ -3,6 +3,7 @@
 No Qt and no plotting library: the cross-attention map is written as a PNG by the small encoder below.
 Run from the repository root:  python examples/train_and_inspect.py --steps 200 --out cross_attention.png
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,12 @@ def png_bytes(rgb: np.ndarray) -> bytes:
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # depth 8, RGB, deflate, no filter, no interlace
     rows = np.concatenate((np.zeros((height, 1), np.uint8), rgb.reshape(height, width * 3)), axis=1)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 9)) + chunk(
-        b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def write_map_png(weights: np.ndarray, path: Path, cell_px: int = CELL_PX) -> tuple[int, int]:

@@ -3,6 +3,7 @@
 Run under a display, e.g.:
     xvfb-run -a -s "-screen 0 1920x1080x24" python resources/make_length_lab_screenshot.py OUT.png
 """
+
 from __future__ import annotations
 
 import argparse

@@ -2,6 +2,7 @@
 
 Run under a display, e.g.:  xvfb-run -a -s "-screen 0 1600x1000x24" python resources/make_screenshot.py OUT.png
 """
+
 from __future__ import annotations
 
 import argparse

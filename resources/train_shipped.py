@@ -8,6 +8,7 @@ larger steps (docs/SHIPPED_MODELS.md).
     nice -n 10 python resources/train_shipped.py                  # all six, one after the other (CPU, 1 thread)
     nice -n 10 python resources/train_shipped.py reverse_rope     # one of them
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,8 +73,7 @@ def polish_model(model, task, config, name: str, offset: int) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", metavar="NAME",
-                        help=f"which models (default: all): {', '.join(NAMES)}")
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"which models (default: all): {', '.join(NAMES)}")
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent)
     parser.add_argument("--steps", type=int, default=STEPS)
     args = parser.parse_args(argv)

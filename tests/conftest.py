@@ -1,4 +1,5 @@
 """Shared test setup: headless Qt, isolated QSettings, one torch thread (the app's own setting)."""
+
 from __future__ import annotations
 
 import os
@@ -60,6 +61,7 @@ def _no_unexpected_modal_dialogs(request, monkeypatch):
         def call(*args, **kwargs):
             texts = [a for a in args if isinstance(a, str)]
             raise AssertionError(f"unexpected modal dialog {cls_name}.{name}{tuple(texts)!r}")
+
         return call
 
     for cls_name, names in MODAL_CALLS.items():
@@ -75,14 +77,20 @@ def hub():
     from core_model.tasks import TaskSpec
     from visualizer.state.model_hub import ModelHub
 
-    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
-    return ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
-                    device=torch.device("cpu"), origin="test")
+    config = ModelConfig(
+        vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16
+    )
+    return ModelHub(
+        build_model(config, seed=0),
+        TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
+        device=torch.device("cpu"),
+        origin="test",
+    )
 
 
 @pytest.fixture
 def state(qtbot, hub):
-    """A TrainingState on `hub`; its thread is stopped and joined at teardown (QT-NOTES: a live QThread aborts pytest)."""
+    """A TrainingState on `hub`, stopped and joined at teardown (QT-NOTES: a live QThread aborts pytest)."""
     from visualizer.state.training import TrainingState
     from visualizer.workers.training_worker import TrainingWorker
 

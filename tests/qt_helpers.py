@@ -1,4 +1,5 @@
 """Helpers several widget tests share: reading what a pyqtgraph item would draw."""
+
 from __future__ import annotations
 
 from PySide6.QtGui import QImage, QPainter

@@ -8,6 +8,7 @@ STOP_TIMEOUT_MS replaces how long the quit waits for training to stop (the app's
 Prints one JSON line once the event loop has ended: the exit code, the model's last step before and after training
 (the shipped model comes with its own steps), when (time.time()) the signal was sent and when the event loop ended.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ Every import counts, wherever it is written: at module level, inside a function 
 An edge `a -> b` means module `a` names module `b` in an import; parent packages that Python also runs on the
 way (`a.b.__init__` for `import a.b.c`) are not counted, as import linters do not count them.
 """
+
 from __future__ import annotations
 
 import ast
@@ -124,6 +125,7 @@ class _Enough(Exception):
 
 def _component(start: str, edges: dict[str, set[str]], allowed: set[str]) -> set[str]:
     """Nodes of `allowed` that start reaches and that reach start (its strongly connected component)."""
+
     def reach(step) -> set[str]:
         seen, todo = {start}, [start]
         while todo:
@@ -132,11 +134,49 @@ def _component(start: str, edges: dict[str, set[str]], allowed: set[str]) -> set
                     seen.add(w)
                     todo.append(w)
         return seen
+
     reverse: dict[str, set[str]] = defaultdict(set)
     for v, ws in edges.items():
         for w in ws:
             reverse[w].add(v)
     return reach(lambda v: edges.get(v, ())) & reach(lambda v: reverse[v])
+
+
+def _cycles_through(
+    start: str, comp: set[str], edges: dict[str, set[str]], cycles: list[list[str]], limit: int
+) -> None:
+    """Johnson's search from `start` inside its component: appends each cycle found; _Enough at the limit."""
+    blocked: set[str] = set()
+    blocked_by: dict[str, set[str]] = defaultdict(set)
+    path: list[str] = []
+
+    def unblock(u: str) -> None:
+        blocked.discard(u)
+        for w in blocked_by.pop(u, set()):
+            if w in blocked:
+                unblock(w)
+
+    def circuit(v: str) -> bool:
+        found = False
+        path.append(v)
+        blocked.add(v)
+        for w in sorted(edges.get(v, set()) & comp):
+            if w == start:
+                cycles.append(path.copy())
+                found = True
+                if len(cycles) >= limit:
+                    raise _Enough
+            elif w not in blocked and circuit(w):
+                found = True
+        if found:
+            unblock(v)
+        else:
+            for w in edges.get(v, set()) & comp:
+                blocked_by[w].add(v)
+        path.pop()
+        return found
+
+    circuit(start)
 
 
 def find_cycles(edges: dict[str, set[str]], limit: int = CYCLE_LIMIT) -> list[list[str]]:
@@ -145,45 +185,16 @@ def find_cycles(edges: dict[str, set[str]], limit: int = CYCLE_LIMIT) -> list[li
     cycles: list[list[str]] = []
     try:
         for i, start in enumerate(nodes):
-            comp = _component(start, edges, set(nodes[i:]))
-            blocked: set[str] = set()
-            blocked_by: dict[str, set[str]] = defaultdict(set)
-            path: list[str] = []
-
-            def unblock(u: str) -> None:
-                blocked.discard(u)
-                for w in blocked_by.pop(u, set()):
-                    if w in blocked:
-                        unblock(w)
-
-            def circuit(v: str) -> bool:
-                found = False
-                path.append(v)
-                blocked.add(v)
-                for w in sorted(edges.get(v, set()) & comp):
-                    if w == start:
-                        cycles.append(path.copy())
-                        found = True
-                        if len(cycles) >= limit:
-                            raise _Enough
-                    elif w not in blocked and circuit(w):
-                        found = True
-                if found:
-                    unblock(v)
-                else:
-                    for w in edges.get(v, set()) & comp:
-                        blocked_by[w].add(v)
-                path.pop()
-                return found
-
-            circuit(start)
+            _cycles_through(start, _component(start, edges, set(nodes[i:])), edges, cycles, limit)
     except _Enough:
         pass
     return sorted(cycles, key=lambda c: (len(c), c))
 
 
 def describe_cycles(cycles: list[list[str]], what: str) -> str:
-    lines = [f"{len(cycles)} {what} cycle(s){' (enumeration stopped at the limit)' if len(cycles) >= CYCLE_LIMIT else ''}:"]
+    lines = [
+        f"{len(cycles)} {what} cycle(s){' (enumeration stopped at the limit)' if len(cycles) >= CYCLE_LIMIT else ''}:"
+    ]
     lines += ["  " + " -> ".join(c + [c[0]]) for c in cycles]
     return "\n".join(lines)
 
@@ -213,8 +224,10 @@ def test_no_package_cycles(project_graph: ImportGraph) -> None:
 def test_core_model_imports_no_ui(project_graph: ImportGraph) -> None:
     offending = sorted(
         f"{module} imports {name}"
-        for module, names in project_graph.imported_names.items() if module.split(".")[0] == "core_model"
-        for name in names if name.split(".")[0] in ("visualizer", *QT_LIBRARIES)
+        for module, names in project_graph.imported_names.items()
+        if module.split(".")[0] == "core_model"
+        for name in names
+        if name.split(".")[0] in ("visualizer", *QT_LIBRARIES)
     )
     assert not offending, "core_model must stay free of the UI:\n  " + "\n  ".join(offending)
 
@@ -233,6 +246,7 @@ def test_no_source_file_over_the_size_limit() -> None:
 
 # --- the graph builder itself, on synthetic packages -------------------------------------------------------------
 
+
 def _write_package(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / rel
@@ -241,25 +255,28 @@ def _write_package(root: Path, files: dict[str, str]) -> None:
 
 
 def test_builder_finds_a_cycle_through_lazy_and_type_checking_imports(tmp_path: Path) -> None:
-    _write_package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/a.py": """
+    _write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": """
             def later():
                 from . import b
                 return b
         """,
-        "pkg/b.py": """
+            "pkg/b.py": """
             from typing import TYPE_CHECKING
             if TYPE_CHECKING:
                 from pkg.sub.c import Thing
         """,
-        "pkg/sub/__init__.py": "",
-        "pkg/sub/c.py": """
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/c.py": """
             class Thing:
                 def method(self):
                     from .. import a
         """,
-    })
+        },
+    )
     graph = build_import_graph(tmp_path, ("pkg",))
     assert graph.edges["pkg.a"] == {"pkg.b"}  # `from . import b` goes to the submodule, not to pkg
     assert graph.edges["pkg.b"] == {"pkg.sub.c"}  # `from pkg.sub.c import Thing`: Thing is a name, not a module
@@ -271,13 +288,16 @@ def test_builder_finds_a_cycle_through_lazy_and_type_checking_imports(tmp_path: 
 
 
 def test_builder_passes_an_acyclic_package(tmp_path: Path) -> None:
-    _write_package(tmp_path, {
-        "pkg/__init__.py": "from .api import run\n",
-        "pkg/api.py": "from .core import engine\nfrom .core.engine import start as run\n",
-        "pkg/core/__init__.py": "",
-        "pkg/core/engine.py": "import os\nfrom .util import helper\n\ndef start():\n    import json\n",
-        "pkg/core/util.py": "import importlib\nhelper = importlib.import_module('math')\n",
-    })
+    _write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .api import run\n",
+            "pkg/api.py": "from .core import engine\nfrom .core.engine import start as run\n",
+            "pkg/core/__init__.py": "",
+            "pkg/core/engine.py": "import os\nfrom .util import helper\n\ndef start():\n    import json\n",
+            "pkg/core/util.py": "import importlib\nhelper = importlib.import_module('math')\n",
+        },
+    )
     graph = build_import_graph(tmp_path, ("pkg",))
     assert graph.edges["pkg"] == {"pkg.api"}
     assert graph.edges["pkg.api"] == {"pkg.core.engine"}
@@ -303,8 +323,13 @@ def test_only_the_entry_points_import_the_composition_root(project_graph: Import
 
 def test_workers_depend_only_on_core_model_and_the_message_types(project_graph: ImportGraph) -> None:
     allowed = ("core_model", "visualizer.workers", "visualizer.state.snapshots")
-    wrong = {f"{src} -> {dst}" for src, targets in project_graph.edges.items() if src.startswith("visualizer.workers")
-             for dst in targets if not dst.startswith(allowed)}
+    wrong = {
+        f"{src} -> {dst}"
+        for src, targets in project_graph.edges.items()
+        if src.startswith("visualizer.workers")
+        for dst in targets
+        if not dst.startswith(allowed)
+    }
     assert not wrong, "workers import beyond core_model and state.snapshots:\n" + "\n".join(sorted(wrong))
 
 
@@ -314,8 +339,11 @@ def test_every_package_is_installed():
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(init.parent.relative_to(ROOT).parts)
-             for top in ("core_model", "visualizer") for init in (ROOT / top).rglob("__init__.py")}
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("core_model", "visualizer")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
     assert found - listed == set(), "add these packages to [tool.setuptools] packages in pyproject.toml"
 
 
@@ -346,5 +374,6 @@ def test_only_the_task_layer_and_the_measured_workers_start_threads() -> None:
     makers = thread_makers(ROOT, SIZE_CHECKED_DIRS)
     assert "visualizer/workers/tasks.py" in makers  # guard against a vacuous pass: the layer itself is seen
     wrong = sorted(f"{path}: {', '.join(names)}" for path, names in makers.items() if path not in THREAD_OWNERS)
-    assert not wrong, "background work must go through visualizer/workers/tasks.py (TaskSlot, run_task):\n  " + \
-        "\n  ".join(wrong)
+    assert not wrong, (
+        "background work must go through visualizer/workers/tasks.py (TaskSlot, run_task):\n  " + "\n  ".join(wrong)
+    )

@@ -4,6 +4,7 @@ A newcomer reads that layout to find where a feature lives; a file missing from 
 move, sends them looking for nothing. Modules are checked by name within their folder: core_model/, visualizer/,
 and visualizer's state/, workers/, controllers/ and cli/ one by one; widgets/ by its top files and sub-folders.
 """
+
 from __future__ import annotations
 
 import re
@@ -61,15 +62,20 @@ def test_every_module_is_in_the_layout():
 
 
 def test_every_module_the_layout_names_exists():
-    gone = sorted(path for path in named_in_doc()
-                  if path.startswith(("core_model/", "visualizer/")) and not (REPO / path).is_file()
-                  and not any((REPO / path.split("/")[0]).rglob(Path(path).name)))
+    gone = sorted(
+        path
+        for path in named_in_doc()
+        if path.startswith(("core_model/", "visualizer/"))
+        and not (REPO / path).is_file()
+        and not any((REPO / path.split("/")[0]).rglob(Path(path).name))
+    )
     assert not gone, f"docs/ARCHITECTURE.md's layout names modules that do not exist: {gone}"
 
 
 def test_every_widget_folder_is_in_the_layout():
     block = "\n".join(layout_block())
-    folders = sorted(p.name for p in (REPO / "visualizer" / "widgets").iterdir()
-                     if p.is_dir() and (p / "__init__.py").is_file())
+    folders = sorted(
+        p.name for p in (REPO / "visualizer" / "widgets").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
+    )
     missing = [name for name in folders if not re.search(rf"^\s+{name}/", block, re.MULTILINE)]
     assert not missing, f"widget folders docs/ARCHITECTURE.md's layout does not name: {missing}"

@@ -1,14 +1,15 @@
 """Model panel changes build the new model off the GUI thread: a busy message, a live window, the newest wins."""
+
 from __future__ import annotations
 
 import time
 
 import numpy as np
-import torch
 import pytest
+import torch
 from PySide6.QtCore import Qt, QTimer
-
 from PySide6.QtWidgets import QStatusBar
+from qt_helpers import start_app, wait_frame
 
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
@@ -19,8 +20,6 @@ from visualizer.state.training import TrainingState
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import ThreadedRunner
 from visualizer.workers.training_worker import TrainingWorker
-
-from qt_helpers import start_app, wait_frame
 
 LARGE = {"d_model": 1024, "n_encoder_layers": 8, "n_decoder_layers": 8}  # ~100 M parameters: ~1 s to build here
 
@@ -45,11 +44,13 @@ class Tab:
         self.session = PlaygroundSession(self.hub, runner=ThreadedRunner())
         self.playground = PlaygroundView(self.session)
         self.bar = QStatusBar()
-        self.architecture = ArchitectureController(self.hub, TrainingState(self.hub, TrainingWorker),
-                                                   self.bar.showMessage, self.playground)
+        self.architecture = ArchitectureController(
+            self.hub, TrainingState(self.hub, TrainingWorker), self.bar.showMessage, self.playground
+        )
         self.architecture.attach(self.playground.model_panel)
-        self.hub.info_changed.connect(lambda i: self.playground.model_panel.set_config(i.config, i.origin,
-                                                                                      i.parameters))
+        self.hub.info_changed.connect(
+            lambda i: self.playground.model_panel.set_config(i.config, i.origin, i.parameters)
+        )
         self.playground.model_panel.set_config(self.hub.config, "shipped", self.hub.model.parameter_count())
         qtbot.addWidget(self.playground)
         self.playground.resize(1300, 850)

@@ -1,16 +1,17 @@
 """Role badges fit their own map: on a map narrower than "align 0.93" the badge shortens, and no badge pixel lands
 on a neighbouring map, whatever the window's width."""
+
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
+from qt_helpers import show_grid
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heads.badges import RoleBadges, badge_text
-from qt_helpers import show_grid
 
 ROLES = ("alignment", "first", "broad")
 
@@ -24,8 +25,11 @@ def _grid_with_badges(qtbot, width: int, n: int = 14):
     labels = tuple(str(i % 10) for i in range(n))
     grid.set_maps(KindMaps("cross", values, np.ones((n, n), bool), labels, labels))
     badges = RoleBadges(grid)
-    roles = tuple(HeadRole("cross", layer, head, ROLES[(layer + head) % 3], 0.93 - 0.1 * head, ())
-                  for layer in range(2) for head in range(4))
+    roles = tuple(
+        HeadRole("cross", layer, head, ROLES[(layer + head) % 3], 0.93 - 0.1 * head, ())
+        for layer in range(2)
+        for head in range(4)
+    )
     badges.set_roles(roles)
     QApplication.processEvents()
     return grid, badges, roles
@@ -34,8 +38,11 @@ def _grid_with_badges(qtbot, width: int, n: int = 14):
 def _grab(grid) -> np.ndarray:
     """The viewport as the user sees it, (height, width) of packed RGB32 pixels."""
     image = grid.graphics.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    return np.frombuffer(image.constBits(), np.uint32, image.width() * image.height()).reshape(
-        image.height(), image.width()).copy()
+    return (
+        np.frombuffer(image.constBits(), np.uint32, image.width() * image.height())
+        .reshape(image.height(), image.width())
+        .copy()
+    )
 
 
 def _badge_pixels(grid, badges) -> np.ndarray:
@@ -60,8 +67,12 @@ def test_no_badge_pixel_lands_outside_its_map_on_a_narrow_grid(qtbot):
     assert len(changed) > 0  # the badges are drawn
     inside = np.zeros(len(changed), bool)
     for box in boxes.values():
-        inside |= ((changed[:, 1] >= box.left() - 1) & (changed[:, 1] <= box.right() + 1)
-                   & (changed[:, 0] >= box.top() - 1) & (changed[:, 0] <= box.bottom() + 1))
+        inside |= (
+            (changed[:, 1] >= box.left() - 1)
+            & (changed[:, 1] <= box.right() + 1)
+            & (changed[:, 0] >= box.top() - 1)
+            & (changed[:, 0] <= box.bottom() + 1)
+        )
     assert inside.all(), changed[~inside][:10]  # no badge spills onto a neighbour's map or the axis
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
     drawn = [text for _, text in badges.layer.fitted(to_device)]

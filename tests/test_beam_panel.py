@@ -1,4 +1,5 @@
 """The beam search panel driven like a user: Run through the controls, the tree against the CLI, clicks to the grids."""
+
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from qt_helpers import retype
 
 from core_model import BOS
 from core_model.checkpoint import load_checkpoint
@@ -21,8 +23,6 @@ from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.tasks import TaskSlot
-
-from qt_helpers import retype
 
 CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 SOURCE = "3141"
@@ -71,8 +71,24 @@ def run_search(qtbot, beam, panel):
 
 def cli(session, capsys, *args: str) -> dict:
     limit = max_source_len(session.hub.config.max_len)
-    assert main(["decode", str(CKPT), SOURCE, "--pads", str(session.extra_pads), "--max-new", str(limit),
-                 "--device", "cpu", "--json", *args]) == 0
+    assert (
+        main(
+            [
+                "decode",
+                str(CKPT),
+                SOURCE,
+                "--pads",
+                str(session.extra_pads),
+                "--max-new",
+                str(limit),
+                "--device",
+                "cpu",
+                "--json",
+                *args,
+            ]
+        )
+        == 0
+    )
     return json.loads(capsys.readouterr().out)
 
 
@@ -114,7 +130,9 @@ def test_sampling_through_the_controls_equals_the_cli(qtbot, app, capsys):
     rows = [b.text() for b in panel.hyp_rows]
     assert len(rows) == 5 == len(outcome.hypotheses)
     for row, want in zip(rows, expected):
-        assert row.startswith(f"{rows.index(row) + 1}. {' '.join(want['tokens'])}   log p {score_text(want['log_prob'])}")
+        assert row.startswith(
+            f"{rows.index(row) + 1}. {' '.join(want['tokens'])}   log p {score_text(want['log_prob'])}"
+        )
     assert not panel.width_spin.isEnabled() and panel.seed.isEnabled()
     distinct = len({tuple(b["tokens"]) for b in expected})
     assert panel.status.text() == f"5 samples (seed 7), {distinct} different sequences"

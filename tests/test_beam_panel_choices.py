@@ -1,4 +1,5 @@
 """The stepper and the beam/sampling panel choose among the task symbols and <eos> only, and show the CLI's numbers."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,14 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from test_beam_panel import open_beam_app as open_app
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec, max_source_len
 from visualizer.cli import main
 from visualizer.widgets.playground.beam_tree import score_text
-
-from test_beam_panel import open_beam_app as open_app
 
 SHIPPED = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 NEVER_SHOWN = {"<pad>", "<bos>"}
@@ -45,8 +45,24 @@ def run_search(qtbot, beam, panel):
 
 def cli(path: Path, source: str, session, capsys, *args: str) -> dict:
     limit = max_source_len(session.hub.config.max_len)
-    assert main(["decode", str(path), source, "--pads", str(session.extra_pads), "--max-new", str(limit),
-                 "--device", "cpu", "--json", *args]) == 0
+    assert (
+        main(
+            [
+                "decode",
+                str(path),
+                source,
+                "--pads",
+                str(session.extra_pads),
+                "--max-new",
+                str(limit),
+                "--device",
+                "cpu",
+                "--json",
+                *args,
+            ]
+        )
+        == 0
+    )
     return json.loads(capsys.readouterr().out)
 
 
@@ -68,8 +84,7 @@ def test_hot_samples_show_no_pad_or_bos_and_their_tree_adds_up_to_the_clis_score
         assert outcome.nodes[hyp.node].score == hyp.log_prob  # the tree's running sum ends on the printed score
 
 
-def test_stepping_and_searching_a_model_that_prefers_other_ids_shows_only_the_tasks_tokens(qtbot, tmp_path,
-                                                                                         capsys):
+def test_stepping_and_searching_a_model_that_prefers_other_ids_shows_only_the_tasks_tokens(qtbot, tmp_path, capsys):
     path = leaning(tmp_path)
     allowed = {*"01234", "<eos>"}
     view, session, beam, panel = open_app(qtbot, path, "012")

@@ -3,6 +3,7 @@
 The shipped copy model is sure of its tokens (log p ≈ -0.0001), so its tree, list and tooltips are full of them.
 Driven like a user: type a source, press Run, hover a node; read every number the panel draws.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,7 +12,6 @@ from pathlib import Path
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QToolTip
-
 from test_beam_panel import open_beam_app, run_search
 
 CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
@@ -33,4 +33,3 @@ def test_no_negative_zero_anywhere_in_the_beam_panel(qtbot):
     tip = QToolTip.text()
     assert "log p = 0.0000" in tip and not NEGATIVE_ZERO.search(tip)
     QToolTip.hideText()
-

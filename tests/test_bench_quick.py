@@ -2,6 +2,7 @@
 
 Not a timed test: nothing here asserts a speed, only that the numbers are measured, keyed and reported.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,9 @@ from core_model import ModelConfig  # noqa: E402
 from core_model.tasks import TaskSpec  # noqa: E402
 from core_model.training import TrainConfig  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors",
-                                        "ignore:Support for mismatched key_padding_mask")  # nn.Transformer's notices
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The PyTorch API of nested tensors", "ignore:Support for mismatched key_padding_mask"
+)  # nn.Transformer's notices
 CPU = torch.device("cpu")
 TINY_RACE = {"check_every": 1, "screen_n": 4, "confirm_n": 8}
 
@@ -50,9 +52,17 @@ def test_race_stops_each_side_at_its_first_confirmed_check():
 def test_time_to_99_rows_give_every_key_as_a_number():
     rows = bench.time_to_99_rows(CPU, max_steps=2, target=0.0, **TINY_RACE)
     data = bench.metrics_json(rows)
-    for key in ("time_to_99_ratio_vs_nn_transformer", "time_to_99_ratio_rope", "time_to_99_ratio_sinusoidal",
-                "time_to_99_s_rope", "time_to_99_s_sinusoidal", "time_to_99_s_nn_transformer",
-                "time_to_99_steps_rope", "time_to_99_steps_sinusoidal", "time_to_99_steps_nn_transformer"):
+    for key in (
+        "time_to_99_ratio_vs_nn_transformer",
+        "time_to_99_ratio_rope",
+        "time_to_99_ratio_sinusoidal",
+        "time_to_99_s_rope",
+        "time_to_99_s_sinusoidal",
+        "time_to_99_s_nn_transformer",
+        "time_to_99_steps_rope",
+        "time_to_99_steps_sinusoidal",
+        "time_to_99_steps_nn_transformer",
+    ):
         assert isinstance(data[key], float) and math.isfinite(data[key]) and data[key] > 0, key
     default = ModelConfig().positional
     assert data["time_to_99_ratio_vs_nn_transformer"] == data[f"time_to_99_ratio_{default}"]
@@ -73,7 +83,8 @@ def test_step_cost_times_exactly_the_requested_steps_on_both_sides():
     data = bench.metrics_json(bench.step_cost_rows(64, 2, CPU))
     assert {"train_step_ms", "tokens_per_s", "train_step_ratio_vs_nn_transformer_d64"} <= data.keys()
     assert data["train_step_ratio_vs_nn_transformer_d64"] == pytest.approx(
-        data["train_step_ms"] / data["train_step_ms_nn_transformer_d64"])
+        data["train_step_ms"] / data["train_step_ms_nn_transformer_d64"]
+    )
 
 
 def test_width_config_at_64_is_the_default_model():
@@ -83,11 +94,13 @@ def test_width_config_at_64_is_the_default_model():
 
 
 def test_table_shows_pass_fail_and_skips_and_json_keeps_only_finite_numbers(tmp_path):
-    rows = [bench.Row("fast", 10.0, "ms", "a_ms", bench.Bar("<=", 16.0)),
-            bench.Row("slow", 20.0, "ms", "b_ms", bench.Bar("<=", 16.0)),
-            bench.Row("ratio", 3.0, "s", "c_s", bench.Bar("<=", 1.0, on_ratio=True), 6.0, ratio_key="c_ratio"),
-            bench.Row("gap", 5.0, "Hz", "d_hz", extra={"d_gap_ms": float("inf")}),
-            bench.skipped("not measured")]
+    rows = [
+        bench.Row("fast", 10.0, "ms", "a_ms", bench.Bar("<=", 16.0)),
+        bench.Row("slow", 20.0, "ms", "b_ms", bench.Bar("<=", 16.0)),
+        bench.Row("ratio", 3.0, "s", "c_s", bench.Bar("<=", 1.0, on_ratio=True), 6.0, ratio_key="c_ratio"),
+        bench.Row("gap", 5.0, "Hz", "d_hz", extra={"d_gap_ms": float("inf")}),
+        bench.skipped("not measured"),
+    ]
     table = bench.format_table(rows).splitlines()
     assert "pass" in table[2] and "FAIL" in table[3] and "pass" in table[4] and "0.5" in table[4]
     assert "skipped in --quick" in table[6]

@@ -3,19 +3,19 @@
 Driven like a user: a RoPE model in the playground, the large view opened, a cell clicked. Asserts on geometry the
 user sees: the legend's rectangle against the plotted area and every bar, and that it is drawn inside the chart.
 """
+
 from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
 import torch
 from PySide6.QtCore import QPointF, QRectF, Qt
+from qt_helpers import show_playground
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-
-from qt_helpers import show_playground
 
 
 @pytest.fixture

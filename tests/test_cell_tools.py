@@ -1,5 +1,6 @@
 """The large view's view models: the painter's strokes and undo, the inspector's latest-wins delivery; the mask
 panel's Reset masks button and its painted cells in the previews."""
+
 from __future__ import annotations
 
 import numpy as np

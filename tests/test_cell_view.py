@@ -1,4 +1,5 @@
 """The large view's cell panel and mask painting, driven by real mouse clicks and drags."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import torch
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
+from qt_helpers import show_playground
 
 from core_model import MaskSpec, ModelConfig, build_model
 from core_model.cell_decomposition import decompose_cell
@@ -14,8 +16,6 @@ from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
-
-from qt_helpers import show_playground
 
 
 @pytest.fixture(params=["rope", "sinusoidal"])
@@ -57,8 +57,9 @@ def drag(qtbot, dialog, cells) -> None:
 
 def core_cell(view, kind, layer, head, i, j):
     inputs = view.session.cell_inputs()
-    return decompose_cell(inputs.model, inputs.src, inputs.tgt, kind, layer, head, i, j, masks=inputs.masks,
-                          head_gates=inputs.gates).to_numpy()
+    return decompose_cell(
+        inputs.model, inputs.src, inputs.tgt, kind, layer, head, i, j, masks=inputs.masks, head_gates=inputs.gates
+    ).to_numpy()
 
 
 @pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
@@ -95,8 +96,17 @@ def test_hovering_a_dimension_highlights_it_in_every_chart(qtbot, view):
     scene = chart.getPlotItem().getViewBox().mapViewToScene(QPointF(5.0, 0.0))
     local = QPointF(chart.mapFromScene(scene))
     # a plain move event on the chart (QTest.mouseMove into a second top-level window is lost offscreen)
-    QApplication.sendEvent(chart.viewport(), QMouseEvent(QEvent.Type.MouseMove, local, chart.viewport().mapToGlobal(
-        local), Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+    QApplication.sendEvent(
+        chart.viewport(),
+        QMouseEvent(
+            QEvent.Type.MouseMove,
+            local,
+            chart.viewport().mapToGlobal(local),
+            Qt.MouseButton.NoButton,
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        ),
+    )
     qtbot.waitUntil(lambda: dialog.cell_panel.highlighted == 5)
     for name, other in dialog.cell_panel.charts.items():  # the two charts over keys stay as they are
         assert other.band.isVisible() == (name not in ("mask", "softmax")), name
@@ -128,8 +138,12 @@ def test_a_painted_drag_hides_cells_everywhere_and_undo_and_reset_bring_them_bac
     assert not any(preview[i, j] for i, j in cells) and preview[0, 0]
     assert "3 cross" in view.mask_panel.painted_label.text()
     with torch.no_grad():  # the maps are the model's under the painted mask, every layer and head
-        out = view.session.hub.model(view.session.cell_inputs().src, view.session.cell_inputs().tgt,
-                                     MaskSpec(cross_painted=cells), return_attention=True)
+        out = view.session.hub.model(
+            view.session.cell_inputs().src,
+            view.session.cell_inputs().tgt,
+            MaskSpec(cross_painted=cells),
+            return_attention=True,
+        )
     np.testing.assert_allclose(view.session.last_snapshot.maps["cross"].values[1], out.attention.cross[1][0].numpy())
     assert dialog.undo_button.isEnabled()
     with qtbot.waitActive(dialog):
@@ -193,8 +207,7 @@ def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, vie
     threads = []
 
     def job_thread(job, done, fail):
-        return run_task("Taking the cell apart", lambda: (threads.append(threading.get_ident()), job())[1], done,
-                        fail)
+        return run_task("Taking the cell apart", lambda: (threads.append(threading.get_ident()), job())[1], done, fail)
 
     inspector = view.inspectors["cross"]
     inspector.set_runner(job_thread)
@@ -227,8 +240,9 @@ def test_painting_while_stepping_replays_the_cached_decoder_under_the_painted_ma
     from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
 
     ckpt = load_checkpoint(resource_path(DEFAULT_CHECKPOINT))
-    session = PlaygroundSession(ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"),
-                                         origin="shipped"))
+    session = PlaygroundSession(
+        ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="shipped")
+    )
     view = PlaygroundView(session)
     qtbot.addWidget(view)
     session.set_source("3141592")

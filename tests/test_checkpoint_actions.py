@@ -1,4 +1,5 @@
 """Checkpoint actions: save and open through the background pool, errors shown and nothing changed."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,14 +12,14 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from core_model import ModelConfig, build_model
-from core_model.training_loop import Cadence
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
+from core_model.training_loop import Cadence
+from visualizer.controllers import checkpoints as checkpoint_actions
+from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.training_worker import TrainingWorker
-from visualizer.controllers import checkpoints as checkpoint_actions
-from visualizer.controllers.checkpoints import CheckpointActions
 
 WAIT_MS = 60_000
 SMALL = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
@@ -53,8 +54,8 @@ class Setup:
 def make(qtbot):
     made: list[Setup] = []
 
-    def factory(config: ModelConfig = SMALL, task: TaskSpec = TaskSpec("sort", 5, 2, 5)) -> Setup:
-        made.append(Setup(qtbot, config, task))
+    def factory(config: ModelConfig = SMALL, task: TaskSpec | None = None) -> Setup:
+        made.append(Setup(qtbot, config, task or TaskSpec("sort", 5, 2, 5)))
         return made[-1]
 
     yield factory
@@ -166,7 +167,9 @@ def test_shortcuts(qtbot, make):
 def test_confirm_close_when_dirty(qtbot, make, monkeypatch, answer, expected):
     setup = make()
     asked: list[str] = []
-    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or answer)
+    monkeypatch.setattr(
+        checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or answer
+    )
     assert setup.actions.confirm_close() is True and asked == []  # nothing to save
     setup.hub.adopt_weights(_weights(setup.hub.model), [])
     assert setup.actions.confirm_close() is expected
@@ -187,7 +190,9 @@ def test_confirm_close_save_writes_the_file(qtbot, make, monkeypatch, tmp_path):
 def test_confirm_close_stops_a_running_training_first(qtbot, make, monkeypatch):
     setup = make()
     asked: list[str] = []
-    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "discard")
+    monkeypatch.setattr(
+        checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "discard"
+    )
     assert setup.state.start(TrainConfig(batch_size=8, steps=100_000, device="cpu"), setup.hub.task, probe_text="1")
     qtbot.waitUntil(lambda: setup.state.progress is not None, timeout=WAIT_MS)
     assert setup.actions.confirm_close() is True
@@ -215,7 +220,9 @@ def test_close_then_save_on_a_full_disk_keeps_the_window_and_the_work(qtbot, mak
 def test_cancel_while_training_keeps_the_window_and_the_run(qtbot, make, monkeypatch):
     setup = make()
     asked: list[str] = []
-    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "cancel")
+    monkeypatch.setattr(
+        checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "cancel"
+    )
     assert setup.state.start(TrainConfig(batch_size=8, steps=100_000, device="cpu"), setup.hub.task, probe_text="1")
     qtbot.waitUntil(lambda: setup.state.progress is not None, timeout=WAIT_MS)
     assert setup.actions.confirm_close() is False
@@ -225,8 +232,9 @@ def test_cancel_while_training_keeps_the_window_and_the_run(qtbot, make, monkeyp
     qtbot.waitUntil(lambda: setup.state.progress.step > step, timeout=WAIT_MS)  # it really goes on training
 
 
-def test_save_on_a_shipped_model_asks_for_a_new_file_and_leaves_the_shipped_one(qtbot, make, tmp_path, errors,
-                                                                                 monkeypatch):
+def test_save_on_a_shipped_model_asks_for_a_new_file_and_leaves_the_shipped_one(
+    qtbot, make, tmp_path, errors, monkeypatch
+):
     from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
 
     shipped = resource_path(DEFAULT_CHECKPOINT)
@@ -235,7 +243,9 @@ def test_save_on_a_shipped_model_asks_for_a_new_file_and_leaves_the_shipped_one(
     setup.hub.path, setup.hub.dirty = shipped, True
     asked: list[str] = []
     target = tmp_path / "mine.pt"
-    monkeypatch.setattr(checkpoint_actions, "_ask_save_path", lambda parent, suggested: asked.append(suggested) or str(target))
+    monkeypatch.setattr(
+        checkpoint_actions, "_ask_save_path", lambda parent, suggested: asked.append(suggested) or str(target)
+    )
     with qtbot.waitSignal(setup.actions.saved, timeout=WAIT_MS):
         setup.actions.save_action.trigger()  # Ctrl+S
     assert asked and Path(asked[0]).parent != shipped.parent  # Save As, suggesting a file outside the package
@@ -252,9 +262,17 @@ def test_opening_a_file_with_nan_weights_says_so_and_changes_nothing(qtbot, make
     state = {k: v.clone() for k, v in build_model(SMALL, seed=4).state_dict().items()}
     state["generator.bias"][:2] = float("nan")
     path = tmp_path / "nan.pt"
-    torch.save({"format": "attention-playground-checkpoint", "version": 1, "config": SMALL.to_dict(),
-                "state_dict": state, "history": [], "extra": {"task": {"task": "sort", "n_symbols": 5,
-                                                                         "min_len": 2, "max_len": 5}}}, path)
+    torch.save(
+        {
+            "format": "attention-playground-checkpoint",
+            "version": 1,
+            "config": SMALL.to_dict(),
+            "state_dict": state,
+            "history": [],
+            "extra": {"task": {"task": "sort", "n_symbols": 5, "min_len": 2, "max_len": 5}},
+        },
+        path,
+    )
     with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
         setup.actions.open_path(path)
     assert errors and "nan.pt" in errors[0][1] and "non-finite" in errors[0][1] and "generator.bias" in errors[0][1]
@@ -267,9 +285,17 @@ def test_opening_a_checkpoint_whose_task_outgrows_its_vocabulary_says_so(qtbot, 
     setup = make()
     state = build_model(SMALL, seed=4).state_dict()  # vocab_size 8: room for 5 symbols
     path = tmp_path / "big-task.pt"
-    torch.save({"format": "attention-playground-checkpoint", "version": 1, "config": SMALL.to_dict(),
-                "state_dict": state, "history": [], "extra": {"task": {"task": "copy", "n_symbols": 9,
-                                                                         "min_len": 1, "max_len": 5}}}, path)
+    torch.save(
+        {
+            "format": "attention-playground-checkpoint",
+            "version": 1,
+            "config": SMALL.to_dict(),
+            "state_dict": state,
+            "history": [],
+            "extra": {"task": {"task": "copy", "n_symbols": 9, "min_len": 1, "max_len": 5}},
+        },
+        path,
+    )
     with qtbot.waitSignal(setup.actions.failed, timeout=WAIT_MS):
         setup.actions.open_path(path)
     assert errors and "big-task.pt" in errors[0][1] and "vocab_size >= 12" in errors[0][1]

@@ -1,5 +1,6 @@
 """Crafted checkpoints that would crash later if loaded: each is refused in one line by the loader,
 by every verb and by File > Open (the model shown stays); damaged bytes are found; what is merely odd still loads."""
+
 from __future__ import annotations
 
 import itertools
@@ -31,9 +32,14 @@ OPEN_MS = 20_000  # reading a small file takes well under a second
 
 
 def payload(config: ModelConfig = CONFIG) -> dict:
-    return {"format": "attention-playground-checkpoint", "version": 1, "config": config.to_dict(),
-            "state_dict": {k: v.clone() for k, v in build_model(config, seed=0).state_dict().items()},
-            "history": [dict(ROW)], "extra": {"task": dict(TASK)}}
+    return {
+        "format": "attention-playground-checkpoint",
+        "version": 1,
+        "config": config.to_dict(),
+        "state_dict": {k: v.clone() for k, v in build_model(config, seed=0).state_dict().items()},
+        "history": [dict(ROW)],
+        "extra": {"task": dict(TASK)},
+    }
 
 
 def _with_attribute(tensor: torch.Tensor, **attributes) -> torch.Tensor:
@@ -45,9 +51,19 @@ def _with_attribute(tensor: torch.Tensor, **attributes) -> torch.Tensor:
 def _movie(kinds: tuple[str, ...] = ("encoder_self", "decoder_self", "cross"), heads: int = 2) -> dict:
     """An attention movie as the trainer stores it: 2 frames of a 3-symbol source (4 target positions)."""
     sizes = {"encoder_self": (3, 3), "decoder_self": (4, 4), "cross": (4, 3)}
-    return {"source": "012", "steps": [1, 2], "kinds": {
-        kind: {"values": torch.rand(2, 1, heads, *sizes[kind]), "valid": torch.ones(sizes[kind], dtype=torch.bool),
-               "query_labels": ["q"] * sizes[kind][0], "key_labels": ["k"] * sizes[kind][1]} for kind in kinds}}
+    return {
+        "source": "012",
+        "steps": [1, 2],
+        "kinds": {
+            kind: {
+                "values": torch.rand(2, 1, heads, *sizes[kind]),
+                "valid": torch.ones(sizes[kind], dtype=torch.bool),
+                "query_labels": ["q"] * sizes[kind][0],
+                "key_labels": ["k"] * sizes[kind][1],
+            }
+            for kind in kinds
+        },
+    }
 
 
 def _record_offset(path: Path, record: str) -> int:
@@ -72,11 +88,13 @@ def _flip(path: Path, record: str) -> None:
 
 def _edit(**changes):
     """A maker that saves payload() with `changes` applied (each a function of the payload)."""
+
     def make(path: Path) -> None:
         p = payload()
         for change in changes.values():
             change(p)
         torch.save(p, path)
+
     return make
 
 
@@ -88,6 +106,7 @@ def _saved_then_flipped(record: str, checksum: bool):
             p.pop(CHECKSUM_KEY)
             torch.save(p, path)
         _flip(path, record)
+
     return make
 
 
@@ -102,44 +121,91 @@ def _million_shared_rows(path: Path) -> None:
 
 
 CRAFTED = {
-    "parameter": (_edit(w=lambda p: p["state_dict"].__setitem__(
-        "generator.bias", _with_attribute(torch.nn.Parameter(p["state_dict"]["generator.bias"]), numel=5))),
-        r"weight generator\.bias is a Parameter, not a plain tensor"),
-    "tensor_attribute": (_edit(w=lambda p: _with_attribute(p["state_dict"]["generator.bias"], numel=5)),
-                         r"weight generator\.bias carries Python attributes \['numel'\]"),
-    "extra_parameter": (_edit(e=lambda p: p["extra"].__setitem__("x", torch.nn.Parameter(torch.zeros(2)))),
-                        r"extra data holds an unusable tensor: extra\['x'\] is a Parameter"),
-    "grad_tensor": (_edit(e=lambda p: p["extra"].__setitem__("x", torch.zeros(2, requires_grad=True))),
-                    r"extra\['x'\] requires gradients"),
-    "min_len": (_edit(t=lambda p: p["extra"]["task"].update(min_len=40, max_len=40)),
-                r"task does not fit its model: max_len must be at most 30 .* got 40"),
-    "task_max_len": (_edit(t=lambda p: p["extra"]["task"].update(max_len=10**9)),
-                     r"task does not fit its model: max_len must be at most 30"),
-    "inf_step": (_edit(h=lambda p: p["history"].append({**ROW, "step": math.inf})),
-                 r"row 1 of its training history has 'step' = inf, not a finite number"),
-    "huge_step": (_edit(h=lambda p: p["history"].append({**ROW, "step": 10**400})),
-                  r"row 1 of its training history has 'step' = .*, larger than 2\*\*63"),
-    "eval_inf_step": (_edit(e=lambda p: p["extra"].__setitem__("eval_series", {
-        "steps": [math.inf], "loss": [1.0], "token_accuracy": [0.5], "exact_match": [0.1]})),
-        r"its evaluation curves have steps\[0\] = "),
-    "eval_huge_step": (_edit(e=lambda p: p["extra"].__setitem__("eval_series", {
-        "steps": [10**400], "loss": [1.0], "token_accuracy": [0.5], "exact_match": [0.1]})),
-        r"integer too large at extra\['eval_series'\]\['steps'\]\[0\]"),
-    "movie_without_cross": (_edit(e=lambda p: p["extra"].__setitem__("probe_snapshots", _movie(kinds=(
-        "encoder_self", "decoder_self")))), r"attention movie has the kinds \['decoder_self', 'encoder_self'\]"),
-    "movie_wrong_heads": (_edit(e=lambda p: p["extra"].__setitem__("probe_snapshots", _movie(heads=3))),
-                          r"attention movie's encoder_self maps have shape \(2, 1, 3, 3, 3\)"),
-    "checksum_mismatch": (_edit(c=_mismatched_checksum),
-                          r"is corrupt: its weights do not match the checksum stored when it was saved$"),
-    "flipped_weight": (_saved_then_flipped("/data/3", checksum=True),
-                       r"is corrupt: its stored tensors .* do not match the CRC-32 checksum stored when it was saved"),
+    "parameter": (
+        _edit(
+            w=lambda p: p["state_dict"].__setitem__(
+                "generator.bias", _with_attribute(torch.nn.Parameter(p["state_dict"]["generator.bias"]), numel=5)
+            )
+        ),
+        r"weight generator\.bias is a Parameter, not a plain tensor",
+    ),
+    "tensor_attribute": (
+        _edit(w=lambda p: _with_attribute(p["state_dict"]["generator.bias"], numel=5)),
+        r"weight generator\.bias carries Python attributes \['numel'\]",
+    ),
+    "extra_parameter": (
+        _edit(e=lambda p: p["extra"].__setitem__("x", torch.nn.Parameter(torch.zeros(2)))),
+        r"extra data holds an unusable tensor: extra\['x'\] is a Parameter",
+    ),
+    "grad_tensor": (
+        _edit(e=lambda p: p["extra"].__setitem__("x", torch.zeros(2, requires_grad=True))),
+        r"extra\['x'\] requires gradients",
+    ),
+    "min_len": (
+        _edit(t=lambda p: p["extra"]["task"].update(min_len=40, max_len=40)),
+        r"task does not fit its model: max_len must be at most 30 .* got 40",
+    ),
+    "task_max_len": (
+        _edit(t=lambda p: p["extra"]["task"].update(max_len=10**9)),
+        r"task does not fit its model: max_len must be at most 30",
+    ),
+    "inf_step": (
+        _edit(h=lambda p: p["history"].append({**ROW, "step": math.inf})),
+        r"row 1 of its training history has 'step' = inf, not a finite number",
+    ),
+    "huge_step": (
+        _edit(h=lambda p: p["history"].append({**ROW, "step": 10**400})),
+        r"row 1 of its training history has 'step' = .*, larger than 2\*\*63",
+    ),
+    "eval_inf_step": (
+        _edit(
+            e=lambda p: p["extra"].__setitem__(
+                "eval_series", {"steps": [math.inf], "loss": [1.0], "token_accuracy": [0.5], "exact_match": [0.1]}
+            )
+        ),
+        r"its evaluation curves have steps\[0\] = ",
+    ),
+    "eval_huge_step": (
+        _edit(
+            e=lambda p: p["extra"].__setitem__(
+                "eval_series", {"steps": [10**400], "loss": [1.0], "token_accuracy": [0.5], "exact_match": [0.1]}
+            )
+        ),
+        r"integer too large at extra\['eval_series'\]\['steps'\]\[0\]",
+    ),
+    "movie_without_cross": (
+        _edit(e=lambda p: p["extra"].__setitem__("probe_snapshots", _movie(kinds=("encoder_self", "decoder_self")))),
+        r"attention movie has the kinds \['decoder_self', 'encoder_self'\]",
+    ),
+    "movie_wrong_heads": (
+        _edit(e=lambda p: p["extra"].__setitem__("probe_snapshots", _movie(heads=3))),
+        r"attention movie's encoder_self maps have shape \(2, 1, 3, 3, 3\)",
+    ),
+    "checksum_mismatch": (
+        _edit(c=_mismatched_checksum),
+        r"is corrupt: its weights do not match the checksum stored when it was saved$",
+    ),
+    "flipped_weight": (
+        _saved_then_flipped("/data/3", checksum=True),
+        r"is corrupt: its stored tensors .* do not match the CRC-32 checksum stored when it was saved",
+    ),
     "flipped_old_weight": (_saved_then_flipped("/data/3", checksum=False), r"is corrupt: its stored tensors"),
     "flipped_history": (_saved_then_flipped("/data.pkl", checksum=True), r"is corrupt: its history and settings"),
-    "million_rows": (_million_shared_rows, (r"history and extra data take .* MiB, more than the 4 MiB a checkpoint "
-                                            r"may hold, and its history is not one the app can thin")),
+    "million_rows": (
+        _million_shared_rows,
+        (
+            r"history and extra data take .* MiB, more than the 4 MiB a checkpoint "
+            r"may hold, and its history is not one the app can thin"
+        ),
+    ),
 }
-VERBS = {"eval": ["--n", "4", "--device", "cpu"], "views": ["--source", "0123"], "decode": ["0123", "--device", "cpu"],
-         "heads": ["--n", "4"], "cell": ["0123", "--kind", "cross", "--query", "0", "--key", "0", "--device", "cpu"]}
+VERBS = {
+    "eval": ["--n", "4", "--device", "cpu"],
+    "views": ["--source", "0123"],
+    "decode": ["0123", "--device", "cpu"],
+    "heads": ["--n", "4"],
+    "cell": ["0123", "--kind", "cross", "--query", "0", "--key", "0", "--device", "cpu"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -198,8 +264,9 @@ def test_long_histories_keep_evenly_spaced_rows_with_the_first_and_last(tmp_path
     assert len(steps) == MAX_HISTORY_ROWS and steps[0] == 1 and steps[-1] == 25_000
     gaps = {b - a for a, b in itertools.pairwise(steps)}
     assert gaps <= {2, 3}  # 25,000 rows into 10,000: every 2.5th row
-    saved = save_checkpoint(tmp_path / "saved.pt", build_model(CONFIG, seed=0), history=_rows(25_000),
-                            extra={"task": dict(TASK)})
+    saved = save_checkpoint(
+        tmp_path / "saved.pt", build_model(CONFIG, seed=0), history=_rows(25_000), extra={"task": dict(TASK)}
+    )
     stored = torch.load(saved, weights_only=True)["history"]
     assert [row["step"] for row in stored] == steps
 
@@ -223,8 +290,9 @@ def test_non_finite_numbers_nested_in_extras_become_none(tmp_path, capsys):
     extra = load_checkpoint(tmp_path / "nested.pt").extra
     cleaned = {"per_length": {"3": None, "4": 1.0}, "notes": [None, (None, 2.0)]}
     assert extra["final_metrics"] == cleaned and extra["eval_series"]["loss"] == [None]
-    saved = save_checkpoint(tmp_path / "saved.pt", build_model(CONFIG, seed=0), extra={"task": dict(TASK),
-                                                                                      "final_metrics": nested})
+    saved = save_checkpoint(
+        tmp_path / "saved.pt", build_model(CONFIG, seed=0), extra={"task": dict(TASK), "final_metrics": nested}
+    )
     assert torch.load(saved, weights_only=True)["extra"]["final_metrics"] == cleaned
     for verb in VERBS:
         code, out, err = _verb(verb, tmp_path / "nested.pt", capsys)

@@ -1,12 +1,13 @@
 """Hostile checkpoint files and failed saves: a clean CheckpointError, bounded memory, no code run, work kept."""
+
 from __future__ import annotations
 
 import math
 import os
-import tempfile
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import zipfile
@@ -43,9 +44,14 @@ class Armed:
 
 def good_payload() -> dict:
     model = build_model(CONFIG, seed=0)
-    return {"format": "attention-playground-checkpoint", "version": 1, "config": CONFIG.to_dict(),
-            "state_dict": {k: v.clone() for k, v in model.state_dict().items()},
-            "history": [{"step": 1, "loss": 2.0}], "extra": {"task": {"task": "copy"}}}
+    return {
+        "format": "attention-playground-checkpoint",
+        "version": 1,
+        "config": CONFIG.to_dict(),
+        "state_dict": {k: v.clone() for k, v in model.state_dict().items()},
+        "history": [{"step": 1, "loss": 2.0}],
+        "extra": {"task": {"task": "copy"}},
+    }
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,10 +79,31 @@ def load_measured(path: Path) -> tuple[BaseException | None, int]:
 # --- generated payloads --------------------------------------------------------------------------------------------
 
 HUGE = st.sampled_from([0, -1, 10**6, 10**9, 16384, 2**63, 10**30, MAX_LEN + 1])
-ODD = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.text(max_size=5), st.lists(st.integers(), max_size=3),
-                st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), HUGE)
-FIELDS = ["vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len", "dropout",
-          "positional", "pe_base", "norm_position", "norm", "activation", "tie_embeddings"]
+ODD = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    HUGE,
+)
+FIELDS = [
+    "vocab_size",
+    "d_model",
+    "n_heads",
+    "n_encoder_layers",
+    "n_decoder_layers",
+    "d_ff",
+    "max_len",
+    "dropout",
+    "positional",
+    "pe_base",
+    "norm_position",
+    "norm",
+    "activation",
+    "tie_embeddings",
+]
 
 
 @st.composite
@@ -86,8 +113,11 @@ def hostile_payloads(draw) -> object:
     if draw(st.integers(0, 20)) == 0:
         return draw(ODD)
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["config", "top", "weight_shape", "weight_value", "weight_type", "history",
-                                     "extra", "drop_weight"]))
+        kind = draw(
+            st.sampled_from(
+                ["config", "top", "weight_shape", "weight_value", "weight_type", "history", "extra", "drop_weight"]
+            )
+        )
         if kind == "config":
             payload["config"] = dict(payload["config"]) if isinstance(payload["config"], dict) else {}
             payload["config"][draw(st.sampled_from(FIELDS))] = draw(st.one_of(HUGE, ODD))
@@ -96,8 +126,11 @@ def hostile_payloads(draw) -> object:
         elif kind == "weight_shape":
             key = draw(st.sampled_from(sorted(good_payload()["state_dict"])))
             shape = draw(st.lists(st.integers(0, 40), min_size=0, max_size=3))
-            payload["state_dict"] = {**payload.get("state_dict", {}), key: torch.zeros(shape)} \
-                if isinstance(payload.get("state_dict"), dict) else payload.get("state_dict")
+            payload["state_dict"] = (
+                {**payload.get("state_dict", {}), key: torch.zeros(shape)}
+                if isinstance(payload.get("state_dict"), dict)
+                else payload.get("state_dict")
+            )
         elif kind == "weight_value" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             key = draw(st.sampled_from(sorted(payload["state_dict"])))
             value = payload["state_dict"][key]
@@ -108,24 +141,37 @@ def hostile_payloads(draw) -> object:
             payload["state_dict"][key] = tensor
         elif kind == "weight_type" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             key = draw(st.sampled_from(sorted(payload["state_dict"])))
-            if not isinstance(payload["state_dict"][key], torch.Tensor) or payload["state_dict"][key].layout != torch.strided:
+            if (
+                not isinstance(payload["state_dict"][key], torch.Tensor)
+                or payload["state_dict"][key].layout != torch.strided
+            ):
                 continue
-            payload["state_dict"][key] = draw(st.sampled_from([
-                payload["state_dict"][key].to(torch.int64), "weights", [1.0], torch.zeros(1).expand(10**6),
-                payload["state_dict"][key].to_sparse() if payload["state_dict"][key].dim() == 2 else None]))
+            payload["state_dict"][key] = draw(
+                st.sampled_from(
+                    [
+                        payload["state_dict"][key].to(torch.int64),
+                        "weights",
+                        [1.0],
+                        torch.zeros(1).expand(10**6),
+                        payload["state_dict"][key].to_sparse() if payload["state_dict"][key].dim() == 2 else None,
+                    ]
+                )
+            )
         elif kind == "history":
             payload["history"] = draw(st.one_of(ODD, st.lists(ODD, max_size=3)))
         elif kind == "extra":
-            payload["extra"] = draw(st.one_of(ODD, st.dictionaries(st.one_of(st.text(max_size=3), st.integers()), ODD,
-                                                                    max_size=3)))
+            payload["extra"] = draw(
+                st.one_of(ODD, st.dictionaries(st.one_of(st.text(max_size=3), st.integers()), ODD, max_size=3))
+            )
         elif kind == "drop_weight" and isinstance(payload.get("state_dict"), dict) and payload["state_dict"]:
             payload["state_dict"].pop(draw(st.sampled_from(sorted(payload["state_dict"]))))
     return payload
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(payload=hostile_payloads(), cut=st.one_of(st.none(), st.floats(0.0, 0.999)))
 def test_fuzzed_payloads_raise_only_checkpoint_error_in_bounded_memory(tmp_path, payload, cut):
     path = tmp_path / "fuzz.pt"
@@ -165,13 +211,16 @@ def test_pickled_code_never_runs_wherever_it_hides(tmp_path, where):
 # --- each issue point, one test ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"n_encoder_layers": 10**6}, r"n_encoder_layers must be an integer in \[1, 24\]"),
-    ({"d_model": 16384, "n_heads": 2}, r"d_model must be an integer in \[1, 2048\]"),
-    ({"max_len": 10**9}, r"max_len must be an integer in \[1, 4096\]"),
-    ({"d_model": 10**9, "n_heads": 2}, r"d_model must be an integer in \[1, 2048\]"),
-    ({"d_model": 2048, "d_ff": 8192, "n_heads": 8, "n_encoder_layers": 24}, "needs about .* MiB of weights"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"n_encoder_layers": 10**6}, r"n_encoder_layers must be an integer in \[1, 24\]"),
+        ({"d_model": 16384, "n_heads": 2}, r"d_model must be an integer in \[1, 2048\]"),
+        ({"max_len": 10**9}, r"max_len must be an integer in \[1, 4096\]"),
+        ({"d_model": 10**9, "n_heads": 2}, r"d_model must be an integer in \[1, 2048\]"),
+        ({"d_model": 2048, "d_ff": 8192, "n_heads": 8, "n_encoder_layers": 24}, "needs about .* MiB of weights"),
+    ],
+)
 def test_oversized_configs_are_refused_before_any_allocation(tmp_path, change, message):
     payload = good_payload()
     payload["config"] = {**payload["config"], **change}
@@ -185,8 +234,9 @@ def test_oversized_configs_are_refused_before_any_allocation(tmp_path, change, m
 
 
 def test_limits_admit_every_model_the_app_builds():
-    bench = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, max_len=512,
-                        positional="sinusoidal")
+    bench = ModelConfig(
+        d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, max_len=512, positional="sinusoidal"
+    )
     assert bench.estimated_bytes < MAX_MODEL_BYTES / 2
     ModelConfig(vocab_size=42, max_len=4096)
     for config in (ModelConfig(), bench, CONFIG):  # the estimate is an upper bound within a few percent
@@ -196,14 +246,17 @@ def test_limits_admit_every_model_the_app_builds():
             assert actual <= config.estimated_bytes < actual * 1.1
 
 
-@pytest.mark.parametrize(("history", "extra", "message"), [
-    (5, {}, "training history must be a list of rows, got int"),
-    ([1, 2], {}, "row 0 of its training history must be a dict, got int"),
-    ([{"loss": "low"}], {}, "non-numeric entry 'loss': str"),
-    ([], [1, 2], "extra data must be a dict, got list"),
-    ([], {"task": 3}, "must be a dict of TaskSpec fields, got int"),
-    ([], {1: "a"}, "has a key of type int"),
-])
+@pytest.mark.parametrize(
+    ("history", "extra", "message"),
+    [
+        (5, {}, "training history must be a list of rows, got int"),
+        ([1, 2], {}, "row 0 of its training history must be a dict, got int"),
+        ([{"loss": "low"}], {}, "non-numeric entry 'loss': str"),
+        ([], [1, 2], "extra data must be a dict, got list"),
+        ([], {"task": 3}, "must be a dict of TaskSpec fields, got int"),
+        ([], {1: "a"}, "has a key of type int"),
+    ],
+)
 def test_badly_typed_history_and_extra_are_named(tmp_path, history, extra, message):
     payload = good_payload() | {"history": history, "extra": extra}
     torch.save(payload, tmp_path / "typed.pt")
@@ -234,14 +287,26 @@ def _plain_zip(path: Path) -> None:
         archive.writestr("notes.txt", "hello")
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda p: p.write_bytes(b""), r"x\.pt is not a readable checkpoint: the file is empty"),
-    (_plain_zip, r"x\.pt is not a checkpoint: it is a zip archive without checkpoint data"),
-    (lambda p: torch.save({"format": "other"}, p), r"x\.pt is not an Attention Playground checkpoint \(wrong format"),
-    (lambda p: torch.save({"version": 1}, p), r"x\.pt is not an Attention Playground checkpoint \(it has no format"),
-    (lambda p: torch.save(good_payload() | {"version": 7}, p), "written by a newer version"),
-    (lambda p: p.write_bytes(Path(ROOT / "resources" / "copy_rope.pt").read_bytes()[:5000]), r"corrupt or truncated"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.write_bytes(b""), r"x\.pt is not a readable checkpoint: the file is empty"),
+        (_plain_zip, r"x\.pt is not a checkpoint: it is a zip archive without checkpoint data"),
+        (
+            lambda p: torch.save({"format": "other"}, p),
+            r"x\.pt is not an Attention Playground checkpoint \(wrong format",
+        ),
+        (
+            lambda p: torch.save({"version": 1}, p),
+            r"x\.pt is not an Attention Playground checkpoint \(it has no format",
+        ),
+        (lambda p: torch.save(good_payload() | {"version": 7}, p), "written by a newer version"),
+        (
+            lambda p: p.write_bytes(Path(ROOT / "resources" / "copy_rope.pt").read_bytes()[:5000]),
+            r"corrupt or truncated",
+        ),
+    ],
+)
 def test_messages_name_the_file_and_the_cause_in_words(tmp_path, make, message):
     path = tmp_path / "x.pt"
     make(path)
@@ -264,8 +329,13 @@ def test_permission_error_while_reading_is_not_called_corrupt(tmp_path, monkeypa
 # --- failed saves keep the work and the previous file --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("error", [RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 64"),
-                                   OSError(28, "No space left on device")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos 64"),
+        OSError(28, "No space left on device"),
+    ],
+)
 def test_full_disk_is_a_checkpoint_error_and_keeps_the_old_file(tmp_path, monkeypatch, error):
     path = save_checkpoint(tmp_path / "m.pt", build_model(CONFIG, seed=0))
     before = path.read_bytes()
@@ -321,14 +391,25 @@ save_checkpoint(sys.argv[1], build_model(ModelConfig(d_model=16, n_heads=2, d_ff
 def test_a_save_killed_midway_keeps_the_old_file_and_its_leftover_is_cleaned_next_time(tmp_path):
     path = save_checkpoint(tmp_path / "m.pt", build_model(CONFIG, seed=0))
     before = path.read_bytes()
-    proc = subprocess.run([sys.executable, "-c", KILLED_SAVE, str(path)], cwd=ROOT, capture_output=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_SAVE, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=120,
+    )
     assert proc.returncode == -signal.SIGKILL
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "m.pt"]
     assert len(leftovers) == 1 and leftovers[0].startswith("m.pt.saving-") and leftovers[0].endswith(".tmp")
     assert path.read_bytes() == before
-    innocent = ["m.pt.backup", "other.pt.saving-12345-abcdefgh.tmp", "m.pt.notes.tmp", "m.pt.backup01.tmp",
-                "m.pt.saving-1-abcdefgh.tmp.keep", "m.pt.12345.abcdefgh.tmp"]
+    innocent = [
+        "m.pt.backup",
+        "other.pt.saving-12345-abcdefgh.tmp",
+        "m.pt.notes.tmp",
+        "m.pt.backup01.tmp",
+        "m.pt.saving-1-abcdefgh.tmp.keep",
+        "m.pt.12345.abcdefgh.tmp",
+    ]
     for name in innocent:
         (tmp_path / name).write_text("not ours")
     save_checkpoint(path, build_model(CONFIG, seed=1))  # the next save removes the dead writer's temporary
@@ -337,8 +418,9 @@ def test_a_save_killed_midway_keeps_the_old_file_and_its_leftover_is_cleaned_nex
 
 def test_stale_temp_rule_age_or_dead_pid_only(tmp_path):
     target = tmp_path / "m.pt"
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True).stdout.strip()  # a writer that has exited
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()  # a writer that has exited
     live = tmp_path / f"m.pt.saving-{os.getpid()}-abcdefgh.tmp"
     old = tmp_path / f"m.pt.saving-{os.getpid()}-ijklmnop.tmp"
     dead = tmp_path / f"m.pt.saving-{gone}-qrstuvwx.tmp"

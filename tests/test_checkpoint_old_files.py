@@ -1,5 +1,6 @@
 """Files written by earlier versions open: a history of a row per step (a million rows) is thinned quickly as it is
 read, and a stored training recipe this version would not write is left out while the weights load."""
+
 from __future__ import annotations
 
 import logging
@@ -20,25 +21,51 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CONFIG = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=32)
 TASK = {"task": "copy", "n_symbols": 10, "min_len": 2, "max_len": 5}
 METRICS = ("step", "loss", "token_accuracy", "lr", "tokens_per_s", "grad_norm", "elapsed_s", "tokens")
-VERBS = {"eval": ["--n", "4", "--device", "cpu"], "views": ["--source", "0123"], "decode": ["0123", "--device", "cpu"],
-         "heads": ["--n", "4"], "cell": ["0123", "--kind", "cross", "--query", "0", "--key", "0", "--device", "cpu"]}
+VERBS = {
+    "eval": ["--n", "4", "--device", "cpu"],
+    "views": ["--source", "0123"],
+    "decode": ["0123", "--device", "cpu"],
+    "heads": ["--n", "4"],
+    "cell": ["0123", "--kind", "cross", "--query", "0", "--key", "0", "--device", "cpu"],
+}
 LOAD_S = 10  # seconds: generous for a loaded machine, and far below what unpickling a million rows takes
 
 
 def _row(i: int, metrics: tuple[str, ...] = METRICS) -> dict:
     """Row i as the trainer recorded it for step i + 1 (asdict of StepMetrics: a fresh plain dict per step)."""
-    values = {"step": i + 1, "loss": 1.0 / (i + 1), "token_accuracy": (i % 97) / 97, "lr": 1e-3 * (1 + i % 7),
-              "tokens_per_s": 12000.5 + i, "grad_norm": 0.5 + (i % 13) / 13, "elapsed_s": i * 0.01, "tokens": 300}
+    values = {
+        "step": i + 1,
+        "loss": 1.0 / (i + 1),
+        "token_accuracy": (i % 97) / 97,
+        "lr": 1e-3 * (1 + i % 7),
+        "tokens_per_s": 12000.5 + i,
+        "grad_norm": 0.5 + (i % 13) / 13,
+        "elapsed_s": i * 0.01,
+        "tokens": 300,
+    }
     return {key: values[key] for key in metrics}
 
 
 def _old_file(path: Path, history: list[dict], **extra) -> Path:
     """What the earlier save_checkpoint wrote: torch.save of plain data, every history row, no weights checksum."""
     state = {k: v.detach().clone() for k, v in build_model(CONFIG, seed=0).state_dict().items()}
-    extra = {"task": dict(TASK), "train_config": TrainConfig(steps=max(len(history), 1)).to_dict(),
-             "final_metrics": {"step": len(history), "loss": 0.01, "token_accuracy": 0.99}, **extra}
-    torch.save({"format": "attention-playground-checkpoint", "version": 1, "config": CONFIG.to_dict(),
-                "state_dict": state, "history": history, "extra": extra}, path)
+    extra = {
+        "task": dict(TASK),
+        "train_config": TrainConfig(steps=max(len(history), 1)).to_dict(),
+        "final_metrics": {"step": len(history), "loss": 0.01, "token_accuracy": 0.99},
+        **extra,
+    }
+    torch.save(
+        {
+            "format": "attention-playground-checkpoint",
+            "version": 1,
+            "config": CONFIG.to_dict(),
+            "state_dict": state,
+            "history": history,
+            "extra": extra,
+        },
+        path,
+    )
     return path
 
 
@@ -59,7 +86,9 @@ def test_a_million_row_history_opens_in_seconds_thinned_evenly_with_its_rows_int
     kept = [i * (10**6 - 1) // (MAX_HISTORY_ROWS - 1) for i in range(MAX_HISTORY_ROWS)]
     assert ckpt.history == [_row(i) for i in kept]  # first and last included, every value as it was written
     assert ckpt.extra["final_metrics"] == {"step": 10**6, "loss": 0.01, "token_accuracy": 0.99}  # names shared
-    assert ckpt.extra["task"] == TASK and ckpt.extra["train_config"]["steps"] == 10**6 and _same_weights(ckpt.state_dict)
+    assert (
+        ckpt.extra["task"] == TASK and ckpt.extra["train_config"]["steps"] == 10**6 and _same_weights(ckpt.state_dict)
+    )
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -84,26 +113,40 @@ def test_rows_that_name_a_metric_midway_are_kept_with_the_name(tmp_path):
 
 def test_extra_data_too_large_for_a_checkpoint_are_not_thinned_away(tmp_path):
     path = _old_file(tmp_path / "notes.pt", [_row(0)], notes="x" * 5 * 2**20)
-    with pytest.raises(CheckpointError, match=r"^notes\.pt: its training history and extra data take 5\.0 MiB, more "
-                                              r"than the 4 MiB a checkpoint may hold, even with its history thinned "
-                                              r"to 10,000 rows; refusing to read it$"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"^notes\.pt: its training history and extra data take 5\.0 MiB, more "
+        r"than the 4 MiB a checkpoint may hold, even with its history thinned "
+        r"to 10,000 rows; refusing to read it$",
+    ):
         load_checkpoint(path)
 
 
 def test_a_pickle_beyond_the_hard_cap_is_refused_before_it_is_read(tmp_path):
     path = _old_file(tmp_path / "huge.pt", [_row(0)], notes="x" * (MAX_LONG_PICKLE_BYTES + 2**20))
     start = time.perf_counter()
-    with pytest.raises(CheckpointError, match=r"^huge\.pt: its training history and extra data take 129\.0 MiB, more "
-                                              r"than the 128 MiB a checkpoint may hold \(a history of about "
-                                              r"1,220,161 rows\); refusing to read it$"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"^huge\.pt: its training history and extra data take 129\.0 MiB, more "
+        r"than the 128 MiB a checkpoint may hold \(a history of about "
+        r"1,220,161 rows\); refusing to read it$",
+    ):
         load_checkpoint(path)
     assert time.perf_counter() - start < 5  # judged from the archive's directory
 
 
-@pytest.mark.parametrize(("recipe", "kept"), [({"seed": 2**40}, True), ({"seed": 2**63 - 1}, True),
-                                              ({"seed": 2**64 - 1}, False), ({"seed": 2**63}, False),
-                                              ({"lr": 0.0}, False), ({"schedule": "linear"}, False)],
-                         ids=["seed_2_40", "seed_2_63_less_1", "seed_2_64_less_1", "seed_2_63", "lr_0", "schedule"])
+@pytest.mark.parametrize(
+    ("recipe", "kept"),
+    [
+        ({"seed": 2**40}, True),
+        ({"seed": 2**63 - 1}, True),
+        ({"seed": 2**64 - 1}, False),
+        ({"seed": 2**63}, False),
+        ({"lr": 0.0}, False),
+        ({"schedule": "linear"}, False),
+    ],
+    ids=["seed_2_40", "seed_2_63_less_1", "seed_2_64_less_1", "seed_2_63", "lr_0", "schedule"],
+)
 def test_a_stored_recipe_loads_when_valid_and_is_left_out_when_not(tmp_path, recipe, kept, caplog, capsys):
     """The earlier CLI took any seed torch takes (up to 2**64 - 1): the weights always load; the Trainer starts from
     the stored recipe when it is valid and from its defaults when it is not."""
@@ -118,7 +161,8 @@ def test_a_stored_recipe_loads_when_valid_and_is_left_out_when_not(tmp_path, rec
     else:
         assert "train_config" not in ckpt.extra and stored_train_config(ckpt.extra) == default_recipe("rope")
         assert [r.getMessage() for r in caplog.records] == [
-            f"recipe.pt: its stored training recipe is not used ({_why(recipe)}); the Trainer starts from its defaults"]
+            f"recipe.pt: its stored training recipe is not used ({_why(recipe)}); the Trainer starts from its defaults"
+        ]
     assert main(["eval", str(path), *VERBS["eval"]]) == 0 and capsys.readouterr().err == ""
 
 

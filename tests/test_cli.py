@@ -1,4 +1,5 @@
 """Headless CLI: `train` and `eval` in a subprocess (as a user runs them), error paths in-process."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,24 @@ from core_model.checkpoint import load_checkpoint
 from visualizer.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAIN_ARGS = ["--task", "reverse", "--steps", "30", "--batch-size", "8", "--min-len", "2", "--max-len", "4",
-              "--symbols", "5", "--seed", "3", "--device", "cpu"]
+TRAIN_ARGS = [
+    "--task",
+    "reverse",
+    "--steps",
+    "30",
+    "--batch-size",
+    "8",
+    "--min-len",
+    "2",
+    "--max-len",
+    "4",
+    "--symbols",
+    "5",
+    "--seed",
+    "3",
+    "--device",
+    "cpu",
+]
 
 
 def _run(*args: str, code: str | None = None) -> subprocess.CompletedProcess:
@@ -48,8 +65,14 @@ def test_train_prints_one_json_line_and_writes_the_checkpoint(trained):
 
     ckpt = load_checkpoint(out)
     assert [row["step"] for row in ckpt.history] == list(range(1, 31))
-    assert ckpt.extra["task"] == {"task": "reverse", "n_symbols": 5, "min_len": 2, "max_len": 4, "runs": 0.25,
-                                 "anchored": True}  # the shipped recipe's runs and anchors (RoPE) unless told
+    assert ckpt.extra["task"] == {
+        "task": "reverse",
+        "n_symbols": 5,
+        "min_len": 2,
+        "max_len": 4,
+        "runs": 0.25,
+        "anchored": True,
+    }  # the shipped recipe's runs and anchors (RoPE) unless told
     assert ckpt.extra["train_config"]["steps"] == 30 and ckpt.extra["train_config"]["batch_size"] == 8
     assert ckpt.extra["final_metrics"]["exact_match"] == result["exact_match"]
     assert ckpt.config.vocab_size == 13  # ModelConfig default already fits 5 symbols
@@ -71,9 +94,11 @@ def test_eval_prints_exact_match(trained):
 
 def test_cli_never_imports_qt(trained):
     out, _ = trained
-    code = ("import sys; from visualizer.__main__ import main; "
-            f"rc = main(['eval', {str(out)!r}, '--n', '10']); "
-            "print(rc, sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
+    code = (
+        "import sys; from visualizer.__main__ import main; "
+        f"rc = main(['eval', {str(out)!r}, '--n', '10']); "
+        "print(rc, sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))"
+    )
     proc = _run(code=code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "0 []"
@@ -94,16 +119,19 @@ def test_eval_of_a_missing_file_exits_1(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args", [
-    ["train", "--task", "copy"],  # --out missing
-    ["train", "--task", "shuffle", "--out", "x.pt"],
-    ["train", "--task", "copy", "--min-len", "0", "--out", "x.pt"],
-    ["train", "--task", "copy", "--min-len", "6", "--max-len", "3", "--out", "x.pt"],
-    ["train", "--task", "copy", "--max-len", "300", "--out", "x.pt"],
-    ["train", "--task", "copy", "--lr", "-1", "--out", "x.pt"],
-    ["eval"],
-    ["eval", "x.pt", "--n", "0"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--task", "copy"],  # --out missing
+        ["train", "--task", "shuffle", "--out", "x.pt"],
+        ["train", "--task", "copy", "--min-len", "0", "--out", "x.pt"],
+        ["train", "--task", "copy", "--min-len", "6", "--max-len", "3", "--out", "x.pt"],
+        ["train", "--task", "copy", "--max-len", "300", "--out", "x.pt"],
+        ["train", "--task", "copy", "--lr", "-1", "--out", "x.pt"],
+        ["eval"],
+        ["eval", "x.pt", "--n", "0"],
+    ],
+)
 def test_bad_arguments_exit_2(args, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(args) == 2
@@ -113,10 +141,27 @@ def test_bad_arguments_exit_2(args, capsys, tmp_path, monkeypatch):
 
 def test_divergence_exits_1_without_traceback(tmp_path, capsys, monkeypatch):
     real_loss = training_module.sequence_loss
-    monkeypatch.setattr(training_module, "sequence_loss", lambda lp, labels, s=0.0: real_loss(lp, labels, s) * float("nan"))
+    monkeypatch.setattr(
+        training_module, "sequence_loss", lambda lp, labels, s=0.0: real_loss(lp, labels, s) * float("nan")
+    )
     out = tmp_path / "never.pt"
-    code = main(["train", "--task", "copy", "--steps", "5", "--batch-size", "4", "--max-len", "3", "--device", "cpu",
-                 "--out", str(out)])
+    code = main(
+        [
+            "train",
+            "--task",
+            "copy",
+            "--steps",
+            "5",
+            "--batch-size",
+            "4",
+            "--max-len",
+            "3",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 1 and captured.out == ""
     assert "error: training diverged: loss became nan at step 1" in captured.err
@@ -129,8 +174,23 @@ def test_unwritable_output_exits_1(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(spare_dir))
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a folder")
-    code = main(["train", "--task", "copy", "--steps", "2", "--batch-size", "4", "--max-len", "3", "--device", "cpu",
-                 "--out", str(blocker / "model.pt")])
+    code = main(
+        [
+            "train",
+            "--task",
+            "copy",
+            "--steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--max-len",
+            "3",
+            "--device",
+            "cpu",
+            "--out",
+            str(blocker / "model.pt"),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 1 and captured.out == ""
     assert captured.err.strip().splitlines()[-1].startswith("attention-playground: error: could not write")

@@ -1,4 +1,5 @@
 """`attention-playground cell`: one JSON object; its numbers equal the GUI's cell panel for the same input."""
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,30 @@ def run_cli(capsys, *args: str) -> dict:
 
 
 def test_cli_numbers_equal_the_gui_panel(qtbot, capsys, ckpt):
-    data = run_cli(capsys, str(ckpt), "3141", "--kind", "cross", "--layer", "1", "--head", "1", "--query", "2",
-                   "--key", "1", "--paint", "cross:2,0", "--json")
+    data = run_cli(
+        capsys,
+        str(ckpt),
+        "3141",
+        "--kind",
+        "cross",
+        "--layer",
+        "1",
+        "--head",
+        "1",
+        "--query",
+        "2",
+        "--key",
+        "1",
+        "--paint",
+        "cross:2,0",
+        "--json",
+    )
     assert data["query_token"] == "1" and data["key_token"] == "1" and data["visible"] is True
     assert data["row_weights"][0] == 0.0  # painted
     loaded = load_checkpoint(ckpt)
-    session = PlaygroundSession(ModelHub(loaded.build("cpu").eval(), loaded.task, device=torch.device("cpu"),
-                                         origin="test"))
+    session = PlaygroundSession(
+        ModelHub(loaded.build("cpu").eval(), loaded.task, device=torch.device("cpu"), origin="test")
+    )
     view = PlaygroundView(session)
     qtbot.addWidget(view)
     with qtbot.waitExposed(view):
@@ -59,13 +77,16 @@ def test_cli_numbers_equal_the_gui_panel(qtbot, capsys, ckpt):
     dialog.close()
 
 
-@pytest.mark.parametrize("args", [
-    ["--kind", "cross", "--query", "99", "--key", "0"],
-    ["--kind", "cross", "--query", "0", "--key", "0", "--layer", "5"],
-    ["--kind", "cross", "--query", "0", "--key", "0", "--paint", "cross:1"],
-    ["--kind", "self", "--query", "0", "--key", "0"],
-    ["--kind", "cross", "--query", "0", "--key", "0", "--pads", "-1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--kind", "cross", "--query", "99", "--key", "0"],
+        ["--kind", "cross", "--query", "0", "--key", "0", "--layer", "5"],
+        ["--kind", "cross", "--query", "0", "--key", "0", "--paint", "cross:1"],
+        ["--kind", "self", "--query", "0", "--key", "0"],
+        ["--kind", "cross", "--query", "0", "--key", "0", "--pads", "-1"],
+    ],
+)
 def test_bad_arguments_exit_2_with_a_message(capsys, ckpt, args):
     assert main(["cell", str(ckpt), "3141", *args]) == 2
     assert "error:" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 """`decode`: beam search and sampling of one source, as a user runs it, against core_model and a recomputation."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ CKPT = ROOT / "resources" / "copy_rope.pt"
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def decode(capsys, *args: str) -> dict:
@@ -90,16 +92,19 @@ def test_sampling_with_a_seed_repeats(capsys):
     assert any(decode(capsys, *args, "--seed", str(s))["beams"] != first["beams"] for s in range(3, 8))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["01x3"], "unknown symbol 'x' at position 3"),
-    ([""], "SOURCE is empty"),
-    (["0" * 300], "at most"),
-    (["01", "--beam", "0"], "argument --beam: must be an integer from 1 to 64, got 0"),
-    (["01", "--beam", "2", "--seed", "1"], "choose one"),
-    (["01", "--top-p", "1.5"], "argument --top-p: must be a number above 0 and at most 1, got 1.5"),
-    (["01", "--temperature", "0"], "argument --temperature: must be a number from"),
-    (["01", "--samples", "0"], "argument --samples: must be an integer from 1 to"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["01x3"], "unknown symbol 'x' at position 3"),
+        ([""], "SOURCE is empty"),
+        (["0" * 300], "at most"),
+        (["01", "--beam", "0"], "argument --beam: must be an integer from 1 to 64, got 0"),
+        (["01", "--beam", "2", "--seed", "1"], "choose one"),
+        (["01", "--top-p", "1.5"], "argument --top-p: must be a number above 0 and at most 1, got 1.5"),
+        (["01", "--temperature", "0"], "argument --temperature: must be a number from"),
+        (["01", "--samples", "0"], "argument --samples: must be an integer from 1 to"),
+    ],
+)
 def test_bad_source_or_options_exit_2_with_one_line(args, message, capsys):
     assert main(["decode", str(CKPT), *args, "--device", "cpu"]) == 2
     captured = capsys.readouterr()

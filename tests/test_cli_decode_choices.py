@@ -1,4 +1,5 @@
 """`decode` prints only task symbols and <eos>, says how it scores, and refuses --tree with sampling."""
+
 from __future__ import annotations
 
 import dataclasses

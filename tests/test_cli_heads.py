@@ -1,4 +1,5 @@
 """`attention-playground heads`: its JSON against loops written here, and the claims it makes on shipped copy models."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,14 @@ ROPE, SINUSOIDAL = ROOT / "resources" / "copy_rope.pt", ROOT / "resources" / "co
 def _heads_json(path: Path, *args: str) -> dict:
     """Run the verb as a user does (a subprocess, one thread) and parse its one JSON line."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-m", "visualizer", "heads", str(path), *args, "--json"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "visualizer", "heads", str(path), *args, "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1
     return json.loads(done.stdout)
@@ -43,8 +50,12 @@ def test_json_shape_and_numbers_against_loops():
     assert set(out["baseline"]) == {"loss", "exact_match"}
     ckpt = load_checkpoint(ROPE)
     cfg = ckpt.config
-    expected = [(k, layer, h) for k in ("encoder_self", "decoder_self", "cross") for layer in range(2)
-                for h in range(cfg.n_heads)]
+    expected = [
+        (k, layer, h)
+        for k in ("encoder_self", "decoder_self", "cross")
+        for layer in range(2)
+        for h in range(cfg.n_heads)
+    ]
     assert [(h["kind"], h["layer"], h["head"]) for h in out["heads"]] == expected
     model = ckpt.build("cpu").eval()
     batch = probe_sequences(ckpt.task, 12, 5)
@@ -52,8 +63,16 @@ def test_json_shape_and_numbers_against_loops():
         cross = model(batch.src, batch.tgt_in, return_attention=True).attention.cross
         base = model(batch.src, batch.tgt_in).log_probs.double()
     for row in out["heads"]:
-        assert set(row) == {"kind", "layer", "head", "role", "role_score", "alignment", "delta_loss",
-                            "delta_exact_match"}
+        assert set(row) == {
+            "kind",
+            "layer",
+            "head",
+            "role",
+            "role_score",
+            "alignment",
+            "delta_loss",
+            "delta_exact_match",
+        }
         if row["kind"] != "cross":
             assert row["alignment"] is None
             continue

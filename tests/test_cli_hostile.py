@@ -1,4 +1,5 @@
 """The CLI against hostile files, failed saves, divergence, typos and bad devices: one line, right exit status."""
+
 from __future__ import annotations
 
 import json
@@ -27,14 +28,21 @@ MAX_CHILD_RSS_BYTES = 2**30
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", QT_QPA_PLATFORM="")  # no display either
-    return subprocess.run([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def _payload() -> dict:
     config = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
-    return {"format": "attention-playground-checkpoint", "version": 1, "config": config.to_dict(),
-            "state_dict": build_model(config, seed=0).state_dict(), "history": [], "extra": {}}
+    return {
+        "format": "attention-playground-checkpoint",
+        "version": 1,
+        "config": config.to_dict(),
+        "state_dict": build_model(config, seed=0).state_dict(),
+        "history": [],
+        "extra": {},
+    }
 
 
 def _hostile(path: Path, kind: str) -> None:
@@ -98,8 +106,14 @@ def _run_measured(*args: str) -> tuple[int, str, str, int]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", QT_QPA_PLATFORM="")
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "maxrss"
-        proc = subprocess.run([sys.executable, "-c", SPAWN_AND_MEASURE, str(report), sys.executable, "-m",
-                               "visualizer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", SPAWN_AND_MEASURE, str(report), sys.executable, "-m", "visualizer", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return proc.returncode, proc.stdout, proc.stderr, int(report.read_text())
 
 
@@ -149,8 +163,14 @@ def test_divergence_before_any_step_says_nothing_was_written(tmp_path, capsys, m
     assert "nothing was written" in capsys.readouterr().err and not out.exists()
 
 
-@pytest.mark.parametrize("error", [RuntimeError("[enforce fail at inline_container.cc] file write failed"),
-                                   OSError(28, "No space left on device"), PermissionError(13, "Permission denied")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("[enforce fail at inline_container.cc] file write failed"),
+        OSError(28, "No space left on device"),
+        PermissionError(13, "Permission denied"),
+    ],
+)
 def test_failed_save_keeps_the_model_in_a_spare_file_and_the_old_file_intact(tmp_path, capsys, monkeypatch, error):
     import core_model.atomic_files as files
 

@@ -1,4 +1,5 @@
 """`eval --lengths A-B`: one JSON object with exact match per length, equal to core_model's evaluate_lengths."""
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,13 @@ def ckpt_path(tmp_path_factory):
         pass
     torch.set_num_threads(before)
     path = tmp_path_factory.mktemp("lengths") / "reverse.pt"
-    return save_checkpoint(path, model, extra={"task": {"task": "reverse", "n_symbols": 5, "min_len": 1,
-                                                        "max_len": 5}})
+    return save_checkpoint(path, model, extra={"task": {"task": "reverse", "n_symbols": 5, "min_len": 1, "max_len": 5}})
 
 
 def test_eval_lengths_prints_one_object_equal_to_the_core_function(ckpt_path, capsys):
-    assert main(["eval", str(ckpt_path), "--lengths", "2-7", "--n", "30", "--seed", "4", "--json",
-                 "--device", "cpu"]) == 0
+    assert (
+        main(["eval", str(ckpt_path), "--lengths", "2-7", "--n", "30", "--seed", "4", "--json", "--device", "cpu"]) == 0
+    )
     out = capsys.readouterr().out
     assert len(out.splitlines()) == 1
     result = json.loads(out)
@@ -50,10 +51,17 @@ def test_one_length_is_a_range_of_one(ckpt_path, capsys):
     assert list(json.loads(capsys.readouterr().out)["per_length"]) == ["3"]
 
 
-@pytest.mark.parametrize(("lengths", "message"), [
-    ("5-2", "1 <= A <= B"), ("x", "must look like A-B"), ("0-3", "1 <= A <= B"), ("1-", "must look like A-B"),
-    ("2-15", "at most 14 symbols"), ("-3", "must look like A-B"),
-])
+@pytest.mark.parametrize(
+    ("lengths", "message"),
+    [
+        ("5-2", "1 <= A <= B"),
+        ("x", "must look like A-B"),
+        ("0-3", "1 <= A <= B"),
+        ("1-", "must look like A-B"),
+        ("2-15", "at most 14 symbols"),
+        ("-3", "must look like A-B"),
+    ],
+)
 def test_bad_ranges_are_one_line_exit_2(ckpt_path, capsys, lengths, message):
     assert main(["eval", str(ckpt_path), f"--lengths={lengths}", "--device", "cpu"]) == 2
     captured = capsys.readouterr()
@@ -79,8 +87,24 @@ def _own_right(model, source: list[int]) -> bool:
 
 
 def test_repeated_and_exhaustive_sets_equal_an_own_loop(ckpt_path, capsys):
-    assert main(["eval", str(ckpt_path), "--lengths", "1-4", "--n", "5", "--repeated", "--exhaustive", "2",
-                 "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(ckpt_path),
+                "--lengths",
+                "1-4",
+                "--n",
+                "5",
+                "--repeated",
+                "--exhaustive",
+                "2",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     model = load_checkpoint(ckpt_path).build().eval()
     for length in range(1, 5):

@@ -1,4 +1,5 @@
 """Every number a verb takes has a range checked while parsing; errors are one line; --version; escaped names."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,21 +23,49 @@ from test_cli_hostile import _run_measured
 
 from visualizer.cli import VERBS, main
 from visualizer.cli.limits import (
-    EVERY_VERB, MAX_EXHAUSTIVE_SOURCES, TABLE, TRAIN_MAX_SOURCE, Limit, exhaustive_check, limit,
+    EVERY_VERB,
+    MAX_EXHAUSTIVE_SOURCES,
+    TABLE,
+    TRAIN_MAX_SOURCE,
+    Limit,
+    exhaustive_check,
+    limit,
 )
 from visualizer.cli.options import verb_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 CKPT = str(ROOT / "resources" / "copy_rope.pt")
 OUT = str(Path(tempfile.gettempdir()) / "attention-playground-limits-test.pt")  # never written: parsing fails first
-REST = {"train": ["--task", "copy", "--out", OUT], "eval": [CKPT], "views": [CKPT, "--source", "01"],
-        "decode": [CKPT, "01"], "heads": [CKPT], "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"]}
+REST = {
+    "train": ["--task", "copy", "--out", OUT],
+    "eval": [CKPT],
+    "views": [CKPT, "--source", "01"],
+    "decode": [CKPT, "01"],
+    "heads": [CKPT],
+    "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"],
+}
 ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in (VERBS if row.verbs == EVERY_VERB else row.verbs)]
 MAX_CALL_S = 2.0  # parsing only: no model is loaded, no tensor made
 MAX_RSS_GROWTH_KIB = 64 * 1024
 MAX_CHILD_RSS_KIB = 512 * 1024  # a refused number never even imports torch; a device error imports it to list them
-HUGE = ["1" + "0" * 30, str(2**64), str(2**63), str(-(10**30)), "9" * 5000, "1e999", "-1e999", "nan", "inf",
-        "-inf", "NaN", "", " ", "0x10", "one", "\x1b[31m7"]
+HUGE = [
+    "1" + "0" * 30,
+    str(2**64),
+    str(2**63),
+    str(-(10**30)),
+    "9" * 5000,
+    "1e999",
+    "-1e999",
+    "nan",
+    "inf",
+    "-inf",
+    "NaN",
+    "",
+    " ",
+    "0x10",
+    "one",
+    "\x1b[31m7",
+]
 
 
 def _not_an_integer() -> st.SearchStrategy[str]:
@@ -78,11 +107,17 @@ def test_every_number_outside_its_range_is_one_quick_line(data):
     assert "Traceback" not in err and took < MAX_CALL_S and growth < MAX_RSS_GROWTH_KIB
 
 
-@pytest.mark.parametrize("args", [
-    ["heads", CKPT, "--threads", "100000"], ["decode", CKPT, "01", "--beam", "100000"],
-    ["eval", CKPT, "--seed", str(2**64)], ["eval", CKPT, "--lengths", "1-" + "9" * 5000],
-    ["decode", CKPT, "01", "--device", "meta"], ["cell", *REST["cell"], "--paint", "cross:" + "9" * 5000 + ",1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["heads", CKPT, "--threads", "100000"],
+        ["decode", CKPT, "01", "--beam", "100000"],
+        ["eval", CKPT, "--seed", str(2**64)],
+        ["eval", CKPT, "--lengths", "1-" + "9" * 5000],
+        ["decode", CKPT, "01", "--device", "meta"],
+        ["cell", *REST["cell"], "--paint", "cross:" + "9" * 5000 + ",1"],
+    ],
+)
 def test_hostile_numbers_in_a_real_process_are_quick_small_and_one_line(args):
     start = time.perf_counter()
     status, out, err, rss_kib = _run_measured(*args)
@@ -135,26 +170,47 @@ def test_the_table_follows_core_models_own_caps():
     assert torch.Generator().manual_seed(limit("train", "--seed").high).initial_seed() == 2**32 - 1
 
 
-@pytest.mark.parametrize("args", [
-    ["decode", CKPT, "0123456789", "--beam", "64", "--device", "cpu"],
-    ["decode", CKPT, "0123456789", "--samples", "256", "--temperature", "1000", "--device", "cpu"],
-    ["views", CKPT, "--source", "0123456789", "--threads", "64"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["decode", CKPT, "0123456789", "--beam", "64", "--device", "cpu"],
+        ["decode", CKPT, "0123456789", "--samples", "256", "--temperature", "1000", "--device", "cpu"],
+        ["views", CKPT, "--source", "0123456789", "--threads", "64"],
+    ],
+)
 def test_the_largest_values_accepted_stay_cheap(args, one_torch_thread):
     status, out, err, took, growth = _call(args)
     assert status == 0 and err == "" and out.count("\n") == 1
     assert took < 60 and growth < 1024 * 1024  # seconds on one busy CPU; far from the gigabytes of beam 100000
 
 
-@pytest.mark.parametrize("verb, args", [
-    ("train", ["--task", "copy", "--steps", "1", "--batch-size", "2", "--max-len", "2", "--eval-n", "1",
-               "--device", "cpu"]),
-    ("eval", [CKPT, "--lengths", "1-1", "--n", "1", "--device", "cpu"]),
-    ("views", [CKPT, "--source", "01"]),
-    ("decode", [CKPT, "01", "--device", "cpu"]),
-    ("heads", [CKPT, "--n", "1"]),
-    ("cell", [*REST["cell"], "--device", "cpu"]),
-])
+@pytest.mark.parametrize(
+    "verb, args",
+    [
+        (
+            "train",
+            [
+                "--task",
+                "copy",
+                "--steps",
+                "1",
+                "--batch-size",
+                "2",
+                "--max-len",
+                "2",
+                "--eval-n",
+                "1",
+                "--device",
+                "cpu",
+            ],
+        ),
+        ("eval", [CKPT, "--lengths", "1-1", "--n", "1", "--device", "cpu"]),
+        ("views", [CKPT, "--source", "01"]),
+        ("decode", [CKPT, "01", "--device", "cpu"]),
+        ("heads", [CKPT, "--n", "1"]),
+        ("cell", [*REST["cell"], "--device", "cpu"]),
+    ],
+)
 def test_every_verb_takes_threads_and_uses_them(verb, args, tmp_path, one_torch_thread):
     extra = ["--out", str(tmp_path / "m.pt")] if verb == "train" else []
     status, _, err, _, _ = _call([verb, *args, *extra, "--threads", "3"])
@@ -162,17 +218,20 @@ def test_every_verb_takes_threads_and_uses_them(verb, args, tmp_path, one_torch_
     assert torch.get_num_threads() == 3
 
 
-@pytest.mark.parametrize("args, hint", [
-    (["train", "--task", "copy"], "the following arguments are required: --out (see 'attention-playground train"),
-    (["eval"], "the following arguments are required: path (see 'attention-playground eval"),
-    (["eval", CKPT, "--bogus"], "unrecognized arguments: --bogus (see 'attention-playground eval --help')"),
-    (["views", CKPT, "--source", "01", "--mode", "gradients"], "argument --mode: invalid choice: 'gradients'"),
-    (["decode", CKPT, "01", "--beam", "two"], "argument --beam: must be an integer from 1 to 64, got 'two'"),
-    (["trian"], "unknown command 'trian': did you mean 'train'? (see 'attention-playground --help')"),
-    ([], "the following arguments are required: command (see 'attention-playground --help')"),
-    (["heads", CKPT, "--task", "shuffle"], "(see 'attention-playground heads --help')"),
-    (["decode", CKPT, "01x"], "unknown symbol 'x' at position 3"),  # found by the verb, after parsing
-])
+@pytest.mark.parametrize(
+    "args, hint",
+    [
+        (["train", "--task", "copy"], "the following arguments are required: --out (see 'attention-playground train"),
+        (["eval"], "the following arguments are required: path (see 'attention-playground eval"),
+        (["eval", CKPT, "--bogus"], "unrecognized arguments: --bogus (see 'attention-playground eval --help')"),
+        (["views", CKPT, "--source", "01", "--mode", "gradients"], "argument --mode: invalid choice: 'gradients'"),
+        (["decode", CKPT, "01", "--beam", "two"], "argument --beam: must be an integer from 1 to 64, got 'two'"),
+        (["trian"], "unknown command 'trian': did you mean 'train'? (see 'attention-playground --help')"),
+        ([], "the following arguments are required: command (see 'attention-playground --help')"),
+        (["heads", CKPT, "--task", "shuffle"], "(see 'attention-playground heads --help')"),
+        (["decode", CKPT, "01x"], "unknown symbol 'x' at position 3"),  # found by the verb, after parsing
+    ],
+)
 def test_argparse_errors_are_one_line_with_a_hint(args, hint):
     status, out, err, _, _ = _call(args)
     assert status == 2 and out == "" and err.count("\n") == 1, err
@@ -183,8 +242,15 @@ def test_argparse_errors_are_one_line_with_a_hint(args, hint):
 def _entry(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "visualizer", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=30, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "visualizer", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     return proc, time.perf_counter() - start
 
 
@@ -215,8 +281,14 @@ def test_control_characters_in_file_names_are_escaped(verb, exists, tmp_path):
     assert not any(ch in err for ch in "\x1b\x07\u202e") and "evil\\x1b[31mred\\nnext\\x07\\u202e.pt" in err
 
 
-@pytest.mark.parametrize("args", [["eval", CKPT, "--\x1b[2Jwipe"], ["decode", CKPT, "01", "--beam", "\x1b[2J"],
-                                  ["views", CKPT, "--source", "01", "--mode", "\x1b[2J"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", CKPT, "--\x1b[2Jwipe"],
+        ["decode", CKPT, "01", "--beam", "\x1b[2J"],
+        ["views", CKPT, "--source", "01", "--mode", "\x1b[2J"],
+    ],
+)
 def test_control_characters_in_arguments_are_escaped(args):
     status, _, err, _, _ = _call(args)
     assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and "\\x1b[2J" in err
@@ -238,8 +310,9 @@ def symbols_36(tmp_path_factory) -> Path:
     from core_model.checkpoint import save_checkpoint
     from core_model.vocab import Vocabulary
 
-    model = build_model(ModelConfig(vocab_size=Vocabulary.size_for(36), d_model=16, n_heads=2, d_ff=32, max_len=16),
-                        seed=0)
+    model = build_model(
+        ModelConfig(vocab_size=Vocabulary.size_for(36), d_model=16, n_heads=2, d_ff=32, max_len=16), seed=0
+    )
     path = tmp_path_factory.mktemp("symbols") / "copy36.pt"
     return save_checkpoint(path, model, extra={"task": {"task": "copy", "n_symbols": 36, "min_len": 1, "max_len": 4}})
 

@@ -1,5 +1,6 @@
 """One registry of verbs: usage, help and the answer to a mistyped verb come from it; every verb spells the shared
 options (--json, --device, --seed, --threads) the same way; task choices are core_model's; parsing needs no torch."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,13 +20,20 @@ from visualizer.cli.common import Verb
 
 ROOT = Path(__file__).resolve().parents[1]
 CKPT = str(resource_path("copy_rope.pt"))
-REST = {"train": ["--task", "copy", "--out", "x.pt"], "eval": [CKPT], "views": [CKPT, "--source", "01"],
-        "decode": [CKPT, "01"], "heads": [CKPT], "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"]}
+REST = {
+    "train": ["--task", "copy", "--out", "x.pt"],
+    "eval": [CKPT],
+    "views": [CKPT, "--source", "01"],
+    "decode": [CKPT, "01"],
+    "heads": [CKPT],
+    "cell": [CKPT, "01", "--kind", "cross", "--query", "0", "--key", "0"],
+}
 SHARED = ["--json", "--device", "cpu", "--seed", "5", "--threads", "1"]
 
 
 def _frobnicate() -> Verb:
     """A verb that is in no module: registering it must be enough for usage, suggestions and dispatch."""
+
     def add_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--level")
 
@@ -41,7 +49,7 @@ def _usage_verbs(text: str) -> tuple[list[str], list[str]]:
     lines = text.splitlines()
     blank = lines.index("")
     usage = [line.split("attention-playground ", 1)[1].split()[0] for line in lines[:blank]]
-    summary = [line.split()[0] for line in lines[blank + 2:] if line.startswith("  ")]
+    summary = [line.split()[0] for line in lines[blank + 2 :] if line.startswith("  ")]
     assert lines[blank + 1] == "Headless commands (no window, no display needed):"
     return [word for word in usage if not word.startswith(("[", "-"))], summary
 
@@ -87,11 +95,15 @@ def test_every_verb_help_documents_json_as_its_only_format():
 
 def test_task_choices_are_core_models_task_names():
     _, parsers = build_parser()
-    with_task = {verb for verb, parser in parsers.items()
-                 for action in parser._actions if "--task" in action.option_strings
-                 and tuple(action.choices) == TASK_NAMES}
-    takes_task = {verb for verb, parser in parsers.items()
-                  for action in parser._actions if "--task" in action.option_strings}
+    with_task = {
+        verb
+        for verb, parser in parsers.items()
+        for action in parser._actions
+        if "--task" in action.option_strings and tuple(action.choices) == TASK_NAMES
+    }
+    takes_task = {
+        verb for verb, parser in parsers.items() for action in parser._actions if "--task" in action.option_strings
+    }
     assert with_task == takes_task == {"train", "eval", "views", "heads"}
 
 
@@ -113,9 +125,11 @@ def test_cell_accepts_seed_and_the_seed_changes_nothing(capsys):
 
 
 def test_parsing_every_verb_and_the_usage_import_no_torch_and_no_qt():
-    code = ("import sys\nfrom visualizer.cli import build_parser, usage\nusage()\nparser, _ = build_parser()\n"
-            f"for args in {[[v, *r, *SHARED] for v, r in REST.items()]!r}:\n    parser.parse_args(args)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6', 'pyqtgraph')))")
+    code = (
+        "import sys\nfrom visualizer.cli import build_parser, usage\nusage()\nparser, _ = build_parser()\n"
+        f"for args in {[[v, *r, *SHARED] for v, r in REST.items()]!r}:\n    parser.parse_args(args)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6', 'pyqtgraph')))"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -124,6 +138,12 @@ def test_parsing_every_verb_and_the_usage_import_no_torch_and_no_qt():
 
 def test_python_m_visualizer_runs_a_verb():
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", QT_QPA_PLATFORM="")
-    proc = subprocess.run([sys.executable, "-m", "visualizer", "views", "--help"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "visualizer", "views", "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "--json" in proc.stdout and "--seed" in proc.stdout and proc.stderr == ""

@@ -1,4 +1,5 @@
 """`eval --rope-scaling {none,pi,ntk} [--train-len L]`: the same numbers as core_model with the same hook."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,8 +24,9 @@ def paths(tmp_path_factory):
     folder = tmp_path_factory.mktemp("scaling")
     out = {}
     for positional in ("rope", "sinusoidal"):
-        model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, max_len=24,
-                                        positional=positional), seed=0)
+        model = build_model(
+            ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, max_len=24, positional=positional), seed=0
+        )
         for _ in Trainer(model, TASK, TrainConfig(steps=100, batch_size=32, lr=5e-3, device="cpu")).train_steps():
             pass
         out[positional] = save_checkpoint(folder / f"{positional}.pt", model, extra={"task": dataclasses.asdict(TASK)})
@@ -54,10 +56,13 @@ def test_scaling_changes_only_lengths_past_the_training_length(paths, capsys):
     assert [plain[str(n)] for n in range(5, 11)] != [pi[str(n)] for n in range(5, 11)]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--rope-scaling", "pi"], "--rope-scaling pi needs a RoPE model; sinusoidal.pt uses sinusoidal"),
-    (["--rope-scaling", "yarn"], "invalid choice: 'yarn'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rope-scaling", "pi"], "--rope-scaling pi needs a RoPE model; sinusoidal.pt uses sinusoidal"),
+        (["--rope-scaling", "yarn"], "invalid choice: 'yarn'"),
+    ],
+)
 def test_bad_scaling_is_a_one_line_error(paths, capsys, args, message):
     assert main(["eval", str(paths["sinusoidal"]), "--lengths", "2-3", "--n", "2", *args]) == 2
     err = capsys.readouterr().err

@@ -1,4 +1,5 @@
 """`train` defaults to the shipped models' recipe (lengths 1-16, runs, anchors for RoPE) and reports every length."""
+
 from __future__ import annotations
 
 import json
@@ -59,15 +60,26 @@ def test_runs_outside_0_to_1_is_one_line_exit_2(tmp_path, capsys, value):
 def test_help_states_the_recipes_defaults(capsys):
     assert main(["train", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    for phrase in ("shortest source sequence (default 1)", "longest source sequence (default 16)", "(default 0.25)",
-                   "--anchored, --no-anchored", "default: anchored for rope"):
+    for phrase in (
+        "shortest source sequence (default 1)",
+        "longest source sequence (default 16)",
+        "(default 0.25)",
+        "--anchored, --no-anchored",
+        "default: anchored for rope",
+    ):
         assert phrase in text
 
 
 def _cli(*args: str, cwd: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-m", "visualizer", *args, "--threads", "1"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "visualizer", *args, "--threads", "1"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -1,4 +1,5 @@
 """Every verb that runs a source says whether it lies beyond the lengths the checkpoint was trained on."""
+
 from __future__ import annotations
 
 import json
@@ -24,10 +25,12 @@ def _json(capsys, *args: str) -> dict:
 
 
 def _verbs(path: Path, source: str) -> dict[str, list[str]]:
-    return {"decode": ["decode", path, source],
-            "views": ["views", path, "--source", source],
-            "cell": ["cell", path, source, "--kind", "cross", "--query", "0", "--key", "0"],
-            "eval": ["eval", path, "--lengths", f"{len(source)}", "--n", "5"]}
+    return {
+        "decode": ["decode", path, source],
+        "views": ["views", path, "--source", source],
+        "cell": ["cell", path, source, "--kind", "cross", "--query", "0", "--key", "0"],
+        "eval": ["eval", path, "--lengths", f"{len(source)}", "--n", "5"],
+    }
 
 
 @pytest.mark.parametrize("verb", ["decode", "views", "cell", "eval"])

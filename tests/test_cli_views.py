@@ -1,4 +1,5 @@
 """`views` verb: the GUI's numbers equal the CLI's for every view mode; bad input exits 2 with one line."""
+
 from __future__ import annotations
 
 import json
@@ -47,17 +48,19 @@ def test_gui_numbers_equal_the_cli(qtbot, capsys, mode):
         assert list(maps.key_labels) == printed["source_tokens" if kind != "decoder_self" else "target_tokens"]
     if mode == "rollout":
         for kind in KINDS:
-            np.testing.assert_allclose(view.grids[kind].displayed_matrix(1, -1), printed["rollout"][kind][1],
-                                       atol=1e-6)
+            np.testing.assert_allclose(view.grids[kind].displayed_matrix(1, -1), printed["rollout"][kind][1], atol=1e-6)
     assert list(session.last_snapshot.output_tokens) == printed["output_tokens"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--source", "01x3"], "unknown symbol 'x' at position 3"),
-    (["--source", "0123", "--pads", "-1"], "argument --pads: must be an integer from 0 to"),
-    (["--source", "0123", "--mode", "gradients"], "invalid choice"),
-    (["--source", "0" * 500], "--source plus --pads must be"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--source", "01x3"], "unknown symbol 'x' at position 3"),
+        (["--source", "0123", "--pads", "-1"], "argument --pads: must be an integer from 0 to"),
+        (["--source", "0123", "--mode", "gradients"], "invalid choice"),
+        (["--source", "0" * 500], "--source plus --pads must be"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(capsys, args, message):
     assert main(["views", str(CKPT), *args]) == 2
     err = capsys.readouterr().err
@@ -81,6 +84,8 @@ def test_masked_scores_are_null_and_the_notes_count_them(capsys):
         values = np.array(scores["maps"][kind], dtype=float)
         null = np.isnan(values)
         assert (np.array(weights["maps"][kind])[null] == 0.0).all()  # a null is a key the mask hid
-        assert notes[f"maps.{kind}"] == (f"maps.{kind}: {null.sum()} of {values.size} cells are null: a mask hides "
-                                         "that key from that query, so its pre-softmax score is -inf (not a JSON "
-                                         "number)")
+        assert notes[f"maps.{kind}"] == (
+            f"maps.{kind}: {null.sum()} of {values.size} cells are null: a mask hides "
+            "that key from that query, so its pre-softmax score is -inf (not a JSON "
+            "number)"
+        )

@@ -5,6 +5,7 @@ gone drops its result and stops, printing nothing ("Signal source has been delet
 shows this, so the app is launched in a child process with its own settings and data folders, driven to the busy
 state, closed, and its console read.
 """
+
 from __future__ import annotations
 
 import logging
@@ -75,16 +76,29 @@ print("EXIT", app.exec(), flush=True)
 NOISE = ("Signal source has been deleted", "Traceback", "Error calling Python override", "job failed")
 
 
-@pytest.mark.parametrize(("scenario", "closing"), [
-    ("beam", " True"),  # a width-16 search of the untrained model: 254 steps, closed at step 2
-    ("heads", " True"),  # Analyse heads, closed after the first head
-    ("loading", "loaded=False"),  # closed before the model has loaded
-])
+@pytest.mark.parametrize(
+    ("scenario", "closing"),
+    [
+        ("beam", " True"),  # a width-16 search of the untrained model: 254 steps, closed at step 2
+        ("heads", " True"),  # Analyse heads, closed after the first head
+        ("loading", "loaded=False"),  # closed before the model has loaded
+    ],
+)
 def test_closing_while_a_job_runs_prints_nothing(tmp_path, scenario, closing):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}  # recovery files and settings of this test, not the user's
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), scenario], capture_output=True, text=True,
-                          timeout=DEADLINE_S, env=env, check=False)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }  # recovery files and settings of this test, not the user's
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path), scenario],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"DATA {tmp_path / 'data'}" in done.stdout, done.stdout  # the data folder (recovery files) is the test's
     closing_lines = [line for line in done.stdout.splitlines() if line.startswith("CLOSING")]
@@ -156,6 +170,8 @@ def test_a_head_analysis_whose_receiver_is_gone_stops_at_its_first_report(qtbot,
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     whole: list[int] = []
     slot = TaskSlot("The head analysis", pool=QThreadPool())
-    with qtbot.waitSignal(slot.finished, timeout=60_000):  # with its receiver alive the same analysis ablates every head
+    with qtbot.waitSignal(
+        slot.finished, timeout=60_000
+    ):  # with its receiver alive the same analysis ablates every head
         slot.submit(analyse_copy, *_heads_inputs(whole))
     assert len(whole) == 6

@@ -1,4 +1,5 @@
 """A/B compare driven like a user: load B from a file through the real UI path, side by side, difference, outputs."""
+
 from __future__ import annotations
 
 import re
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from qt_helpers import show_playground
 
 from core_model import BOS, HeadGates, ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint, save_checkpoint
@@ -16,8 +18,6 @@ from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.workers.tasks import run_task
-
-from qt_helpers import show_playground
 
 CONFIG = ModelConfig(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2)
 
@@ -55,7 +55,7 @@ def b_direct(view, b_file):
         out = model(src, tgt, s.masks, return_attention=True)
     choices = out.log_probs[0].clone()  # the output rows name what Step would choose: never <pad>, <bos>, spare ids
     choices[:, :2] = float("-inf")
-    choices[:, len(s.vocabulary):] = float("-inf")
+    choices[:, len(s.vocabulary) :] = float("-inf")
     return out.attention, s.vocabulary.tokens(choices.argmax(-1).tolist())
 
 
@@ -66,9 +66,11 @@ def test_b_from_a_file_side_by_side_and_difference(qtbot, view, b_file):
     b_att, _ = b_direct(view, b_file)
     panel.kind.setCurrentIndex(panel.kind.findData("cross"))
     a_vals = panel.grid_a.current_maps().values
-    np.testing.assert_allclose(np.nan_to_num(panel.grid_b.displayed_matrix(1, 2)),
-                               np.where(panel.grid_b.current_maps().valid, b_att.cross[1][0, 2].numpy(), 0),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.nan_to_num(panel.grid_b.displayed_matrix(1, 2)),
+        np.where(panel.grid_b.current_maps().valid, b_att.cross[1][0, 2].numpy(), 0),
+        atol=1e-6,
+    )
     panel.view.setFocus()
     qtbot.keyClick(panel.view, Qt.Key.Key_Down)  # side by side -> difference
     assert panel.grid_diff.isVisible() and not panel.grid_b.isVisible()
@@ -176,8 +178,11 @@ def test_b_as_the_previous_model_and_as_the_shipped_one(qtbot, view):
     with torch.no_grad():
         expected = original(src, tgt, s.masks, return_attention=True).attention.cross[1][0, 3].numpy()
     panel.kind.setCurrentIndex(panel.kind.findData("cross"))
-    np.testing.assert_allclose(np.nan_to_num(panel.grid_b.displayed_matrix(1, 3)),
-                               np.where(panel.grid_b.current_maps().valid, expected, 0), atol=1e-6)
+    np.testing.assert_allclose(
+        np.nan_to_num(panel.grid_b.displayed_matrix(1, 3)),
+        np.where(panel.grid_b.current_maps().valid, expected, 0),
+        atol=1e-6,
+    )
     panel.source.setCurrentIndex(panel.source.findData("shipped"))
     with qtbot.waitSignal(panel.compare.frame_changed, timeout=20000):
         qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)

@@ -3,6 +3,7 @@
 B must get A's symbols encoded the way B's own task reads them; each grid shows its own tokens; the difference pairs
 source positions by symbol; the outputs compared are the symbol outputs. Driven through the real page.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -59,8 +60,9 @@ def direct(name: str, pads: int):
     return out.attention, vocab.tokens(src[0].tolist()), vocab.tokens(out.log_probs[0].argmax(-1).tolist())
 
 
-@pytest.mark.parametrize(("a_name", "b_name"), [("copy_rope.pt", "copy_sinusoidal.pt"),
-                                                ("copy_sinusoidal.pt", "copy_rope.pt")])
+@pytest.mark.parametrize(
+    ("a_name", "b_name"), [("copy_rope.pt", "copy_sinusoidal.pt"), ("copy_sinusoidal.pt", "copy_rope.pt")]
+)
 def test_b_reads_the_symbols_in_its_own_format(qtbot, a_name, b_name):
     view = make_view(qtbot, a_name, b_name)
     load_b(qtbot, view)
@@ -75,12 +77,13 @@ def test_b_reads_the_symbols_in_its_own_format(qtbot, a_name, b_name):
         for layer in range(2):
             for head in range(4):
                 expected = getattr(b_att, kind)[layer][0, head].numpy()
-                np.testing.assert_allclose(np.nan_to_num(panel.grid_b.displayed_matrix(layer, head)),
-                                           np.where(valid, expected, 0), atol=1e-6)
+                np.testing.assert_allclose(
+                    np.nan_to_num(panel.grid_b.displayed_matrix(layer, head)), np.where(valid, expected, 0), atol=1e-6
+                )
     reads = {"copy_rope.pt": "&lt;bos&gt; 3 1 4 1 5 &lt;eos&gt;", "copy_sinusoidal.pt": "3 1 4 1 5"}
     assert panel.a_title.text().endswith(f"reads the source as {reads[a_name]}")
     assert panel.b_title.text().endswith(f"reads the source as {reads[b_name]}")
-    assert b_out[:len(SOURCE) + 1] == [*SOURCE, "<eos>"]  # the model itself gets it right on its own format
+    assert b_out[: len(SOURCE) + 1] == [*SOURCE, "<eos>"]  # the model itself gets it right on its own format
     text = panel.outputs.text()
     expected_row = " ".join([*SOURCE, "&lt;eos&gt;"])
     assert f"<b>A</b> {expected_row}<br><b>B</b> {expected_row}<br>" in text
@@ -132,4 +135,4 @@ def test_painted_source_cells_follow_the_symbols_into_b(qtbot):
     panel.kind.setCurrentIndex(panel.kind.findData("cross"))
     b_valid = panel.grid_b.current_maps().valid
     assert not b_valid[:, 1].any()  # B's 2nd symbol sits at position 1: hidden there
-    assert b_valid[:, 0].all() and b_valid[:, 2:len(SOURCE)].all()  # nothing else of B's symbols is hidden
+    assert b_valid[:, 0].all() and b_valid[:, 2 : len(SOURCE)].all()  # nothing else of B's symbols is hidden

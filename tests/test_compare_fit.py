@@ -1,10 +1,10 @@
 """The A/B compare page on a 1280x800 screen: turning Compare on keeps the window inside the screen, leaves the
 Playground's splitter where it was, and shows every compare control whole."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPushButton
-
 from qt_helpers import wait_frame
 from test_layout_fit import app  # noqa: F401 - the fixture: the real window at 1280x800
 

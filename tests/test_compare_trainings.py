@@ -3,6 +3,7 @@
 Driven through the real page: the Compare button, the Load B button, the view combo with the keyboard. Asserts on
 what a person sees: which page is shown, the combo's choice, the visible notes and where they sit, the drawn maps.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -12,6 +13,7 @@ import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel
+from qt_helpers import show_playground, wait_frame
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
@@ -20,8 +22,6 @@ from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.workers.tasks import run_task
-
-from qt_helpers import show_playground, wait_frame
 
 CONFIG = ModelConfig(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2)
 WARNING = "head numbers need not correspond"
@@ -66,8 +66,9 @@ def test_a_is_drawn_as_soon_as_compare_opens_without_waiting_for_b(qtbot, view):
     assert panel.grid_a.isVisible() and panel.grid_b.isVisible()
     assert panel.grid_a.stack.currentWidget() is not panel.grid_a.placeholder
     a = view.session.last_snapshot.maps["encoder_self"]
-    np.testing.assert_allclose(np.nan_to_num(panel.grid_a.displayed_matrix(1, 2)),
-                               np.where(a.valid, a.values[1, 2], 0), atol=1e-6)
+    np.testing.assert_allclose(
+        np.nan_to_num(panel.grid_a.displayed_matrix(1, 2)), np.where(a.valid, a.values[1, 2], 0), atol=1e-6
+    )
     image = panel.grid_a.grab().toImage()
     colours = {image.pixel(x, y) for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
     assert len(colours) > 20  # maps drawn, not a blank page with one sentence

@@ -1,4 +1,5 @@
 """Scaled dot-product and multi-head attention against PyTorch's reference implementations, in float64."""
+
 from __future__ import annotations
 
 import copy
@@ -12,7 +13,14 @@ from hypothesis import strategies as st
 from torch import nn
 
 from core_model import (
-    PAD, MultiHeadAttention, attention, attention_scores, causal_mask, combine, fast_attention, padding_mask,
+    PAD,
+    MultiHeadAttention,
+    attention,
+    attention_scores,
+    causal_mask,
+    combine,
+    fast_attention,
+    padding_mask,
     window_mask,
 )
 
@@ -83,7 +91,10 @@ def test_fully_masked_row_gives_zeros_and_finite_gradients():
 
 @settings(max_examples=30, deadline=None)
 @given(
-    tq=st.integers(1, 6), tk=st.integers(1, 6), seed=st.integers(0, 2**16), keep=st.floats(0.0, 1.0),
+    tq=st.integers(1, 6),
+    tk=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+    keep=st.floats(0.0, 1.0),
 )
 def test_rows_sum_to_one_over_visible_keys(tq, tk, seed, keep):
     gen = torch.Generator().manual_seed(seed)
@@ -125,8 +136,10 @@ def twin_modules(seed: int = 0) -> tuple[MultiHeadAttention, nn.MultiheadAttenti
 
 def inputs(tq: int = 5, tk: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(3)
-    return (torch.randn(B, tq, DM, generator=gen, dtype=torch.float64),
-            torch.randn(B, tk, DM, generator=gen, dtype=torch.float64))
+    return (
+        torch.randn(B, tq, DM, generator=gen, dtype=torch.float64),
+        torch.randn(B, tk, DM, generator=gen, dtype=torch.float64),
+    )
 
 
 @pytest.mark.parametrize("masked", [False, True])
@@ -188,8 +201,14 @@ def test_past_kv_equals_full_causal_self_attention():
     full = ours(x, x, causal_mask(6), need_weights=True)
     past = None
     for t in range(6):
-        step = ours(x[:, t : t + 1], x[:, t : t + 1], causal_mask(1, t + 1, q_offset=t), q_pos=t, past_kv=past,
-                    need_weights=True)
+        step = ours(
+            x[:, t : t + 1],
+            x[:, t : t + 1],
+            causal_mask(1, t + 1, q_offset=t),
+            q_pos=t,
+            past_kv=past,
+            need_weights=True,
+        )
         past = step.kv
         assert (step.output[:, 0] - full.output[:, t]).abs().max() <= EXACT
         assert (step.weights[:, :, 0] - full.weights[:, :, t, : t + 1]).abs().max() <= EXACT

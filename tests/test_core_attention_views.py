@@ -1,4 +1,5 @@
 """Norm-weighted attention and rollout against computations written out here: loops, explicit matrices, float64."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,16 @@ TGT = torch.tensor([[BOS, 3, 4, 5, 6, 7, PAD]])
 
 
 def tiny(norm_position: str = "pre", positional: str = "rope", seed: int = 0):
-    config = ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=64, n_encoder_layers=3, n_decoder_layers=2,
-                         norm_position=norm_position, positional=positional)
+    config = ModelConfig(
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        max_len=64,
+        n_encoder_layers=3,
+        n_decoder_layers=2,
+        norm_position=norm_position,
+        positional=positional,
+    )
     model = build_model(config, seed=seed).to(torch.float64).eval()
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():  # biases start at zero: give them values so that b_V's place in f(x) is tested
@@ -50,7 +59,7 @@ def loop_norms(attn, a, x, gate=None):
     wo = attn.out_proj.weight.detach().numpy()
     out = np.zeros_like(a)
     for h in range(a.shape[0]):
-        wv_h, bv_h, wo_h = wv[h * d:(h + 1) * d], bv[h * d:(h + 1) * d], wo[:, h * d:(h + 1) * d]
+        wv_h, bv_h, wo_h = wv[h * d : (h + 1) * d], bv[h * d : (h + 1) * d], wo[:, h * d : (h + 1) * d]
         g = 1.0 if gate is None else float(gate[h])
         for j in range(a.shape[2]):
             f = wo_h @ (wv_h @ x[j] + bv_h)

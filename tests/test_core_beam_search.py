@@ -1,4 +1,5 @@
 """Beam search against greedy_decode and against a full teacher-forced recomputation of every hypothesis."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -96,8 +97,13 @@ def test_the_tree_holds_every_candidate_with_its_parent_and_cumulative_score():
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 10_000), width=st.integers(2, 5), length=st.integers(1, 6),
-       positional=st.sampled_from(["sinusoidal", "rope"]), data=st.data())
+@given(
+    seed=st.integers(0, 10_000),
+    width=st.integers(2, 5),
+    length=st.integers(1, 6),
+    positional=st.sampled_from(["sinusoidal", "rope"]),
+    data=st.data(),
+)
 def test_beam_search_is_never_worse_than_greedy_on_random_models(seed, width, length, positional, data):
     """Checked over random small models and inputs (derandomized). This is not a theorem: see the table below."""
     model = tiny(seed, vocab=6, positional=positional)
@@ -125,8 +131,12 @@ class TableScorer:
 def test_a_wider_beam_can_lose_greedys_hypothesis():
     """Why 'never worse than greedy' is only checked empirically: b's two children outscore a's, so 'a a' is pruned."""
     a, b = 3, 4
-    table = {(): {a: 0.5, b: 0.45, EOS: 0.05}, (a,): {a: 0.34, b: 0.33, EOS: 0.33}, (b,): {a: 0.5, b: 0.5},
-             (a, a): {EOS: 1.0}}
+    table = {
+        (): {a: 0.5, b: 0.45, EOS: 0.05},
+        (a,): {a: 0.34, b: 0.33, EOS: 0.33},
+        (b,): {a: 0.5, b: 0.5},
+        (a, a): {EOS: 1.0},
+    }
     greedy = beam_search_with(TableScorer(table), 1, 4).best
     assert greedy.tokens == (a, a, EOS)
     wide = beam_search_with(TableScorer(table), 2, 4)

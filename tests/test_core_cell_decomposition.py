@@ -1,4 +1,5 @@
 """The decomposition of one attention cell: equal to the captured maps, and to an independent numpy computation."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,7 @@ TGT = torch.tensor([[1, 4, 7, 5, 9, 3, 2]])
 
 
 def make_model(positional: str, dtype: torch.dtype = torch.float32, norm_position: str = "pre"):
-    config = ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=32, positional=positional,
-                         norm_position=norm_position)
+    config = ModelConfig(d_model=16, n_heads=2, d_ff=32, max_len=32, positional=positional, norm_position=norm_position)
     return build_model(config, seed=3).to(dtype).eval()
 
 
@@ -86,9 +86,21 @@ def reference(module, x_q, x_kv, mask, q_pos, head, i, j, base):
     if visible.any():
         e = np.where(visible, np.exp(row - row[visible].max()), 0.0)
         weights = e / e.sum()
-    return dict(q_raw=q_raw[i], k_raw=k_raw[j], q=q[i], k=k[j], product=q[i] * k[j], scaled=row[j],
-                row_weights=weights, values=v, output=weights @ v, angles_q=angles_q, angles_k=angles_k,
-                visible=visible, row_max=row_max)
+    return dict(
+        q_raw=q_raw[i],
+        k_raw=k_raw[j],
+        q=q[i],
+        k=k[j],
+        product=q[i] * k[j],
+        scaled=row[j],
+        row_weights=weights,
+        values=v,
+        output=weights @ v,
+        angles_q=angles_q,
+        angles_k=angles_k,
+        visible=visible,
+        row_max=row_max,
+    )
 
 
 def captured_inputs(model, kind, layer):
@@ -96,7 +108,8 @@ def captured_inputs(model, kind, layer):
     module = getattr(layers[layer], "cross_attn" if kind == "cross" else "self_attn")
     seen = {}
     handle = module.register_forward_pre_hook(
-        lambda mod, args, kwargs: seen.setdefault("call", (args, kwargs)), with_kwargs=True)
+        lambda mod, args, kwargs: seen.setdefault("call", (args, kwargs)), with_kwargs=True
+    )
     return module, seen, handle
 
 
@@ -161,10 +174,16 @@ def test_head_gate_scales_the_output():
     assert cell.gate == 0.0 and float(cell.gated_output.abs().sum()) == 0.0 and float(cell.head_output.abs().sum()) > 0
 
 
-@pytest.mark.parametrize(("field", "kwargs"), [
-    ("kind", dict(kind="decoder")), ("layer", dict(layer=2)), ("head", dict(head=-1)),
-    ("query", dict(query=6)), ("key", dict(key=99)),
-])
+@pytest.mark.parametrize(
+    ("field", "kwargs"),
+    [
+        ("kind", dict(kind="decoder")),
+        ("layer", dict(layer=2)),
+        ("head", dict(head=-1)),
+        ("query", dict(query=6)),
+        ("key", dict(key=99)),
+    ],
+)
 def test_bad_cells_name_the_field(field, kwargs):
     model = make_model("rope")
     args = dict(kind="encoder_self", layer=0, head=0, query=0, key=0) | kwargs

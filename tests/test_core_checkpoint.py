@@ -1,4 +1,5 @@
 """Checkpoints: exact round trip, atomic writes, and a clear CheckpointError for every kind of bad file."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -120,14 +121,18 @@ def test_empty_and_missing_files(tmp_path):
             load_checkpoint(tmp_path / "pipe.pt")
 
 
-@pytest.mark.parametrize(("value", "fits"), [(-2**63, True), (2**63 - 1, True), (-2**63 - 1, False), (2**63, False)])
+@pytest.mark.parametrize(
+    ("value", "fits"), [(-(2**63), True), (2**63 - 1, True), (-(2**63) - 1, False), (2**63, False)]
+)
 def test_history_and_extra_data_take_the_same_64_bit_range(saved, tmp_path, value, fits):
     """-2**63 fits a signed 64-bit integer: a number the history takes, the extra data take too, and the reverse."""
     _, path = saved
     payload = payload_of(path)
     changes = {"history": ("history", [{"step": 1, "offset": value}]), "extra": ("extra", {"offset": value})}
-    refusals = {"history": r"row 0 of its training history has 'offset' = .*, larger than 2\*\*63",
-                "extra": r"its extra data holds an integer too large at extra\['offset'\]"}
+    refusals = {
+        "history": r"row 0 of its training history has 'offset' = .*, larger than 2\*\*63",
+        "extra": r"its extra data holds an integer too large at extra\['offset'\]",
+    }
     for where, (key, data) in changes.items():
         torch.save({**payload, key: data}, tmp_path / f"{where}.pt")
         if fits:
@@ -138,8 +143,10 @@ def test_history_and_extra_data_take_the_same_64_bit_range(saved, tmp_path, valu
                 load_checkpoint(tmp_path / f"{where}.pt")
 
 
-LONG_EVALS = {key: [i if key == "steps" else 0.5 for i in range(150_000)]
-              for key in ("steps", "loss", "token_accuracy", "exact_match")}
+LONG_EVALS = {
+    key: [i if key == "steps" else 0.5 for i in range(150_000)]
+    for key in ("steps", "loss", "token_accuracy", "exact_match")
+}
 
 
 @pytest.mark.parametrize("extra", [{"notes": "x" * 5 * 2**20}, {"eval_series": LONG_EVALS}], ids=["notes", "evals"])
@@ -149,8 +156,11 @@ def test_a_save_the_loader_would_refuse_is_refused_and_the_old_file_kept(saved, 
     before = path.read_bytes()
     with pytest.raises(CheckpointError) as info:
         save_checkpoint(path, build_model(CONFIG, seed=1), extra=extra)
-    assert re.fullmatch(rf"not saving {re.escape(str(path))}: its training history and extra data take \d+\.\d MiB, "
-                        "more than the 4 MiB a checkpoint may hold", str(info.value)), str(info.value)
+    assert re.fullmatch(
+        rf"not saving {re.escape(str(path))}: its training history and extra data take \d+\.\d MiB, "
+        "more than the 4 MiB a checkpoint may hold",
+        str(info.value),
+    ), str(info.value)
     assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
     assert load_checkpoint(path).history == [{"step": 1.0, "loss": 2.5}]
 
@@ -160,8 +170,11 @@ def test_wrong_shape(saved):
     payload = payload_of(path)
     payload["state_dict"]["decoder_layers.0.ff.net.0.weight"] = torch.zeros(7, 16)
     torch.save(payload, path)
-    with pytest.raises(CheckpointError, match=r"weight decoder_layers\.0\.ff\.net\.0\.weight has shape \(7, 16\), "
-                                              r"configuration needs \(32, 16\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"weight decoder_layers\.0\.ff\.net\.0\.weight has shape \(7, 16\), "
+        r"configuration needs \(32, 16\)",
+    ):
         load_checkpoint(path)
 
 
@@ -254,16 +267,19 @@ def test_task_round_trips_through_a_file(tmp_path):
     assert task_checkpoint(None).task == TaskSpec("copy", 10, 10, 10)  # nothing stored: the default task
 
 
-@pytest.mark.parametrize(("task", "message"), [
-    ("copy", "must be a dict of TaskSpec fields, got str"),
-    ({"task": "copy", "length": 3}, r"unknown fields \['length'\]"),
-    ({"task": "shuffle"}, r"task must be one of \['copy', 'reverse', 'sort'\]"),
-    ({"n_symbols": "5"}, "n_symbols must be an integer"),
-    ({"min_len": 5, "max_len": 3}, "max_len must be an integer >= 5"),
-])
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        ("copy", "must be a dict of TaskSpec fields, got str"),
+        ({"task": "copy", "length": 3}, r"unknown fields \['length'\]"),
+        ({"task": "shuffle"}, r"task must be one of \['copy', 'reverse', 'sort'\]"),
+        ({"n_symbols": "5"}, "n_symbols must be an integer"),
+        ({"min_len": 5, "max_len": 3}, "max_len must be an integer >= 5"),
+    ],
+)
 def test_malformed_task_raises_checkpoint_error_naming_the_field(task, message):
     with pytest.raises(CheckpointError, match=message):
-        task_checkpoint(task).task
+        _ = task_checkpoint(task).task
 
 
 @pytest.mark.parametrize("name", ["copy_rope", "copy_sinusoidal"])

@@ -1,4 +1,5 @@
 """ModelConfig validation, the Vocabulary, device choice, and the promise that core_model loads no Qt."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -179,8 +180,9 @@ def test_pick_device():
 def test_import_core_model_loads_no_qt():
     code = "import core_model, sys; print(any(m.startswith(('PySide6','pyqtgraph')) for m in sys.modules))"
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.strip() == "False"
 
 

@@ -1,4 +1,5 @@
 """Incremental decoding (KV cache) against full recomputation; greedy_decode against DecodeSession."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,8 +24,16 @@ def tiny(seed: int = 0, **options):
 @pytest.fixture(scope="module")
 def trained():
     """A small RoPE model that has learnt to copy well enough to stop at <eos> (about a second of training)."""
-    config = ModelConfig(d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, positional="rope",
-                         norm_position="post", max_len=32)
+    config = ModelConfig(
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        positional="rope",
+        norm_position="post",
+        max_len=32,
+    )
     model = build_model(config, seed=0)
     task = TaskSpec("copy", n_symbols=6, min_len=2, max_len=6)
     recipe = TrainConfig(batch_size=32, steps=60, lr=1e-2, schedule="warmup_cosine", warmup_steps=10, grad_clip=1.0)

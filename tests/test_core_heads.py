@@ -1,4 +1,5 @@
 """Head roles and head importance against computations written here with plain loops (copy, reverse, sort)."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,9 @@ def tiny_models():
     out = {}
     for task_name in ("copy", "reverse", "sort"):
         task = TaskSpec(task_name, n_symbols=5, min_len=2, max_len=5)
-        config = ModelConfig(vocab_size=8, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=2,
-                             n_decoder_layers=1, max_len=16)
+        config = ModelConfig(
+            vocab_size=8, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=2, n_decoder_layers=1, max_len=16
+        )
         model = build_model(config, seed=1)
         trainer = Trainer(model, task, TrainConfig(batch_size=32, steps=120, lr=5e-3, seed=3))
         for _ in trainer.train_steps():
@@ -128,9 +130,9 @@ def _loop_score(model, batch, gates):
                 count += 1
             prefix = [BOS]
             while len(prefix) <= len(labels) + 1 and (len(prefix) == 1 or prefix[-1] != EOS):
-                out = model(batch.src[b:b + 1], torch.tensor([prefix]), head_gates=gates).log_probs
+                out = model(batch.src[b : b + 1], torch.tensor([prefix]), head_gates=gates).log_probs
                 prefix.append(int(out[0, -1].argmax()))
-            exact += int(prefix[1:len(labels) + 1] == labels)
+            exact += int(prefix[1 : len(labels) + 1] == labels)
     return nll / count, exact / batch.src.shape[0]
 
 
@@ -144,9 +146,16 @@ def test_importance_equals_separately_gated_model_calls(tiny_models, task_name):
     assert report.baseline.loss == pytest.approx(base_loss, rel=1e-5)
     assert report.baseline.exact_match == base_exact
     cfg = model.config
-    expected_heads = [(k, layer, h) for k, n_layers in (("encoder_self", cfg.n_encoder_layers),
-                      ("decoder_self", cfg.n_decoder_layers), ("cross", cfg.n_decoder_layers))
-                      for layer in range(n_layers) for h in range(cfg.n_heads)]
+    expected_heads = [
+        (k, layer, h)
+        for k, n_layers in (
+            ("encoder_self", cfg.n_encoder_layers),
+            ("decoder_self", cfg.n_decoder_layers),
+            ("cross", cfg.n_decoder_layers),
+        )
+        for layer in range(n_layers)
+        for h in range(cfg.n_heads)
+    ]
     assert [(r.kind, r.layer, r.head) for r in report.heads] == expected_heads
     moved = 0
     for r in report.heads:

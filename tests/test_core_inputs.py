@@ -1,4 +1,5 @@
 """core_model.inputs: the encoder and teacher-forced decoder inputs every front end feeds the model."""
+
 from __future__ import annotations
 
 import pytest

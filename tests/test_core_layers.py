@@ -1,4 +1,5 @@
 """Encoder and decoder layers against PyTorch's nn.TransformerEncoderLayer / DecoderLayer with copied weights."""
+
 from __future__ import annotations
 
 import pytest
@@ -46,8 +47,17 @@ def test_encoder_layer_equals_torch(norm_position, activation):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         ours = EncoderLayer(config(norm_position, activation), rope=None).double()
-        theirs = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation=activation, layer_norm_eps=1e-6,
-                                            batch_first=True, norm_first=norm_position == "pre", dtype=torch.float64)
+        theirs = nn.TransformerEncoderLayer(
+            D,
+            H,
+            FF,
+            dropout=0.0,
+            activation=activation,
+            layer_norm_eps=1e-6,
+            batch_first=True,
+            norm_first=norm_position == "pre",
+            dtype=torch.float64,
+        )
         copy_common(ours, theirs, [ours.sub_attn.norm, ours.sub_ff.norm])
         with torch.no_grad():
             copy_attention(ours.self_attn, theirs.self_attn)
@@ -64,8 +74,17 @@ def test_decoder_layer_equals_torch(norm_position, activation):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(1)
         ours = DecoderLayer(config(norm_position, activation), rope=None).double()
-        theirs = nn.TransformerDecoderLayer(D, H, FF, dropout=0.0, activation=activation, layer_norm_eps=1e-6,
-                                            batch_first=True, norm_first=norm_position == "pre", dtype=torch.float64)
+        theirs = nn.TransformerDecoderLayer(
+            D,
+            H,
+            FF,
+            dropout=0.0,
+            activation=activation,
+            layer_norm_eps=1e-6,
+            batch_first=True,
+            norm_first=norm_position == "pre",
+            dtype=torch.float64,
+        )
         copy_common(ours, theirs, [ours.sub_self.norm, ours.sub_cross.norm, ours.sub_ff.norm])
         with torch.no_grad():
             copy_attention(ours.self_attn, theirs.self_attn)
@@ -84,7 +103,13 @@ def test_state_dict_keys_stay_as_saved_checkpoints_have_them():
     ff = ["ff.net.0.weight", "ff.net.0.bias", "ff.net.3.weight", "ff.net.3.bias"]
     norm = lambda slot: [f"{slot}.norm.weight", f"{slot}.norm.bias"]  # noqa: E731
     encoder = [f"self_attn.{k}" for k in attn] + ff + norm("sub_attn") + norm("sub_ff")
-    decoder = ([f"self_attn.{k}" for k in attn] + [f"cross_attn.{k}" for k in attn] + ff
-               + norm("sub_self") + norm("sub_cross") + norm("sub_ff"))
+    decoder = (
+        [f"self_attn.{k}" for k in attn]
+        + [f"cross_attn.{k}" for k in attn]
+        + ff
+        + norm("sub_self")
+        + norm("sub_cross")
+        + norm("sub_ff")
+    )
     assert sorted(EncoderLayer(cfg, rope=None).state_dict()) == sorted(encoder)
     assert sorted(DecoderLayer(cfg, rope=None).state_dict()) == sorted(decoder)

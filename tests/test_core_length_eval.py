@@ -1,4 +1,5 @@
 """evaluate_lengths against the test's own greedy loop (one sequence at a time, full recomputation, no cache)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,12 +9,15 @@ import torch
 
 from core_model import ModelConfig, build_model
 from core_model.length_eval import (
-    evaluate_lengths, exhaustive_sources, greedy_outputs, repeated_symbol_sources, wrong_sources,
+    evaluate_lengths,
+    exhaustive_sources,
+    greedy_outputs,
+    repeated_symbol_sources,
+    wrong_sources,
 )
 from core_model.tasks import TaskSpec, make_batch
 from core_model.training import TrainConfig, Trainer
 from core_model.vocab import BOS, EOS
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # conftest: one torch thread per test
 

@@ -1,5 +1,6 @@
 """The length lab's core: curves equal evaluate_lengths, RoPE scaling per length, probes equal the step-by-step
 decoder, and "train both now" trains a RoPE and a sinusoidal model on the same batches."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -69,8 +70,9 @@ def test_scaling_refuses_sinusoidal_models_and_unknown_recipes():
 
 def test_curve_stops_between_lengths_when_asked(trained):
     calls = []
-    curve = length_curve(trained, TASK, range(1, 9), n=10, seed=0, progress=calls.append,
-                         should_stop=lambda: len(calls) >= 3)
+    curve = length_curve(
+        trained, TASK, range(1, 9), n=10, seed=0, progress=calls.append, should_stop=lambda: len(calls) >= 3
+    )
     assert [p.length for p in curve] == [1, 2, 3]
 
 

@@ -1,4 +1,5 @@
 """Mask conventions (True = may attend) for every builder and for MaskSpec per attention kind."""
+
 from __future__ import annotations
 
 import pytest
@@ -69,7 +70,10 @@ def test_combine():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    tq=st.integers(1, 12), extra_keys=st.integers(0, 6), width=st.integers(1, 8), q_offset=st.integers(0, 6),
+    tq=st.integers(1, 12),
+    extra_keys=st.integers(0, 6),
+    width=st.integers(1, 8),
+    q_offset=st.integers(0, 6),
 )
 def test_causal_window_row_counts_property(tq, extra_keys, width, q_offset):
     tk = tq + q_offset + extra_keys

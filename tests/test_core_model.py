@@ -1,4 +1,5 @@
 """The full encoder-decoder: every option combination, causality, padding invariance, RoPE shifts, head gates."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -72,8 +73,11 @@ def check_maps(maps: AttentionMaps, scores: AttentionMaps, config: ModelConfig) 
     assert (torch.triu(maps.decoder_self[0], 1) == 0).all()  # causal
 
 
-@pytest.mark.parametrize("masks", [MaskSpec(), MaskSpec(decoder_window=2), MaskSpec(decoder_padding=False)],
-                         ids=["default", "window", "no-pad"])
+@pytest.mark.parametrize(
+    "masks",
+    [MaskSpec(), MaskSpec(decoder_window=2), MaskSpec(decoder_padding=False)],
+    ids=["default", "window", "no-pad"],
+)
 @pytest.mark.parametrize("options", COMBOS, ids=COMBO_IDS)
 def test_decoder_is_causal(options, masks):
     model = tiny(**options)
@@ -158,13 +162,17 @@ def attention_module(model, kind: str, layer: int):
 
 
 @pytest.mark.parametrize("norm_position", ["pre", "post"])
-@pytest.mark.parametrize(("kind", "layer"), [("encoder_self", 0), ("encoder_self", 1), ("decoder_self", 0),
-                                              ("cross", 1)])
+@pytest.mark.parametrize(
+    ("kind", "layer"), [("encoder_self", 0), ("encoder_self", 1), ("decoder_self", 0), ("cross", 1)]
+)
 def test_all_heads_off_equals_removing_the_sublayer(kind, layer, norm_position, monkeypatch):
     model = tiny(norm_position=norm_position)
     ablated = model(SRC, TGT, head_gates=gates(model, kind, layer, [0, 1])).log_probs
-    monkeypatch.setattr(attention_module(model, kind, layer), "forward",
-                        lambda x_q, *args, **kwargs: AttentionResult(output=torch.zeros_like(x_q)))
+    monkeypatch.setattr(
+        attention_module(model, kind, layer),
+        "forward",
+        lambda x_q, *args, **kwargs: AttentionResult(output=torch.zeros_like(x_q)),
+    )
     removed = model(SRC, TGT).log_probs
     assert torch.equal(ablated, removed)
     monkeypatch.undo()
@@ -231,6 +239,7 @@ def test_layer_inputs_are_scaled_embeddings_plus_positions(positional):
     def recorder(name: str):
         def hook(module, args) -> None:
             seen[name] = args[0]
+
         return hook
 
     model.encoder_layers[0].register_forward_pre_hook(recorder("enc"))

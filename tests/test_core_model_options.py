@@ -1,4 +1,5 @@
 """Stochastic depth and the learnable residual scale (issue 18): eval unchanged, per-sample drops, exact identity."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,7 +57,7 @@ def test_model_in_training_drops_branches_per_sample():
     torch.manual_seed(1)
     out = model(src, tgt).log_probs
     distinct = {tuple(row.flatten().round(decimals=9).tolist()) for row in out}
-    assert 4 < len(distinct) <= 2 ** 10  # 10 sublayers, each on or off per sample
+    assert 4 < len(distinct) <= 2**10  # 10 sublayers, each on or off per sample
 
 
 def test_slot_branch_scales_and_drops_whole_samples():

@@ -1,4 +1,5 @@
 """Painted cells in MaskSpec: the same as the equivalent built-in masks, applied per kind, with the KV cache too."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """core_model.pe_analysis alone: the PE lab's numbers without Qt (what a notebook would call)."""
+
 from __future__ import annotations
 
 import os
@@ -21,20 +22,25 @@ def test_data_is_read_only_float64():
     assert data.waveforms.shape == (100, 4) and data.rope_angles.shape == (100, 8)
 
 
-@pytest.mark.parametrize("field, value, message", [("d_model", 7, "d_model must be even"),
-                                                   ("n_positions", 0, "n_positions must be between"),
-                                                   ("base", 1.0, "base must be a finite number > 1"),
-                                                   ("dims", (64,), "dimension must be between"),
-                                                   ("rope_vectors", "zeros", "rope_vectors must be one of")])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("d_model", 7, "d_model must be even"),
+        ("n_positions", 0, "n_positions must be between"),
+        ("base", 1.0, "base must be a finite number > 1"),
+        ("dims", (64,), "dimension must be between"),
+        ("rope_vectors", "zeros", "rope_vectors must be one of"),
+    ],
+)
 def test_invalid_params_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
         PELabParams(**{field: value})
 
 
 def test_pe_analysis_loads_no_qt():
-    code = ("import core_model.pe_analysis, sys; "
-            "print(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))")
+    code = "import core_model.pe_analysis, sys; print(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))"
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.strip() == "False"

@@ -1,4 +1,5 @@
 """Sinusoidal PE against the paper's formula (§3.5) and RoPE's relative-position property (RoFormer)."""
+
 from __future__ import annotations
 
 import math
@@ -76,8 +77,10 @@ def test_apply_rope_rotates_each_pair():
     sin = torch.tensor([[math.sin(a), math.sin(b)]], dtype=torch.float64)
     out = apply_rope(x, cos, sin)[0, 0, 0]
     expected = [
-        1.0 * math.cos(a) - 2.0 * math.sin(a), 1.0 * math.sin(a) + 2.0 * math.cos(a),
-        -3.0 * math.cos(b) - 0.5 * math.sin(b), -3.0 * math.sin(b) + 0.5 * math.cos(b),
+        1.0 * math.cos(a) - 2.0 * math.sin(a),
+        1.0 * math.sin(a) + 2.0 * math.cos(a),
+        -3.0 * math.cos(b) - 0.5 * math.sin(b),
+        -3.0 * math.sin(b) + 0.5 * math.cos(b),
     ]
     assert (out - torch.tensor(expected, dtype=torch.float64)).abs().max() <= EXACT
 

@@ -1,5 +1,6 @@
 """The recipe of the shipped models as data: resources/train_shipped.py trains with exactly the numbers the shipped
 checkpoints store, and the trained lengths are read from what a checkpoint says, never guessed."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,12 @@ import pytest
 
 from core_model.checkpoint import load_checkpoint
 from core_model.recipe import (
-    Recipe, describe_trained, outside_trained, recipe_task, shipped_recipe, stored_trained_lengths,
+    Recipe,
+    describe_trained,
+    outside_trained,
+    recipe_task,
+    shipped_recipe,
+    stored_trained_lengths,
 )
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
@@ -19,9 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_shipped_recipe_keeps_the_shipped_models_numbers():
     """resources/train_shipped.py trains with shipped_recipe: the numbers stored in every shipped checkpoint."""
     sort = shipped_recipe("sort", "rope")
-    assert sort == Recipe(TaskSpec("sort", 10, 1, 16, runs=0.25, anchored=True),
-                          TrainConfig(batch_size=64, steps=4000, lr=3e-3, seed=0, device="cpu"),
-                          TrainConfig(batch_size=64, steps=2000, lr=5e-4, seed=1, device="cpu"))
+    assert sort == Recipe(
+        TaskSpec("sort", 10, 1, 16, runs=0.25, anchored=True),
+        TrainConfig(batch_size=64, steps=4000, lr=3e-3, seed=0, device="cpu"),
+        TrainConfig(batch_size=64, steps=2000, lr=5e-4, seed=1, device="cpu"),
+    )
     for task in ("copy", "reverse", "sort"):
         for pe in ("rope", "sinusoidal"):
             recipe = shipped_recipe(task, pe)
@@ -48,13 +56,16 @@ def test_recipe_task_anchors_rope_sources_and_fits_the_model(positional, anchore
     assert recipe_task("copy", positional, anchored=not anchored).anchored is not anchored
 
 
-@pytest.mark.parametrize(("extra", "history", "expected"), [
-    ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [{"step": 1}], (3, 9)),
-    ({}, [{"step": 1}], None),  # no task stored: TaskSpec's defaults would be a guess
-    ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [], None),  # no training recorded
-    ({"task": {"task": "copy", "min_len": 0}}, [{"step": 1}], None),  # not a valid task
-    ({"task": "copy"}, [{"step": 1}], None),
-])
+@pytest.mark.parametrize(
+    ("extra", "history", "expected"),
+    [
+        ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [{"step": 1}], (3, 9)),
+        ({}, [{"step": 1}], None),  # no task stored: TaskSpec's defaults would be a guess
+        ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [], None),  # no training recorded
+        ({"task": {"task": "copy", "min_len": 0}}, [{"step": 1}], None),  # not a valid task
+        ({"task": "copy"}, [{"step": 1}], None),
+    ],
+)
 def test_trained_lengths_come_only_from_what_a_checkpoint_says(extra, history, expected):
     assert stored_trained_lengths(extra, history) == expected
 
@@ -62,5 +73,9 @@ def test_trained_lengths_come_only_from_what_a_checkpoint_says(extra, history, e
 def test_outside_and_the_words_for_unknown_ranges():
     assert [outside_trained((2, 5), n) for n in (1, 2, 5, 6)] == [True, False, False, True]
     assert outside_trained(None, 3) is None
-    assert [describe_trained((1, 16)), describe_trained((10, 10)), describe_trained(None, untrained=True),
-            describe_trained(None)] == ["1-16", "10", "untrained", "unknown"]
+    assert [
+        describe_trained((1, 16)),
+        describe_trained((10, 10)),
+        describe_trained(None, untrained=True),
+        describe_trained(None),
+    ] == ["1-16", "10", "untrained", "unknown"]

@@ -1,4 +1,5 @@
 """RoPE length extension (issue 18): position interpolation and NTK-aware scaling against the formulas."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Sampling: the filtered distribution against one computed by hand here, seeds, top-k = 1 as greedy."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -99,8 +100,13 @@ def test_first_tokens_follow_the_filtered_distribution():
 
 
 def test_bad_configs_name_the_field():
-    for kwargs, field in [({"temperature": 0}, "temperature"), ({"top_k": 0}, "top_k"), ({"top_p": 1.5}, "top_p"),
-                          ({"top_p": 0.0}, "top_p"), ({"temperature": math.inf}, "temperature")]:
+    for kwargs, field in [
+        ({"temperature": 0}, "temperature"),
+        ({"top_k": 0}, "top_k"),
+        ({"top_p": 1.5}, "top_p"),
+        ({"top_p": 0.0}, "top_p"),
+        ({"temperature": math.inf}, "temperature"),
+    ]:
         with pytest.raises(ValueError, match=field):
             SamplingConfig(**kwargs)
     with pytest.raises(ValueError, match="n_samples"):

@@ -3,6 +3,7 @@
 The checks use the test's own data (itertools and its own random draws) and its own greedy loop (full recomputation
 of the decoder at every step, no key/value cache), not core_model's evaluation code.
 """
+
 from __future__ import annotations
 
 import itertools

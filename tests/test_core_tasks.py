@@ -1,4 +1,5 @@
 """Toy task batches: correct targets, teacher-forcing layout, padding, determinism."""
+
 from __future__ import annotations
 
 import pytest
@@ -78,8 +79,13 @@ def test_batch_to_device():
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"task": "add"}, "task"), ({"n_symbols": 0}, "n_symbols"), ({"n_symbols": 37}, "n_symbols"),
-     ({"min_len": 0}, "min_len"), ({"min_len": 5, "max_len": 4}, "max_len")],
+    [
+        ({"task": "add"}, "task"),
+        ({"n_symbols": 0}, "n_symbols"),
+        ({"n_symbols": 37}, "n_symbols"),
+        ({"min_len": 0}, "min_len"),
+        ({"min_len": 5, "max_len": 4}, "max_len"),
+    ],
 )
 def test_invalid_task_spec(kwargs, field):
     with pytest.raises(ValueError, match=field):
@@ -121,9 +127,16 @@ def test_task_vocab_size_counts_specials(n_symbols):
     assert int(batch.tgt_in.max()) < spec.vocab_size  # every id a batch holds fits a model of that size
 
 
-@pytest.mark.parametrize(("n_symbols", "max_len", "expected"), [
-    (10, 10, "0123456789"), (3, 7, "0120120"), (12, 5, "01234"), (1, 3, "000"), (36, 1, "0"),
-])
+@pytest.mark.parametrize(
+    ("n_symbols", "max_len", "expected"),
+    [
+        (10, 10, "0123456789"),
+        (3, 7, "0120120"),
+        (12, 5, "01234"),
+        (1, 3, "000"),
+        (36, 1, "0"),
+    ],
+)
 def test_default_source_repeats_or_cuts_the_symbols(n_symbols, max_len, expected):
     spec = TaskSpec(n_symbols=n_symbols, min_len=1, max_len=max_len)
     assert spec.default_source() == expected

@@ -1,4 +1,5 @@
 """TaskSpec's two data options for the shipped models: runs of repeated symbols, and anchored sources."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,7 +42,9 @@ def test_a_fraction_of_runs_changes_only_that_fraction_of_rows():
 
 def test_anchored_sources_are_wrapped_and_targets_unchanged():
     plain = make_batch(TaskSpec("reverse", min_len=1, max_len=6), 30, torch.Generator().manual_seed(2))
-    anchored = make_batch(TaskSpec("reverse", min_len=1, max_len=6, anchored=True), 30, torch.Generator().manual_seed(2))
+    anchored = make_batch(
+        TaskSpec("reverse", min_len=1, max_len=6, anchored=True), 30, torch.Generator().manual_seed(2)
+    )
     assert torch.equal(plain.tgt_in, anchored.tgt_in) and torch.equal(plain.tgt_out, anchored.tgt_out)
     assert anchored.src.shape == (30, plain.src.shape[1] + 2)
     for p, a in zip(plain.src.tolist(), anchored.src.tolist()):
@@ -50,9 +53,14 @@ def test_anchored_sources_are_wrapped_and_targets_unchanged():
     assert TaskSpec(anchored=True).source_ids([5, 6]) == [BOS, 5, 6, EOS] and TaskSpec().source_ids([5, 6]) == [5, 6]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"runs": 1.5}, "runs must be a number in"),
-                                                  ({"runs": -0.1}, "runs must be a number in"),
-                                                  ({"anchored": 1}, "anchored must be one of")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"runs": 1.5}, "runs must be a number in"),
+        ({"runs": -0.1}, "runs must be a number in"),
+        ({"anchored": 1}, "anchored must be one of"),
+    ],
+)
 def test_bad_options_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TaskSpec(**kwargs)

@@ -1,4 +1,5 @@
 """Learning-rate schedules, the loss, the Trainer's metrics, divergence handling and the default recipe."""
+
 from __future__ import annotations
 
 import copy
@@ -13,7 +14,14 @@ from core_model import PAD, ModelConfig, build_model
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import (
-    StepMetrics, TrainConfig, Trainer, TrainingDiverged, evaluate, learning_rate, sequence_loss, uses_autocast,
+    StepMetrics,
+    TrainConfig,
+    Trainer,
+    TrainingDiverged,
+    evaluate,
+    learning_rate,
+    sequence_loss,
+    uses_autocast,
 )
 
 log = logging.getLogger(__name__)
@@ -65,9 +73,19 @@ def test_constant_and_warmup_cosine():
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("batch_size", 0), ("steps", 0), ("warmup_steps", -1), ("seed", -1), ("lr", 0.0), ("lr", 11.0),
-     ("noam_factor", 0.0), ("label_smoothing", 1.0), ("weight_decay", 2.0), ("schedule", "linear"),
-     ("grad_clip", 0.0)],
+    [
+        ("batch_size", 0),
+        ("steps", 0),
+        ("warmup_steps", -1),
+        ("seed", -1),
+        ("lr", 0.0),
+        ("lr", 11.0),
+        ("noam_factor", 0.0),
+        ("label_smoothing", 1.0),
+        ("weight_decay", 2.0),
+        ("schedule", "linear"),
+        ("grad_clip", 0.0),
+    ],
 )
 def test_train_config_rejects(field, value):
     with pytest.raises(ValueError, match=field):
@@ -127,8 +145,11 @@ def test_cpu_training_step_computes_in_float32():
     """mixed_precision is on by default, yet a CPU step must not fall into bf16 (its maps are fp32 too)."""
     trainer = small_trainer(steps=1)
     dtypes = []
-    hooks = [m.register_forward_hook(lambda _m, _i, out: dtypes.append(out.dtype))
-             for m in trainer.model.modules() if isinstance(m, torch.nn.Linear)]
+    hooks = [
+        m.register_forward_hook(lambda _m, _i, out: dtypes.append(out.dtype))
+        for m in trainer.model.modules()
+        if isinstance(m, torch.nn.Linear)
+    ]
     try:
         next(trainer.train_steps(1))
     finally:
@@ -140,8 +161,9 @@ def test_cpu_training_step_computes_in_float32():
 def test_same_seed_same_run():
     a, b = small_trainer(seed=3), small_trainer(seed=3)
     run_a, run_b = list(a.train_steps()), list(b.train_steps())
-    assert [(m.loss, m.token_accuracy, m.grad_norm) for m in run_a] == [(m.loss, m.token_accuracy, m.grad_norm)
-                                                                        for m in run_b]
+    assert [(m.loss, m.token_accuracy, m.grad_norm) for m in run_a] == [
+        (m.loss, m.token_accuracy, m.grad_norm) for m in run_b
+    ]
     for (name, x), y in zip(a.model.state_dict().items(), b.model.state_dict().values()):
         assert torch.equal(x, y), name
     other = list(small_trainer(seed=4).train_steps())
@@ -149,8 +171,10 @@ def test_same_seed_same_run():
 
 
 def snapshot(trainer: Trainer) -> tuple[dict, dict]:
-    return ({k: v.clone() for k, v in trainer.model.state_dict().items()},
-            copy.deepcopy(trainer.optimizer.state_dict()))
+    return (
+        {k: v.clone() for k, v in trainer.model.state_dict().items()},
+        copy.deepcopy(trainer.optimizer.state_dict()),
+    )
 
 
 def assert_unchanged(trainer: Trainer, before: tuple[dict, dict]) -> None:
@@ -211,13 +235,22 @@ def test_default_recipe_learns_to_copy(positional):
     """The defaults (ModelConfig(), TrainConfig(), TaskSpec('copy'), seed 0) must reach >= 99% exact match."""
     config = TrainConfig()
     start = time.perf_counter()
-    trainer = Trainer(build_model(ModelConfig(positional=positional), seed=config.seed), TaskSpec("copy"), config,
-                      device=pick_device(config.device))
+    trainer = Trainer(
+        build_model(ModelConfig(positional=positional), seed=config.seed),
+        TaskSpec("copy"),
+        config,
+        device=pick_device(config.device),
+    )
     for metrics in trainer.train_steps():
         if metrics.step % 50 == 0 and trainer.evaluate(n=1000, length=10).exact_match >= 0.99:
             break  # converged: no need to run every step
     result = trainer.evaluate(n=1000, length=10)
-    log.info("%s: %d steps, %.1f s, exact match %.4f", positional, trainer.step, time.perf_counter() - start,
-             result.exact_match)
+    log.info(
+        "%s: %d steps, %.1f s, exact match %.4f",
+        positional,
+        trainer.step,
+        time.perf_counter() - start,
+        result.exact_match,
+    )
     assert result.n == 1000
     assert result.exact_match >= 0.99, f"{positional}: exact match {result.exact_match} after {trainer.step} steps"

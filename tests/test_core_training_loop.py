@@ -1,4 +1,5 @@
 """run_training without Qt: stop, pause and resume, the evaluation/probe cadence, divergence and out of memory."""
+
 from __future__ import annotations
 
 import math
@@ -43,9 +44,13 @@ class Recorder:
             self.progress.append(p)
             self._note("progress", p.step)
 
-        return TrainingHooks(on_progress=on_progress, on_eval=lambda s: self._note("eval", s),
-                             on_probe=lambda s: self._note("probe", s), on_pause=lambda s: self._note("pause", s),
-                             on_resume=lambda s: self._note("resume", s))
+        return TrainingHooks(
+            on_progress=on_progress,
+            on_eval=lambda s: self._note("eval", s),
+            on_probe=lambda s: self._note("probe", s),
+            on_pause=lambda s: self._note("pause", s),
+            on_resume=lambda s: self._note("resume", s),
+        )
 
     def steps(self) -> list[int]:
         return [m.step for p in self.progress for m in p.new_steps]
@@ -55,8 +60,13 @@ class Recorder:
 
 
 def _run(trainer: Trainer, recorder: Recorder, cadence: Cadence, stop=None, pause=None) -> RunEnd:
-    return run_training(trainer, stop=stop or threading.Event(), pause=pause or threading.Event(),
-                        hooks=recorder.hooks(), cadence=cadence)
+    return run_training(
+        trainer,
+        stop=stop or threading.Event(),
+        pause=pause or threading.Event(),
+        hooks=recorder.hooks(),
+        cadence=cadence,
+    )
 
 
 def test_completes_with_the_cadence_and_every_step_reported():
@@ -106,8 +116,11 @@ def test_stop_while_paused_from_another_thread():
     waiting = threading.Event()
     rec = Recorder(eval_2=pause.set, pause_2=waiting.set)
     result: list[RunEnd] = []
-    thread = threading.Thread(target=lambda: result.append(
-        _run(small_trainer(50), rec, Cadence(eval_every=1, pause_poll_s=0.001), stop=stop, pause=pause)))
+    thread = threading.Thread(
+        target=lambda: result.append(
+            _run(small_trainer(50), rec, Cadence(eval_every=1, pause_poll_s=0.001), stop=stop, pause=pause)
+        )
+    )
     thread.start()
     assert waiting.wait(30)
     stop.set()
@@ -141,7 +154,9 @@ def test_gradient_divergence_fields():
     weight.register_hook(lambda grad: torch.full_like(grad, float("inf")))
     end = _run(trainer, Recorder(), Cadence())
     assert end.reason == "diverged" and end.step == 0
-    assert (end.error.step, end.error.quantity) == (1, "grad_norm") and end.error.what.startswith("gradient norm became")
+    assert (end.error.step, end.error.quantity) == (1, "grad_norm") and end.error.what.startswith(
+        "gradient norm became"
+    )
 
 
 def test_out_of_memory_ends_the_run_before_the_failed_step(monkeypatch):
@@ -165,8 +180,9 @@ def test_a_failing_hook_propagates():
         raise RuntimeError(f"probe broke at {step}")
 
     with pytest.raises(RuntimeError, match="probe broke at 0"):
-        run_training(small_trainer(3), stop=threading.Event(), pause=threading.Event(),
-                     hooks=TrainingHooks(on_probe=broken))
+        run_training(
+            small_trainer(3), stop=threading.Event(), pause=threading.Event(), hooks=TrainingHooks(on_probe=broken)
+        )
 
 
 def test_continued_run_starts_where_the_trainer_stands():
@@ -177,8 +193,10 @@ def test_continued_run_starts_where_the_trainer_stands():
     assert rec.of("probe") == [5, 8] and rec.steps() == [6, 7, 8]
 
 
-@pytest.mark.parametrize(("steps", "eval_every", "probe_every"),
-                         [(1, 10, 25), (50, 10, 25), (300, 30, 25), (5000, 100, 25), (100_000, 100, 291)])
+@pytest.mark.parametrize(
+    ("steps", "eval_every", "probe_every"),
+    [(1, 10, 25), (50, 10, 25), (300, 30, 25), (5000, 100, 25), (100_000, 100, 291)],
+)
 def test_app_cadence_rule(steps, eval_every, probe_every):
     cadence = Cadence.for_steps(steps)
     assert (cadence.eval_every, cadence.probe_every) == (eval_every, probe_every)

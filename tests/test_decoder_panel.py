@@ -1,4 +1,5 @@
 """DecoderPanel: buttons, shortcuts (and their conflict with text editing), chips, the top-k chart and its clicks."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -152,7 +153,8 @@ def test_chips_show_labels_states_and_forced_marker(panel):
         assert top.rect.left() == bottom.rect.left() and top.rect.bottom() < bottom.rect.top()
     assert panel.token_chips.chip_at(chips[2].rect.center()) == chips[2]
     assert panel.token_chips.accessibleDescription() == (
-        "Output: 3 (correct) 1 (wrong, forced) 4 (unknown). Expected: 3 5 <eos>")
+        "Output: 3 (correct) 1 (wrong, forced) 4 (unknown). Expected: 3 5 <eos>"
+    )
     assert panel.summary.text() == "1 / 2 correct so far"
 
 
@@ -184,8 +186,9 @@ def test_bars_equal_probabilities_with_labels(panel):
 
 def test_bars_update_in_place(panel):
     bars = panel.chart._bars
-    panel.set_view(DecoderView(("3", "1"), (True, False), ("3", "5", "<eos>"), ((1, "x", 0.9), (2, "y", 0.1)),
-                               False, True, 2))
+    panel.set_view(
+        DecoderView(("3", "1"), (True, False), ("3", "5", "<eos>"), ((1, "x", 0.9), (2, "y", 0.1)), False, True, 2)
+    )
     assert panel.chart._bars is bars
     np.testing.assert_allclose(panel.chart.bar_values(), [0.9, 0.1])
 
@@ -334,17 +337,33 @@ def _rows(tokens: list[str], wrong: int | None = None) -> tuple[list[tuple[str, 
     return [(t, "wrong" if i == wrong else "correct", False) for i, t in enumerate(tokens)], tokens
 
 
-@pytest.mark.parametrize("first, second", [
-    (([("1", "correct", False), ("2", "wrong", False), ("3", "correct", False)], ["1", "2", "3"]),
-     ([("1", "correct", False), ("2", "correct", False)], ["1", "2"])),  # one chip gone, one recoloured
-    (_rows(WRAPPED), _rows(WRAPPED[:-1])),  # backspace on the last line of a wrapped row
-    (_rows(WRAPPED[:-1]), _rows(WRAPPED[:-1] + ["7"])),  # retyped there
-    (_rows(WRAPPED), _rows(WRAPPED, wrong=3)),  # a chip on the first line recoloured
-    (_rows(WRAPPED), _rows(WRAPPED, wrong=40)),  # ... and one on a middle line
-    (_rows(WRAPPED), _rows(WRAPPED[:40] + ["<pad>"] + WRAPPED[41:])),  # a wider token pushes chips onto the next line
-    ((_rows(WRAPPED + ["1", "2"])[0], WRAPPED), (_rows(WRAPPED + ["1", "3"])[0], WRAPPED)),  # output past expected
-], ids=["short row", "backspace, wrapped", "retype, wrapped", "first line", "middle line", "wider token",
-        "output longer"])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (
+            ([("1", "correct", False), ("2", "wrong", False), ("3", "correct", False)], ["1", "2", "3"]),
+            ([("1", "correct", False), ("2", "correct", False)], ["1", "2"]),
+        ),  # one chip gone, one recoloured
+        (_rows(WRAPPED), _rows(WRAPPED[:-1])),  # backspace on the last line of a wrapped row
+        (_rows(WRAPPED[:-1]), _rows(WRAPPED[:-1] + ["7"])),  # retyped there
+        (_rows(WRAPPED), _rows(WRAPPED, wrong=3)),  # a chip on the first line recoloured
+        (_rows(WRAPPED), _rows(WRAPPED, wrong=40)),  # ... and one on a middle line
+        (
+            _rows(WRAPPED),
+            _rows(WRAPPED[:40] + ["<pad>"] + WRAPPED[41:]),
+        ),  # a wider token pushes chips onto the next line
+        ((_rows(WRAPPED + ["1", "2"])[0], WRAPPED), (_rows(WRAPPED + ["1", "3"])[0], WRAPPED)),  # output past expected
+    ],
+    ids=[
+        "short row",
+        "backspace, wrapped",
+        "retype, wrapped",
+        "first line",
+        "middle line",
+        "wider token",
+        "output longer",
+    ],
+)
 def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, first, second):
     """A keystroke repaints only the chips that changed; the pixels must equal a widget that drew the same rows from
     scratch (a removed chip erased, a recoloured one redrawn, the rest untouched), on any line of a wrapped row."""
@@ -396,8 +415,11 @@ def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(
 
     def inked(image: QImage, top: int) -> int:
         ratio = image.devicePixelRatio()
-        box = [QColor(image.pixel(round(x * ratio), round(y * ratio))).lightness()
-               for x in range(2, chips._title_width - 4) for y in range(top, top + chips._chip_height)]
+        box = [
+            QColor(image.pixel(round(x * ratio), round(y * ratio))).lightness()
+            for x in range(2, chips._title_width - 4)
+            for y in range(top, top + chips._chip_height)
+        ]
         return sum(abs(v - ink) < 60 for v in box)
 
     whole = chips.screen().grabWindow(chips.winId()).toImage()
@@ -415,8 +437,10 @@ def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(
     assert inked(partial, tops[0]) == 0  # outside the region nothing was painted
 
 
-@pytest.mark.parametrize("edit", ["append", "backspace", "change the middle", "wider token", "narrower widget",
-                                  "narrower token at a line start"])
+@pytest.mark.parametrize(
+    "edit",
+    ["append", "backspace", "change the middle", "wider token", "narrower widget", "narrower token at a line start"],
+)
 def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, edit):
     """Chips before the first changed column are kept from the last layout; every chip must still sit exactly where
     a widget laying out the new rows from scratch puts it, across wrapped lines (60 tokens in 500 px). Line breaks
@@ -436,13 +460,16 @@ def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, e
     typed = widget(500)
     typed.set_rows(output, tokens + ["<eos>"])
     per_line = sum(c.rect.top() == typed.chips(1)[0].rect.top() for c in typed.chips(1))
-    new, first_change = {"append": (tokens + ["7"], 60), "backspace": (tokens[:-1], 59),
-                         "change the middle": (tokens[:30] + ["8"] + tokens[31:], 30),
-                         "wider token": (tokens[:40] + ["<pad>"] + tokens[41:], 40),
-                         "narrower widget": (tokens + ["7"], 60),
-                         "narrower token at a line start": (tokens, per_line - 1)}[edit]
+    new, first_change = {
+        "append": (tokens + ["7"], 60),
+        "backspace": (tokens[:-1], 59),
+        "change the middle": (tokens[:30] + ["8"] + tokens[31:], 30),
+        "wider token": (tokens[:40] + ["<pad>"] + tokens[41:], 40),
+        "narrower widget": (tokens + ["7"], 60),
+        "narrower token at a line start": (tokens, per_line - 1),
+    }[edit]
     if edit == "narrower token at a line start":  # a wide token in the last column of line 1 opens line 2
-        typed.set_rows(output, tokens[:per_line - 1] + ["<bos><bos>"] + tokens[per_line:] + ["<eos>"])
+        typed.set_rows(output, tokens[: per_line - 1] + ["<bos><bos>"] + tokens[per_line:] + ["<eos>"])
         assert typed.chips(1)[per_line - 1].rect.left() == typed.chips(1)[0].rect.left()
     if edit == "narrower widget":
         typed.resize(430, typed.height())  # laid out again at the new width, then the edit below
@@ -451,8 +478,9 @@ def test_chips_laid_out_after_an_edit_equal_chips_laid_out_from_scratch(qtbot, e
     fresh = widget(typed.width())
     fresh.set_rows(output, new + ["<eos>"])
     for row in (0, 1):
-        assert [(c.index, c.text, c.state, c.rect) for c in typed.chips(row)] == \
-               [(c.index, c.text, c.state, c.rect) for c in fresh.chips(row)]
+        assert [(c.index, c.text, c.state, c.rect) for c in typed.chips(row)] == [
+            (c.index, c.text, c.state, c.rect) for c in fresh.chips(row)
+        ]
     assert len({c.rect.top() for c in typed.chips(1)}) > 1  # the row wraps: later lines are checked too
     after = typed.chips(1)  # the columns before the edit kept their chips; the edited one is new
     assert all(after[i] is before[i] for i in range(first_change))

@@ -3,6 +3,7 @@
 The reference here is one full forward pass (no cache) of <bos> + the tokens in float64, summed in plain Python:
 the model's log-probabilities over its whole vocabulary, as the decoders report them.
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,9 @@ def greedy_row(model, src, n_tokens=None) -> tuple[int, ...]:
 
 def test_hot_samples_never_hold_pad_or_bos_and_score_their_teacher_forced_pass():
     model, src = shipped()
-    hyps = sample_decode(model, src, 400, SamplingConfig(temperature=5.0), torch.Generator().manual_seed(6),
-                         max_new_tokens=5)
+    hyps = sample_decode(
+        model, src, 400, SamplingConfig(temperature=5.0), torch.Generator().manual_seed(6), max_new_tokens=5
+    )
     assert len({h.tokens for h in hyps}) > 50  # hot enough to reach far from the copy
     assert [h.tokens for h in hyps if NEVER & set(h.tokens)] == []
     for hyp in hyps:

@@ -1,4 +1,5 @@
 """The example scripts run as a user would run them: a fresh interpreter, this checkout, default arguments."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,14 @@ def _png_size(data: bytes) -> tuple[int, int]:
 def test_train_and_inspect_writes_a_png_and_a_sane_summary(tmp_path: Path) -> None:
     out = tmp_path / "cross.png"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=110)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert _png_size(out.read_bytes()) == (SOURCE_LEN * CELL_PX, (SOURCE_LEN + 1) * CELL_PX)
 

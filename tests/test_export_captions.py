@@ -1,6 +1,7 @@
 """Exported images say everything and nothing false: a caption line longer than the image wraps (every word inside
 the image, none cut at its right edge), and the large view's exported axes point to the caption's token lists
 instead of asking to hover a cell (an image cannot be hovered)."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -9,11 +10,11 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication
+from qt_helpers import show_grid
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.common.image_export import caption_font_px
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
-from qt_helpers import show_grid
 
 SVG = "{http://www.w3.org/2000/svg}"
 WIDTH = 520  # narrower than the rollout title and the legend's notes
@@ -40,7 +41,7 @@ def _ink(image: QImage) -> np.ndarray:
     """Darkness (0 = white, 255 = black) per pixel of a grey-scale copy of `image`."""
     grey = image.convertToFormat(QImage.Format.Format_Grayscale8)
     rows = np.frombuffer(grey.constBits(), np.uint8, grey.bytesPerLine() * grey.height())
-    return 255 - rows.reshape(grey.height(), grey.bytesPerLine())[:, :grey.width()].astype(np.int64)
+    return 255 - rows.reshape(grey.height(), grey.bytesPerLine())[:, : grey.width()].astype(np.int64)
 
 
 def _unwrapped_ink(lines: list[str], px: int) -> int:
@@ -48,8 +49,11 @@ def _unwrapped_ink(lines: list[str], px: int) -> int:
     font = QFont()
     font.setPixelSize(px)
     metrics = QFontMetricsF(font)
-    canvas = QImage(int(max(metrics.horizontalAdvance(t) for t in lines)) + 40,
-                    int(metrics.height() * (len(lines) + 1)), QImage.Format.Format_ARGB32)
+    canvas = QImage(
+        int(max(metrics.horizontalAdvance(t) for t in lines)) + 40,
+        int(metrics.height() * (len(lines) + 1)),
+        QImage.Format.Format_ARGB32,
+    )
     canvas.fill(QColor("white"))
     painter = QPainter(canvas)
     painter.setFont(font)

@@ -1,5 +1,6 @@
 """The collector is switched in one place, as a counted hold: when training and a background job overlap, neither
 one's end (nor a pause of training) switches it back on under the other."""
+
 from __future__ import annotations
 
 import gc
@@ -98,8 +99,7 @@ def test_training_that_pauses_and_ends_while_a_later_job_runs_leaves_the_collect
     assert gc.isenabled()
 
 
-def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_training_pauses(qtbot, state, hub,
-                                                                                             job):
+def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_training_pauses(qtbot, state, hub, job):
     runner, release = job()
     _start_training(qtbot, state, hub)
     release.set()
@@ -118,7 +118,10 @@ def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_tr
 def test_only_the_policy_module_switches_the_collector():
     root = Path(__file__).resolve().parents[1]
     switching = ("gc.disable(", "gc.enable(", "gc.freeze(")
-    offenders = [str(path.relative_to(root)) for folder in ("visualizer", "core_model")
-                 for path in (root / folder).rglob("*.py")
-                 if any(call in path.read_text() for call in switching)]
+    offenders = [
+        str(path.relative_to(root))
+        for folder in ("visualizer", "core_model")
+        for path in (root / folder).rglob("*.py")
+        if any(call in path.read_text() for call in switching)
+    ]
     assert offenders == ["visualizer/workers/gc_policy.py"]

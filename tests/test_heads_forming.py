@@ -1,4 +1,5 @@
 """Attention forming: role scores per probe snapshot, against loops over a direct model call; the curves in the tab."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,10 @@ def _loop_alignment(model, task, text, layer, head):
 @pytest.mark.parametrize("task_name, text", [("copy", "0120344"), ("reverse", "43210"), ("sort", "3140412")])
 def test_snapshot_roles_equal_loops_over_the_model(task_name, text):
     task = TaskSpec(task_name, n_symbols=5, min_len=2, max_len=7)
-    model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                    n_decoder_layers=2, max_len=16), seed=4).eval()
+    model = build_model(
+        ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=2, max_len=16),
+        seed=4,
+    ).eval()
     snap = ProbeSnapshot(7, text, probe_maps(model, task, text, torch.device("cpu")))
     roles = {(r.kind, r.layer, r.head): r for r in snapshot_roles(snap)}
     assert len(roles) == 2 + 4 + 4
@@ -48,16 +51,19 @@ def test_snapshot_roles_equal_loops_over_the_model(task_name, text):
 
 def test_recorder_scores_each_snapshot_once_and_finds_the_forming_step():
     task = TaskSpec("copy", n_symbols=5, min_len=2, max_len=5)
-    model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                    n_decoder_layers=1, max_len=16), seed=0).eval()
+    model = build_model(
+        ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16),
+        seed=0,
+    ).eval()
     base = probe_maps(model, task, "01234", torch.device("cpu"))
     sharp = dict(base)
     eye = np.zeros_like(base["cross"].values)
     eye[0, 0, :5, :5] = np.eye(5)  # head 1 aligned exactly; the <eos> row does not count
     eye[0, 0, 5, 0] = 1.0
     eye[0, 1] = base["cross"].values[0, 1]
-    sharp["cross"] = type(base["cross"])("cross", eye, base["cross"].valid, base["cross"].query_labels,
-                                         base["cross"].key_labels)
+    sharp["cross"] = type(base["cross"])(
+        "cross", eye, base["cross"].valid, base["cross"].query_labels, base["cross"].key_labels
+    )
     snaps = (ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp))
     series = FormingRecorder().series(snaps)
     assert series.steps.tolist() == [0.0, 30.0]
@@ -101,15 +107,21 @@ def test_a_head_aligned_before_the_first_snapshot_is_not_said_to_form_there(qtbo
     qtbot.addWidget(tab)
     forming = tab.findChild(FormingCurves)
     task = TaskSpec("copy", n_symbols=5, min_len=2, max_len=5)
-    model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                                    n_decoder_layers=1, max_len=16), seed=0).eval()
+    model = build_model(
+        ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16),
+        seed=0,
+    ).eval()
     base = probe_maps(model, task, "01234", torch.device("cpu"))
     eye = np.zeros_like(base["cross"].values)
     eye[0, 0, :5, :5] = np.eye(5)
     eye[0, 0, 5, 0] = 1.0
     eye[0, 1] = base["cross"].values[0, 1]
-    sharp = dict(base, cross=type(base["cross"])("cross", eye, base["cross"].valid, base["cross"].query_labels,
-                                                 base["cross"].key_labels))
+    sharp = dict(
+        base,
+        cross=type(base["cross"])(
+            "cross", eye, base["cross"].valid, base["cross"].query_labels, base["cross"].key_labels
+        ),
+    )
     forming.set_snapshots((ProbeSnapshot(4000, "01234", sharp), ProbeSnapshot(4060, "01234", sharp)))
     text = forming.formed_label.text()
     assert "formed at step 4000" not in text and "already" in text and "4000" in text

@@ -1,5 +1,6 @@
 """Head analysis states which sequences it scores, and the statement is true: the training distribution (runs of
 repeated symbols included), not eval's uniform sources."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,15 @@ def test_the_heads_json_names_the_distribution_its_numbers_come_from(capsys):
     out = json.loads(capsys.readouterr().out)
     ckpt = load_checkpoint(ROPE)
     stated = out["sequences"]
-    assert {k: stated[k] for k in ("n", "seed", *FIELDS)} == {"n": N, "seed": SEED, "task": "copy", "min_len": 1,
-                                                              "max_len": 16, "runs": 0.25, "anchored": True}
+    assert {k: stated[k] for k in ("n", "seed", *FIELDS)} == {
+        "n": N,
+        "seed": SEED,
+        "task": "copy",
+        "min_len": 1,
+        "max_len": 16,
+        "runs": 0.25,
+        "anchored": True,
+    }
     assert "25% of them runs of repeated symbols" in stated["description"]
     assert "uniform" in stated["description"]  # and that eval's sweep differs
     model = ckpt.build("cpu").eval()
@@ -61,8 +69,7 @@ def show(qtbot, hub: ModelHub) -> tuple[HeadsState, HeadsView]:
 
 def test_the_heads_tab_says_which_sequences_it_scores(qtbot):
     ckpt = load_checkpoint(ROPE)
-    state, view = show(qtbot, ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"),
-                                       origin="test"))
+    state, view = show(qtbot, ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test"))
     text = view.sequences.text()
     assert view.sequences.isVisible()
     assert "200 copy sequences (seed 1234), lengths 1 to 16" in text and "25% of them runs of repeated symbols" in text

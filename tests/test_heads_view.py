@@ -1,4 +1,5 @@
 """The Heads tab in the whole app: its numbers are the CLI's, a click ablates the head, badges name the roles."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ N, SEED = 40, 3
 
 def _cli(n: int, seed: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-m", "visualizer", "heads", str(ROPE), "--n", str(n), "--seed", str(seed),
-                           "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "visualizer", "heads", str(ROPE), "--n", str(n), "--seed", str(seed), "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -66,8 +73,12 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
         assert view.maps.cell_text(row["kind"], row["layer"], row["head"]) == f"{row['delta_loss']:+.3f}"
     for i, row in enumerate(cli["heads"]):  # the roles table, row by row in the CLI's order
         texts = view.roles.row_texts(i)
-        assert texts[1:5] == [f"L{row['layer'] + 1}", f"H{row['head'] + 1}", ROLE_LABELS[row["role"]],
-                              f"{row['role_score']:.3f}"]
+        assert texts[1:5] == [
+            f"L{row['layer'] + 1}",
+            f"H{row['head'] + 1}",
+            ROLE_LABELS[row["role"]],
+            f"{row['role_score']:.3f}",
+        ]
         assert texts[5] == ("—" if row["alignment"] is None else f"{row['alignment']:.3f}")
         assert texts[7] == f"{row['delta_exact_match']:+.3f}"
 
@@ -99,8 +110,9 @@ def test_role_badges_on_every_map_match_the_roles(qtbot, app):
         text = app.badges[row["kind"]].texts()[(row["layer"], row["head"])]
         assert text == f"{ROLE_LABELS[row['role']]} {row['role_score']:.2f}"
     app.session.set_source("31415")  # a new input moves nothing: roles belong to the model
-    assert app.badges["cross"].texts() == {(r.layer, r.head): f"{ROLE_LABELS[r.role]} {r.score:.2f}"
-                                           for r in roles if r.kind == "cross"}
+    assert app.badges["cross"].texts() == {
+        (r.layer, r.head): f"{ROLE_LABELS[r.role]} {r.score:.2f}" for r in roles if r.kind == "cross"
+    }
 
 
 def test_cancel_stops_the_analysis(qtbot, app):
@@ -128,8 +140,9 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
     assert view.maps.cell_text("cross", 0, 0) != ""
     old_cross = app.badges["cross"].texts()
     assert old_cross
-    app.hub.new_untrained(ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
-                                      n_decoder_layers=1, max_len=64))
+    app.hub.new_untrained(
+        ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, max_len=64)
+    )
     assert app.badges["cross"].texts() == {}  # the old model's roles never sit on the new maps
     with qtbot.waitSignal(app.heads.roles_changed, timeout=60000, check_params_cb=lambda roles: roles is not None):
         pass
@@ -145,8 +158,8 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
 def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtbot, app):
     """Badges on hidden grids are placed when the grid shows: after typing a longer input on the encoder tab, every
     cross-attention badge is at the top-right corner of its (now wider) map and inside the plot."""
-    from qt_helpers import retype, wait_frame
     from PySide6.QtCore import QRectF
+    from qt_helpers import retype, wait_frame
 
     from visualizer.widgets.heads.badge_layer import BADGE_FILL
     from visualizer.widgets.heatmap.atlas import AtlasLayout
@@ -165,7 +178,8 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     roles = sorted((r.layer, r.head) for r in app.heads.roles if r.kind == "cross")
     assert len(drawn) == len(roles) == 8
     assert sorted((c.x(), c.y()) for c, _ in drawn) == sorted(
-        (lay.map_rect(layer, head).topRight().x(), lay.map_rect(layer, head).topRight().y()) for layer, head in roles)
+        (lay.map_rect(layer, head).topRight().x(), lay.map_rect(layer, head).topRight().y()) for layer, head in roles
+    )
     assert badges.corners() == {key: lay.map_rect(*key).topRight() for key in roles}
     # each badge's box lies inside its own map on screen, filled with the badge colour laid over the map's own
     # pixels (grabbed once with the badges and once without)

@@ -1,4 +1,5 @@
 """A head analysis that ends after the window closed drops its result quietly: no traceback on the console."""
+
 from __future__ import annotations
 
 import threading
@@ -30,5 +31,7 @@ def test_a_job_whose_window_is_gone_finishes_without_raising(qtbot, capfd):
     shiboken6.delete(slot)  # what closing the window does to the state's slot while the pool still runs its task
     gate.set()
     qtbot.waitUntil(ended.is_set, timeout=30_000)
-    assert pool.waitForDone(30_000)  # its outcome found nobody to go to: must not raise "Signal source has been deleted"
+    assert pool.waitForDone(
+        30_000
+    )  # its outcome found nobody to go to: must not raise "Signal source has been deleted"
     assert "Traceback" not in capfd.readouterr().err

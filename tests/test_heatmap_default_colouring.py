@@ -3,18 +3,19 @@
 Every atlas pixel is checked against a colouring written here in float64, cell by cell, and the numbers the grid
 reports (hover, exports, large view) against the maps themselves.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 import pytest
+from qt_helpers import show_grid
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.colours import make_lut
 from visualizer.widgets.heatmap.grid import AttentionGrid
-from qt_helpers import show_grid
 
 LUT = make_lut()
 CLEAR = np.zeros(4, np.uint8)  # masked cells and gutters: fully transparent
@@ -77,11 +78,13 @@ def test_the_numbers_behind_the_default_view_are_the_maps(grid):
     blank = ~maps.valid
     for layer in range(2):
         for head in range(4):
-            np.testing.assert_array_equal(grid.displayed_matrix(layer, head),
-                                          np.where(blank, np.nan, maps.values[layer, head]))
+            np.testing.assert_array_equal(
+                grid.displayed_matrix(layer, head), np.where(blank, np.nan, maps.values[layer, head])
+            )
         average = grid.displayed_matrix(layer, AVG)
-        np.testing.assert_allclose(average[maps.valid], maps.values[layer][:, maps.valid].astype(np.float64).mean(0),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            average[maps.valid], maps.values[layer][:, maps.valid].astype(np.float64).mean(0), rtol=1e-6
+        )
         assert np.isnan(average[blank]).all()
     assert grid.tooltip_text_at(1, AVG, 2, 3) == "L2 avg query 2 'q2' -> key 3 'k3': masked"
     mean = maps.values[1, :, 3, 2].astype(np.float64).mean()

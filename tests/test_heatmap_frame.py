@@ -4,6 +4,7 @@ and every label, hover and click still lands on its own cell.
 Each map and its gutter span one view unit, so a keystroke rescales the atlas inside a fixed frame instead of
 re-framing the plot (which relaid out all four axes and repainted the whole view: about 1 ms of a 128-token frame).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,11 +12,11 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
+from qt_helpers import show_grid
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.grid import AttentionGrid
-from qt_helpers import show_grid
 
 
 @pytest.fixture
@@ -42,8 +43,17 @@ def hover(grid: AttentionGrid, pos: QPoint) -> None:
     """The mouse moved to a viewport pixel (a real move event: QTest's moves after the first never arrive here)."""
     viewport = grid.graphics.viewport()
     none = Qt.MouseButton.NoButton
-    QApplication.sendEvent(viewport, QMouseEvent(QEvent.Type.MouseMove, QPointF(pos), viewport.mapToGlobal(
-        QPointF(pos)), none, none, Qt.KeyboardModifier.NoModifier))
+    QApplication.sendEvent(
+        viewport,
+        QMouseEvent(
+            QEvent.Type.MouseMove,
+            QPointF(pos),
+            viewport.mapToGlobal(QPointF(pos)),
+            none,
+            none,
+            Qt.KeyboardModifier.NoModifier,
+        ),
+    )
 
 
 def view_to_screen(grid: AttentionGrid, x: float, y: float) -> QPointF:
@@ -53,19 +63,24 @@ def view_to_screen(grid: AttentionGrid, x: float, y: float) -> QPointF:
 def axis_pixels(grid: AttentionGrid, side: str) -> np.ndarray:
     """What the user sees of one axis (its title texts), as RGB pixels."""
     axis = grid.plot_item.getAxis(side)
-    rect = grid.graphics.mapFromScene(axis.sceneBoundingRect()).boundingRect().intersected(
-        QRect(QPoint(0, 0), grid.graphics.viewport().size()))
+    rect = (
+        grid.graphics.mapFromScene(axis.sceneBoundingRect())
+        .boundingRect()
+        .intersected(QRect(QPoint(0, 0), grid.graphics.viewport().size()))
+    )
     image = grid.graphics.viewport().grab(rect).toImage()
-    return np.array([[image.pixelColor(x, y).getRgb()[:3] for x in range(image.width())]
-                     for y in range(image.height())])
+    return np.array(
+        [[image.pixelColor(x, y).getRgb()[:3] for x in range(image.width())] for y in range(image.height())]
+    )
 
 
 def test_a_new_length_leaves_the_frame_the_titles_and_the_maps_corners_in_place(grid):
     show_length(grid, 31)
     vb = grid.plot_item.getViewBox()
     framed, titles = vb.viewRange(), axis_pixels(grid, "top")
-    corners = {(layer, head): on_screen(grid, grid.map_rect(layer, head).topLeft())
-               for layer in range(2) for head in range(4)}
+    corners = {
+        (layer, head): on_screen(grid, grid.map_rect(layer, head).topLeft()) for layer in range(2) for head in range(4)
+    }
     for n in (32, 33, 32):  # typing, and a backspace
         show_length(grid, n)
         assert vb.viewRange() == framed

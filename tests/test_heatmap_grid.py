@@ -1,4 +1,5 @@
 """AttentionGrid / MapDialog / export: what the user sees (atlas pixels, tooltips, menus, files written)."""
+
 from __future__ import annotations
 
 import csv
@@ -9,6 +10,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QApplication
+from qt_helpers import axis_texts
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.common import image_export as export
@@ -16,7 +18,6 @@ from visualizer.widgets.heatmap.atlas import fill_shown, per_map_range
 from visualizer.widgets.heatmap.colours import DIM_OFFSET, SCORES_COLORMAP, make_lut
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.large_view import MapDialog
-from qt_helpers import axis_texts
 
 LUT = make_lut()
 
@@ -79,11 +80,11 @@ def test_masked_cells_and_gutters_are_transparent(grid):
         for head in (0, 1, 2, -1):
             rect = grid.map_rect(layer, head)
             y, x = int(rect.y()), int(rect.x())
-            alpha = image[y:y + 4, x:x + 5, 3]
+            alpha = image[y : y + 4, x : x + 5, 3]
             np.testing.assert_array_equal(alpha == 255, maps.valid)
             np.testing.assert_array_equal(alpha[~maps.valid], 0)
             assert np.isnan(grid.displayed_matrix(layer, head)[~maps.valid]).all()
-            covered[y:y + 4, x:x + 5] = True
+            covered[y : y + 4, x : x + 5] = True
     assert (image[~covered, 3] == 0).all(), "gutters between maps must stay blank"
 
 
@@ -134,8 +135,9 @@ def test_shape_changes_reuse_items(grid):
         layout = grid.atlas_layout()
         assert grid.image_item.image.shape[:2] == (layout.height, layout.width)
         assert grid.displayed_matrix(shape[0] - 1, shape[1] - 1).shape == shape[2:]
-        np.testing.assert_array_equal(pixel(grid, shape[0] - 1, shape[1] - 1, 1, 1),
-                                      expected_colour(maps.values[-1, -1, 1, 1]))
+        np.testing.assert_array_equal(
+            pixel(grid, shape[0] - 1, shape[1] - 1, 1, 1), expected_colour(maps.values[-1, -1, 1, 1])
+        )
         assert (len(grid.plot_item.items), len(grid.atlas_space.childItems())) == n_items
         QApplication.processEvents()
         assert axis_texts(grid, "top") == [f"H{h + 1}" for h in range(shape[1])] + ["avg"]
@@ -196,8 +198,9 @@ def test_double_click_opens_the_large_view(grid, qtbot):
     # Qt's real order after the first click is DblClick, Release (QTest.mouseDClick sends a Press first, which
     # pyqtgraph's scene turns into a plain second click)
     for kind, held in ((QEvent.Type.MouseButtonDblClick, left), (QEvent.Type.MouseButtonRelease, none)):
-        event = QMouseEvent(kind, QPointF(pos), viewport.mapToGlobal(QPointF(pos)), left, held,
-                            Qt.KeyboardModifier.NoModifier)
+        event = QMouseEvent(
+            kind, QPointF(pos), viewport.mapToGlobal(QPointF(pos)), left, held, Qt.KeyboardModifier.NoModifier
+        )
         QApplication.sendEvent(viewport, event)
     qtbot.waitUntil(lambda: grid.findChild(MapDialog) is not None and grid.findChild(MapDialog).isVisible())
     dialog = grid.findChild(MapDialog)
@@ -215,8 +218,15 @@ def right_click_menu(grid, qtbot, layer, head):
 def test_context_menu_ablates_and_restores(grid, qtbot):
     grid.set_maps(make_maps(kind="encoder_self", causal=False))
     menu, actions = right_click_menu(grid, qtbot, 1, 2)
-    assert {"Ablate head", "Restore all heads", "Open large view", "Export grid as PNG...", "Export grid as SVG...",
-            "Export matrices as NPY...", "Export this map as CSV..."} <= set(actions)
+    assert {
+        "Ablate head",
+        "Restore all heads",
+        "Open large view",
+        "Export grid as PNG...",
+        "Export grid as SVG...",
+        "Export matrices as NPY...",
+        "Export this map as CSV...",
+    } <= set(actions)
     with qtbot.waitSignal(grid.head_toggled) as blocker:
         actions["Ablate head"].trigger()
     assert blocker.args == ["encoder_self", 1, 2, False]
@@ -278,8 +288,15 @@ def test_highlight_row_outlines_that_row_in_every_map(grid):
     n_maps = 2 * 4
     assert np.isnan(xs).sum() == n_maps
     rect = grid.map_rect(1, 1)
-    box = np.array([[rect.x(), rect.y() + 2], [rect.right(), rect.y() + 2], [rect.right(), rect.y() + 3],
-                    [rect.x(), rect.y() + 3], [rect.x(), rect.y() + 2]])
+    box = np.array(
+        [
+            [rect.x(), rect.y() + 2],
+            [rect.right(), rect.y() + 2],
+            [rect.right(), rect.y() + 3],
+            [rect.x(), rect.y() + 3],
+            [rect.x(), rect.y() + 2],
+        ]
+    )
     segments = np.stack([xs, ys], axis=1).reshape(n_maps, 6, 2)[:, :5]
     assert any(np.allclose(seg, box) for seg in segments)
     grid.set_highlight_row(None)

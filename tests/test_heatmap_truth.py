@@ -1,4 +1,5 @@
 """The attention pictures tell the truth: escaped tokens, honest averages, readable labels, visible masks."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +11,7 @@ import torch
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QApplication
+from qt_helpers import axis_texts
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
@@ -19,7 +21,6 @@ from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.playground.view import PlaygroundView
-from qt_helpers import axis_texts
 
 
 def rendered(rich: str) -> str:
@@ -117,8 +118,11 @@ def test_average_covers_only_heads_that_are_on(grid):
     np.testing.assert_allclose(grid.displayed_matrix(0, AVG), np.full((5, 5), 0.2), rtol=1e-6)
     assert np.isnan(grid.displayed_matrix(1, AVG)).all()
     assert "L1 1/4, L2 0/4" in grid.title_label.text()
-    shown_labels = [item.textItem.toPlainText() for item in grid.atlas_space.childItems()
-                    if isinstance(item, pg.TextItem) and item.isVisible()]
+    shown_labels = [
+        item.textItem.toPlainText()
+        for item in grid.atlas_space.childItems()
+        if isinstance(item, pg.TextItem) and item.isVisible()
+    ]
     assert shown_labels.count("ablated") == 7 and shown_labels.count("no heads on") == 1
     xs, _ = grid.atlas_plot.cross_curve.getData()
     assert np.isfinite(xs).sum() == 7 * 4  # two diagonals (two points each) per ablated map

@@ -5,6 +5,7 @@ mouse event corrects the readout. A readout left in place would name a row the n
 query 12 '<pad>'" over a five-row map), or say "masked" in the rollout view, where nothing is masked. Leaving the maps
 clears it. Where the mouse was is no part of an exported picture either.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +14,6 @@ import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QCursor, QImage
 from PySide6.QtWidgets import QFileDialog
-
 from qt_helpers import retype, start_app, wait_frame
 
 WHITE = 0xFFFFFFFF  # the hover outline's colour (the role badges' text is white too, in short strokes)
@@ -44,7 +44,7 @@ def outlined(grid) -> bool:
     """Whether the grid's view shows the hover outline: a straight white line along a map's row."""
     image = grid.graphics.grab().toImage().convertToFormat(QImage.Format.Format_ARGB32)
     pixels = np.frombuffer(image.constBits(), np.uint32, image.sizeInBytes() // 4)
-    white = pixels.reshape(image.height(), image.bytesPerLine() // 4)[:, :image.width()] == WHITE
+    white = pixels.reshape(image.height(), image.bytesPerLine() // 4)[:, : image.width()] == WHITE
     edges = np.diff(np.pad(white.astype(np.int8), ((0, 0), (1, 1))), axis=1)  # +1 where a run starts, -1 after it
     starts, ends = np.nonzero(edges == 1), np.nonzero(edges == -1)
     return bool(np.any(ends[1] - starts[1] >= OUTLINED))  # rows scanned in order: the k-th start pairs the k-th end

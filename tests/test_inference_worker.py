@@ -1,4 +1,5 @@
 """Forward passes off the GUI thread: latest wins, stale results never drawn, the GUI thread keeps ticking."""
+
 from __future__ import annotations
 
 import time
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt, QTimer
+from qt_helpers import show_playground, wait_frame
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.tasks import TaskSpec
@@ -15,8 +17,6 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import BUSY_AFTER_MS, PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import ThreadedRunner
-
-from qt_helpers import show_playground, wait_frame
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=4, n_decoder_layers=4)  # ~60 ms a pass
 
@@ -64,16 +64,16 @@ def test_a_burst_of_keys_ends_with_the_maps_of_the_final_text(qtbot, runner):
         for layer in range(2):
             for head in range(4):
                 shown = np.nan_to_num(view.grids[kind].displayed_matrix(layer, head), nan=0.0)  # NaN: masked pad
-                np.testing.assert_allclose(shown,
-                                           att.kind(kind)[layer][0, head].numpy(), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(shown, att.kind(kind)[layer][0, head].numpy(), rtol=1e-5, atol=1e-6)
     assert view.grids["encoder_self"].current_maps().key_labels[:7] == tuple("9876543")
 
 
 def test_a_stale_result_is_never_emitted_and_a_burst_costs_one_more_pass(qtbot, runner):
     view = make_view(qtbot, SLOW, runner)
     session, seen = view.session, []
-    session.frame_changed.connect(lambda f: seen.append((f.maps.maps["encoder_self"].key_labels,
-                                                         tuple(session.source_text))))
+    session.frame_changed.connect(
+        lambda f: seen.append((f.maps.maps["encoder_self"].key_labels, tuple(session.source_text)))
+    )
     started = runner.started_jobs
     field = view.input_panel.source
     for ch in "5678":  # typed within the first key's pass (~60 ms): the three later keys coalesce into one pass
@@ -82,9 +82,9 @@ def test_a_stale_result_is_never_emitted_and_a_burst_costs_one_more_pass(qtbot, 
     assert 1 <= runner.started_jobs - started <= 2  # 1 when the second key beat the worker to the first job
     assert seen, "no frame was drawn"
     for labels, text in seen:  # every drawn frame shows the text the session had when it was drawn
-        assert labels[:len(text)] == text
+        assert labels[: len(text)] == text
     final = tuple(field.text())
-    assert len(final) >= 4 and seen[-1][0][:len(final)] == final
+    assert len(final) >= 4 and seen[-1][0][: len(final)] == final
 
 
 def test_the_gui_thread_keeps_ticking_at_100_hz_during_a_burst_on_a_slow_model(qtbot, runner):
@@ -107,10 +107,13 @@ def test_the_gui_thread_keeps_ticking_at_100_hz_during_a_burst_on_a_slow_model(q
 
 
 def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):
-    view = make_view(qtbot, ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6,
-                                        n_decoder_layers=6, max_len=256), runner)
+    view = make_view(
+        qtbot,
+        ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6, max_len=256),
+        runner,
+    )
     session = view.session
-    session.set_source(("0123456789" * 30)[:session.max_source_len])  # ~350 ms a pass on an idle machine
+    session.set_source(("0123456789" * 30)[: session.max_source_len])  # ~350 ms a pass on an idle machine
     with qtbot.waitSignal(session.busy_changed, timeout=5000) as blocker:
         pass
     assert blocker.args == [True] and view.busy_label.text() == "computing\u2026"
@@ -147,8 +150,9 @@ def test_the_next_pass_waits_until_the_previous_result_is_handed_over(qtbot, run
 
     def draw_slowly(value: str) -> None:
         events.append(("draw starts", time.perf_counter()))
-        runner.submit(lambda: events.append(("second pass starts", time.perf_counter())), lambda _v: None,
-                      lambda _m: None)
+        runner.submit(
+            lambda: events.append(("second pass starts", time.perf_counter())), lambda _v: None, lambda _m: None
+        )
         end = time.perf_counter() + 0.08  # a long frame on the GUI thread
         while time.perf_counter() < end:
             pass
@@ -172,6 +176,7 @@ def test_a_burst_faster_than_the_passes_waits_for_a_pause_and_ends_on_the_last_t
             started.append(i)
             time.sleep(0.03)
             return i
+
         return run
 
     t0 = time.perf_counter()
@@ -195,6 +200,7 @@ def test_one_quicker_pass_does_not_end_the_wait_for_a_pause_mid_burst(qtbot, run
             started.append(i)
             time.sleep(seconds)
             return i
+
         return run
 
     for _ in range(2):
@@ -225,6 +231,7 @@ def test_a_key_during_a_quick_pass_starts_its_pass_at_once(qtbot, runner, monkey
             time.sleep(0.1)
             stamps[f"{name} ends"] = time.perf_counter()
             return name
+
         return run
 
     runner.submit(quick("warm-up"), lambda _v: None, lambda _m: None)  # the runner learns how long a pass takes

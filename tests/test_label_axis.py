@@ -1,4 +1,5 @@
 """The grid's fast label axis places every label exactly where pyqtgraph's own AxisItem does, on all four sides."""
+
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -42,10 +43,14 @@ def test_labels_sit_where_pyqtgraph_puts_them(qtbot, inverted):
         painter = QPainter(image)
         _axis, _ticks, specs = stock.getAxis(side).generateDrawSpecs(painter)
         painter.end()
-        expected = [(round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
-                    for r, _flags, text in specs]
-        drawn = [(round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
-                 for r, text in ours.getAxis(side)._texts]  # noqa: SLF001 - the boxes it draws
+        expected = [
+            (round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
+            for r, _flags, text in specs
+        ]
+        drawn = [
+            (round(r.x(), 6), round(r.y(), 6), round(r.width(), 6), round(r.height(), 6), text)
+            for r, text in ours.getAxis(side)._texts
+        ]  # noqa: SLF001 - the boxes it draws
         assert drawn == expected, side
         assert 0 < len(drawn) < 18  # some labels drawn, the ones outside the range left out
 

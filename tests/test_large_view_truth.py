@@ -4,17 +4,17 @@ every abbreviation.
 Transparent masked cells over the black background would read as black: strong zero attention, where the query
 may not look at all. So they are grey, and the legend is on screen, not only in the exported caption.
 """
+
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QApplication, QLabel
+from qt_helpers import start_app, wait_frame
 
 from visualizer.widgets.heatmap.large_view import MapDialog
 from visualizer.widgets.heatmap.mask_backdrop import MASK_FILL
-
-from qt_helpers import start_app, wait_frame
 
 GREY = (MASK_FILL.red(), MASK_FILL.green(), MASK_FILL.blue())
 
@@ -32,8 +32,12 @@ def open_large_view(qtbot, app, kind: str, layer: int, head: int) -> MapDialog:
     # Qt's real order after the first click is DblClick, Release (QTest.mouseDClick sends a Press first, which
     # pyqtgraph's scene turns into a plain second click)
     for event_type, held in ((QEvent.Type.MouseButtonDblClick, left), (QEvent.Type.MouseButtonRelease, none)):
-        QApplication.sendEvent(viewport, QMouseEvent(event_type, QPointF(pos), viewport.mapToGlobal(QPointF(pos)), left,
-                                                     held, Qt.KeyboardModifier.NoModifier))
+        QApplication.sendEvent(
+            viewport,
+            QMouseEvent(
+                event_type, QPointF(pos), viewport.mapToGlobal(QPointF(pos)), left, held, Qt.KeyboardModifier.NoModifier
+            ),
+        )
     qtbot.waitUntil(lambda: grid.findChild(MapDialog) is not None and grid.findChild(MapDialog).isVisible())
     dialog = grid.findChild(MapDialog)
     qtbot.waitUntil(lambda: dialog.plot_item.getAxis("bottom").label.toPlainText().strip() != "key")  # titled

@@ -1,5 +1,6 @@
 """The window on a 1280x800 screen: it fits, the Playground's column is never cut off and never jumps, and no spin box
 or drop-down list changes on the mouse wheel."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLabel, QWidget
-
 from qt_helpers import start_app, wait_frame
 from test_playground_column import clipped_widgets
 
@@ -167,12 +167,34 @@ sys.exit(app_module.run_app([]))
 def test_a_fresh_app_fits_a_1280x800_screen(tmp_path):
     """The real app, started with no saved settings on a 1280x800 screen, opens inside it."""
     screen = tmp_path / "screen.json"
-    screen.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": 1280, "height": 800,
-                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={screen}", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    proc = subprocess.run([sys.executable, "-c", FRESH_APP], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    screen.write_text(
+        json.dumps(
+            {
+                "screens": [
+                    {
+                        "name": "s",
+                        "x": 0,
+                        "y": 0,
+                        "width": 1280,
+                        "height": 800,
+                        "logicalDpi": 96,
+                        "logicalBaseDpi": 96,
+                        "dpr": 1,
+                    }
+                ]
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": f"offscreen:configfile={screen}",
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", FRESH_APP], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     facts = json.loads(proc.stdout.strip().splitlines()[-1])
     assert tuple(facts["available"]) == (0, 0, 1280, 800)
@@ -184,8 +206,16 @@ def wheel(widget, steps: int) -> bool:
     """Turn the wheel over `widget`; whether the widget kept the event (a refused one goes on to the scroll area
     around it when it comes from a real mouse)."""
     centre = QPointF(widget.rect().center())
-    event = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())), QPoint(0, 0), QPoint(0, 120 * steps),
-                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        centre,
+        QPointF(widget.mapToGlobal(centre.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, 120 * steps),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, event)
     return event.isAccepted()
 
@@ -204,14 +234,22 @@ def test_no_spin_box_or_combo_box_anywhere_changes_on_the_wheel_focused_or_not(q
         assert lazy is not None
     with qtbot.waitActive(app.window):
         app.window.activateWindow()
-    controls = [w for w in app.window.findChildren(QWidget)
-                if isinstance(w, (QAbstractSpinBox, QComboBox)) and w.isEnabled()]
-    assert view.compare_panel.findChildren(QComboBox) and set(view.compare_panel.findChildren(QComboBox)) <= set(controls)
+    controls = [
+        w for w in app.window.findChildren(QWidget) if isinstance(w, (QAbstractSpinBox, QComboBox)) and w.isEnabled()
+    ]
+    assert view.compare_panel.findChildren(QComboBox) and set(view.compare_panel.findChildren(QComboBox)) <= set(
+        controls
+    )
     assert len(controls) >= 30
     changed = []
     for control in controls:
-        app.window.tabs.setCurrentWidget(next(p for p in (app.window.tabs.widget(i) for i in
-                                                          range(app.window.tabs.count())) if p.isAncestorOf(control)))
+        app.window.tabs.setCurrentWidget(
+            next(
+                p
+                for p in (app.window.tabs.widget(i) for i in range(app.window.tabs.count()))
+                if p.isAncestorOf(control)
+            )
+        )
         for focused in (False, True):
             if focused:
                 control.setFocus()

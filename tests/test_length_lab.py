@@ -1,5 +1,6 @@
 """The Length lab tab driven by clicks: its numbers equal `eval --lengths`, it stays responsive, cancel works, a
 clicked length shows both models' cross-attention, "train both now" trains and evaluates."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,9 @@ def paths(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lab")
     out = []
     for positional in ("rope", "sinusoidal"):
-        model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, max_len=24,
-                                        positional=positional), seed=0)
+        model = build_model(
+            ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, max_len=24, positional=positional), seed=0
+        )
         for _ in Trainer(model, TASK, TrainConfig(steps=100, batch_size=32, lr=5e-3, device="cpu")).train_steps():
             pass
         out.append(save_checkpoint(folder / f"{positional}.pt", model, extra={"task": dataclasses.asdict(TASK)}))
@@ -68,8 +70,10 @@ def _evaluate(qtbot, tab, n: int, seed: int) -> None:
 
 
 def _cli(capsys, path, *extra: str) -> dict:
-    assert main(["eval", str(path), "--lengths", "1-8", "--n", "30", "--seed", "5", "--json", "--device", "cpu",
-                 *extra]) == 0
+    assert (
+        main(["eval", str(path), "--lengths", "1-8", "--n", "30", "--seed", "5", "--json", "--device", "cpu", *extra])
+        == 0
+    )
     return json.loads(capsys.readouterr().out)
 
 
@@ -118,8 +122,10 @@ def test_the_ui_keeps_ticking_at_50_hz_while_evaluating_the_shipped_models(qtbot
     assert state.shutdown(30_000)
     gaps = np.diff([start, *ticks])
     rate = len(ticks) / seconds
-    assert rate >= 50 and gaps.max() < 0.1, (f"the UI timer ran at {rate:.0f} Hz while evaluating; gaps (s) "
-                                             f"p50/p90/p99/max {np.percentile(gaps, [50, 90, 99, 100]).round(3)}")
+    assert rate >= 50 and gaps.max() < 0.1, (
+        f"the UI timer ran at {rate:.0f} Hz while evaluating; gaps (s) "
+        f"p50/p90/p99/max {np.percentile(gaps, [50, 90, 99, 100]).round(3)}"
+    )
 
 
 def test_points_arriving_fast_redraw_the_plot_at_most_ten_times_a_second(qtbot, lab):
@@ -195,7 +201,9 @@ def test_train_both_now_trains_two_models_then_plots_them(qtbot, lab):
     qtbot.waitUntil(lambda: lab.progress.text().startswith("Training"), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: lab.progress.text().startswith("Done: 6 lengths x 2 models, 5 sources"), timeout=WAIT_MS)
     assert [lab.model_combos[i].currentText() for i in range(2)] == [
-        "rope trained here (1-3)", "sinusoidal trained here (1-3)"]
+        "rope trained here (1-3)",
+        "sinusoidal trained here (1-3)",
+    ]
     assert lab.state.curves.lengths == tuple(range(1, 7)) and lab.plot.regions[1].getRegion() == (0.5, 3.5)
     trained = lab.state.sources[0]
     box = lab.model_combos[0]  # away to the file model with the keyboard, then back to the one trained here
@@ -213,6 +221,7 @@ def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
     from types import SimpleNamespace
 
     from qt_helpers import axis_texts
+
     from visualizer.widgets.lengthlab.maps import ProbeMaps
 
     maps = ProbeMaps()
@@ -229,8 +238,10 @@ def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
 
 def _stale_drawn(tab) -> list[bool]:
     """Per curve: drawn faded and dotted (the pens pyqtgraph paints the curves and the legend samples with)."""
-    return [curve.opts["pen"].style() == Qt.PenStyle.DotLine and curve.opts["pen"].color().alpha() < 255
-            for curve in (*tab.plot.exact, *tab.plot.token)]
+    return [
+        curve.opts["pen"].style() == Qt.PenStyle.DotLine and curve.opts["pen"].color().alpha() < 255
+        for curve in (*tab.plot.exact, *tab.plot.token)
+    ]
 
 
 def _plot_title(tab) -> str:
@@ -297,14 +308,17 @@ def test_hovering_a_map_cell_names_its_two_tokens_and_weight(qtbot, lab):
     scene = plot.vb.mapViewToScene(QPointF(2.5, 1.5))  # source 2, output 1
     qtbot.mouseMove(lab.maps.viewport(), lab.maps.mapFromScene(scene))
     weight = float(probe.cross[-1].mean(axis=0)[1, 2])
-    expected = (f"output 1 '{vocab.token(probe.output[1])}' ← source 2 '{vocab.tokens(probe.encoder_input)[2]}': "
-                f"weight {weight:.3f}")
+    expected = (
+        f"output 1 '{vocab.token(probe.output[1])}' ← source 2 '{vocab.tokens(probe.encoder_input)[2]}': "
+        f"weight {weight:.3f}"
+    )
     qtbot.waitUntil(lambda: lab.maps.images[1].toolTip() == expected, timeout=5000)
     assert lab.maps.images[0].toolTip() == ""  # the other map is not under the mouse
 
 
-def test_a_new_model_under_the_old_name_marks_the_curves_out_of_date_even_at_the_old_ones_address(qtbot, lab, paths,
-                                                                                                  tmp_path):
+def test_a_new_model_under_the_old_name_marks_the_curves_out_of_date_even_at_the_old_ones_address(
+    qtbot, lab, paths, tmp_path
+):
     """Curves of a model held in memory (trained here) belong to that very model: another one under the same name
     reads as out of date, even one made the moment the first is let go (CPython hands a freed object's address to
     the objects made next)."""

@@ -1,4 +1,5 @@
 """The whole window as a user meets it: start-up, every tab, PE switch, export, settings, a clean close."""
+
 from __future__ import annotations
 
 import csv
@@ -9,14 +10,13 @@ import pytest
 import torch
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
+from qt_helpers import wait_frame
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
 from visualizer.state.snapshots import ProbeSnapshot
-
-from qt_helpers import wait_frame
 
 IGNORED_QT = ("propagateSizeHints",)  # the offscreen platform's own notice, not ours
 
@@ -40,17 +40,25 @@ def close_window(qtbot, app: Application) -> None:
 @pytest.fixture
 def tiny_checkpoint(tmp_path) -> Path:
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64, positional="sinusoidal"), seed=1)
-    return save_checkpoint(tmp_path / "tiny.pt", model, history=[{"step": 5.0, "loss": 1.0}],
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    return save_checkpoint(
+        tmp_path / "tiny.pt",
+        model,
+        history=[{"step": 5.0, "loss": 1.0}],
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
+
 
 @pytest.fixture
 def trained_checkpoint(tmp_path) -> Path:
     """A small model with three steps of training curves (loss 2/s, accuracy 0.3 s, lr 1e-3 s at steps 1-3)."""
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=2)
     history = [{"step": s, "loss": 2.0 / s, "token_accuracy": 0.3 * s, "lr": 1e-3 * s} for s in (1, 2, 3)]
-    return save_checkpoint(tmp_path / "trained.pt", model, history=history,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
-
+    return save_checkpoint(
+        tmp_path / "trained.pt",
+        model,
+        history=history,
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
 
 
 @pytest.fixture
@@ -62,7 +70,9 @@ def app(qtbot, tiny_checkpoint):
 
 
 def qt_warnings(qtlog) -> list[str]:
-    return [r.message for r in qtlog.records if r.type.name != "QtDebugMsg" and not any(s in r.message for s in IGNORED_QT)]
+    return [
+        r.message for r in qtlog.records if r.type.name != "QtDebugMsg" and not any(s in r.message for s in IGNORED_QT)
+    ]
 
 
 def test_window_opens_visits_every_tab_and_closes_cleanly(qtbot, qtlog, tiny_checkpoint, capfd):

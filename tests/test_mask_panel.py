@@ -1,4 +1,5 @@
 """MaskPanel: real clicks and keys edit the MaskSpec; previews show the given masks; the weights/scores toggle."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -91,9 +92,14 @@ def test_width_range(panel):
 
 @pytest.mark.parametrize(
     ("key", "field", "value"),
-    [(Qt.Key.Key_C, "decoder_causal", False), (Qt.Key.Key_N, "encoder_padding", False),
-     (Qt.Key.Key_G, "decoder_padding", False), (Qt.Key.Key_I, "cross_padding", False),
-     (Qt.Key.Key_O, "encoder_window", 3), (Qt.Key.Key_L, "decoder_window", 3)],
+    [
+        (Qt.Key.Key_C, "decoder_causal", False),
+        (Qt.Key.Key_N, "encoder_padding", False),
+        (Qt.Key.Key_G, "decoder_padding", False),
+        (Qt.Key.Key_I, "cross_padding", False),
+        (Qt.Key.Key_O, "encoder_window", 3),
+        (Qt.Key.Key_L, "decoder_window", 3),
+    ],
     ids=["alt-c", "alt-n", "alt-g", "alt-i", "alt-o", "alt-l"],
 )
 def test_mnemonics_toggle_boxes(qtbot, panel, key, field, value):

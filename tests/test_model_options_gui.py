@@ -1,4 +1,5 @@
 """Issue 18 in the GUI: drop path in the Trainer form reaches the training copy; residual scale in the Model panel."""
+
 from __future__ import annotations
 
 import dataclasses

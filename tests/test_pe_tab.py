@@ -1,4 +1,5 @@
 """The Positional encoding tab: driven by keyboard and mouse, checked against the paper's formulas."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -104,8 +105,10 @@ def test_base_change_changes_data(qtbot, tab):
         assert not np.allclose(y, old)
 
 
-@pytest.mark.parametrize("text, message", [("4,x", "'x' is not a dimension number"),
-                                           ("999", "between 0 and 63"), ("", "at least one"), ("2,2", "once")])
+@pytest.mark.parametrize(
+    "text, message",
+    [("4,x", "'x' is not a dimension number"), ("999", "between 0 and 63"), ("", "at least one"), ("2,2", "once")],
+)
 def test_invalid_dims_show_error_and_leave_plots(qtbot, tab, text, message):
     before_curves, before_image = curves(tab, "waveforms"), image(tab).copy()
     with qtbot.assertNotEmitted(tab.state.changed):
@@ -123,10 +126,15 @@ def test_invalid_dims_show_error_and_leave_plots(qtbot, tab, text, message):
     assert len(curves(tab, "waveforms")) == 2
 
 
-@pytest.mark.parametrize("name, text, message", [("d_model", "7", "d_model must be even"),
-                                                 ("head_dim", "9", "head_dim must be even"),
-                                                 ("base", "abc", "base must be a number"),
-                                                 ("base", "1", "base must be a finite number > 1")])
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("d_model", "7", "d_model must be even"),
+        ("head_dim", "9", "head_dim must be even"),
+        ("base", "abc", "base must be a number"),
+        ("base", "1", "base must be a finite number > 1"),
+    ],
+)
 def test_invalid_numbers_show_error_next_to_control(qtbot, tab, name, text, message):
     params = tab.state.params
     control = tab.findChild(QSpinBox, f"pe_{name}") or child(tab, QLineEdit, f"pe_{name}")
@@ -244,12 +252,21 @@ def test_curves_are_updated_in_place(qtbot, tab):
 
 # ----- the view model alone (no widgets)
 
+
 def test_state_rejects_invalid_values_without_emitting(qtbot):
     state = PELabState()
     with qtbot.assertNotEmitted(state.changed):
-        for call, value in [(state.set_d_model, 3), (state.set_d_model, 2048), (state.set_n_positions, 0),
-                            (state.set_base, 1.0), (state.set_base, float("nan")), (state.set_head_dim, 5),
-                            (state.set_dims, [64]), (state.set_reference, -1), (state.set_rope_vectors, "zeros")]:
+        for call, value in [
+            (state.set_d_model, 3),
+            (state.set_d_model, 2048),
+            (state.set_n_positions, 0),
+            (state.set_base, 1.0),
+            (state.set_base, float("nan")),
+            (state.set_head_dim, 5),
+            (state.set_dims, [64]),
+            (state.set_reference, -1),
+            (state.set_rope_vectors, "zeros"),
+        ]:
             with pytest.raises(ValueError):
                 call(value)
     assert state.params == PELabParams()
@@ -271,8 +288,10 @@ def test_parse_dims(text, dims):
 
 def _luminance(colour) -> float:
     """WCAG relative luminance of a QColor."""
+
     def channel(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
     return 0.2126 * channel(colour.redF()) + 0.7152 * channel(colour.greenF()) + 0.0722 * channel(colour.blueF())
 
 

@@ -1,5 +1,6 @@
 """The PE tab tells the truth: RoPE similarity peaks at offset 0 by default, a dense matrix is averaged (not
 aliased) on screen, and legends never cover a curve. Real widget, offscreen; asserts on items and pixels."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,11 @@ def test_rope_similarity_defaults_to_q_equal_k_with_a_random_pair_control(qtbot,
 
 
 def test_legends_sit_beside_the_plots_not_over_the_curves(qtbot, tab):
-    for name, legend in (("waveforms", tab._wave_legend), ("rope_angles", tab._rope_legend),
-                         ("similarity", tab._sim_legend)):
+    for name, legend in (
+        ("waveforms", tab._wave_legend),
+        ("rope_angles", tab._rope_legend),
+        ("similarity", tab._sim_legend),
+    ):
         view_box = tab.plot_items()[name].getViewBox()
         assert legend.isVisible() and legend.items  # outside the view box, beside it
         assert not legend.sceneBoundingRect().intersects(view_box.sceneBoundingRect()), name
@@ -125,7 +129,7 @@ def _legend(legend) -> dict[str, object]:
 def _peak_of(y: np.ndarray, block: int) -> np.ndarray:
     """What pyqtgraph's 'peak' downsampling draws: each block's max then min."""
     n = len(y) // block
-    blocks = y[:n * block].reshape(n, block)
+    blocks = y[: n * block].reshape(n, block)
     return np.stack([blocks.max(axis=1), blocks.min(axis=1)], axis=1).ravel()
 
 
@@ -159,7 +163,7 @@ def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_m
     assert [text.split(" (")[0] for text in waves] == [f"dim {d}" for d in (4, 5, 6, 7)]
     assert "Drawn: dimensions 4, 5, 6, 7 of 0–63" in _note(tab, "waveforms")
     assert "solid band" in _note(tab, "waveforms") and "period 11.2" in next(iter(waves))
-    for text, curve in waves.items():
+    for curve in waves.values():
         original = np.asarray(curve.getOriginalDataset()[1])
         np.testing.assert_array_equal(np.asarray(curve.getData()[1]), _peak_of(original, block))
 

@@ -1,4 +1,5 @@
 """The Playground tab driven like a user: typing, masks, stepping, forcing, ablation, bad input."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,13 @@ def shown(view: PlaygroundView, kind: str, layer: int, head: int) -> np.ndarray:
 def model_maps(view: PlaygroundView, src: list[int], tgt: list[int], masks: MaskSpec | None = None):
     session = view.session
     with torch.no_grad():
-        out = session.hub.model(torch.tensor([src]), torch.tensor([tgt]), masks or session.masks,
-                                session.head_gates(), return_attention=True)
+        out = session.hub.model(
+            torch.tensor([src]),
+            torch.tensor([tgt]),
+            masks or session.masks,
+            session.head_gates(),
+            return_attention=True,
+        )
     return out.attention
 
 
@@ -155,11 +161,14 @@ def test_ablating_a_head_changes_output_and_maps(qtbot, view):
     assert isinstance(logits_before, tuple)
 
 
-@pytest.mark.parametrize("good, action, needle", [
-    ("01", lambda qtbot, f: qtbot.keyClicks(f, "x3"), "Unknown symbol 'x' at position 3"),
-    ("0", lambda qtbot, f: qtbot.keyClick(f, Qt.Key.Key_Backspace), "Type a source sequence"),
-    ("7", lambda qtbot, f: paste(f, "1" * 300), "too long"),
-])
+@pytest.mark.parametrize(
+    "good, action, needle",
+    [
+        ("01", lambda qtbot, f: qtbot.keyClicks(f, "x3"), "Unknown symbol 'x' at position 3"),
+        ("0", lambda qtbot, f: qtbot.keyClick(f, Qt.Key.Key_Backspace), "Type a source sequence"),
+        ("7", lambda qtbot, f: paste(f, "1" * 300), "too long"),
+    ],
+)
 def test_bad_input_shows_message_and_keeps_maps(qtbot, view, good, action, needle):
     type_source(qtbot, view, good)
     before = {k: view.grids[k].current_maps() for k in KINDS}

@@ -1,13 +1,13 @@
 """The playground's control column at real window sizes: nothing cut off, nothing pushed off screen."""
+
 from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QLineEdit, QWidget
+from qt_helpers import start_app
 
 from visualizer.composition import Application
-
-from qt_helpers import start_app
 
 SIZES = ((1280, 800), (1400, 900), (1600, 1000))
 
@@ -39,11 +39,15 @@ def clipped_widgets(app: Application) -> list[str]:
         if parent is not None and parent.objectName() == "qt_scrollarea_viewport":
             continue  # inside a nested scroll area: reachable by scrolling it
         if not parent.rect().contains(w.geometry()):
-            problems.append(f"{type(w).__name__} {w.objectName() or getattr(w, 'text', lambda: '')()!r} "
-                            f"{w.geometry()} outside {parent.rect()}")
+            problems.append(
+                f"{type(w).__name__} {w.objectName() or getattr(w, 'text', lambda: '')()!r} "
+                f"{w.geometry()} outside {parent.rect()}"
+            )
         if w.minimumSizeHint().width() > w.width() and w.sizePolicy().horizontalPolicy().name != "Ignored":
-            problems.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} squeezed to {w.width()} px "
-                            f"below its minimum {w.minimumSizeHint().width()} px")
+            problems.append(
+                f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} squeezed to {w.width()} px "
+                f"below its minimum {w.minimumSizeHint().width()} px"
+            )
     window_rect = QRect(QPoint(0, 0), app.window.size())
     for part in (scroll, app.playground.grid_tabs):
         rect = QRect(part.mapTo(app.window, QPoint(0, 0)), part.size())

@@ -5,13 +5,13 @@ The decoder predicts at every position it reads, padding included. Under teacher
 dimmed, and hovering them says they are after the end and not part of the output. While stepping, the bright part
 is exactly the decoded output the chips show and the "N tokens wrong" line counts.
 """
+
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
-
 from qt_helpers import start_app, wait_frame
 
 END = "<eos>"
@@ -21,8 +21,12 @@ def darkest(label, x0: int, x1: int) -> int:
     """The darkest grey level the label draws between x0 and x1 (its glyphs: the text's colour)."""
     image = label.grab().toImage()
     scale = image.width() / label.width()
-    pixels = np.array([[image.pixelColor(x, y).lightness() for x in range(int(x0 * scale), int(x1 * scale))]
-                       for y in range(image.height())])
+    pixels = np.array(
+        [
+            [image.pixelColor(x, y).lightness() for x in range(int(x0 * scale), int(x1 * scale))]
+            for y in range(image.height())
+        ]
+    )
     return int(pixels.min())
 
 
@@ -57,9 +61,11 @@ def test_the_predictions_at_padding_positions_are_dimmed_and_say_so(qtbot):
     assert tokens[:11] == [*"0123456789", END] and len(tokens) == 13
     assert app.session.last_frame.maps.maps["cross"].query_labels[11:] == ("<pad>", "<pad>")
     tip = assert_dimmed_after(label, 11)
-    assert tip == ("Dimmed: the predictions at positions 11–12 come after the end and are not part of the output: "
-                   "the output ends at the first <eos> (position 10); from position 11 on the decoder reads <pad> "
-                   "(padding).")
+    assert tip == (
+        "Dimmed: the predictions at positions 11–12 come after the end and are not part of the output: "
+        "the output ends at the first <eos> (position 10); from position 11 on the decoder reads <pad> "
+        "(padding)."
+    )
     over_output = tooltip_at(label, label.contentsRect().left() + 4)  # over "0": the line's own tooltip
     assert over_output.startswith("The model's argmax prediction at each decoder position")
     assert tip in over_output  # and it names the dimmed part too
@@ -103,7 +109,8 @@ def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qt
     tokens = label.text().split()
     assert len(tokens) == len(chips) + 1  # one more position: the one reading the decoded <eos>
     tip = assert_dimmed_after(label, len(chips))
-    assert tip == (f"Dimmed: the prediction at position {len(chips)} comes after the end and is not part of the "
-                   f"output: the decoded output ends with <eos> at position {len(chips) - 1}.")
+    assert tip == (
+        f"Dimmed: the prediction at position {len(chips)} comes after the end and is not part of the "
+        f"output: the decoded output ends with <eos> at position {len(chips) - 1}."
+    )
     app.hub.dirty = False
-

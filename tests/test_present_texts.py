@@ -1,21 +1,21 @@
 """Texts that state the present: the status bar, Model > Undo, the Heads tab and the beam note follow the model they
 describe, and Train from scratch asks before it replaces unsaved training. Each test drives the whole window."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 import torch
-from PySide6.QtCore import QTimer, Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
+from qt_helpers import retype, start_app, wait_frame
+from test_task_autoload import pick_task
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from visualizer.composition import Application
-
-from qt_helpers import retype, start_app, wait_frame
-from test_task_autoload import pick_task
 
 WAIT_MS = 60_000
 
@@ -35,8 +35,9 @@ def _open(qtbot, checkpoint: Path | None, size: tuple[int, int] = (1280, 800)) -
 def app(qtbot, tmp_path):
     """The window at 1280x800 on a small own model (4 heads, d_model 32): no shipped model has its shape."""
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64, positional="sinusoidal"), seed=1)
-    path = save_checkpoint(tmp_path / "tiny.pt", model,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    path = save_checkpoint(
+        tmp_path / "tiny.pt", model, extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}}
+    )
     app = _open(qtbot, path)
     yield app
     app.training.shutdown(20_000)  # whatever a failing test left running or unsaved must not ask at closing
@@ -62,8 +63,7 @@ def _train_from_scratch(qtbot, app: Application, steps: int = 5) -> None:
 
 
 def _wait_trained(qtbot, app: Application) -> None:
-    qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None, timeout=WAIT_MS)
 
 
 def _last_ink_x(image, right: int) -> int:
@@ -140,7 +140,9 @@ def test_train_from_scratch_asks_before_replacing_unsaved_training_and_cancel_ke
     qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(seen), timeout=5000)
     assert "unsaved training" in seen[0] and "Train from scratch" in seen[0]
-    assert app.training.state == "finished" and hub.model is model  # a start would have set "running" in the click and hub.history == history and hub.dirty
+    assert (
+        app.training.state == "finished" and hub.model is model
+    )  # a start would have set "running" in the click and hub.history == history and hub.dirty
     assert all(torch.equal(weights[k], v) for k, v in hub.model.state_dict().items())
     assert hub.undo_depth == depth and tab.curves.curves["loss"].getData()[0].tolist() == curve
     _answer_next_box(QMessageBox.StandardButton.Discard, seen)

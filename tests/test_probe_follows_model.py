@@ -1,4 +1,5 @@
 """The Trainer's probe after Model > Apply: it follows the new architecture instead of mixing two models' shapes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
+from qt_helpers import wait_frame
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
@@ -17,8 +19,6 @@ from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.trainer.probe_view import MEAN, pick_map
 from visualizer.workers.training_worker import probe_maps
 
-from qt_helpers import wait_frame
-
 WAIT_MS = 60_000
 
 
@@ -26,8 +26,9 @@ WAIT_MS = 60_000
 def checkpoint(tmp_path) -> Path:
     """4 heads, 2+2 layers, d_model 32: no shipped model has this shape, so Apply always builds a new one."""
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64, positional="sinusoidal"), seed=1)
-    return save_checkpoint(tmp_path / "tiny.pt", model,
-                           extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    return save_checkpoint(
+        tmp_path / "tiny.pt", model, extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}}
+    )
 
 
 def _open(qtbot, checkpoint: Path) -> Application:
@@ -46,19 +47,22 @@ def _train_from_scratch(qtbot, app: Application) -> None:
     qtbot.waitUntil(tab.isVisible)
     tab.form.steps_spin.setValue(10)
     qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: app.training.state == "finished" and app.training.training_thread is None, timeout=WAIT_MS)
     assert tab.probe.graphics.isVisible() and tab.probe.head_combo.count() == 4 + 1
 
 
-@pytest.mark.parametrize(("field", "value", "layers", "heads"), [
-    ("n_heads", 8, 2, 8),
-    ("n_decoder_layers", 3, 3, 4),  # the probe shows cross-attention first: decoder layers
-    ("n_encoder_layers", 1, 2, 4),
-    ("d_model", 64, 2, 4),
-])
-def test_apply_after_training_shows_the_new_models_layers_and_heads(qtbot, checkpoint, monkeypatch, field, value,
-                                                                     layers, heads):
+@pytest.mark.parametrize(
+    ("field", "value", "layers", "heads"),
+    [
+        ("n_heads", 8, 2, 8),
+        ("n_decoder_layers", 3, 3, 4),  # the probe shows cross-attention first: decoder layers
+        ("n_encoder_layers", 1, 2, 4),
+        ("d_model", 64, 2, 4),
+    ],
+)
+def test_apply_after_training_shows_the_new_models_layers_and_heads(
+    qtbot, checkpoint, monkeypatch, field, value, layers, heads
+):
     app = _open(qtbot, checkpoint)
     _train_from_scratch(qtbot, app)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)  # unsaved
@@ -74,7 +78,8 @@ def test_apply_after_training_shows_the_new_models_layers_and_heads(qtbot, check
     assert probe.placeholder.isVisible() and not probe.graphics.isVisible()  # the old model's maps are gone
     assert probe.layer_combo.count() == layers and probe.layer_combo.currentText() == f"{layers} (last)"
     assert [probe.head_combo.itemText(i) for i in range(probe.head_combo.count())] == (
-        ["mean of heads on"] + [str(h + 1) for h in range(heads)])
+        ["mean of heads on"] + [str(h + 1) for h in range(heads)]
+    )
     app.session.set_head_enabled("cross", layers - 1, heads - 1, False)  # a switch on the new model's last head
     probe.kind_combo.setCurrentIndex(probe.kind_combo.findData("encoder_self"))
     assert probe.layer_combo.count() == app.hub.config.n_encoder_layers

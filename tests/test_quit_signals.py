@@ -4,6 +4,7 @@ at once without a traceback, and the next launch offers the training back.
 The app runs in a subprocess (tests/signal_quit_driver.py) with its own data and settings folders: a signal sent
 to pytest would end the test run.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from qt_helpers import start_app, wait_frame
 
 import visualizer.controllers.checkpoints as checkpoint_actions
 from core_model.checkpoint import load_checkpoint
 from visualizer.app import APP, ORG
 from visualizer.controllers.recovery_files import META_KEY, recovery_folder
 from visualizer.quit_signals import signals_quit_via
-
-from qt_helpers import start_app, wait_frame
 
 DRIVER = Path(__file__).with_name("signal_quit_driver.py")
 MIN_STEP = 30
@@ -39,13 +39,18 @@ SIGNALS = [name for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, n
 def run_and_signal(tmp_path: Path, name: str, stop_timeout_ms: int | None = None) -> tuple[int, str, dict, Path]:
     """The app in a subprocess, trained until MIN_STEP and sent `name`: its exit status, stderr, report (the
     driver's JSON line) and recovery folder. `stop_timeout_ms` replaces how long the quit waits for training."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
     args = [sys.executable, str(DRIVER), name, str(MIN_STEP)]
     if stop_timeout_ms is not None:
         args.append(str(stop_timeout_ms))
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).parent)
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parent
+    )
     try:
         out, err = proc.communicate(timeout=RUN_LIMIT_S)
     except subprocess.TimeoutExpired:
@@ -66,8 +71,9 @@ def assert_quit_at_once(code: int, err: str, report: dict, signum: int) -> None:
 
 @pytest.mark.timeout(RUN_LIMIT_S + 100)  # two launches of the whole app, one of them in a subprocess
 @pytest.mark.parametrize("name", SIGNALS)
-def test_a_quit_signal_while_training_keeps_the_training_and_the_next_launch_restores_it(qtbot, monkeypatch,
-                                                                                        tmp_path, name):
+def test_a_quit_signal_while_training_keeps_the_training_and_the_next_launch_restores_it(
+    qtbot, monkeypatch, tmp_path, name
+):
     signum = int(getattr(signal, name))
     code, err, report, folder = run_and_signal(tmp_path / "first", name)
     assert_quit_at_once(code, err, report, signum)

@@ -1,5 +1,6 @@
 """Unsaved training survives: recovery saves while training runs, the offer at the next launch, and the Playground's
 task held while the Trainer trains the model on its own."""
+
 from __future__ import annotations
 
 import time
@@ -8,14 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QLockFile, Qt
+from qt_helpers import start_app, wait_frame
 
 import visualizer.controllers.checkpoints as checkpoint_actions
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint, save_checkpoint
 from visualizer.controllers.recovery_files import META_KEY, PREFIX, recovery_folder
 from visualizer.widgets.playground.input_panel import TASK_LOCKED_TIP
-
-from qt_helpers import start_app, wait_frame
 
 WAIT_MS = 60_000
 
@@ -61,8 +61,10 @@ def _left_behind(steps: int, saved_at: float, name: str = "20260101-120000-99999
     folder = recovery_folder()
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
     history = [{"step": s, "loss": 3.0 / s, "token_accuracy": 0.1 * s, "lr": 1e-3} for s in range(1, steps + 1)]
-    extra = {"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10},
-             META_KEY: {"saved_at": saved_at, "step": steps, "path": "", "origin": "trained here"}}
+    extra = {
+        "task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10},
+        META_KEY: {"saved_at": saved_at, "step": steps, "path": "", "origin": "trained here"},
+    }
     return save_checkpoint(folder / f"{PREFIX}{name}.pt", model, history=history, extra=extra)
 
 
@@ -89,8 +91,7 @@ def test_running_training_is_kept_in_a_recovery_file_every_interval_and_deleted_
     assert list(recovery_folder().iterdir()) == []  # no file, no lock
 
 
-def test_saving_while_training_runs_keeps_the_recovery_copy_of_the_running_weights(qtbot, app, monkeypatch,
-                                                                                    tmp_path):
+def test_saving_while_training_runs_keeps_the_recovery_copy_of_the_running_weights(qtbot, app, monkeypatch, tmp_path):
     app.recovery.interval_s = 0.3
     path = app.recovery.store.path
     _train(qtbot, app)
@@ -110,8 +111,7 @@ def test_saving_while_training_runs_keeps_the_recovery_copy_of_the_running_weigh
     _close(qtbot, app, monkeypatch, "discard")
 
 
-def test_a_recovery_folder_that_cannot_be_made_is_said_in_the_status_bar_and_the_app_goes_on(qtbot, app,
-                                                                                            monkeypatch):
+def test_a_recovery_folder_that_cannot_be_made_is_said_in_the_status_bar_and_the_app_goes_on(qtbot, app, monkeypatch):
     folder = recovery_folder()
     folder.parent.mkdir(parents=True, exist_ok=True)
     folder.write_text("a file where the recovery folder belongs")
@@ -213,8 +213,9 @@ def test_restore_waits_until_training_stops(qtbot, monkeypatch):
     _stop(qtbot, app)
     assert banner.restore_button.isEnabled()
     asked: list[str] = []
-    monkeypatch.setattr(checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or
-                        "discard")
+    monkeypatch.setattr(
+        checkpoint_actions, "_ask_save_discard_cancel", lambda parent, text: asked.append(text) or "discard"
+    )
     qtbot.mouseClick(banner.restore_button, Qt.MouseButton.LeftButton)
     assert asked and "restoring" in asked[0]  # the training just done is unsaved: asked before it goes
     assert app.hub.history[-1]["step"] == 5

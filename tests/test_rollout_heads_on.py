@@ -3,6 +3,7 @@
 The rollout and its per-head steps are written out here with numpy loops from the post-softmax weights (Abnar &
 Zuidema 2020 for the encoder, the decoder as core_model/attention_views.py defines it), ablated heads left out of Ā.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +15,11 @@ from core_model.attention_views import rollout, view_maps
 EXACT = 1e-12
 SRC = torch.tensor([[3, 4, 5, 6, 7, PAD]])
 TGT = torch.tensor([[BOS, 3, 4, 5, 6, 7, PAD]])
-ON = {"encoder_self": [[1, 0, 1], [0, 0, 0], [1, 1, 0]],  # the middle encoder layer has every head off
-      "decoder_self": [[1, 1, 0], [1, 1, 1]],
-      "cross": [[0, 1, 1], [1, 0, 1]]}
+ON = {
+    "encoder_self": [[1, 0, 1], [0, 0, 0], [1, 1, 0]],  # the middle encoder layer has every head off
+    "decoder_self": [[1, 1, 0], [1, 1, 1]],
+    "cross": [[0, 1, 1], [1, 0, 1]],
+}
 
 
 def residual(a: np.ndarray) -> np.ndarray:
@@ -56,8 +59,9 @@ def by_hand(att) -> tuple[dict, dict]:
         a_self, a_cross = a_self[0].numpy(), a_cross[0].numpy()
         x_bar = mean_on(a_cross, ON["cross"][i])
         mid = residual(mean_on(a_self, ON["decoder_self"][i])) @ p
-        heads["decoder_self"].append(np.stack([cross_step(residual(a_self[h]) @ p, x_bar, r, t)[:, :t]
-                                               for h in range(a_self.shape[0])]))
+        heads["decoder_self"].append(
+            np.stack([cross_step(residual(a_self[h]) @ p, x_bar, r, t)[:, :t] for h in range(a_self.shape[0])])
+        )
         heads["cross"].append(np.stack([cross_step(mid, a_cross[h], r, t)[:, t:] for h in range(a_cross.shape[0])]))
         p = cross_step(mid, x_bar, r, t)
         roll["decoder_self"].append(p[:, :t])

@@ -1,5 +1,6 @@
 """File > Export, the movie export and File > Save As through the real actions: a failure midway (a full disk)
 leaves the previous file whole and no partial file; links are followed, modes kept, pipes refused."""
+
 from __future__ import annotations
 
 import csv
@@ -28,12 +29,18 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.trainer import tab as trainer_tab
 from visualizer.widgets.trainer.tab import TrainerTab
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
-              pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them")]
+pytestmark = [
+    pytest.mark.usefixtures("one_torch_thread"),
+    pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them"),
+]
 WAIT_MS = 60_000
 FULL = OSError(errno.ENOSPC, "No space left on device")
-MENU = {"png": "Current attention grid as &PNG…", "svg": "Current attention grid as &SVG…",
-        "npy": "Current grid's matrices as &NPY…", "csv": "Current grid's matrices as &CSV (folder)…"}
+MENU = {
+    "png": "Current attention grid as &PNG…",
+    "svg": "Current attention grid as &SVG…",
+    "npy": "Current grid's matrices as &NPY…",
+    "csv": "Current grid's matrices as &CSV (folder)…",
+}
 
 
 def _maps(seed: int) -> KindMaps:
@@ -93,7 +100,7 @@ def _short_qimage_save(monkeypatch, fail_on_call: int = 1) -> None:
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         real_save(image, buffer, "PNG")
         whole = bytes(buffer.data())
-        Path(name).write_bytes(whole[:len(whole) // 2])
+        Path(name).write_bytes(whole[: len(whole) // 2])
         return False
 
     monkeypatch.setattr(QImage, "save", save)
@@ -187,10 +194,14 @@ def test_an_export_through_a_symlink_updates_the_real_file_and_refuses_a_fifo(wi
         window.export("npy", fifo)
     finally:
         os.close(reader)
-    assert window.warnings == [f"Could not export: refusing to write {fifo}: it is a named pipe (FIFO), "
-                               "not a regular file"]
+    assert window.warnings == [
+        f"Could not export: refusing to write {fifo}: it is a named pipe (FIFO), not a regular file"
+    ]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in folder.iterdir()) == [
-        "pipe.npy", "real.png", "shown.png"]
+        "pipe.npy",
+        "real.png",
+        "shown.png",
+    ]
 
 
 def test_a_new_export_gets_what_the_umask_allows(window, folder):
@@ -266,6 +277,10 @@ def test_save_as_through_a_symlink_updates_the_real_file_and_refuses_a_fifo(qtbo
     os.mkfifo(folder / "pipe.pt")
     with qtbot.waitSignal(actions.failed, timeout=WAIT_MS):
         actions.save_as_action.trigger()
-    assert shown == [("Could not save pipe.pt", f"refusing to write {folder / 'pipe.pt'}: it is a named pipe "
-                                                "(FIFO), not a regular file")]
+    assert shown == [
+        (
+            "Could not save pipe.pt",
+            f"refusing to write {folder / 'pipe.pt'}: it is a named pipe (FIFO), not a regular file",
+        )
+    ]
     assert sorted(p.name for p in folder.iterdir()) == ["model.pt", "pipe.pt", "real.pt"]

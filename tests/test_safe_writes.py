@@ -1,5 +1,6 @@
 """Saving a checkpoint replaces only a regular, writable file: links are followed, pipes, devices and read-only files
 refused, modes kept, the file and its folder flushed to disk, and only the writer's own leftovers cleaned."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,10 @@ from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpo
 from core_model.checkpoint_files import remove_stale_temps
 from visualizer.cli import main
 
-pytestmark = [pytest.mark.usefixtures("one_torch_thread"),
-              pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them")]
+pytestmark = [
+    pytest.mark.usefixtures("one_torch_thread"),
+    pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them"),
+]
 CONFIG = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
 TRAIN = ["train", "--task", "copy", "--steps", "3", "--batch-size", "4", "--max-len", "3", "--device", "cpu"]
 
@@ -88,9 +91,12 @@ def _make_char_device(path: Path) -> None:
         pytest.skip("creating a device node needs privileges; the FIFO, socket and folder cases cover the rule")
 
 
-KINDS = {"fifo": (_make_fifo, stat.S_ISFIFO, "a named pipe"), "socket": (_make_socket, stat.S_ISSOCK, "a socket"),
-         "folder": (_make_folder, stat.S_ISDIR, "a folder"),
-         "char device": (_make_char_device, stat.S_ISCHR, "a character device")}
+KINDS = {
+    "fifo": (_make_fifo, stat.S_ISFIFO, "a named pipe"),
+    "socket": (_make_socket, stat.S_ISSOCK, "a socket"),
+    "folder": (_make_folder, stat.S_ISDIR, "a folder"),
+    "char device": (_make_char_device, stat.S_ISCHR, "a character device"),
+}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -212,10 +218,19 @@ def test_stale_temporaries_of_exports_are_recognised_and_nothing_else(tmp_path):
     target = tmp_path / "grid.png"
     pid = os.getpid()
     ours = [tmp_path / f"grid.png.saving-{pid}-abcdefgh.tmp.png", tmp_path / f"grid.png.saving-{pid}-ijklmnop.tmp"]
-    innocent = [tmp_path / n for n in ("grid.png.saving-1-abcdefgh.tmp.svg", "grid.png.saving-1-abcdefgh.tmp.png.keep",
-                                       "other.png.saving-1-abcdefgh.tmp.png", "grid.png.notes.tmp.png",
-                                       "grid.png.backup01.tmp", "grid.png.2024.backup01.tmp.png",
-                                       f"grid.png.{pid}.abcdefgh.tmp.png", "grid.png.saving-abcdefgh.tmp")]
+    innocent = [
+        tmp_path / n
+        for n in (
+            "grid.png.saving-1-abcdefgh.tmp.svg",
+            "grid.png.saving-1-abcdefgh.tmp.png.keep",
+            "other.png.saving-1-abcdefgh.tmp.png",
+            "grid.png.notes.tmp.png",
+            "grid.png.backup01.tmp",
+            "grid.png.2024.backup01.tmp.png",
+            f"grid.png.{pid}.abcdefgh.tmp.png",
+            "grid.png.saving-abcdefgh.tmp",
+        )
+    ]
     old = time.time() - 120
     for path in ours + innocent:
         path.write_bytes(b"partial")
@@ -244,8 +259,10 @@ def test_train_refuses_a_fifo_out_before_training(tmp_path, capsys, monkeypatch)
     os.mkfifo(fifo)
     assert main([*TRAIN, "--out", str(fifo)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"attention-playground: error: --out: refusing to write {fifo}: "
-                   "it is a named pipe (FIFO), not a regular file (see 'attention-playground train --help')\n")
+    assert err == (
+        f"attention-playground: error: --out: refusing to write {fifo}: "
+        "it is a named pipe (FIFO), not a regular file (see 'attention-playground train --help')\n"
+    )
     # one line, and no progress: nothing trained
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and list(spare_dir.iterdir()) == []
 

@@ -1,5 +1,6 @@
 """No two controls that are on screen together answer the same key: Qt treats such a key as ambiguous and
 alternates between them (or does nothing), so the student's Alt+T sometimes focuses a field instead of the tab."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,10 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTabWidget
+from qt_helpers import wait_frame
 
 from visualizer.composition import Application
-
-from qt_helpers import wait_frame
 
 PORTABLE = QKeySequence.SequenceFormat.PortableText
 LIVE_CONTEXTS = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut)
@@ -19,8 +19,9 @@ LIVE_CONTEXTS = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.Applicati
 
 @pytest.fixture(scope="module")
 def app(qapp):
-    from PySide6.QtCore import QCoreApplication, QSettings
     import tempfile
+
+    from PySide6.QtCore import QCoreApplication, QSettings
 
     QCoreApplication.setOrganizationName("AttentionPlaygroundTests")
     QCoreApplication.setApplicationName("AttentionPlaygroundTests")
@@ -101,7 +102,9 @@ def f1_groups(qtbot, app) -> dict[str, list[tuple[str, str]]]:
     with qtbot.waitActive(app.window):
         app.window.activateWindow()
     qtbot.keyClick(app.window, Qt.Key.Key_F1)
-    dialog = next(w for w in QApplication.topLevelWidgets() if w.isVisible() and w.windowTitle() == "Keyboard shortcuts")
+    dialog = next(
+        w for w in QApplication.topLevelWidgets() if w.isVisible() and w.windowTitle() == "Keyboard shortcuts"
+    )
     groups = dialog.shown_groups()
     dialog.close()
     assert len({h for h, _ in groups}) == len(groups)  # one heading per place
@@ -136,9 +139,12 @@ def test_every_control_of_the_new_tabs_has_a_tooltip(qtbot, app, title):
     tabs = app.window.tabs
     page = next(tabs.widget(i) for i in range(tabs.count()) if tabs.tabText(i).replace("&", "") == title)
     tabs.setCurrentWidget(page)
-    bare = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}"
-            for cls in (QPushButton, QComboBox, QAbstractSpinBox) for w in page.findChildren(cls)
-            if w.isVisible() and not w.toolTip()]
+    bare = [
+        f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}"
+        for cls in (QPushButton, QComboBox, QAbstractSpinBox)
+        for w in page.findChildren(cls)
+        if w.isVisible() and not w.toolTip()
+    ]
     assert bare == []
 
 

@@ -1,15 +1,15 @@
 """F1 in the real window: every key the window has, grouped by where it works, in a dialog that fits the screen;
 and the stepper keys (Ctrl+Right / Ctrl+Left) work while the focus is in the Source field."""
+
 from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTabWidget, QWidget
+from qt_helpers import retype, start_app, wait_frame
 
 from visualizer.widgets.heatmap.large_view import MapDialog
-
-from qt_helpers import retype, start_app, wait_frame
 
 NATIVE = QKeySequence.SequenceFormat.NativeText
 ANYWHERE = "Anywhere in the window"
@@ -38,8 +38,9 @@ def shown_dialog(qtbot) -> QWidget:
     found: list[QWidget] = []
 
     def visible() -> bool:
-        found[:] = [w for w in QApplication.topLevelWidgets()
-                    if w.isVisible() and w.windowTitle() == "Keyboard shortcuts"]
+        found[:] = [
+            w for w in QApplication.topLevelWidgets() if w.isVisible() and w.windowTitle() == "Keyboard shortcuts"
+        ]
         return len(found) == 1
 
     qtbot.waitUntil(visible, timeout=5000)
@@ -89,8 +90,13 @@ def installed_keys(window) -> list[tuple[str, str, str]]:
     for tab_widget in window.findChildren(QTabWidget):
         for i in range(tab_widget.count()):
             if "&" in tab_widget.tabText(i):
-                keys.append((heading(tab_widget), QKeySequence.mnemonic(tab_widget.tabText(i)).toString(NATIVE),
-                             tab_widget.tabText(i)))
+                keys.append(
+                    (
+                        heading(tab_widget),
+                        QKeySequence.mnemonic(tab_widget.tabText(i)).toString(NATIVE),
+                        tab_widget.tabText(i),
+                    )
+                )
     return keys
 
 

@@ -1,15 +1,15 @@
 """F1 never builds a tab: the keys of the tabs built on first show (Positional encoding, Trainer, Length lab) are
 declared in shortcut_list.py, and the list F1 shows before those tabs exist is the one it shows once they are built
 (so the declaration names exactly the keys the real tabs have)."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
+from test_shortcut_help import app, shown_dialog  # noqa: F401 - app: the fixture (active window, every tab)
 
 from visualizer.shortcut_list import LAZY_TAB_KEYS
 from visualizer.widgets.lazy_tab import LazyTab
-
-from test_shortcut_help import app, shown_dialog  # noqa: F401 - app: the fixture (active window, every tab)
 
 
 def press_f1(qtbot, app) -> list[tuple[str, list[tuple[str, str]]]]:

@@ -1,5 +1,6 @@
 """Start-up: model-ready close to `import torch` (the shipped checkpoint must not pull in torch._dynamo), and what
 start-up leaves behind kept out of the garbage collector's full passes."""
+
 from __future__ import annotations
 
 import gc
@@ -9,8 +10,8 @@ import subprocess
 import sys
 import time
 import weakref
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -25,11 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_loading_the_shipped_model_does_not_import_torch_dynamo():
-    code = ("import sys, torch\n"
-            "from visualizer.workers.loader import load_startup_model\n"
-            "startup = load_startup_model(None)\n"
-            "assert startup.warning is None, startup.warning\n"
-            "print('torch._dynamo' in sys.modules)\n")
+    code = (
+        "import sys, torch\n"
+        "from visualizer.workers.loader import load_startup_model\n"
+        "startup = load_startup_model(None)\n"
+        "assert startup.warning is None, startup.warning\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"  # importing it cost more than import torch itself (bench: model ready)
@@ -48,8 +51,9 @@ def test_the_launched_app_collects_no_garbage_while_starting_then_freezes_its_st
     """Full collections walked ~225k start-up objects: 50-100 ms stalls of the GUI thread, mid-keystroke."""
     probe = tmp_path / "probe.json"
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), QT_QPA_PLATFORM="offscreen", **{PROBE_ENV: str(probe)})
-    out = subprocess.run([sys.executable, "-m", "visualizer"], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "visualizer"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     stamped = json.loads(probe.read_text())
     assert stamped["gc_frozen"] > 50_000  # torch, Qt and the model, at the least
@@ -97,8 +101,9 @@ def test_the_startup_probe_stamps_model_ready_once_the_ready_window_has_painted(
             return False
 
     quits = []  # the probe quits the app once it has written its file; here it must not end the test session
-    monkeypatch.setattr(startup_probe, "QApplication", SimpleNamespace(instance=lambda: SimpleNamespace(
-        quit=lambda: quits.append(1))))
+    monkeypatch.setattr(
+        startup_probe, "QApplication", SimpleNamespace(instance=lambda: SimpleNamespace(quit=lambda: quits.append(1)))
+    )
     window, root, path, paints = QMainWindow(), Root(), tmp_path / "probe.json", Paints()
     qtbot.addWidget(window)
     probe = startup_probe.StartupProbe(window, root.ready, path)

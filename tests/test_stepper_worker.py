@@ -1,4 +1,5 @@
 """The decoder stepper off the GUI thread: commands run in order, one frame each, the GUI thread keeps ticking."""
+
 from __future__ import annotations
 
 import time
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt, QTimer
+from qt_helpers import retype, wait_frame
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint
@@ -18,10 +20,8 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.tasks import TaskSlot
 from visualizer.workers.inference import ThreadedRunner
-
-from qt_helpers import retype, wait_frame
+from visualizer.workers.tasks import TaskSlot
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)  # ~100 ms a pass
 LONG = "3141592653" * 4

@@ -1,4 +1,5 @@
 """Picking a task in the Playground loads the shipped model for it (and the current encoding), never losing work."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -57,8 +58,11 @@ def test_choosing_reverse_loads_the_shipped_reverse_model_and_it_reverses(qtbot)
 
 
 def test_an_own_model_is_replaced_only_when_the_user_agrees(qtbot, tmp_path, monkeypatch):
-    own = save_checkpoint(tmp_path / "mine.pt", build_model(ModelConfig(), seed=3),
-                          extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    own = save_checkpoint(
+        tmp_path / "mine.pt",
+        build_model(ModelConfig(), seed=3),
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
     asked: list[str] = []
     answers = iter([False, True])
     monkeypatch.setattr(architecture, "_ask_load_shipped", lambda parent, text: asked.append(text) or next(answers))
@@ -77,8 +81,11 @@ def test_an_own_model_is_replaced_only_when_the_user_agrees(qtbot, tmp_path, mon
 
 
 def test_an_architecture_without_shipped_models_keeps_its_model(qtbot, tmp_path):
-    small = save_checkpoint(tmp_path / "small.pt", build_model(ModelConfig(d_model=32), seed=1),
-                            extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}})
+    small = save_checkpoint(
+        tmp_path / "small.pt",
+        build_model(ModelConfig(d_model=32), seed=1),
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
     app = open_window(qtbot, small)
     pick_task(qtbot, app, "reverse")
     qtbot.wait(500)

@@ -1,5 +1,6 @@
 """The task layer (visualizer/workers/tasks.py): latest wins, cancel, one failure sentence, ordered progress on the
 GUI thread, bounded shutdown, and a deleted slot that receives nothing without crashing the task."""
+
 from __future__ import annotations
 
 import gc
@@ -36,6 +37,7 @@ def _record(slot: TaskSlot) -> list[tuple]:
 
 def _until_cancelled(started: threading.Event, ended: threading.Event, seen_cancel: list[bool]):
     """A cooperative task that waits for its cancel, then returns a result that must never be shown."""
+
     def task(state, label: str) -> str:
         started.set()
         try:
@@ -45,6 +47,7 @@ def _until_cancelled(started: threading.Event, ended: threading.Event, seen_canc
             return label
         finally:
             ended.set()
+
     return task
 
 
@@ -98,11 +101,13 @@ def test_a_failing_task_gives_the_one_failure_sentence(qtbot, pool):
     with qtbot.waitSignal(slot.idle, timeout=WAIT_MS):
         slot.submit(broken, "x.pt")
     assert [(kind, value) for kind, value, _ in seen] == [
-        ("failed", "Reading the file failed: x.pt is not a checkpoint")]
+        ("failed", "Reading the file failed: x.pt is not a checkpoint")
+    ]
 
 
 def test_an_error_without_words_is_named_by_its_type(qtbot, pool):
     slot = TaskSlot("The build", pool=pool)
+
     def out_of_memory(_state) -> None:
         raise MemoryError
 

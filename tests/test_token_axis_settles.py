@@ -4,6 +4,7 @@ An axis that gave back its labels' room when it drew none grew the map, which ma
 room again, and so on: the Trainer's probe view repainted about a hundred times a second while idle, and the GUI
 thread spent most of its time there while a model trained. Each size below is held still and the paints counted.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -6,6 +6,7 @@ A subset misleads: every other output row of 4 9 3 0 3 9 7 3 reads "4 3 3 7", an
 into each other or are thinned to every k-th read no better. The Length lab's maps, the Trainer probe view, the
 large view and the cell panel's charts are walked here.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,13 +16,12 @@ import torch
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
+from qt_helpers import retype, start_app, wait_frame
 
 from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.heatmap.atlas import abbreviate
 from visualizer.widgets.heatmap.token_axis import TokenAxis
 from visualizer.workers.training_worker import probe_maps
-
-from qt_helpers import retype, start_app, wait_frame
 
 SOURCE = "49303973"
 LAB_LENGTH = 20  # long enough (21 output rows) to crowd a map's axis
@@ -57,8 +57,11 @@ def ticked_axes(widget) -> list[pg.AxisItem]:
         if not isinstance(view, pg.GraphicsView) or not view.isVisible():
             continue
         for item in view.scene().items():
-            if isinstance(item, pg.AxisItem) and item.isVisible() and (
-                    isinstance(item, TokenAxis) or item._tickLevels is not None):  # noqa: SLF001 - explicit ticks
+            if (
+                isinstance(item, pg.AxisItem)
+                and item.isVisible()
+                and (isinstance(item, TokenAxis) or item._tickLevels is not None)
+            ):  # noqa: SLF001 - explicit ticks
                 if not isinstance(item.parentItem(), pg.ColorBarItem):  # a colour scale's numbers
                     found.append(item)
     return found
@@ -168,8 +171,9 @@ def _compare(qtbot, app, walk: Walk) -> None:
 def show_tab(app, page) -> None:
     """Bring the window's tab holding `page` to the front."""
     tabs = app.window.tabs
-    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i) is page
-                              or tabs.widget(i).isAncestorOf(page)))
+    tabs.setCurrentIndex(
+        next(i for i in range(tabs.count()) if tabs.widget(i) is page or tabs.widget(i).isAncestorOf(page))
+    )
 
 
 def _length_lab(qtbot, app, walk: Walk):
@@ -188,8 +192,9 @@ def _length_lab(qtbot, app, walk: Walk):
     for slot, probe in enumerate(pair.probes):
         vocab = pair.tasks[slot].vocabulary
         outputs = [vocab.token(t) if t < len(vocab) else "?" for t in probe.output] or ["(nothing)"]
-        walk.axis(lab.maps.plots[slot].getAxis("bottom"), vocab.tokens(probe.encoder_input),
-                  f"Length lab {slot} source")
+        walk.axis(
+            lab.maps.plots[slot].getAxis("bottom"), vocab.tokens(probe.encoder_input), f"Length lab {slot} source"
+        )
         walk.axis(lab.maps.plots[slot].getAxis("left"), outputs, f"Length lab {slot} outputs")
     return lab
 
@@ -229,7 +234,7 @@ def test_every_plot_labels_all_its_tokens_in_order_or_none_at_every_size(qtbot, 
             QApplication.processEvents()
             if name == "playground":
                 app.playground.grid_stack.setCurrentWidget(app.playground.grid_tabs)
-                for kind, grid in app.playground.grids.items():
+                for grid in app.playground.grids.values():
                     app.playground.grid_tabs.setCurrentWidget(grid)
                     QApplication.processEvents()
                     walk.check(app.playground, size)
@@ -291,8 +296,7 @@ def test_two_axes_at_the_edge_of_fitting_settle_instead_of_repainting_forever(qt
     # the narrowest view where the bottom labels fit whole beside a left axis drawing all its labels
     width = _first_size(100, 900, lambda w: _settle(qtbot, view, w, 600), lambda: bottom.shown == tokens)
     # the lowest view where the left labels fit whole above a bottom axis drawing all its labels
-    height = _first_size(60, 600, lambda h: _settle(qtbot, view, width + 40, h),
-                         lambda: left.shown == tokens)
+    height = _first_size(60, 600, lambda h: _settle(qtbot, view, width + 40, h), lambda: left.shown == tokens)
     counter = PaintCounter()
     view.viewport().installEventFilter(counter)
     _settle(qtbot, view, width - 1, height)  # bottom fits only beside a narrower left, left only above a lower bottom

@@ -3,6 +3,7 @@
 The process-wide default is raised to two threads first: a worker that inherited the default instead of choosing
 its own would run two and fail these checks.
 """
+
 from __future__ import annotations
 
 import threading
@@ -15,8 +16,8 @@ from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.workers import torch_threads
-from visualizer.workers.tasks import run_task
 from visualizer.workers.inference import ThreadedRunner
+from visualizer.workers.tasks import run_task
 from visualizer.workers.training_worker import TrainingWorker
 
 
@@ -41,8 +42,9 @@ def test_the_inference_thread_runs_the_chosen_count(qtbot, two_threads_by_defaul
 
 def test_the_training_thread_runs_the_chosen_count(two_threads_by_default):
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1), seed=0)
-    worker = TrainingWorker(model, TaskSpec(min_len=2, max_len=4), TrainConfig(steps=1, batch_size=4, device="cpu"),
-                            torch.device("cpu"))
+    worker = TrainingWorker(
+        model, TaskSpec(min_len=2, max_len=4), TrainConfig(steps=1, batch_size=4, device="cpu"), torch.device("cpu")
+    )
     seen: list[int] = []
 
     def train_then_look() -> None:  # a fresh thread, as the app's QThread is: it starts from the default of 2

@@ -1,5 +1,6 @@
 """The window says which source lengths the model was trained on, and notes (never refuses) a source beyond them;
 the Trainer tab starts from the shipped models' recipe and trains with its runs and anchors as shown."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,9 +8,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextDocumentFragment
+from qt_helpers import retype, start_app, wait_frame
 
 from core_model.checkpoint import load_checkpoint, save_checkpoint
-from qt_helpers import retype, start_app, wait_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 AMBER = QColor("#b35c00")

@@ -1,4 +1,5 @@
 """The Trainer's short learning-rate plot: its axis numbers must stay readable (no label drawn over another)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -3,6 +3,7 @@
 Driven through the real tab: Train from scratch twice, then Clear previous run. Reads the role plot's items: the
 grey curves' data against the first run's snapshots, their pen, the legend, the formed-at sentence.
 """
+
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -34,8 +35,12 @@ def grey_curves(forming: FormingCurves) -> list[tuple[list[float], list[float]]]
     for item in forming.plot.getPlotItem().items:
         pen = item.opts.get("pen") if isinstance(item, pg.PlotDataItem) else None
         colour = pen.color() if isinstance(pen, QPen) else None
-        if colour is not None and colour.red() == colour.green() == colour.blue() and \
-                pen.style() == Qt.PenStyle.DashLine and item.isVisible():
+        if (
+            colour is not None
+            and colour.red() == colour.green() == colour.blue()
+            and pen.style() == Qt.PenStyle.DashLine
+            and item.isVisible()
+        ):
             xs, ys = item.getData()
             found.append(([] if xs is None else xs.tolist(), [] if ys is None else ys.tolist()))
     return sorted(pair for pair in found if pair[0])

@@ -1,4 +1,5 @@
 """Trainer tab: real widgets driven by clicks and keys, training in the worker thread of a tiny model."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,8 @@ from PySide6.QtGui import QImage
 
 import core_model.training as training_module
 from core_model import build_model
-from core_model.training_loop import Cadence
 from core_model.training import Trainer
+from core_model.training_loop import Cadence
 from visualizer.state.training import TrainingState
 from visualizer.widgets.trainer import tab as trainer_tab
 from visualizer.widgets.trainer.tab import TrainerTab, head_mean
@@ -258,10 +259,22 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
     from visualizer.state.model_hub import ModelHub
     from visualizer.workers.training_worker import TrainingWorker
 
-    config = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1,
-                         max_len=16, positional=positional)
-    hub = ModelHub(build_model(config, seed=0), TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
-                   device=torch.device("cpu"), origin="test")
+    config = ModelConfig(
+        vocab_size=8,
+        d_model=16,
+        n_heads=2,
+        d_ff=32,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        max_len=16,
+        positional=positional,
+    )
+    hub = ModelHub(
+        build_model(config, seed=0),
+        TaskSpec("copy", n_symbols=5, min_len=3, max_len=5),
+        device=torch.device("cpu"),
+        origin="test",
+    )
     st = TrainingState(hub, TrainingWorker)
     widget = TrainerTab(hub, st)
     qtbot.addWidget(widget)

@@ -3,6 +3,7 @@
 Each test drives the real tab with clicks and keys and reads what a person sees: label texts, button geometry,
 curve data and pens from the pyqtgraph items, the probe image.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The fast training step (fused AdamW, one host transfer per step) against a plain step written here."""
+
 from __future__ import annotations
 
 import copy
@@ -21,8 +22,15 @@ def plain_run(train: TrainConfig, steps: int) -> torch.nn.Module:
     """The same run with a textbook loop: per-parameter AdamW (no foreach, no fused), losses by hand."""
     model = build_model(CONFIG, seed=0)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=train.lr, betas=ADAM_BETAS, eps=ADAM_EPS,
-                            weight_decay=train.weight_decay, foreach=False, fused=False)
+    opt = torch.optim.AdamW(
+        model.parameters(),
+        lr=train.lr,
+        betas=ADAM_BETAS,
+        eps=ADAM_EPS,
+        weight_decay=train.weight_decay,
+        foreach=False,
+        fused=False,
+    )
     gen = torch.Generator().manual_seed(train.seed)
     from core_model.training import learning_rate
 

@@ -1,4 +1,5 @@
 """TrainingState without the tab: immutable signal payloads, the hub generation, and how a failed run is logged."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -6,8 +7,8 @@ import logging
 
 import pytest
 
-from core_model.training_loop import Cadence
 from core_model.training import TrainConfig
+from core_model.training_loop import Cadence
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView

@@ -4,6 +4,7 @@ opens, with the defaults for that scope, and says so.
 Qt opens the settings file while constructing QSettings; on a FIFO that open waits for a writer forever, inside a
 system call no test timeout can interrupt. So the app is launched in a child process with a deadline.
 """
+
 from __future__ import annotations
 
 import os
@@ -66,12 +67,19 @@ def launch_app(settings_dir: Path, system_dir: Path | None = None, script: str =
     """The app (or `script`) in a child process, its user (and system-wide) settings in the folders given."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     system = system_dir if system_dir is not None else settings_dir.parent / "no-system-settings"
-    return subprocess.run([sys.executable, "-c", script, str(settings_dir), str(system)], capture_output=True,
-                          text=True, timeout=DEADLINE_S, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", script, str(settings_dir), str(system)],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        env=env,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize(("make", "what"), [(os.mkfifo, "a named pipe (FIFO)"), (os.mkdir, "a folder")],
-                         ids=["fifo", "folder"])
+@pytest.mark.parametrize(
+    ("make", "what"), [(os.mkfifo, "a named pipe (FIFO)"), (os.mkdir, "a folder")], ids=["fifo", "folder"]
+)
 def test_the_window_opens_with_the_defaults_and_names_the_unusable_settings_file(tmp_path, make, what):
     settings_dir = tmp_path / "odd\nname"  # the status line must show it as one escaped line
     (settings_dir / ORG).mkdir(parents=True)
@@ -82,8 +90,9 @@ def test_the_window_opens_with_the_defaults_and_names_the_unusable_settings_file
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert "FAILED" not in lines and lines["TABS"] == "True"
     shown = str(path).replace("\n", "\\n")
-    assert lines["STATUS"] == (f"Preferences could not be read from {shown} ({what}): the defaults are used and "
-                               "nothing will be saved there.")
+    assert lines["STATUS"] == (
+        f"Preferences could not be read from {shown} ({what}): the defaults are used and nothing will be saved there."
+    )
     assert "settings file" in done.stderr and "Traceback" not in done.stderr  # the warning is logged
     assert (stat.S_ISFIFO if make is os.mkfifo else stat.S_ISDIR)(os.lstat(path).st_mode)  # left as it was
     assert sorted(p.name for p in settings_dir.rglob("*")) == sorted([ORG, path.name])  # nothing saved beside it
@@ -115,8 +124,9 @@ def test_a_system_wide_settings_file_that_is_a_pipe_is_left_out_and_the_users_ow
     assert done.returncode == 0, done.stderr[-2000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert "FAILED" not in lines and lines["TABS"] == "True"
-    assert lines["STATUS"] == (f"System-wide preferences could not be read from {pipe} (a named pipe (FIFO)): they "
-                               "are left out this run.")
+    assert lines["STATUS"] == (
+        f"System-wide preferences could not be read from {pipe} (a named pipe (FIFO)): they are left out this run."
+    )
     assert "system settings file" in done.stderr and "Traceback" not in done.stderr
     text = user_file.read_text()
     assert "source=97531" in text and "geometry" in text  # the user's own preferences: read, then saved on close

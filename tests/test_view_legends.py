@@ -1,11 +1,11 @@
 """Each view's title and legend in the real window say what its maps hold: the avg column's formula (a plain head
 mean, or the rollout up to that layer) and what grey means (nothing is grey in rollout)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-
 from qt_helpers import start_app, wait_frame
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -60,8 +60,10 @@ def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked
         if kind == "encoder_self":
             assert "avg = rollout R^l = Ã^l R^(l−1)" in title
         else:
-            assert f"avg = decoder rollout to layer l, share from {'target' if kind == 'decoder_self' else 'source'}" \
-                   in title
+            assert (
+                f"avg = decoder rollout to layer l, share from {'target' if kind == 'decoder_self' else 'source'}"
+                in title
+            )
         assert "grey" not in legend and "no cell is masked in rollout" in legend, legend
         grid = app.playground.grids[kind]
         for layer in range(grid.current_maps().n_layers):
@@ -74,8 +76,9 @@ def test_rollout_title_names_the_heads_its_average_leaves_out(qtbot, app):
     choose(qtbot, app, "rollout")
     app.session.set_head_enabled("encoder_self", 0, 1, False)
     wait_frame(qtbot, app.session)
-    qtbot.waitUntil(lambda: "heads on" in app.playground.grids["encoder_self"].header.title_label.text(),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "heads on" in app.playground.grids["encoder_self"].header.title_label.text(), timeout=10_000
+    )
     title, _legend = read(app, "encoder_self")
     heads = app.hub.config.n_heads
     layers = app.hub.config.n_encoder_layers

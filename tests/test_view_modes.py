@@ -1,11 +1,13 @@
 """The Show bar: each view's numbers on screen equal core_model.attention_views for the same input; its colour
 scale suits it; its formula is one click away."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from qt_helpers import show_playground
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.attention_views import norm_weighted, rollout, run_with_inputs
@@ -13,8 +15,6 @@ from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
-
-from qt_helpers import show_playground
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 
@@ -60,8 +60,12 @@ def test_norm_view_shows_the_core_functions_numbers(qtbot, view):
         for layer in range(2):
             for head in range(4):
                 expected = ref.kind(kind)[layer][0, head].numpy()
-                np.testing.assert_allclose(np.nan_to_num(grid.displayed_matrix(layer, head)),
-                                           np.where(maps.valid, expected, 0), rtol=0, atol=1e-6)
+                np.testing.assert_allclose(
+                    np.nan_to_num(grid.displayed_matrix(layer, head)),
+                    np.where(maps.valid, expected, 0),
+                    rtol=0,
+                    atol=1e-6,
+                )
         lo, hi = grid.map_levels(0, 0)
         assert lo == 0.0 and hi == pytest.approx(float(maps.values[:, :, maps.valid].max()))  # 0 to the max
         assert "norm-weighted" in grid.title_label.text()
@@ -79,11 +83,13 @@ def test_rollout_view_shows_the_rollout_with_rows_summing_to_one(qtbot, view):
         view.grid_tabs.setCurrentIndex(i)
         grid = view.grids[kind]
         for layer in range(2):
-            np.testing.assert_allclose(grid.displayed_matrix(layer, -1), getattr(ref, kind)[layer, 0].numpy(),
-                                       rtol=0, atol=1e-6)  # the avg column is the rollout
+            np.testing.assert_allclose(
+                grid.displayed_matrix(layer, -1), getattr(ref, kind)[layer, 0].numpy(), rtol=0, atol=1e-6
+            )  # the avg column is the rollout
             for head in range(4):
-                np.testing.assert_allclose(grid.displayed_matrix(layer, head),
-                                           ref.heads.kind(kind)[layer][0, head].numpy(), rtol=0, atol=1e-6)
+                np.testing.assert_allclose(
+                    grid.displayed_matrix(layer, head), ref.heads.kind(kind)[layer][0, head].numpy(), rtol=0, atol=1e-6
+                )
         lo, hi = grid.map_levels(0, 0)
         assert lo == 0.0 and hi == pytest.approx(float(np.nanmax(grid.current_maps().values)))  # 0 to the max
         assert "rollout" in grid.title_label.text()
@@ -106,8 +112,12 @@ def test_formula_is_one_click_away_for_every_view(qtbot, view):
     assert bar.formula_label.isHidden()
     qtbot.mouseClick(bar.formula_button, Qt.MouseButton.LeftButton)
     assert bar.formula_label.isVisible()
-    expected = {"weights": ("softmax", "Vaswani"), "scores": ("√d", "Vaswani"),
-                "norms": ("W<sub>O</sub>", "Kobayashi et al. 2020"), "rollout": ("0.5 Ā + 0.5 I", "Abnar & Zuidema 2020")}
+    expected = {
+        "weights": ("softmax", "Vaswani"),
+        "scores": ("√d", "Vaswani"),
+        "norms": ("W<sub>O</sub>", "Kobayashi et al. 2020"),
+        "rollout": ("0.5 Ā + 0.5 I", "Abnar & Zuidema 2020"),
+    }
     for mode, (equation, citation) in expected.items():
         choose(qtbot, view, mode)
         text = bar.formula_label.text()
@@ -119,8 +129,9 @@ def test_formula_is_one_click_away_for_every_view(qtbot, view):
 def test_shortcut_cycles_the_views(qtbot, view):
     with qtbot.waitActive(view):
         view.activateWindow()
-    qtbot.keyClick(view.input_panel.source, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier
-                   | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        view.input_panel.source, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     assert view.session.mode == "scores" and view.view_modes.mode() == "scores"
 
 
@@ -136,8 +147,9 @@ def test_rollout_average_column_leaves_ablated_heads_out_like_the_rollout(qtbot,
     for i, kind in enumerate(KINDS):
         view.grid_tabs.setCurrentIndex(i)
         for layer in range(2):
-            np.testing.assert_allclose(view.grids[kind].displayed_matrix(layer, -1),
-                                       getattr(ref, kind)[layer, 0].numpy(), rtol=0, atol=1e-6)
+            np.testing.assert_allclose(
+                view.grids[kind].displayed_matrix(layer, -1), getattr(ref, kind)[layer, 0].numpy(), rtol=0, atol=1e-6
+            )
 
 
 def test_scores_formula_names_the_masked_colour_the_legend_uses(qtbot, view):

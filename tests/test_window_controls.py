@@ -1,12 +1,11 @@
 """Shortcuts, the warning banner, the Model panel's Apply and undo history, driven through the real window."""
+
 from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
-
-
 from qt_helpers import start_app, wait_frame
 
 
@@ -21,14 +20,28 @@ def app(qtbot):
 
 def wheel(widget, steps: int = 1) -> None:
     centre = QPointF(widget.rect().center())
-    event = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())), QPoint(0, 0),
-                        QPoint(0, 120 * steps), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
-                        Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        centre,
+        QPointF(widget.mapToGlobal(centre.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, 120 * steps),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, event)
 
 
-@pytest.mark.parametrize("key, title", [(Qt.Key.Key_E, "Encoder self"), (Qt.Key.Key_D, "Decoder self"),
-                                        (Qt.Key.Key_R, "Cross"), (Qt.Key.Key_E, "Encoder self")])
+@pytest.mark.parametrize(
+    "key, title",
+    [
+        (Qt.Key.Key_E, "Encoder self"),
+        (Qt.Key.Key_D, "Decoder self"),
+        (Qt.Key.Key_R, "Cross"),
+        (Qt.Key.Key_E, "Encoder self"),
+    ],
+)
 def test_alt_keys_pick_the_grid_tab_even_while_typing(qtbot, app, key, title):
     tabs = app.playground.grid_tabs
     tabs.setCurrentIndex(1 if title != "Decoder self" else 2)
@@ -116,7 +129,12 @@ def test_teacher_forcing_and_stepping_are_a_visible_switch_with_a_chip_legend(qt
     wait_frame(qtbot, app.session)
     assert app.session.decode_snapshot().stepping
     assert panel.legend.isVisible() and panel.legend.texts() == [
-        "right", "wrong", "no expectation", "expected", "forced by you"]
+        "right",
+        "wrong",
+        "no expectation",
+        "expected",
+        "forced by you",
+    ]
     image = panel.legend.grab().toImage()
     colours = {image.pixelColor(r.center().x(), r.top() + 3).name() for r, *_ in panel.legend._items}
     assert {"#2e7d32", "#c62828", "#9e9e9e", "#eceff1"} <= colours

@@ -1,4 +1,5 @@
 """Entry point: `attention-playground` opens the window; `attention-playground VERB ...` runs headless."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Create the QApplication and show the window at once; the model loads behind it."""
+
 from __future__ import annotations
 
 import logging

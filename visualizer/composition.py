@@ -3,6 +3,7 @@
 Only the entry point (`visualizer.app`) imports this module. The window is a shell; state objects, controllers and
 views are built here once the model has loaded, and each receives only what it needs (a provider, a sink).
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,8 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.export import Exporter
     from visualizer.controllers.preferences import Preferences
     from visualizer.controllers.recovery import Recovery
-    from visualizer.state.model_hub import ModelHub
     from visualizer.state.length_lab import LengthLabState
+    from visualizer.state.model_hub import ModelHub
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.playground import PlaygroundSession
     from visualizer.state.snapshots import ModelInfo
@@ -86,10 +87,15 @@ class Application(QObject):
     def start_loading(self) -> None:
         """Import torch and load the model off the GUI thread; build the tabs when it is ready."""
         path, device = self._checkpoint, self._device_name
-        self._loading = run_task("Loading the model", lambda: load_startup_model(path, device), self._on_loaded,
-                                 self._fail)
-        self._preloading = run_task("Preloading the tabs", import_gui_modules, lambda _r: None,  # _build imports them
-                                    lambda message: log.warning("preloading the tabs failed: %s", message))
+        self._loading = run_task(
+            "Loading the model", lambda: load_startup_model(path, device), self._on_loaded, self._fail
+        )
+        self._preloading = run_task(
+            "Preloading the tabs",
+            import_gui_modules,
+            lambda _r: None,  # _build imports them
+            lambda message: log.warning("preloading the tabs failed: %s", message),
+        )
 
     def _on_loaded(self, startup: StartupModel) -> None:
         try:  # every way out emits `ready` or `failed`: the app's start-up settings (no GC) end on either
@@ -118,9 +124,9 @@ class Application(QObject):
         from visualizer.controllers.preferences import Preferences
         from visualizer.controllers.recovery import Recovery
         from visualizer.state.beam import BeamState
+        from visualizer.state.compare import CompareSession
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
-        from visualizer.state.compare import CompareSession
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.lengthlab.page import install_length_lab
@@ -132,8 +138,15 @@ class Application(QObject):
         from visualizer.workers.training_worker import TrainingWorker
 
         win = self.window
-        hub = self.hub = ModelHub(startup.model, startup.task, device=startup.device, origin=startup.origin,
-                                  history=startup.history, path=startup.path, extra=startup.extra)
+        hub = self.hub = ModelHub(
+            startup.model,
+            startup.task,
+            device=startup.device,
+            origin=startup.origin,
+            history=startup.history,
+            path=startup.path,
+            extra=startup.extra,
+        )
         self.session = PlaygroundSession(hub, runner=ThreadedRunner())  # forward passes off the GUI thread
         self.training = TrainingState(hub, TrainingWorker)
         self.pe_state = PELabState()
@@ -151,8 +164,9 @@ class Application(QObject):
         self._build_heads()
         self.checkpoints = CheckpointActions(hub, win, self.training)
         self.trainer_page.confirm_discard = self.checkpoints.confirm_discard  # Save, Discard or Cancel, as File > Open
-        self.exporter = Exporter(self.playground.grid_tabs.currentWidget, lambda: self.pe_tab.plot_items(),
-                                 win.show_message, win)
+        self.exporter = Exporter(
+            self.playground.grid_tabs.currentWidget, lambda: self.pe_tab.plot_items(), win.show_message, win
+        )
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
@@ -198,8 +212,9 @@ class Application(QObject):
             log.warning("could not restore the saved preferences; using the defaults", exc_info=True)
             self.preferences.forget()
             self.preferences.restore()
-            self.window.show_message(f"Your saved preferences could not be restored ({exc}); the defaults are used.",
-                                     15000)
+            self.window.show_message(
+                f"Your saved preferences could not be restored ({exc}); the defaults are used.", 15000
+            )
 
     def _wire(self) -> None:
         hub, win = self.hub, self.window

@@ -4,6 +4,7 @@ Checked only where Qt's platform plugins need a display server (Linux and other 
 the plugins that do (xcb, wayland); `offscreen`, `vnc`, `eglfs` and the like need none. When a display is named but
 the plugin still fails (a missing system library), Qt's own message is the right one and is left to Qt.
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,8 +38,10 @@ def missing_display(argv: Sequence[str], env: Mapping[str, str], system: str = s
     if any(variables is None or any(env.get(v) for v in variables) for variables in wanted):
         return ""
     unset = sorted({v for variables in wanted for v in variables or ()})
-    return (f"attention-playground: error: no display found ({' and '.join(unset)} "
-            f"{'is' if len(unset) == 1 else 'are'} not set), so the window cannot open. Without a display, use the "
-            "headless commands (attention-playground train|eval|views|decode|heads|cell ...; see "
-            "'attention-playground --help'), or run the window under a virtual X server: "
-            "xvfb-run -a attention-playground")
+    return (
+        f"attention-playground: error: no display found ({' and '.join(unset)} "
+        f"{'is' if len(unset) == 1 else 'are'} not set), so the window cannot open. Without a display, use the "
+        "headless commands (attention-playground train|eval|views|decode|heads|cell ...; see "
+        "'attention-playground --help'), or run the window under a virtual X server: "
+        "xvfb-run -a attention-playground"
+    )

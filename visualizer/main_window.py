@@ -3,6 +3,7 @@
 It knows no model, session or controller. `visualizer.composition` builds those and hands the window their
 widgets, actions and hooks (what closing must do, what F1 lists); the window only shows them.
 """
+
 from __future__ import annotations
 
 import logging
@@ -12,7 +13,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
-    QLabel, QMainWindow, QMenu, QMessageBox, QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from visualizer.widgets.common.message_bar import MessageBar
@@ -83,8 +91,9 @@ class MainWindow(QMainWindow):
         self.add_action(self.help_menu, "&About", self.show_about)
 
     # ----- filling the shell -----
-    def add_action(self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
-                   tip: str = "") -> QAction:
+    def add_action(
+        self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None, tip: str = ""
+    ) -> QAction:
         """A menu entry with an optional shortcut and status tip."""
         action = QAction(text, self)
         if shortcut:
@@ -178,9 +187,12 @@ class MainWindow(QMainWindow):
         self._shortcut_dialog.activateWindow()
 
     def show_about(self) -> None:
-        QMessageBox.about(self, "About Attention Playground",
-                          "<b>Attention Playground</b><br>An encoder-decoder Transformer (Vaswani et al., 2017) "
-                          "whose every head you can watch, mask, ablate, step and train.")
+        QMessageBox.about(
+            self,
+            "About Attention Playground",
+            "<b>Attention Playground</b><br>An encoder-decoder Transformer (Vaswani et al., 2017) "
+            "whose every head you can watch, mask, ablate, step and train.",
+        )
 
     # ----- closing -----
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name

@@ -2,6 +2,7 @@
 
 Built once the tabs exist, from the actions their controllers own; the composition root calls `build_menus`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,19 +30,32 @@ def build_menus(app: Any) -> None:
     fm.addSeparator()
     win.add_action(fm, "&Quit", win.close, "Ctrl+Q")
     for i, name in enumerate(("Playground", "Positional encoding", "Trainer")):
-        win.add_action(win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i),
-                       f"Ctrl+{i + 1}")
+        win.add_action(
+            win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"
+        )
     win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(app.heads_view), "Ctrl+4")
-    win.add_action(win.view_menu, "&Analyse heads", app.heads_view.run, "Ctrl+Shift+A",
-                   tip="Score every head's role and ablate each in turn (Heads tab)")
+    win.add_action(
+        win.view_menu,
+        "&Analyse heads",
+        app.heads_view.run,
+        "Ctrl+Shift+A",
+        tip="Score every head's role and ablate each in turn (Heads tab)",
+    )
     win.view_menu.addSeparator()
-    app.square_cells_action = win.add_action(win.view_menu, "&Square cells", app.set_square_cells,
-                                             tip="Keep every attention cell square instead of filling the view")
+    app.square_cells_action = win.add_action(
+        win.view_menu,
+        "&Square cells",
+        app.set_square_cells,
+        tip="Keep every attention cell square instead of filling the view",
+    )
     app.square_cells_action.setCheckable(True)
-    app.undo_action = win.add_action(win.model_menu, "&Undo architecture change",
-                                     app.architecture.restore_previous, "Ctrl+Alt+Z",
-                                     tip="Bring back the model before the last architecture change, weights "
-                                         "included")
+    app.undo_action = win.add_action(
+        win.model_menu,
+        "&Undo architecture change",
+        app.architecture.restore_previous,
+        "Ctrl+Alt+Z",
+        tip="Bring back the model before the last architecture change, weights included",
+    )
     app.architecture.track_undo(app.undo_action)  # names what it undoes: Apply, Train from scratch, a task switch
     _build_device_menu(app)
 

@@ -3,15 +3,31 @@
 Only their definitions run here (class bodies, module constants); every widget is still built on the GUI thread in
 `Application._build()`, which imports the same modules and so waits for any still loading here.
 """
+
 from __future__ import annotations
 
 import importlib
 
-MODULES = ("pyqtgraph", *(f"visualizer.{m}" for m in (
-    "widgets.playground.view", "widgets.trainer.tab", "widgets.heads.view", "widgets.heads.badges",
-    "widgets.playground.beam_panel", "controllers.architecture", "controllers.export", "controllers.checkpoints",
-    "controllers.preferences", "state.heads", "workers.tasks",
-    "workers.training_worker")))
+MODULES = (
+    "pyqtgraph",
+    *(
+        f"visualizer.{m}"
+        for m in (
+            "widgets.playground.view",
+            "widgets.trainer.tab",
+            "widgets.heads.view",
+            "widgets.heads.badges",
+            "widgets.playground.beam_panel",
+            "controllers.architecture",
+            "controllers.export",
+            "controllers.checkpoints",
+            "controllers.preferences",
+            "state.heads",
+            "workers.tasks",
+            "workers.training_worker",
+        )
+    ),
+)
 
 
 def import_gui_modules() -> None:

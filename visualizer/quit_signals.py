@@ -5,6 +5,7 @@ Ctrl+C would wait for the next slot and then raise KeyboardInterrupt there. The 
 number to a socket (`signal.set_wakeup_fd`); a QSocketNotifier on the other end wakes the event loop, which reads
 the numbers and emits `received`. The Python-level handler itself does nothing.
 """
+
 from __future__ import annotations
 
 import logging

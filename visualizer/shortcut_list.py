@@ -6,6 +6,7 @@ before then, and building them here would freeze the window: their keys are decl
 tests/test_shortcut_lazy.py and tests/test_shortcut_help.py build them and check that each declaration lists
 exactly the keys they really have.
 """
+
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
@@ -106,8 +107,7 @@ def _collect(window: QMainWindow) -> dict[tuple[str, str], list[str]]:
 
 def _area_order(window: QMainWindow) -> list[str]:
     tabs = window.findChild(QTabWidget)
-    return [ANYWHERE, *(f"{_plain(tabs.tabText(i))} tab" for i in range(tabs.count() if tabs else 0)),
-            *WINDOW_HEADINGS]
+    return [ANYWHERE, *(f"{_plain(tabs.tabText(i))} tab" for i in range(tabs.count() if tabs else 0)), *WINDOW_HEADINGS]
 
 
 def shortcut_groups(window: QMainWindow) -> list[ShortcutGroup]:
@@ -118,5 +118,10 @@ def shortcut_groups(window: QMainWindow) -> list[ShortcutGroup]:
     for (area, what), keys in _collect(window).items():
         groups.setdefault(area, []).append((", ".join(keys), what.removesuffix(f" ({area})")))  # under its heading
     ranked = sorted(groups, key=lambda a: (order.index(a) if a in order else len(order), a))
-    return [(WINDOW_HEADINGS.get(area, area[:1].upper() + area[1:]),
-             sorted(groups[area], key=lambda kw: (kw[1].lower(), kw[0]))) for area in ranked]
+    return [
+        (
+            WINDOW_HEADINGS.get(area, area[:1].upper() + area[1:]),
+            sorted(groups[area], key=lambda kw: (kw[1].lower(), kw[0])),
+        )
+        for area in ranked
+    ]

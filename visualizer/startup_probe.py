@@ -2,6 +2,7 @@
 
 Times are wall-clock seconds (time.time()) so a parent process can subtract its own launch time.
 """
+
 from __future__ import annotations
 
 import gc

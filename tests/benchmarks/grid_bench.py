@@ -2,6 +2,7 @@
 
 Run: QT_QPA_PLATFORM=offscreen python tests/benchmarks/grid_bench.py
 """
+
 from __future__ import annotations
 
 import logging
@@ -144,8 +145,10 @@ def main() -> None:
     """Print a small table of repaint rates."""
     _app()
     baseline = measure_single_imageitem_fps()
-    rows = [("single 256x256 ImageItem", baseline, float("nan")),
-            ("54 ImageItems (6x9 maps) at 32x32", measure_per_map_imageitems_fps(), float("nan"))]
+    rows = [
+        ("single 256x256 ImageItem", baseline, float("nan")),
+        ("54 ImageItems (6x9 maps) at 32x32", measure_per_map_imageitems_fps(), float("nan")),
+    ]
     for n_layers, n_heads, t in ((2, 4, 16), (6, 8, 32), (6, 8, 64), (6, 8, 128), (6, 8, 256)):
         fps, p95 = measure_grid(n_layers, n_heads, t)
         rows.append((f"grid {n_layers}x{n_heads} (+avg) at {t}x{t}", fps, p95))

@@ -1,6 +1,7 @@
 """Keystroke-to-repaint latency in the real window: a key typed into the source field until the visible grid has
 painted that key's maps (and the rest of its frame). bench.py turns these into rows against latency_bench's floor.
 """
+
 from __future__ import annotations
 
 import time
@@ -11,7 +12,6 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
-
 from ui_bench import DIGITS, PaintCounter, wait_events
 
 if TYPE_CHECKING:
@@ -65,8 +65,7 @@ class FramePaints:
 
     def shown_since(self, frames_before: int) -> bool:
         """A frame arrived after `frames_before`, no newer one is on its way, and the grid painted after it."""
-        return (self.frames > frames_before and self._session.idle
-                and self.counter.count > self.paints_at_frame)
+        return self.frames > frames_before and self._session.idle and self.counter.count > self.paints_at_frame
 
     def detach(self) -> None:
         self._session.frame_changed.disconnect(self._on_frame)
@@ -90,8 +89,9 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: fl
     return (time.perf_counter() - start) * 1e3
 
 
-def measure_with_floor(window: Application, length: int, n_keys: int, blocks: int = 4, warmup: int = 8,
-                       settle: int = 2) -> tuple[KeystrokeResult, dict[str, float]]:
+def measure_with_floor(
+    window: Application, length: int, n_keys: int, blocks: int = 4, warmup: int = 8, settle: int = 2
+) -> tuple[KeystrokeResult, dict[str, float]]:
     """Backspace and '7' alternately (the length stays put) with each grid tab visible in turn, and the keystrokes'
     floor (latency_bench.BareFloor), per tab in alternating blocks.
 

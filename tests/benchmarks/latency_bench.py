@@ -5,6 +5,7 @@ The floor of a keystroke is what no implementation can avoid: one forward pass w
 bare pyqtgraph `ImageItem` of the same size. It is measured in the same run as the keystrokes, so the ratio holds
 on any machine. bench.py turns these into rows.
 """
+
 from __future__ import annotations
 
 import gc
@@ -13,15 +14,15 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
 import torch
+import ui_bench
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
-
-import ui_bench
 
 BURST_KEYS = "13572468"  # 8 keys
 BURST_GAP_MS = 10
@@ -84,8 +85,9 @@ def forward_after_pause(window, n: int, pause_s: float = 0.005) -> tuple[float, 
             if pause:
                 time.sleep(pause)
             start = time.perf_counter()
-            capture_maps(session.hub.model, session.vocabulary, src, tgt, session.masks, session.head_gates(),
-                         session.mode, None)
+            capture_maps(
+                session.hub.model, session.vocabulary, src, tgt, session.masks, session.head_gates(), session.mode, None
+            )
             times.append((time.perf_counter() - start) * 1e3)
         return float(np.percentile(times, 95))
 
@@ -99,6 +101,10 @@ class BurstResult:
     max_gap_ms: float  # the GUI thread's longest stall (a 100 Hz timer) from the first key to the final frame
     final_matches: bool  # the final maps equal a direct forward pass on the final text
     pass_ms: float  # one forward pass of the slow model, for the note
+
+
+def _stamp(stamps: list[float]) -> None:
+    stamps.append(time.perf_counter())
 
 
 def slow_view():
@@ -140,7 +146,7 @@ def measure_burst(repeats: int = 3) -> BurstResult:
             stamps: list[float] = []
             timer = QTimer()
             timer.setTimerType(Qt.TimerType.PreciseTimer)
-            timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+            timer.timeout.connect(partial(_stamp, stamps))
             first = runner.started_jobs
             timer.start(10)
             t0 = time.perf_counter()
@@ -174,8 +180,9 @@ def _final_maps_match(view, text: str) -> bool:
     with torch.inference_mode():
         att = s.hub.model(src, tgt, s.masks, None, return_attention=True).attention
     shown = s.last_frame.maps.maps
-    return all(np.allclose(shown[k].values, np.stack([a[0].numpy() for a in att.kind(k)]), atol=1e-5)
-               for k in shown) and shown["encoder_self"].key_labels[:len(text)] == tuple(text)
+    return all(
+        np.allclose(shown[k].values, np.stack([a[0].numpy() for a in att.kind(k)]), atol=1e-5) for k in shown
+    ) and shown["encoder_self"].key_labels[: len(text)] == tuple(text)
 
 
 # ----- start-up ------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ while a 60 Hz timer ticks on the GUI thread (ui_bench.measure_ui_rate_while_trai
 1, 2, 2, 1, ... so that a drift of the machine's speed weighs on both alike; each number is the median over rounds.
 The app's choice lives in visualizer/workers/torch_threads.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,9 @@ def set_inference_threads(window, count: int) -> None:
     from visualizer.workers.torch_threads import use_torch_threads
 
     done: list[int] = []
-    window.session.runner.submit(lambda: use_torch_threads(count) or torch.get_num_threads(), done.append,
-                                 lambda message: done.append(-1))
+    window.session.runner.submit(
+        lambda: use_torch_threads(count) or torch.get_num_threads(), done.append, lambda message: done.append(-1)
+    )
     import ui_bench
 
     ui_bench.wait_until(lambda: bool(done), 10.0, "the inference thread")
@@ -61,17 +63,28 @@ def measure(window, count: int, n_keys: int, seconds: float) -> dict[str, float]
     finally:
         torch_threads.TRAINING_THREADS = 1
         set_inference_threads(window, 1)
-    return {"keystroke_ratio": result.p95_ms[worst] / floor[worst], "keystroke_ms_p95": result.p95_ms[worst],
-            "ui_hz_while_training": rate.hz, "ui_worst_gap_ms": rate.worst_gap_ms,
-            "train_steps_per_s": rate.train_steps / rate.seconds}
+    return {
+        "keystroke_ratio": result.p95_ms[worst] / floor[worst],
+        "keystroke_ms_p95": result.p95_ms[worst],
+        "ui_hz_while_training": rate.hz,
+        "ui_worst_gap_ms": rate.worst_gap_ms,
+        "train_steps_per_s": rate.train_steps / rate.seconds,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2, choices=range(1, 11), metavar="1-10",
-                        help="each round measures 1 and 2 threads (in alternating order)")
-    parser.add_argument("--keys", type=int, default=40, choices=range(8, 401), metavar="8-400",
-                        help="keystrokes per grid tab")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        choices=range(1, 11),
+        metavar="1-10",
+        help="each round measures 1 and 2 threads (in alternating order)",
+    )
+    parser.add_argument(
+        "--keys", type=int, default=40, choices=range(8, 401), metavar="8-400", help="keystrokes per grid tab"
+    )
     parser.add_argument("--seconds", type=float, default=8.0, help="training seconds per measurement (1-60)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the medians as one JSON object")
     ns = parser.parse_args(argv)
@@ -92,20 +105,26 @@ def main(argv: list[str] | None = None) -> int:
                     samples[count].append(measure(window, count, ns.keys, ns.seconds))
         finally:
             ui_bench.close_window(window)
-    medians = {count: {key: statistics.median(s[key] for s in runs) for key in runs[0]}
-               for count, runs in samples.items()}
+    medians = {
+        count: {key: statistics.median(s[key] for s in runs) for key in runs[0]} for count, runs in samples.items()
+    }
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    lines = [f"torch threads on the inference and training threads ({ns.rounds} rounds, medians; "
-             f"{os.cpu_count()} cores, load average {load})",
-             f"{'threads':>8} {'key/floor@32':>13} {'key p95 ms':>11} {'UI Hz train':>12} {'worst gap ms':>13} "
-             f"{'steps/s':>8}"]
+    lines = [
+        f"torch threads on the inference and training threads ({ns.rounds} rounds, medians; "
+        f"{os.cpu_count()} cores, load average {load})",
+        f"{'threads':>8} {'key/floor@32':>13} {'key p95 ms':>11} {'UI Hz train':>12} {'worst gap ms':>13} "
+        f"{'steps/s':>8}",
+    ]
     for count, m in medians.items():
-        lines.append(f"{count:>8} {m['keystroke_ratio']:>13.2f} {m['keystroke_ms_p95']:>11.1f} "
-                     f"{m['ui_hz_while_training']:>12.1f} {m['ui_worst_gap_ms']:>13.0f} {m['train_steps_per_s']:>8.1f}")
+        lines.append(
+            f"{count:>8} {m['keystroke_ratio']:>13.2f} {m['keystroke_ms_p95']:>11.1f} "
+            f"{m['ui_hz_while_training']:>12.1f} {m['ui_worst_gap_ms']:>13.0f} {m['train_steps_per_s']:>8.1f}"
+        )
     sys.stdout.write("\n".join(lines) + "\n")
     if ns.json is not None:
-        ns.json.write_text(json.dumps({f"threads_{c}_{k}": v for c, m in medians.items() for k, v in m.items()},
-                                      indent=2) + "\n")
+        ns.json.write_text(
+            json.dumps({f"threads_{c}_{k}": v for c, m in medians.items() for k, v in m.items()}, indent=2) + "\n"
+        )
     return 0
 
 

@@ -3,6 +3,7 @@
 Time counts optimisation steps only (batch sampling and the periodic greedy evaluations are excluded on both
 sides), so the ratio compares the learning recipes and the per-step cost, not the evaluation code.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,16 @@ from core_model.training import TrainConfig, Trainer, evaluate
 class TorchSeq2Seq(nn.Module):
     """The baseline: embeddings * sqrt(d) + sinusoids -> nn.Transformer -> linear (the classic copy-task setup)."""
 
-    def __init__(self, vocab: int, d_model: int = 64, nhead: int = 4, layers: int = 2, d_ff: int = 256,
-                 dropout: float = 0.1, max_len: int = 512) -> None:
+    def __init__(
+        self,
+        vocab: int,
+        d_model: int = 64,
+        nhead: int = 4,
+        layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        max_len: int = 512,
+    ) -> None:
         super().__init__()
         self.d_model = d_model
         self.src_embed, self.tgt_embed = nn.Embedding(vocab, d_model), nn.Embedding(vocab, d_model)
@@ -36,9 +45,15 @@ class TorchSeq2Seq(nn.Module):
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         causal = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], device=src.device)
-        h = self.transformer(self._embed(self.src_embed, src), self._embed(self.tgt_embed, tgt), tgt_mask=causal,
-                             src_key_padding_mask=src == PAD, memory_key_padding_mask=src == PAD,
-                             tgt_key_padding_mask=tgt == PAD, tgt_is_causal=True)
+        h = self.transformer(
+            self._embed(self.src_embed, src),
+            self._embed(self.tgt_embed, tgt),
+            tgt_mask=causal,
+            src_key_padding_mask=src == PAD,
+            memory_key_padding_mask=src == PAD,
+            tgt_key_padding_mask=tgt == PAD,
+            tgt_is_causal=True,
+        )
         return torch.log_softmax(self.out(h), dim=-1)
 
 
@@ -68,9 +83,18 @@ class RunResult:
     exact_match: float
 
 
-def train_baseline(task: TaskSpec, *, max_steps: int = 1000, check_every: int = 25, target: float = 0.99,
-                   d_model: int = 64, batch_size: int = 80, seed: int = 0, eval_n: int = 1000,
-                   stop_at_target: bool = True) -> RunResult:
+def train_baseline(
+    task: TaskSpec,
+    *,
+    max_steps: int = 1000,
+    check_every: int = 25,
+    target: float = 0.99,
+    d_model: int = 64,
+    batch_size: int = 80,
+    seed: int = 0,
+    eval_n: int = 1000,
+    stop_at_target: bool = True,
+) -> RunResult:
     """nn.Transformer (d_model 64, 4 heads, 2+2 layers, d_ff 256), Adam 1e-3, batch 80."""
     torch.manual_seed(seed)
     vocab = len(task.vocabulary)
@@ -82,8 +106,9 @@ def train_baseline(task: TaskSpec, *, max_steps: int = 1000, check_every: int = 
     for step in range(1, max_steps + 1):
         batch = make_batch(task, batch_size, gen)
         start = time.perf_counter()
-        loss = nn.functional.nll_loss(model(batch.src, batch.tgt_in).flatten(0, 1), batch.tgt_out.flatten(),
-                                       ignore_index=PAD)
+        loss = nn.functional.nll_loss(
+            model(batch.src, batch.tgt_in).flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD
+        )
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -96,9 +121,17 @@ def train_baseline(task: TaskSpec, *, max_steps: int = 1000, check_every: int = 
     return RunResult("nn.Transformer", None, spent, 1000 * spent / max_steps, tokens / spent, em)
 
 
-def train_ours(task: TaskSpec, config: ModelConfig | None = None, train: TrainConfig | None = None, *,
-               check_every: int = 25, target: float = 0.99, eval_n: int = 1000, stop_at_target: bool = True,
-               name: str = "playground") -> RunResult:
+def train_ours(
+    task: TaskSpec,
+    config: ModelConfig | None = None,
+    train: TrainConfig | None = None,
+    *,
+    check_every: int = 25,
+    target: float = 0.99,
+    eval_n: int = 1000,
+    stop_at_target: bool = True,
+    name: str = "playground",
+) -> RunResult:
     """The app's default model and recipe (or the given ones), with the same stopping rule as the baseline."""
     config = config or ModelConfig()
     train = train or TrainConfig()
@@ -121,10 +154,21 @@ def _summary(name: str, trainer: Trainer, steps: int | None, em: float) -> RunRe
 def step_cost(d_model: int, steps: int = 20, batch_size: int = 80) -> tuple[RunResult, RunResult]:
     """Per-step time and tokens/s of our model vs nn.Transformer at one width (no evaluation)."""
     task = TaskSpec()
-    ours_cfg = replace(ModelConfig(), d_model=d_model, d_ff=4 * d_model, n_heads=4 if d_model == 64 else 8,
-                       n_encoder_layers=2 if d_model == 64 else 6, n_decoder_layers=2 if d_model == 64 else 6)
-    ours = train_ours(task, ours_cfg, replace(TrainConfig(), steps=steps, batch_size=batch_size),
-                      stop_at_target=False, name=f"playground d{d_model}")
+    ours_cfg = replace(
+        ModelConfig(),
+        d_model=d_model,
+        d_ff=4 * d_model,
+        n_heads=4 if d_model == 64 else 8,
+        n_encoder_layers=2 if d_model == 64 else 6,
+        n_decoder_layers=2 if d_model == 64 else 6,
+    )
+    ours = train_ours(
+        task,
+        ours_cfg,
+        replace(TrainConfig(), steps=steps, batch_size=batch_size),
+        stop_at_target=False,
+        name=f"playground d{d_model}",
+    )
     base = train_baseline(task, max_steps=steps, d_model=d_model, batch_size=batch_size, stop_at_target=False)
     base.name = f"nn.Transformer d{d_model}"
     return ours, base

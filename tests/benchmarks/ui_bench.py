@@ -4,6 +4,7 @@ and peak memory (the last two in child processes, so each sees a fresh interpret
 bench.py runs these; `python ui_bench.py --rss-child STEPS` is the child that trains in a window and reports its
 peak RSS as one JSON line. Keystroke latency lives in keystroke_bench.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -166,8 +167,9 @@ def stop_training(window: Application, timeout_s: float = 60.0) -> None:
     wait_until(lambda: not training.busy and training.training_thread is None, timeout_s, "training to stop")
 
 
-def measure_ui_rate_while_training(window: Application, seconds: float, device: str, *, tab: QWidget | None = None,
-                                   steps: int = 5000) -> UiRateResult:
+def measure_ui_rate_while_training(
+    window: Application, seconds: float, device: str, *, tab: QWidget | None = None, steps: int = 5000
+) -> UiRateResult:
     """Train with the default TrainConfig (more steps than the window lasts) while `tab` (the Trainer's) is shown."""
     from core_model.training import TrainConfig
 
@@ -226,8 +228,9 @@ def startup_once(timeout_s: float = 90.0) -> tuple[float, float]:
         env = _child_env(tmp)
         env[PROBE_ENV] = str(probe)
         launched = time.time()  # the probe writes wall-clock times
-        proc = subprocess.run([sys.executable, "-m", "visualizer"], cwd=REPO, env=env, capture_output=True,
-                              text=True, timeout=timeout_s)
+        proc = subprocess.run(
+            [sys.executable, "-m", "visualizer"], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s
+        )
         _check_child(proc, "the start-up run")
         times = json.loads(probe.read_text())
     return times["first_paint"] - launched, times["model_ready"] - launched
@@ -260,8 +263,16 @@ class RssResult:
 def measure_peak_rss(steps: int, device: str, timeout_s: float = 600.0) -> RssResult:
     """Run this file as a child that opens the window, trains `steps` steps and reports ru_maxrss."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(steps), "--device", device,
-               "--settings", tmp]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--rss-child",
+            str(steps),
+            "--device",
+            device,
+            "--settings",
+            tmp,
+        ]
         proc = subprocess.run(cmd, cwd=REPO, env=_child_env(tmp), capture_output=True, text=True, timeout=timeout_s)
     _check_child(proc, "the peak-memory run")
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -293,8 +304,13 @@ def rss_child(steps: int, device: str, settings_dir: Path) -> dict:
     wait_until(lambda: not training.busy and training.training_thread is None, 3600, "training to finish")
     seconds = time.perf_counter() - start
     progress = training.progress  # on the shared step axis: this run's steps follow the model's earlier ones
-    result = {"peak_rss_mib": _max_rss_mib(), "loaded_rss_mib": loaded, "seconds": seconds,
-              "steps": progress.step - (progress.total - steps) if progress else 0, "state": training.state}
+    result = {
+        "peak_rss_mib": _max_rss_mib(),
+        "loaded_rss_mib": loaded,
+        "seconds": seconds,
+        "steps": progress.step - (progress.total - steps) if progress else 0,
+        "state": training.state,
+    }
     close_window(window)
     return result
 

@@ -6,6 +6,7 @@ parser and the "did you mean" answer to a mistyped verb all come from VERBS. Eve
 range in limits; --json, --device, --seed and --threads are spelled the same in every verb (options). No verb
 imports Qt; torch is imported once parsing has succeeded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,9 @@ from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, 
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
 
-VERBS: dict[str, Verb] = {verb.name: verb for verb in (train.VERB, evaluate.VERB, views.VERB, decode.VERB,
-                                                       heads.VERB, cell.VERB)}
+VERBS: dict[str, Verb] = {
+    verb.name: verb for verb in (train.VERB, evaluate.VERB, views.VERB, decode.VERB, heads.VERB, cell.VERB)
+}
 
 __all__ = ["VERBS", "build_parser", "main", "usage"]
 

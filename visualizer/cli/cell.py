@@ -4,6 +4,7 @@ The inputs are the playground's defaults: the source plus --pads <pad> tokens, a
 <bos> + the task's expected output + the same pads (core_model.inputs). No sampling: --seed is accepted like
 every verb's and changes nothing. Indices are 0-based (the GUI's "L1 H1" is layer 0, head 0).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,16 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--head", default=0, **ranged("cell", "--head", "0-based head (default 0)"))
     p.add_argument("--query", required=True, **ranged("cell", "--query", "0-based query row of the map"))
     p.add_argument("--key", required=True, **ranged("cell", "--key", "0-based key column of the map"))
-    p.add_argument("--pads", default=2, **ranged(
-        "cell", "--pads", "<pad> tokens after source and target (the GUI's default 2)"))
-    p.add_argument("--paint", action="append", default=[], metavar="KIND:Q,K",
-                   help="hide key K from query Q in KIND (repeatable), like Paint mask in the large view")
+    p.add_argument(
+        "--pads", default=2, **ranged("cell", "--pads", "<pad> tokens after source and target (the GUI's default 2)")
+    )
+    p.add_argument(
+        "--paint",
+        action="append",
+        default=[],
+        metavar="KIND:Q,K",
+        help="hide key K from query Q in KIND (repeatable), like Paint mask in the large view",
+    )
     device_option(p)
     deterministic_seed_option(p, "cell")
 
@@ -84,12 +91,22 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(exc))
     queries = src_ids if ns.kind == "encoder_self" else tgt_ids
     keys = tgt_ids if ns.kind == "decoder_self" else src_ids
-    out = cell.to_json() | {"query_token": vocab.token(queries[ns.query]), "key_token": vocab.token(keys[ns.key]),
-                            "source_tokens": vocab.tokens(src_ids), "target_tokens": vocab.tokens(tgt_ids),
-                            **trained_fields(trained, len(ids)), "path": str(ns.path)}
+    out = cell.to_json() | {
+        "query_token": vocab.token(queries[ns.query]),
+        "key_token": vocab.token(keys[ns.key]),
+        "source_tokens": vocab.tokens(src_ids),
+        "target_tokens": vocab.tokens(tgt_ids),
+        **trained_fields(trained, len(ids)),
+        "path": str(ns.path),
+    }
     sys.stdout.write(json_line(out))
     return 0
 
 
-VERB = Verb("cell", "FILE SOURCE --kind KIND --query I --key J [options]",
-            "one attention cell taken apart: q, k, q*k, scaling, mask, softmax, weighted values", add_options, run)
+VERB = Verb(
+    "cell",
+    "FILE SOURCE --kind KIND --query I --key J [options]",
+    "one attention cell taken apart: q, k, q*k, scaling, mask, softmax, weighted values",
+    add_options,
+    run,
+)

@@ -2,6 +2,7 @@
 
 No Qt, and no torch at import: a verb imports torch inside `run`, once its arguments have parsed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,7 @@ class ProgressBar:
         self.last_draw = now
         elapsed = now - self.start
         eta = elapsed / max(step, 1) * (self.total - step)
-        text = (f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s  "
-                f"ETA {_clock(eta)}")
+        text = f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s  ETA {_clock(eta)}"
         if self.tty:
             filled = int(self.width * step / self.total)
             self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}\x1b[K")

@@ -6,6 +6,7 @@ tokens (softmax over its whole vocabulary: never tempered, filtered or renormali
 so it equals a teacher-forced pass. With --tree (beam search only), `tree` lists every node beam search expanded
 ({"parent", "token", "step", "log_prob", "score", "kept"}; parent -1 is <bos>).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,27 +21,34 @@ from visualizer.cli.output import json_line
 
 SAMPLING_FLAGS = ("temperature", "top_k", "top_p", "seed", "samples")
 DEFAULT_SEED = 0
-SCORING = ("log_prob: sum of the model's log p(token | source, tokens before), softmax over its whole vocabulary; "
-           "untempered, unfiltered, not renormalised over the choices, so equal to a teacher-forced pass")
+SCORING = (
+    "log_prob: sum of the model's log p(token | source, tokens before), softmax over its whole vocabulary; "
+    "untempered, unfiltered, not renormalised over the choices, so equal to a teacher-forced pass"
+)
 
 
 def add_options(dec: argparse.ArgumentParser) -> None:
     """The `decode` subcommand's options."""
     dec.add_argument("path", type=Path, help="checkpoint file")
     dec.add_argument("source", help="source symbols, e.g. 0123 (spaces ignored)")
-    dec.add_argument("--beam", **ranged(
-        "decode", "--beam", "beam width K (default 1: greedy); not with sampling options", "K"))
-    dec.add_argument("--temperature", **ranged(
-        "decode", "--temperature", "sampling: divide log-probs by T (default 1)", "T"))
+    dec.add_argument(
+        "--beam", **ranged("decode", "--beam", "beam width K (default 1: greedy); not with sampling options", "K")
+    )
+    dec.add_argument(
+        "--temperature", **ranged("decode", "--temperature", "sampling: divide log-probs by T (default 1)", "T")
+    )
     dec.add_argument("--top-k", **ranged("decode", "--top-k", "sampling: keep the K most likely tokens", "K"))
-    dec.add_argument("--top-p", **ranged(
-        "decode", "--top-p", "sampling: keep the smallest set with probability >= P", "P"))
+    dec.add_argument(
+        "--top-p", **ranged("decode", "--top-p", "sampling: keep the smallest set with probability >= P", "P")
+    )
     seed_option(dec, "decode", f"sampling: seed of the torch.Generator (default {DEFAULT_SEED}); not with --beam")
     dec.add_argument("--samples", **ranged("decode", "--samples", "sampling: number of samples (default 1)"))
-    dec.add_argument("--max-new", **ranged(
-        "decode", "--max-new", "most tokens to generate (default: the model's limit)"))
-    dec.add_argument("--pads", default=0, **ranged(
-        "decode", "--pads", "<pad> tokens appended to the source (the GUI's padding)"))
+    dec.add_argument(
+        "--max-new", **ranged("decode", "--max-new", "most tokens to generate (default: the model's limit)")
+    )
+    dec.add_argument(
+        "--pads", default=0, **ranged("decode", "--pads", "<pad> tokens appended to the source (the GUI's padding)")
+    )
     device_option(dec)
     dec.add_argument("--tree", action="store_true", help="beam search: also print every expanded node (the GUI's tree)")
 
@@ -59,8 +67,9 @@ def _source_ids(ns: argparse.Namespace, vocab: Any, limit: int) -> list[int]:
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
-        raise ArgumentError(f"SOURCE: unknown symbol {exc.symbol!r} at position {exc.position + 1}; "
-                            f"allowed: {' '.join(exc.allowed)}") from None
+        raise ArgumentError(
+            f"SOURCE: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
+        ) from None
     if not ids:
         raise ArgumentError("SOURCE is empty: give at least one symbol")
     if len(ids) + ns.pads > limit:
@@ -80,8 +89,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     sampling = _check_numbers(ns)
     if sampling and ns.tree:
-        raise ArgumentError("--tree lists beam search's expanded nodes; samples have none: drop --tree or the sampling "
-                            "options")
+        raise ArgumentError(
+            "--tree lists beam search's expanded nodes; samples have none: drop --tree or the sampling options"
+        )
     config = None
     if sampling:
         try:
@@ -93,9 +103,13 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     vocab = task.vocabulary
     ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], dtype=torch.long, device=device)
-    out: dict[str, Any] = {"source": vocab.tokens(ids), "pads": ns.pads, "task": task.task,
-                           "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
-                           **trained_fields(trained, len(ids))}
+    out: dict[str, Any] = {
+        "source": vocab.tokens(ids),
+        "pads": ns.pads,
+        "task": task.task,
+        "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+        **trained_fields(trained, len(ids)),
+    }
     if sampling:
         seed = DEFAULT_SEED if ns.seed is None else ns.seed
         gen = torch.Generator(device=device).manual_seed(seed)
@@ -107,8 +121,17 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         hyps = result.hypotheses
         out.update(mode="beam", beam=ns.beam or 1)
         if ns.tree:
-            out["tree"] = [{"parent": n.parent, "token": vocab.token(n.token), "step": n.step, "log_prob": n.log_prob,
-                            "score": n.score, "kept": n.kept} for n in result.nodes]
+            out["tree"] = [
+                {
+                    "parent": n.parent,
+                    "token": vocab.token(n.token),
+                    "step": n.step,
+                    "log_prob": n.log_prob,
+                    "score": n.score,
+                    "kept": n.kept,
+                }
+                for n in result.nodes
+            ]
     out.update(choices=vocab.tokens([*vocab.symbol_ids, EOS]), scoring=SCORING)
     out["beams"] = [{"tokens": vocab.tokens(h.tokens), "log_prob": h.log_prob, "finished": h.finished} for h in hyps]
     out.update(device=str(device), path=str(ns.path))
@@ -116,5 +139,10 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-VERB = Verb("decode", "FILE SOURCE [--beam K | --temperature T --top-k K --top-p P --seed S] [options]",
-            "beam search or sampling of one source: every hypothesis with its log-probability", add_options, run)
+VERB = Verb(
+    "decode",
+    "FILE SOURCE [--beam K | --temperature T --top-k K --top-p P --seed S] [options]",
+    "beam search or sampling of one source: every hypothesis with its log-probability",
+    add_options,
+    run,
+)

@@ -1,4 +1,5 @@
 """`eval`: greedy exact match of a checkpoint on fresh sequences, per source length, one JSON line out."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,20 +21,34 @@ def add_options(ev: argparse.ArgumentParser) -> None:
     task_option(ev)
     ev.add_argument("--n", default=1000, **ranged("eval", "--n", "number of sequences (per length with --lengths)"))
     seed_option(ev, "eval", "seed of the evaluation sequences (default 1234)", 1234)
-    ev.add_argument("--lengths", metavar="A-B", type=length_range,
-                    help="source lengths A to B (or one length A), at most the model's limit; default: the range the "
-                         "model was trained on")
-    ev.add_argument("--length", **ranged(
-        "eval", "--length", "one source length only, with the teacher-forced loss (older output)"))
-    ev.add_argument("--repeated", action="store_true",
-                    help="also every one-symbol source (\"0000\") of each length: repeated_per_length")
+    ev.add_argument(
+        "--lengths",
+        metavar="A-B",
+        type=length_range,
+        help="source lengths A to B (or one length A), at most the model's limit; default: the range the "
+        "model was trained on",
+    )
+    ev.add_argument(
+        "--length", **ranged("eval", "--length", "one source length only, with the teacher-forced loss (older output)")
+    )
+    ev.add_argument(
+        "--repeated",
+        action="store_true",
+        help='also every one-symbol source ("0000") of each length: repeated_per_length',
+    )
     ev.add_argument("--exhaustive", **ranged("eval", "--exhaustive", exhaustive_help(), "K"))
     device_option(ev)
-    ev.add_argument("--rope-scaling", choices=("none", "pi", "ntk"), default="none",
-                    help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
-                         "interpolation, ntk = NTK-aware base (docs/MODEL.md: Model options)")
-    ev.add_argument("--train-len", **ranged(
-        "eval", "--train-len", "where --rope-scaling starts (default: the checkpoint's task max_len)"))
+    ev.add_argument(
+        "--rope-scaling",
+        choices=("none", "pi", "ntk"),
+        default="none",
+        help="stretch a RoPE model past --train-len, to each length evaluated: pi = position "
+        "interpolation, ntk = NTK-aware base (docs/MODEL.md: Model options)",
+    )
+    ev.add_argument(
+        "--train-len",
+        **ranged("eval", "--train-len", "where --rope-scaling starts (default: the checkpoint's task max_len)"),
+    )
 
 
 def lengths_within(span: tuple[int, int], limit: int) -> list[int]:
@@ -64,8 +79,11 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"--length must be in [1, {limit}], got {ns.length}")
         out = _one_length(model, task, ns, device) | trained_fields(trained, ns.length)
     else:
-        lengths = lengths_within(ns.lengths, limit) if ns.lengths is not None else list(
-            range(task.min_len, min(task.max_len, limit) + 1))
+        lengths = (
+            lengths_within(ns.lengths, limit)
+            if ns.lengths is not None
+            else list(range(task.min_len, min(task.max_len, limit) + 1))
+        )
         out = _per_length(model, task, lengths, ns, device)
         out.update(_source_sets(model, task, lengths, ns), **trained_fields(trained, *lengths))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
@@ -78,8 +96,16 @@ def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> d
 
     with ns.hook(model, ns.length) if ns.hook is not None else contextlib.nullcontext():
         result = evaluate(model, task, n=ns.n, length=ns.length, seed=ns.seed, device=device)
-    return {"rope_scaling": ns.rope_scaling, "exact_match": result.exact_match, "token_accuracy": result.token_accuracy,
-            "loss": result.loss, "n": result.n, "task": task.task, "length": ns.length, "seed": ns.seed}
+    return {
+        "rope_scaling": ns.rope_scaling,
+        "exact_match": result.exact_match,
+        "token_accuracy": result.token_accuracy,
+        "loss": result.loss,
+        "n": result.n,
+        "task": task.task,
+        "length": ns.length,
+        "seed": ns.seed,
+    }
 
 
 def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
@@ -87,11 +113,17 @@ def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespac
 
     sweep = evaluate_lengths(model, task, lengths, n=ns.n, seed=ns.seed, device=device, position_scaling=ns.hook)
     results = list(sweep.per_length.values())
-    return {"rope_scaling": ns.rope_scaling, "per_length": {str(r.length): r.exact_match for r in results},
-            "token_accuracy_per_length": {str(r.length): r.token_accuracy for r in results},
-            "exact_match": sum(r.exact_match for r in results) / len(results),  # every length weighs the same
-            "worst_length": min(results, key=lambda r: r.exact_match).length,
-            "lengths": lengths, "n": ns.n, "seed": ns.seed, "task": task.task}
+    return {
+        "rope_scaling": ns.rope_scaling,
+        "per_length": {str(r.length): r.exact_match for r in results},
+        "token_accuracy_per_length": {str(r.length): r.token_accuracy for r in results},
+        "exact_match": sum(r.exact_match for r in results) / len(results),  # every length weighs the same
+        "worst_length": min(results, key=lambda r: r.exact_match).length,
+        "lengths": lengths,
+        "n": ns.n,
+        "seed": ns.seed,
+        "task": task.task,
+    }
 
 
 def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
@@ -99,8 +131,10 @@ def _rope_hook(model: Any, task: Any, ns: argparse.Namespace) -> Any:
     from core_model.length_curves import rope_length_scaling
 
     if ns.rope_scaling != "none" and model.config.positional != "rope":
-        raise ArgumentError(f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
-                            f"{model.config.positional} positional encoding")
+        raise ArgumentError(
+            f"--rope-scaling {ns.rope_scaling} needs a RoPE model; {ns.path.name} uses "
+            f"{model.config.positional} positional encoding"
+        )
     return rope_length_scaling(model, ns.rope_scaling, ns.train_len or task.max_len)
 
 
@@ -119,12 +153,19 @@ def _source_sets(model: Any, task: Any, lengths: list[int], ns: argparse.Namespa
     if ns.exhaustive is not None:  # K and the number of sources were checked in run
         sources = exhaustive_sources(task, ns.exhaustive)
         wrong = wrong_sources(model, task, sources)
-        out["exhaustive"] = {"max_len": ns.exhaustive, "sources": len(sources),
-                             "exact_match": 1 - len(wrong) / len(sources),
-                             "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
+        out["exhaustive"] = {
+            "max_len": ns.exhaustive,
+            "sources": len(sources),
+            "exact_match": 1 - len(wrong) / len(sources),
+            "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]],
+        }
     return out
 
 
-VERB = Verb("eval", "FILE [--lengths A-B] [--rope-scaling none|pi|ntk] [options]",
-            "greedy exact match of a checkpoint per source length (beyond the trained range, with RoPE scaling)",
-            add_options, run)
+VERB = Verb(
+    "eval",
+    "FILE [--lengths A-B] [--rope-scaling none|pi|ntk] [options]",
+    "greedy exact match of a checkpoint per source length (beyond the trained range, with RoPE scaling)",
+    add_options,
+    run,
+)

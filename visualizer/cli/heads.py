@@ -1,4 +1,5 @@
 """`heads`: every head's role (scored against the task's answer) and importance (single-head ablation), one JSON."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,5 +38,10 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-VERB = Verb("heads", "FILE [--task T] [--n N] [--seed S] [options]",
-            "each attention head's role and importance (ablation), one JSON object", add_options, run)
+VERB = Verb(
+    "heads",
+    "FILE [--task T] [--n N] [--seed S] [options]",
+    "each attention head's role and importance (ablation), one JSON object",
+    add_options,
+    run,
+)

@@ -5,6 +5,7 @@ mirror core_model's own caps (config.MAX_LEN, MAX_LAYERS, MAX_HEADS, MAX_VOCAB_S
 out here so that parsing imports no torch; tests hold the two in step. `ranged(verb, option, help)` gives an
 option's argparse keywords: a `type=` that refuses anything outside its range, and help text that states it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -122,14 +123,18 @@ def device_name(text: str) -> str:
         return text
     from core_model.device import available_devices
 
-    raise argparse.ArgumentTypeError(f"unknown device {shown(text)}; choose cpu, cuda, cuda:N or mps "
-                                     f"(available devices: {', '.join(available_devices())})")
+    raise argparse.ArgumentTypeError(
+        f"unknown device {shown(text)}; choose cpu, cuda, cuda:N or mps "
+        f"(available devices: {', '.join(available_devices())})"
+    )
 
 
 def exhaustive_help() -> str:
     """--exhaustive's help: how many sources K means depends on the checkpoint's symbols, so K's range is no bound."""
-    return (f"also every source of length 1..K: n + n^2 + ... + n^K of them for n symbols (1,110 for K = 3 and 10 "
-            f"symbols), refused above {MAX_EXHAUSTIVE_SOURCES:,} (K = 4 with 10 symbols, 2 with 36)")
+    return (
+        f"also every source of length 1..K: n + n^2 + ... + n^K of them for n symbols (1,110 for K = 3 and 10 "
+        f"symbols), refused above {MAX_EXHAUSTIVE_SOURCES:,} (K = 4 with 10 symbols, 2 with 36)"
+    )
 
 
 def exhaustive_check(k: int, n_symbols: int, longest: int) -> None:
@@ -138,8 +143,10 @@ def exhaustive_check(k: int, n_symbols: int, longest: int) -> None:
         raise ArgumentError(f"--exhaustive {k} is longer than this model takes ({longest})")
     count = sum(n_symbols**length for length in range(1, k + 1))
     if count > MAX_EXHAUSTIVE_SOURCES:
-        raise ArgumentError(f"--exhaustive {k} means {count:,} sources for this model's {n_symbols} symbols; at "
-                            f"most {MAX_EXHAUSTIVE_SOURCES:,} are decoded: choose a smaller K")
+        raise ArgumentError(
+            f"--exhaustive {k} means {count:,} sources for this model's {n_symbols} symbols; at "
+            f"most {MAX_EXHAUSTIVE_SOURCES:,} are decoded: choose a smaller K"
+        )
 
 
 def length_range(text: str) -> tuple[int, int]:

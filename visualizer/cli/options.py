@@ -5,6 +5,7 @@ in every verb; each verb adds its own --device and --seed, whose defaults and me
 here. Task names are written out (importing core_model would import torch before parsing); tests hold them equal
 to core_model.tasks.TASK_NAMES.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,16 @@ def verb_parser(sub: Any, verb: Verb) -> argparse.ArgumentParser:
 
 def threads_option(parser: argparse.ArgumentParser, verb: str) -> None:
     """--threads for a verb that runs torch: one thread unless told (the CLI applies it before any work)."""
-    parser.add_argument("--threads", default=1, **ranged(
-        verb, "--threads", "CPU threads for torch (default 1: toy models gain nothing from more, and a busy machine "
-                           "makes several threads wait on each other)"))
+    parser.add_argument(
+        "--threads",
+        default=1,
+        **ranged(
+            verb,
+            "--threads",
+            "CPU threads for torch (default 1: toy models gain nothing from more, and a busy machine "
+            "makes several threads wait on each other)",
+        ),
+    )
 
 
 def device_option(parser: argparse.ArgumentParser, default_text: str = "best available") -> None:
@@ -45,11 +53,13 @@ def seed_option(parser: argparse.ArgumentParser, verb: str, text: str, default: 
 
 def deterministic_seed_option(parser: argparse.ArgumentParser, verb: str) -> None:
     """--seed for a verb that draws nothing at random: accepted so every verb takes the same options, and ignored."""
-    seed_option(parser, verb, f"accepted for uniformity; {verb} draws nothing at random, so every seed gives the "
-                              "same output")
+    seed_option(
+        parser, verb, f"accepted for uniformity; {verb} draws nothing at random, so every seed gives the same output"
+    )
 
 
-def task_option(parser: argparse.ArgumentParser, text: str = "default: the task stored in the checkpoint",
-                required: bool = False) -> None:
+def task_option(
+    parser: argparse.ArgumentParser, text: str = "default: the task stored in the checkpoint", required: bool = False
+) -> None:
     """--task, one of the toy tasks."""
     parser.add_argument("--task", choices=TASK_NAMES, required=required, help=text)

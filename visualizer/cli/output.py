@@ -1,4 +1,5 @@
 """What the headless CLI writes: strict JSON lines, and checkpoints saved somewhere even when --out fails."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The top-level usage and the answer to a mistyped verb, both generated from the registry of verbs."""
+
 from __future__ import annotations
 
 import difflib
@@ -14,16 +15,20 @@ def usage_for(verbs: Mapping[str, Verb]) -> str:
     """`attention-playground --help`: the window's two lines, one usage line and one summary per registered verb."""
     first, indent = f"usage: {PROG} ", " " * len("usage: ")
     width = max(len(text) for text, _ in WINDOW_LINES) + 2
-    lines = [f"{first if i == 0 else indent + PROG + ' '}{text:<{width}}{what}" for i, (text, what) in
-             enumerate(WINDOW_LINES)]
+    lines = [
+        f"{first if i == 0 else indent + PROG + ' '}{text:<{width}}{what}"
+        for i, (text, what) in enumerate(WINDOW_LINES)
+    ]
     lines += [f"{indent}{PROG} {verb.name} {verb.synopsis}" for verb in verbs.values()]
     name_width = max((len(name) for name in verbs), default=0) + 2
     lines += ["", "Headless commands (no window, no display needed):"]
     lines += [f"  {verb.name:<{name_width}}{verb.summary}" for verb in verbs.values()]
     example = next(iter(verbs), "VERB")
-    lines += [f"Run `{PROG} VERB --help` (e.g. `{example} --help`) for a verb's options and the range of each number.",
-              f"Every verb prints one JSON object and takes {SHARED_OPTIONS}.",
-              "Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens."]
+    lines += [
+        f"Run `{PROG} VERB --help` (e.g. `{example} --help`) for a verb's options and the range of each number.",
+        f"Every verb prints one JSON object and takes {SHARED_OPTIONS}.",
+        "Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
 """`train`: the core Trainer behind a progress bar, a checkpoint saved somewhere, one JSON line out."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,22 +24,45 @@ def add_options(train: argparse.ArgumentParser) -> None:
     device_option(train)
     train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence (default 1)"))
     train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence (default 16)"))
-    train.add_argument("--symbols", **ranged(
-        "train", "--symbols", "number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)"))
-    train.add_argument("--runs", **ranged(
-        "train", "--runs", "share of training sources drawn as runs of repeated symbols, like 0000 (default 0.25)"))
-    train.add_argument("--anchored", action=argparse.BooleanOptionalAction, default=None,
-                       help="read each source as <bos> symbols <eos> (default: anchored for rope, which needs the "
-                            "anchors to tell 00 from 0000; not for sinusoidal)")
-    train.add_argument("--batch-size", **ranged(
-        "train", "--batch-size", "sequences per step (default: 32 for rope, 24 for sinusoidal)"))
-    train.add_argument("--lr", **ranged(
-        "train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)"))
-    train.add_argument("--positional", choices=("sinusoidal", "rope"),
-                       help="positional encoding of the new model (default: rope)")
-    train.add_argument("--eval-n", default=500, **ranged(
-        "train", "--eval-n", "sequences per source length in the final evaluation (every trained length is reported, "
-                             "and every one-symbol source of those lengths)"))
+    train.add_argument(
+        "--symbols",
+        **ranged(
+            "train", "--symbols", "number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)"
+        ),
+    )
+    train.add_argument(
+        "--runs",
+        **ranged(
+            "train", "--runs", "share of training sources drawn as runs of repeated symbols, like 0000 (default 0.25)"
+        ),
+    )
+    train.add_argument(
+        "--anchored",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="read each source as <bos> symbols <eos> (default: anchored for rope, which needs the "
+        "anchors to tell 00 from 0000; not for sinusoidal)",
+    )
+    train.add_argument(
+        "--batch-size",
+        **ranged("train", "--batch-size", "sequences per step (default: 32 for rope, 24 for sinusoidal)"),
+    )
+    train.add_argument(
+        "--lr", **ranged("train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)")
+    )
+    train.add_argument(
+        "--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model (default: rope)"
+    )
+    train.add_argument(
+        "--eval-n",
+        default=500,
+        **ranged(
+            "train",
+            "--eval-n",
+            "sequences per source length in the final evaluation (every trained length is reported, "
+            "and every one-symbol source of those lengths)",
+        ),
+    )
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
 
 
@@ -46,8 +70,9 @@ def _task(ns: argparse.Namespace, positional: str):
     """The recipe's task with the lengths, symbols, runs and anchors given; one length given moves the other."""
     from core_model.recipe import RECIPE_MAX_LEN, RECIPE_MIN_LEN, recipe_task
 
-    task_kw = given(ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len", "runs": "runs",
-                         "anchored": "anchored"})
+    task_kw = given(
+        ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len", "runs": "runs", "anchored": "anchored"}
+    )
     if "max_len" in task_kw and "min_len" not in task_kw:
         task_kw["min_len"] = min(RECIPE_MIN_LEN, task_kw["max_len"])
     if "min_len" in task_kw and "max_len" not in task_kw:
@@ -94,10 +119,17 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     bar.close()
     result = trainer.evaluate(n=1000)  # teacher-forced loss and accuracy over the whole length range
     last = trainer.history[-1]
-    final = {"step": last.step, "loss": result.loss, "token_accuracy": result.token_accuracy,
-             **_measured(trainer.model, task, ns.eval_n, device), "train_loss": last.loss,
-             "task": asdict(task), "seconds": round(time.perf_counter() - start, 3), "device": str(device),
-             "out": str(ns.out)}
+    final = {
+        "step": last.step,
+        "loss": result.loss,
+        "token_accuracy": result.token_accuracy,
+        **_measured(trainer.model, task, ns.eval_n, device),
+        "train_loss": last.loss,
+        "task": asdict(task),
+        "seconds": round(time.perf_counter() - start, 3),
+        "device": str(device),
+        "out": str(ns.out),
+    }
     _, problem = _save(ns.out, trainer, task, config, final)
     if problem:  # the model is kept in a spare file when it can be; exit 1 either way
         raise CliError(problem)
@@ -115,10 +147,18 @@ def _measured(model: Any, task: Any, eval_n: int, device: Any) -> dict[str, Any]
     sources = repeated_symbol_sources(task, lengths)
     wrong = wrong_sources(model, task, sources)
     vocab = task.vocabulary
-    repeated = {"exact_match": 1 - len(wrong) / len(sources), "sources": len(sources),
-                "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]]}
-    return {"exact_match": sum(per_length.values()) / len(per_length), "per_length": per_length,
-            "worst_length": int(min(per_length, key=per_length.__getitem__)), "eval_n": eval_n, "repeated": repeated}
+    repeated = {
+        "exact_match": 1 - len(wrong) / len(sources),
+        "sources": len(sources),
+        "wrong_examples": [f"{vocab.decode(s)} -> {vocab.decode(o)}" for s, o in wrong[:5]],
+    }
+    return {
+        "exact_match": sum(per_length.values()) / len(per_length),
+        "per_length": per_length,
+        "worst_length": int(min(per_length, key=per_length.__getitem__)),
+        "eval_n": eval_n,
+        "repeated": repeated,
+    }
 
 
 def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]) -> tuple[Path | None, str]:
@@ -147,5 +187,6 @@ def _finite(data: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()}
 
 
-VERB = Verb("train", "--task TASK --out FILE [options]", "train a model on a toy task and save a checkpoint",
-            add_options, run)
+VERB = Verb(
+    "train", "--task TASK --out FILE [options]", "train a model on a toy task and save a checkpoint", add_options, run
+)

@@ -5,6 +5,7 @@ The input is built as the playground builds it: the source plus --pads <pad>s, a
 accepted like every verb's and changes nothing. Non-finite cells (masked scores, -inf) are
 null, and "notes" counts them per map kind and says why.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", type=Path)
     p.add_argument("--source", required=True, help="source symbols, e.g. 0123")
     p.add_argument("--mode", choices=MODES, default="weights")
-    p.add_argument("--pads", default=2, **ranged(
-        "views", "--pads", "<pad> tokens after source and target (as the playground)"))
+    p.add_argument(
+        "--pads", default=2, **ranged("views", "--pads", "<pad> tokens after source and target (as the playground)")
+    )
     task_option(p)
     device_option(p, "cpu")
     deterministic_seed_option(p, "views")
@@ -51,8 +53,10 @@ def _clean_maps(maps: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         counts = [0, 0]
         clean[kind] = _clean(values, counts)
         if counts[0]:
-            notes.append(f"maps.{kind}: {counts[0]} of {counts[1]} cells are null: a mask hides that key from that "
-                         "query, so its pre-softmax score is -inf (not a JSON number)")
+            notes.append(
+                f"maps.{kind}: {counts[0]} of {counts[1]} cells are null: a mask hides that key from that "
+                "query, so its pre-softmax score is -inf (not a JSON number)"
+            )
     return clean, notes
 
 
@@ -72,31 +76,46 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
-        parser.error(f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: "
-                     f"{' '.join(exc.allowed)}")
+        parser.error(
+            f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
+        )
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)
     tgt = torch.tensor([decoder_input(expected_output(task.task, ids), ns.pads)], device=device)
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, ns.mode)
-    clean, notes = _clean_maps({k: torch.stack([m[0] for m in maps.kind(k)]).cpu().double().tolist()
-                                for k in ("encoder_self", "decoder_self", "cross")})
+    clean, notes = _clean_maps(
+        {
+            k: torch.stack([m[0] for m in maps.kind(k)]).cpu().double().tolist()
+            for k in ("encoder_self", "decoder_self", "cross")
+        }
+    )
     result: dict[str, Any] = {
-        "mode": ns.mode, "task": task.task, "source_tokens": vocab.tokens(src[0].tolist()),
-        "target_tokens": vocab.tokens(tgt[0].tolist()), **trained_fields(trained, len(ids)),
+        "mode": ns.mode,
+        "task": task.task,
+        "source_tokens": vocab.tokens(src[0].tolist()),
+        "target_tokens": vocab.tokens(tgt[0].tolist()),
+        **trained_fields(trained, len(ids)),
         "output_tokens": vocab.tokens(choosable(out.log_probs[0], len(vocab)).argmax(-1).tolist()),
-        "maps": clean, "device": str(device),
+        "maps": clean,
+        "device": str(device),
     }
     if notes:
         result["notes"] = notes
     if ns.mode == "rollout":
         r = rollout(out.attention)
-        result["rollout"] = {k: getattr(r, k)[:, 0].cpu().double().tolist()
-                             for k in ("encoder_self", "decoder_self", "cross")}
+        result["rollout"] = {
+            k: getattr(r, k)[:, 0].cpu().double().tolist() for k in ("encoder_self", "decoder_self", "cross")
+        }
     sys.stdout.write(json_line(result))
     return 0
 
 
-VERB = Verb("views", "FILE --source TEXT [--mode weights|scores|norms|rollout] [options]",
-            "one input's attention maps: weights, scores, norm-weighted or rollout", add_options, run)
+VERB = Verb(
+    "views",
+    "FILE --source TEXT [--mode weights|scores|norms|rollout] [options]",
+    "one input's attention maps: weights, scores, norm-weighted or rollout",
+    add_options,
+    run,
+)

@@ -5,6 +5,7 @@ says so in the status bar. The newest request wins: a build that finishes after 
 as is one whose hub got another model meanwhile (File > Open, Undo, training). What the controller says about a
 model leaves the status bar when the model changes, and Model > Undo names what it undoes.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,13 +30,17 @@ from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
-SWITCH_QUESTION = ("Load the shipped {task} model?\n\nIt replaces the current model ({origin}); Model > Undo "
-                   "switch to the {task} task (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on "
-                   "{task}.")
+SWITCH_QUESTION = (
+    "Load the shipped {task} model?\n\nIt replaces the current model ({origin}); Model > Undo "
+    "switch to the {task} task (Ctrl+Alt+Z) brings yours back. Keep yours to see how it does on "
+    "{task}."
+)
 ARCHITECTURE_CHANGE = "architecture change"  # what Model > Undo undoes after Apply
-UNTRAINED_MESSAGE = ("Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
-                     "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
-                     "change (Ctrl+Alt+Z) brings the previous model back.")
+UNTRAINED_MESSAGE = (
+    "Built a new, untrained model for the changed architecture: its maps mean nothing until it is "
+    "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
+    "change (Ctrl+Alt+Z) brings the previous model back."
+)
 UNTRAINED_ORIGIN = "untrained (new architecture)"  # what ModelHub.new_untrained calls such a model
 _BUILDING = threading.Lock()  # one build at a time: a seeded build forks torch's global generator
 
@@ -48,8 +53,13 @@ class BuiltModel:
     shipped: tuple[Path, Checkpoint] | None  # None: untrained
 
 
-def build_for(config: ModelConfig, task: str, device: torch.device,
-              wanted: Callable[[], bool] = lambda: True, shipped_only: bool = False) -> BuiltModel | None:
+def build_for(
+    config: ModelConfig,
+    task: str,
+    device: torch.device,
+    wanted: Callable[[], bool] = lambda: True,
+    shipped_only: bool = False,
+) -> BuiltModel | None:
     """The shipped trained model for `config` and `task` when there is one, else a new untrained one (seed 0), or
     None with `shipped_only`; slow, no Qt. None too when `wanted()` says, once this build's turn comes, that a newer
     request replaced it.
@@ -92,8 +102,14 @@ class ArchitectureController(QObject):
     config_refused = Signal()  # the change was refused or cancelled: the controls must show the hub's model again
     building_changed = Signal(bool)  # True from a request until its build arrives (before the hub takes it) or ends
 
-    def __init__(self, hub: ModelHub, training: TrainingState, status: Callable[[str, int], None],
-                 parent: QWidget, withdraw: Callable[[str], None] = lambda _text: None) -> None:
+    def __init__(
+        self,
+        hub: ModelHub,
+        training: TrainingState,
+        status: Callable[[str, int], None],
+        parent: QWidget,
+        withdraw: Callable[[str], None] = lambda _text: None,
+    ) -> None:
         super().__init__(parent)
         self.hub, self.training, self._status, self._parent = hub, training, status, parent
         self._withdraw = withdraw  # takes a message off the status bar if it still shows it
@@ -119,25 +135,37 @@ class ArchitectureController(QObject):
     def request(self, config: ModelConfig) -> None:
         """Build (or load the shipped) model for `config` in the background, after asking when needed."""
         if self.hub.training_active:
-            QMessageBox.information(self._parent, "Training in progress",
-                                    "Stop training before changing the architecture.")
+            QMessageBox.information(
+                self._parent, "Training in progress", "Stop training before changing the architecture."
+            )
             self.config_refused.emit()
             return
         if self.hub.dirty:
             buttons = QMessageBox.StandardButton
             answer = QMessageBox.question(
-                self._parent, "Discard trained weights?",
+                self._parent,
+                "Discard trained weights?",
                 "The current model has unsaved training. Building a new architecture replaces it.\n\nSave it first "
-                "with File > Save, or continue and discard it?", buttons.Discard | buttons.Cancel, buttons.Cancel)
+                "with File > Save, or continue and discard it?",
+                buttons.Discard | buttons.Cancel,
+                buttons.Cancel,
+            )
             if answer != buttons.Discard:
                 self.config_refused.emit()
                 return
         self.building_changed.emit(True)
         self._asked_at = self.hub.generation
-        self._status(f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
-                     f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable", 0)
-        self._builds.submit(lambda state, *inputs: build_for(*inputs, lambda: not state.cancelled),
-                            config, self.current_task(), self.hub.device)
+        self._status(
+            f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
+            f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable",
+            0,
+        )
+        self._builds.submit(
+            lambda state, *inputs: build_for(*inputs, lambda: not state.cancelled),
+            config,
+            self.current_task(),
+            self.hub.device,
+        )
 
     def request_task(self, task: str, *, ask: bool = True) -> None:
         """The user picked a task: load the shipped model for it and the current architecture, when there is one.
@@ -162,8 +190,12 @@ class ArchitectureController(QObject):
                 return
             self._take(built, f"switch to the {task} task")
 
-        run_task("Loading the shipped model", lambda: build_for(config, task, device, shipped_only=True), found,
-                 lambda message: None)
+        run_task(
+            "Loading the shipped model",
+            lambda: build_for(config, task, device, shipped_only=True),
+            found,
+            lambda message: None,
+        )
 
     def cancel(self) -> None:
         """The user went back to the loaded architecture (Revert): a build still running is dropped when it ends."""
@@ -185,8 +217,7 @@ class ArchitectureController(QObject):
         self.building_changed.emit(False)
         hub = self.hub
         if hub.training_active or hub.generation != self._asked_at:
-            self._status("The model changed while the new architecture was being built: press Apply again",
-                         MEDIUM_MS)
+            self._status("The model changed while the new architecture was being built: press Apply again", MEDIUM_MS)
             self.config_refused.emit()
             return
         self._take(built, ARCHITECTURE_CHANGE)
@@ -196,12 +227,19 @@ class ArchitectureController(QObject):
         hub = self.hub
         if built.shipped is not None:
             path, ckpt = built.shipped
-            hub.set_model(built.model, ckpt.task,
-                          origin=f"trained checkpoint {path.name}", history=ckpt.history, path=path,
-                          extra=ckpt.extra, undo_as=undo_as)
+            hub.set_model(
+                built.model,
+                ckpt.task,
+                origin=f"trained checkpoint {path.name}",
+                history=ckpt.history,
+                path=path,
+                extra=ckpt.extra,
+                undo_as=undo_as,
+            )
             self.training.restore(ckpt.history, ckpt.extra)
-            self._say(f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).",
-                      LONG_MS)
+            self._say(
+                f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).", LONG_MS
+            )
         else:
             # the task's anchors follow the new encoding, as the recipe's do: RoPE reads <bos> ... <eos>
             task = replace(hub.task, anchored=anchored_by_default(built.model.config.positional))
@@ -240,8 +278,11 @@ class ArchitectureController(QObject):
         action.setEnabled(label is not None)
         action.setText(f"&Undo {label}" if label else "&Undo")
         kept = f"{self.hub.undo_depth} of up to {UNDO_DEPTH} kept"
-        action.setStatusTip(f"Bring back the model before the last {label}, weights included ({kept})" if label
-                            else "No earlier model to restore")
+        action.setStatusTip(
+            f"Bring back the model before the last {label}, weights included ({kept})"
+            if label
+            else "No earlier model to restore"
+        )
 
     def switch_device(self, name: str) -> None:
         """Move the inference model (training picks its own device in the Trainer tab)."""

@@ -1,9 +1,10 @@
 """File menu actions for checkpoints: open, save, save as, recent files; reading and writing run off the GUI thread."""
+
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from visualizer.workers.tasks import run_task
 log = logging.getLogger(__name__)
 RECENT_KEY, MAX_RECENT = "recent_files", 8
 CLOSE_QUESTION = "Save changes to the trained model before closing?"
-TRAINING_CLOSE_QUESTION = ("Training is still running. Closing stops it.\n\nSave the model trained so far before "
-                           "closing? (Cancel keeps the window open and training running.)")
+TRAINING_CLOSE_QUESTION = (
+    "Training is still running. Closing stops it.\n\nSave the model trained so far before "
+    "closing? (Cancel keeps the window open and training running.)"
+)
 OPEN_QUESTION = "Save changes to the trained model before opening another one?"
 FILE_FILTER = "Attention Playground checkpoints (*.pt);;All files (*)"
 SHIPPED_REFUSAL = "The models shipped with the app are read-only: choose another file with File > Save As."
@@ -36,20 +39,23 @@ def _show_error(parent: QWidget | None, title: str, text: str) -> None:
 def _ask_save_discard_cancel(parent: QWidget | None, text: str) -> str:
     """Returns "save", "discard" or "cancel"; tests replace this function."""
     buttons = QMessageBox.StandardButton
-    answer = QMessageBox.question(parent, "Unsaved training", text, buttons.Save | buttons.Discard | buttons.Cancel,
-                                  buttons.Save)
+    answer = QMessageBox.question(
+        parent, "Unsaved training", text, buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save
+    )
     return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
 
 def _ask_open_path(parent: QWidget | None, folder: str) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Open checkpoint", folder, FILE_FILTER,
-                                          options=QFileDialog.Option.DontUseNativeDialog)
+    path, _ = QFileDialog.getOpenFileName(
+        parent, "Open checkpoint", folder, FILE_FILTER, options=QFileDialog.Option.DontUseNativeDialog
+    )
     return path or None
 
 
 def _ask_save_path(parent: QWidget | None, suggested: str) -> str | None:
-    path, _ = QFileDialog.getSaveFileName(parent, "Save checkpoint", suggested, FILE_FILTER,
-                                          options=QFileDialog.Option.DontUseNativeDialog)
+    path, _ = QFileDialog.getSaveFileName(
+        parent, "Save checkpoint", suggested, FILE_FILTER, options=QFileDialog.Option.DontUseNativeDialog
+    )
     if path and not Path(path).suffix:
         path += ".pt"
     return path or None
@@ -73,7 +79,9 @@ class CheckpointActions(QObject):
     saved = Signal(str)
     failed = Signal(str)
 
-    def __init__(self, hub: ModelHub, parent_widget: QWidget | None, training_state: TrainingState | None = None) -> None:
+    def __init__(
+        self, hub: ModelHub, parent_widget: QWidget | None, training_state: TrainingState | None = None
+    ) -> None:
         super().__init__(parent_widget)
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
@@ -163,8 +171,14 @@ class CheckpointActions(QObject):
             if self.hub.training_active:  # training started while the file was read
                 self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
                 return
-            self.hub.set_model(loaded["model"], loaded["task"], origin=f"checkpoint {path.name}",
-                               history=loaded["history"], path=path, extra=loaded["extra"])
+            self.hub.set_model(
+                loaded["model"],
+                loaded["task"],
+                origin=f"checkpoint {path.name}",
+                history=loaded["history"],
+                path=path,
+                extra=loaded["extra"],
+            )
             if self.training_state is not None:
                 self.training_state.restore(loaded["history"], loaded["extra"])
             self._remember(path)
@@ -268,9 +282,12 @@ class CheckpointActions(QObject):
             save_checkpoint(path, self.hub.model, history=history, extra=extra)
         except Exception as exc:  # noqa: BLE001 - a full disk can surface as RuntimeError: keep the window and work
             log.warning("saving %s failed", path, exc_info=True)
-            _show_error(self.parent_widget, "Could not save the model",
-                        f"{Path(path).name} was not written: {exc or type(exc).__name__}\n\nThe window stays open "
-                        "with the model; choose File > Save As to try another place.")
+            _show_error(
+                self.parent_widget,
+                "Could not save the model",
+                f"{Path(path).name} was not written: {exc or type(exc).__name__}\n\nThe window stays open "
+                "with the model; choose File > Save As to try another place.",
+            )
             return False
         self.hub.mark_saved(Path(path))
         self._remember(Path(path))

@@ -3,6 +3,7 @@
 The exporter is given what it needs, not the window: a provider of the grid the user is looking at, a provider of
 the PE plots, a sink for the status line and a parent widget for its dialogs.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,8 +24,13 @@ GRID_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "npy": "
 class Exporter(QObject):
     """Writes files the user asked for and reports each in the status line (or a warning when it failed)."""
 
-    def __init__(self, grid: Callable[[], AttentionGrid], pe_plots: Callable[[], dict], status: Callable[[str], None],
-                 parent: QWidget) -> None:
+    def __init__(
+        self,
+        grid: Callable[[], AttentionGrid],
+        pe_plots: Callable[[], dict],
+        status: Callable[[str], None],
+        parent: QWidget,
+    ) -> None:
         super().__init__(parent)
         self._grid, self._pe_plots, self._status, self._parent = grid, pe_plots, status, parent
 
@@ -56,8 +62,9 @@ class Exporter(QObject):
         maps = grid.current_maps()
         kind = maps.kind if maps is not None else "attention"
         if path is None:
-            chosen, _ = QFileDialog.getSaveFileName(self._parent, f"Export {kind} as {fmt.upper()}", f"{kind}.{fmt}",
-                                                    GRID_FILTERS[fmt], options=DIALOG)
+            chosen, _ = QFileDialog.getSaveFileName(
+                self._parent, f"Export {kind} as {fmt.upper()}", f"{kind}.{fmt}", GRID_FILTERS[fmt], options=DIALOG
+            )
             if not chosen:
                 return None
             path = Path(chosen)

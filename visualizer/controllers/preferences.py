@@ -3,6 +3,7 @@
 Restoring goes through the session's own setters, so a restored value is validated exactly as a typed one is; every
 number read back is clamped to its range first (a settings file is user-editable text).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,15 @@ from visualizer.widgets.playground.view import PlaygroundView
 
 log = logging.getLogger(__name__)
 WINDOW_FIELDS = ("encoder_window", "decoder_window")
-RESTORED_KEYS = ("input/source", "input/task", "input/prefix", "input/pads", "masks/spec", "window/tab",
-                 "window/splitter")
+RESTORED_KEYS = (
+    "input/source",
+    "input/task",
+    "input/prefix",
+    "input/pads",
+    "masks/spec",
+    "window/tab",
+    "window/splitter",
+)
 
 
 def load_json(settings: QSettings, key: str, default: Any) -> Any:

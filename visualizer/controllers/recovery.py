@@ -5,6 +5,7 @@ running weights come from the training worker, copied between two steps) and at 
 The file is deleted once the work is saved or let go (a clean close, File > Open after Discard, ...); a save
 while a run trains on leaves it, since the run's newer weights are only there.
 """
+
 from __future__ import annotations
 
 import logging
@@ -17,7 +18,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core_model.tasks import TaskSpec
 from visualizer.controllers.recovery_files import (
-    META_KEY, RecoveryPayload, RecoveryStore, recovery_folder, recovery_meta,
+    META_KEY,
+    RecoveryPayload,
+    RecoveryStore,
+    recovery_folder,
+    recovery_meta,
 )
 from visualizer.controllers.recovery_offer import RecoveryOffer
 from visualizer.state.model_hub import ModelHub
@@ -44,9 +49,17 @@ class Recovery(QObject):
 
     written = Signal(str)  # the recovery file's path, after each write
 
-    def __init__(self, hub: ModelHub, training: TrainingState, show_message: Callable[..., None],
-                 confirm_discard: Callable[[str], bool], parent: QObject | None = None, *,
-                 folder: Path | None = None, interval_s: float = AUTOSAVE_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        hub: ModelHub,
+        training: TrainingState,
+        show_message: Callable[..., None],
+        confirm_discard: Callable[[str], bool],
+        parent: QObject | None = None,
+        *,
+        folder: Path | None = None,
+        interval_s: float = AUTOSAVE_INTERVAL_S,
+    ) -> None:
         super().__init__(parent)
         self.hub, self.training, self._status = hub, training, show_message
         self.store = RecoveryStore(folder or recovery_folder())
@@ -97,8 +110,9 @@ class Recovery(QObject):
         self._written_generation, self._holds_running = self.hub.generation, False
         return self._payload(state, list(self.hub.history), self.hub.task, _last_step(self.hub.history))
 
-    def _payload(self, state: dict[str, torch.Tensor], history: list[dict], task: TaskSpec,
-                 step: int) -> RecoveryPayload:
+    def _payload(
+        self, state: dict[str, torch.Tensor], history: list[dict], task: TaskSpec, step: int
+    ) -> RecoveryPayload:
         """What File > Save would write for these weights, and when and where they came from."""
         hub = self.hub
         extra = {k: v for k, v in hub.extra.items() if k != META_KEY}
@@ -118,8 +132,9 @@ class Recovery(QObject):
             if wait:
                 self._written(self.store.write(payload, serial))
             else:
-                run_task("Writing the recovery file", lambda: self.store.write(payload, serial), self._written,
-                         self._failed)
+                run_task(
+                    "Writing the recovery file", lambda: self.store.write(payload, serial), self._written, self._failed
+                )
         except Exception as exc:  # noqa: BLE001 - torch may raise RuntimeError or MemoryError, not CheckpointError
             self._failed(str(exc) or type(exc).__name__)
 
@@ -156,8 +171,10 @@ class Recovery(QObject):
         """A signal ends the app and nobody can be asked: stop training (its weights reach the hub), write them."""
         self._timer.stop()
         if self.training.busy and not self.training.shutdown(self.stop_timeout_ms):
-            log.warning("training did not stop within %d ms; its weights are kept if it stops while the window "
-                        "closes", self.stop_timeout_ms)
+            log.warning(
+                "training did not stop within %d ms; its weights are kept if it stops while the window closes",
+                self.stop_timeout_ms,
+            )
         if self._hub_is_newest():
             self._write(self._hub_payload, wait=True)
 

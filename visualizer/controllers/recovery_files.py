@@ -5,6 +5,7 @@ a QLockFile beside it; a file whose lock nobody holds belongs to an app that is 
 A recovery file is what File > Save writes (model, history, curves, attention movie), with a "recovery" entry in its
 extra data saying when it was written, at which step, and where the model was saved before.
 """
+
 from __future__ import annotations
 
 import logging

@@ -4,6 +4,7 @@ The offer is a bar above the tabs, never a modal question: the app works as usua
 training as the current model with its curves, unsaved; Discard deletes the file. A file left unanswered stays for
 the next launch.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,8 +32,10 @@ def when(saved_at: float) -> str:
 def offer_text(rec: Recovered) -> str:
     if rec.error:
         return f"Unsaved training from {when(rec.saved_at)} was found but cannot be restored: {rec.error}"
-    return (f"Training from {when(rec.saved_at)} was not saved (step {rec.step}, task {rec.task.task}). "
-            "Restore it, or discard it?")
+    return (
+        f"Training from {when(rec.saved_at)} was not saved (step {rec.step}, task {rec.task.task}). "
+        "Restore it, or discard it?"
+    )
 
 
 class RecoveryOffer(QObject):
@@ -40,9 +43,15 @@ class RecoveryOffer(QObject):
 
     restored = Signal(str)  # the recovery file's path, once its model is the hub's
 
-    def __init__(self, hub: ModelHub, training: TrainingState, banner: RecoveryBanner,
-                 confirm_discard: Callable[[str], bool], status: Callable[[str, int], None],
-                 adopt: Callable[[Path], None]) -> None:
+    def __init__(
+        self,
+        hub: ModelHub,
+        training: TrainingState,
+        banner: RecoveryBanner,
+        confirm_discard: Callable[[str], bool],
+        status: Callable[[str, int], None],
+        adopt: Callable[[Path], None],
+    ) -> None:
         super().__init__(banner)
         self.hub, self.training, self.banner = hub, training, banner
         self._confirm_discard, self._status, self._adopt = confirm_discard, status, adopt
@@ -64,8 +73,12 @@ class RecoveryOffer(QObject):
             self.banner.hide()
             return
         path, lock = self._waiting.pop(0)
-        run_task("Reading the recovery file", lambda: read_recovery(path), lambda rec: self._show(rec, lock),
-                 lambda message: self._show(Recovered(path, 0.0, error=message), lock))
+        run_task(
+            "Reading the recovery file",
+            lambda: read_recovery(path),
+            lambda rec: self._show(rec, lock),
+            lambda message: self._show(Recovered(path, 0.0, error=message), lock),
+        )
 
     def _show(self, rec: Recovered, lock: QLockFile) -> None:
         self.current, self._lock = rec, lock
@@ -80,15 +93,24 @@ class RecoveryOffer(QObject):
         if rec is None or rec.error or self.hub.training_active or not self._confirm_discard(RESTORE_QUESTION):
             return
         saved = rec.saved_path if rec.saved_path is not None and rec.saved_path.is_file() else None
-        self.hub.set_model(rec.model, rec.task, origin=f"recovered training (step {rec.step})", history=rec.history,
-                           path=saved, dirty=True, extra=rec.extra, undo_as="restore of the recovered training")
+        self.hub.set_model(
+            rec.model,
+            rec.task,
+            origin=f"recovered training (step {rec.step})",
+            history=rec.history,
+            path=saved,
+            dirty=True,
+            extra=rec.extra,
+            undo_as="restore of the recovered training",
+        )
         self.training.restore(rec.history, rec.extra)
         try:
             self._adopt(rec.path)
         except OSError as exc:  # the model is restored; only the copy on disk stays where it was
             log.warning("could not take over %s: %s", rec.path, exc)
-        self._status(f"Restored the training from {when(rec.saved_at)} (step {rec.step}): save it with File > Save",
-                     10_000)
+        self._status(
+            f"Restored the training from {when(rec.saved_at)} (step {rec.step}): save it with File > Save", 10_000
+        )
         self.restored.emit(str(rec.path))
         self._unlock()
         self._next()

@@ -7,6 +7,7 @@ goes to an empty temporary folder for the rest of the run: its defaults are used
 path, and every `QSettings()` in the app keeps working. `QSettings.setPath` lasts as long as the process, so the
 folder does too: it is removed when the process exits (atexit), whoever keeps the returned SettingsRedirect.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
-
 
 log = logging.getLogger(__name__)
 PROBE_ORG, PROBE_APP = "attention-playground-probe", "settings-path-probe"  # names no settings file has
@@ -88,8 +88,12 @@ def avoid_unusable_settings() -> SettingsRedirect | None:
 
     Returns the first unusable file (the user's before the system's), or None when all are usable or absent.
     """
-    found = [(path, name, what) for scope, name in SCOPES for path in settings_files(scope)
-             if (what := unusable_kind(path)) is not None]
+    found = [
+        (path, name, what)
+        for scope, name in SCOPES
+        for path in settings_files(scope)
+        if (what := unusable_kind(path)) is not None
+    ]
     if not found:
         return None
     folder = Path(tempfile.mkdtemp(prefix="attention-playground-settings-"))
@@ -98,8 +102,9 @@ def avoid_unusable_settings() -> SettingsRedirect | None:
         if any(found_scope == name for _, found_scope, _ in found):
             QSettings.setPath(QSettings.defaultFormat(), scope, str(folder / name))
     for path, name, what in found:
-        log.warning("%s settings file %s is %s: leaving it out, not saving there this run", name,
-                    printable(str(path)), what)
+        log.warning(
+            "%s settings file %s is %s: leaving it out, not saving there this run", name, printable(str(path)), what
+        )
     path, name, what = found[0]
     return SettingsRedirect(path, what, name, folder)
 

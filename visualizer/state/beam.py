@@ -6,6 +6,7 @@ with the same log-probabilities, and the numbers equal `attention-playground dec
 for default masks and heads. A sample's tree edges are the log-probabilities the sampler saw, so they add up to the
 sample's score exactly.
 """
+
 from __future__ import annotations
 
 import logging
@@ -124,16 +125,26 @@ def run_search(inputs: SearchInputs, settings: BeamSettings, on_step: Callable[[
     """The job: greedy for comparison, then the beam search or the samples (worker thread, no Qt)."""
     m, src, n_tokens = inputs.model, inputs.src, len(inputs.labels)  # labels: one per task vocabulary id
     with torch.no_grad():
-        greedy = beam_search(m, src, 1, inputs.max_new, inputs.masks, inputs.gates,
-                             lambda _pos: on_step(0), n_tokens).best  # cancellable; progress counts the search only
+        greedy = beam_search(
+            m, src, 1, inputs.max_new, inputs.masks, inputs.gates, lambda _pos: on_step(0), n_tokens
+        ).best  # cancellable; progress counts the search only
         if settings.mode == "beam":
-            result = beam_search(m, src, settings.width, inputs.max_new, inputs.masks, inputs.gates, on_step,
-                                 n_tokens)
+            result = beam_search(m, src, settings.width, inputs.max_new, inputs.masks, inputs.gates, on_step, n_tokens)
             nodes, hyps = result.nodes, result.hypotheses
         else:
             gen = torch.Generator(device=src.device).manual_seed(settings.seed)
-            drawn = sample_decode(m, src, settings.samples, settings.sampling(), gen, inputs.max_new, inputs.masks,
-                                  inputs.gates, on_step, n_tokens)
+            drawn = sample_decode(
+                m,
+                src,
+                settings.samples,
+                settings.sampling(),
+                gen,
+                inputs.max_new,
+                inputs.masks,
+                inputs.gates,
+                on_step,
+                n_tokens,
+            )
             nodes, hyps = sample_tree(tuple(sorted(drawn, key=lambda h: -h.log_prob)))
     return BeamOutcome(settings, hyps, nodes, greedy, inputs.labels, inputs.expected, inputs.key)
 
@@ -175,9 +186,16 @@ class BeamState(QObject):
         ids = encoder_input(vocab.encode(s.source_text), s.extra_pads, anchored=hub.task.anchored)
         off = tuple((k, tuple(zip(*(~v).nonzero()))) for k, v in sorted(s.gates().items()))  # (layer, head) pairs
         key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task, off)
-        return SearchInputs(hub.model, torch.tensor([ids], device=hub.device), s.masks, s.head_gates(),
-                            max_source_len(hub.config.max_len), tuple(vocab.token(i) for i in range(len(vocab))),
-                            tuple(vocab.tokens(s.expected_ids())) + ("<eos>",), key)
+        return SearchInputs(
+            hub.model,
+            torch.tensor([ids], device=hub.device),
+            s.masks,
+            s.head_gates(),
+            max_source_len(hub.config.max_len),
+            tuple(vocab.token(i) for i in range(len(vocab))),
+            tuple(vocab.tokens(s.expected_ids())) + ("<eos>",),
+            key,
+        )
 
     def run(self) -> None:
         """Start a search with the current settings (ignored while one runs)."""
@@ -210,9 +228,12 @@ class BeamState(QObject):
             return
         self.outcome, self.shown = outcome, ROOT
         n = len(outcome.hypotheses)
-        self._ended(f"{n} hypotheses, {len(outcome.nodes)} nodes expanded" if outcome.settings.mode == "beam"
-                    else f"{n} samples (seed {outcome.settings.seed}), "
-                         f"{len({h.tokens for h in outcome.hypotheses})} different sequences")
+        self._ended(
+            f"{n} hypotheses, {len(outcome.nodes)} nodes expanded"
+            if outcome.settings.mode == "beam"
+            else f"{n} samples (seed {outcome.settings.seed}), "
+            f"{len({h.tokens for h in outcome.hypotheses})} different sequences"
+        )
         self.outcome_changed.emit(outcome)
         self.shown_changed.emit(ROOT)
 

@@ -1,4 +1,5 @@
 """One forward pass with attention capture, turned into the numpy snapshot the grids draw (the session boundary)."""
+
 from __future__ import annotations
 
 import time
@@ -26,8 +27,16 @@ class Capture:
     first_log_probs: torch.Tensor  # (V,) float32 on the CPU
 
 
-def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor, tgt: torch.Tensor,
-                 masks: MaskSpec, gates: HeadGates | None, mode: str, highlight: int | None) -> Capture:
+def capture_maps(
+    model: Seq2SeqTransformer,
+    vocab: Vocabulary,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    masks: MaskSpec,
+    gates: HeadGates | None,
+    mode: str,
+    highlight: int | None,
+) -> Capture:
     """src (1, S), tgt (1, T) -> every kind's (L, H, Tq, Tk) maps as float32 numpy, with token labels.
 
     mode: "weights" and "scores" come from the model; "norms" and "rollout" from core_model.attention_views.
@@ -48,15 +57,23 @@ def capture_maps(model: Seq2SeqTransformer, vocab: Vocabulary, src: torch.Tensor
     valid = valid_masks(masks, src, tgt)
     shown = {k: frozen(np.ones_like(v)) for k, v in valid.items()} if mode == "rollout" else valid
     src_labels, tgt_labels = tuple(vocab.tokens(src[0].tolist())), tuple(vocab.tokens(tgt[0].tolist()))
-    labels = {"encoder_self": (src_labels, src_labels), "decoder_self": (tgt_labels, tgt_labels),
-              "cross": (tgt_labels, src_labels)}
+    labels = {
+        "encoder_self": (src_labels, src_labels),
+        "decoder_self": (tgt_labels, tgt_labels),
+        "cross": (tgt_labels, src_labels),
+    }
     maps = {}
     for kind in ATTENTION_KINDS:
         values = frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]
         maps[kind] = KindMaps(kind, values, shown[kind], q, k, None if kind == "encoder_self" else highlight)
-    snap = MapsSnapshot(MappingProxyType(maps), mode, forward_ms, tuple(vocab.tokens(predicted)),
-                        MappingProxyType({"stepping": highlight is not None}))
+    snap = MapsSnapshot(
+        MappingProxyType(maps),
+        mode,
+        forward_ms,
+        tuple(vocab.tokens(predicted)),
+        MappingProxyType({"stepping": highlight is not None}),
+    )
     return Capture(snap, MappingProxyType(valid), first)
 
 
@@ -76,6 +93,8 @@ def valid_masks(masks: MaskSpec, src: torch.Tensor, tgt: torch.Tensor) -> dict[s
             full = (full & mask).reshape(-1, tq, tk)[0]
         return frozen(full.cpu().numpy().copy())
 
-    return {"encoder_self": dense(masks.encoder_self(src), s, s),
-            "decoder_self": dense(masks.decoder_self(tgt), t, t),
-            "cross": dense(masks.cross(src, tq=t), t, s)}
+    return {
+        "encoder_self": dense(masks.encoder_self(src), s, s),
+        "decoder_self": dense(masks.decoder_self(tgt), t, t),
+        "cross": dense(masks.cross(src, tq=t), t, s),
+    }

@@ -4,6 +4,7 @@ CellInspector recomputes one cell with `core_model.cell_decomposition.decompose_
 playground's pass and emits a numpy copy (the session boundary). MaskPainter turns strokes over a map into painted
 cells of the session's MaskSpec, one undo step per stroke. Neither holds a widget.
 """
+
 from __future__ import annotations
 
 import logging
@@ -97,8 +98,18 @@ class CellInspector(QObject):
         model = inputs.model
 
         def job() -> CellDecomposition:
-            cell = decompose_cell(model, inputs.src, inputs.tgt, request.kind, request.layer, request.head,
-                                  request.query, request.key, masks=inputs.masks, head_gates=inputs.gates)
+            cell = decompose_cell(
+                model,
+                inputs.src,
+                inputs.tgt,
+                request.kind,
+                request.layer,
+                request.head,
+                request.query,
+                request.key,
+                masks=inputs.masks,
+                head_gates=inputs.gates,
+            )
             return cell.to_numpy()
 
         self._runner(job, lambda cell: self._deliver(serial, cell), lambda msg: self._fail(serial, msg))

@@ -6,6 +6,7 @@ them. B's passes coalesce: while one runs, only the newest request waits; a resu
 When A and B are different trainings (their weights differ), head numbers need not correspond: each new such pair
 starts side by side, and A − B is shown only once the user picks it for that pair.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,7 +20,16 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from .compare_sources import (
-    PAD_LABEL, SOURCES, ModelB, anchors_differ, copy_of, difference, from_file, run_b, same_weights, shipped_for,
+    PAD_LABEL,
+    SOURCES,
+    ModelB,
+    anchors_differ,
+    copy_of,
+    difference,
+    from_file,
+    run_b,
+    same_weights,
+    shipped_for,
 )
 from .playground import PlaygroundSession
 from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
@@ -122,8 +132,10 @@ class CompareSession(QObject):
         elif source == "previous":
             previous = hub.previous_model()
             if previous is None:
-                self.failed.emit("There is no previous model yet: Model > Undo has nothing to bring back. "
-                                 "Change the architecture or open a checkpoint first.")
+                self.failed.emit(
+                    "There is no previous model yet: Model > Undo has nothing to bring back. "
+                    "Change the architecture or open a checkpoint first."
+                )
                 return
             model, task, origin = previous
             job = lambda: copy_of(model, task, f"previous model ({origin})")  # noqa: E731
@@ -187,8 +199,9 @@ class CompareSession(QObject):
         if self._waiting is None and b is self.b and a is self.session.last_snapshot:
             diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
             differs = output_differences(symbol_outputs(a), symbol_outputs(b_maps))
-            self.last_frame = CompareFrame(a, b_maps, MappingProxyType(diff), differs, b.label,
-                                           anchors_differ(a, b_maps), not result.same_weights)
+            self.last_frame = CompareFrame(
+                a, b_maps, MappingProxyType(diff), differs, b.label, anchors_differ(a, b_maps), not result.same_weights
+            )
             self._follow_pair(b, result.a_model, not result.same_weights)
             self.frame_changed.emit(self.last_frame)
         self._start_next()

@@ -1,4 +1,5 @@
 """Where model B of an A/B comparison comes from, and its forward pass; plain functions run off the GUI thread."""
+
 from __future__ import annotations
 
 import copy
@@ -19,8 +20,12 @@ from core_model.tasks import TaskSpec
 from .capture import capture_maps
 from .snapshots import KindMaps, MapsSnapshot
 
-SOURCES = {"file": "Checkpoint file…", "previous": "Previous model", "shipped": "Shipped model",
-           "ablated": "This model with the current ablations"}
+SOURCES = {
+    "file": "Checkpoint file…",
+    "previous": "Previous model",
+    "shipped": "Shipped model",
+    "ablated": "This model with the current ablations",
+}
 SHORT_KINDS = {"encoder_self": "enc", "decoder_self": "dec", "cross": "cross"}
 
 
@@ -44,7 +49,7 @@ def from_file(path: Path) -> ModelB:
 
 
 def shipped_for(model: Seq2SeqTransformer, task: TaskSpec | None = None) -> ModelB:
-    """The shipped model with A's architecture trained on A's task, else any with that architecture, else the default."""
+    """The shipped model with A's architecture and task, else any with that architecture, else the default."""
     found = find_shipped_checkpoint(model.config, task.task if task is not None else None)
     if found is None and task is not None:
         found = find_shipped_checkpoint(model.config)
@@ -55,15 +60,17 @@ def shipped_for(model: Seq2SeqTransformer, task: TaskSpec | None = None) -> Mode
     return ModelB(ckpt.build("cpu").eval(), ckpt.task, None, f"shipped model {path.name}")
 
 
-def copy_of(model: Seq2SeqTransformer, task: TaskSpec, label: str,
-            gates: Mapping[str, np.ndarray] | None = None) -> ModelB:
+def copy_of(
+    model: Seq2SeqTransformer, task: TaskSpec, label: str, gates: Mapping[str, np.ndarray] | None = None
+) -> ModelB:
     """A deep copy on the CPU (A may go on training in place), with the ablations given as {kind: (L, H) on}."""
     twin = copy.deepcopy(model).to("cpu").eval()
     off = {k: ~np.asarray(g, bool) for k, g in (gates or {}).items()}
     if not any(o.any() for o in off.values()):
         return ModelB(twin, task, None, label)
-    heads = ", ".join(f"{SHORT_KINDS[k]} L{layer + 1} H{head + 1}" for k, o in off.items()
-                      for layer, head in zip(*np.nonzero(o)))
+    heads = ", ".join(
+        f"{SHORT_KINDS[k]} L{layer + 1} H{head + 1}" for k, o in off.items() for layer, head in zip(*np.nonzero(o))
+    )
     return ModelB(twin, task, HeadGates.from_numpy(dict(gates)), f"{label} (ablated: {heads})", off)
 
 
@@ -147,7 +154,7 @@ def difference(a: KindMaps, b: KindMaps) -> KindMaps | None:
         q_labels = tuple(a.query_labels[i] for i in qa)
         k_labels = tuple(a.key_labels[i] for i in ka)
     with np.errstate(invalid="ignore"):
-        values = (a_values.astype(np.float32) - b_values.astype(np.float32))
+        values = a_values.astype(np.float32) - b_values.astype(np.float32)
     valid = a_valid & b_valid & np.isfinite(values).all(axis=(0, 1))
     values.flags.writeable = False
     valid.flags.writeable = False
@@ -156,6 +163,8 @@ def difference(a: KindMaps, b: KindMaps) -> KindMaps | None:
 
 def anchors_differ(a: MapsSnapshot, b: MapsSnapshot) -> bool:
     """True when exactly one of the two reads its source with <bos> … <eos> anchors."""
+
     def anchored(snap: MapsSnapshot) -> bool:
         return any(label in ANCHORS for label in snap.maps["cross"].key_labels)
+
     return anchored(a) != anchored(b)

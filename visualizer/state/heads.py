@@ -4,6 +4,7 @@ Roles are cheap (one teacher-forced pass) and refresh on every model change, for
 maps; importance (one greedy evaluation per head) runs when the user asks, cancellable. Both use the same N seeded
 sequences and the same core_model functions as `attention-playground heads`, so the numbers are the CLI's.
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,8 +36,15 @@ def model_name(hub: ModelHub) -> tuple[str, str]:
     return name, hub.task.task
 
 
-def analyse_copy(state: TaskStateApi, model: Seq2SeqTransformer, task: TaskSpec, n: int, seed: int,
-                 device: torch.device, roles_only: bool) -> HeadAnalysis | tuple[HeadRole, ...]:
+def analyse_copy(
+    state: TaskStateApi,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    n: int,
+    seed: int,
+    device: torch.device,
+    roles_only: bool,
+) -> HeadAnalysis | tuple[HeadRole, ...]:
     """A task: the analysis of a copy of `model`, taken on the pool thread (deep-copying a large model takes hundreds
     of milliseconds, which the GUI thread must not pay; a later in-place weight load cannot reach the copy).
 
@@ -46,8 +54,15 @@ def analyse_copy(state: TaskStateApi, model: Seq2SeqTransformer, task: TaskSpec,
     model = copy.deepcopy(model).eval()
     if roles_only:
         return head_roles(model, task, n=n, seed=seed, device=device)
-    return analyse_heads(model, task, n=n, seed=seed, device=device, should_stop=lambda: state.cancelled,
-                         progress=lambda done, total: state.report((done, total)))
+    return analyse_heads(
+        model,
+        task,
+        n=n,
+        seed=seed,
+        device=device,
+        should_stop=lambda: state.cancelled,
+        progress=lambda done, total: state.report((done, total)),
+    )
 
 
 class HeadsState(QObject):
@@ -57,7 +72,6 @@ class HeadsState(QObject):
     running_changed = Signal(bool)
     message = Signal(str)
     stale_changed = Signal(str)  # why the last analysis no longer describes the model; "" once one does
-
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -71,9 +85,13 @@ class HeadsState(QObject):
         self._analysis.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
         self._analysis.finished.connect(self._on_analysis)
         self._analysis.failed.connect(self._end)
-        self._analysis.cancelled.connect(lambda: self._end("Head importance cancelled; the previous result (if any) "
-                                                           "stays." if self._asked[0] == hub.generation
-                                                           else MODEL_CHANGED))
+        self._analysis.cancelled.connect(
+            lambda: self._end(
+                "Head importance cancelled; the previous result (if any) stays."
+                if self._asked[0] == hub.generation
+                else MODEL_CHANGED
+            )
+        )
         self._roles = make_slot("Scoring the head roles", self)  # the newest wins: an older result is dropped
         self._roles.finished.connect(self._on_roles)
         self._roles.failed.connect(self.message)
@@ -95,7 +113,7 @@ class HeadsState(QObject):
             self.refresh_roles()
 
     def start(self) -> bool:
-        """Run roles and importance on a copy of the hub's model (the job copies it); False when one is already running."""
+        """Run roles and importance on a copy of the hub's model (the job copies it); False when one is running."""
         if self._analysis.running:
             return False
         self._asked = (self.hub.generation, self._asked[1])
@@ -127,8 +145,10 @@ class HeadsState(QObject):
         self.analysis, self.analysed = result, model_name(self.hub)
         self._set_stale("")
         self.analysis_changed.emit(result)
-        self._end(f"Analysed {len(result.heads)} heads of {self.analysed[0]} on {self.n} {self.analysed[1]} "
-                  f"sequences (seed {self.seed}).")
+        self._end(
+            f"Analysed {len(result.heads)} heads of {self.analysed[0]} on {self.n} {self.analysed[1]} "
+            f"sequences (seed {self.seed})."
+        )
 
     def _on_roles(self, roles: tuple[HeadRole, ...]) -> None:
         if self._asked[1] != self.hub.generation:
@@ -153,8 +173,10 @@ class HeadsState(QObject):
         if self.analysed is not None:  # its numbers are dropped below; what they were of stays said until the next
             (name, task), now = self.analysed, model_name(self.hub)
             change = f"the model is now {now[0]} ({now[1]} task)" if now != self.analysed else "its weights changed"
-            self._set_stale(f"Out of date: the last analysis scored {name} on {task} sequences; {change}. Its "
-                            "importance numbers are cleared: press Analyse heads to score this model.")
+            self._set_stale(
+                f"Out of date: the last analysis scored {name} on {task} sequences; {change}. Its "
+                "importance numbers are cleared: press Analyse heads to score this model."
+            )
             self.message.emit("")  # "Analysed ..." is about the old model: the stale note says what it was
         if self.analysis is not None:
             self.analysis = None

@@ -4,6 +4,7 @@ A probe snapshot holds the teacher-forced maps of one fixed source (decoder fed 
 roles of core_model.head_roles apply to it as to one sequence of N. No extra forward pass: the curves cost nothing
 while training runs, and a checkpoint's restored snapshots give the same curves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -69,7 +70,10 @@ class FormingRecorder:
                 row = scores.setdefault((r.kind, r.layer, r.head), {})
                 for name, value in r.scores:
                     row.setdefault(name, []).append(value)
-        complete = {k: {n: np.asarray(v) for n, v in row.items()} for k, row in scores.items()
-                    if all(len(v) == len(per_step) for v in row.values())}  # a head missing at some step: skip it
+        complete = {
+            k: {n: np.asarray(v) for n, v in row.items()}
+            for k, row in scores.items()
+            if all(len(v) == len(per_step) for v in row.values())
+        }  # a head missing at some step: skip it
         final = {(r.kind, r.layer, r.head): r.role for r in per_step[-1]} if per_step else {}
         return FormingSeries(np.asarray([s.step for s in snapshots], float), complete, final)

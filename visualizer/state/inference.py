@@ -7,6 +7,7 @@ commands in order (`submit_ordered`) while plain recomputes coalesce (`submit`, 
 threaded runner (`visualizer/workers/inference.py`); tests that build a session directly get `InlineRunner`, which
 runs each job at once, exactly as the session did before runners existed.
 """
+
 from __future__ import annotations
 
 import logging
@@ -66,8 +67,9 @@ def run_pass(request: PassRequest, stepper: Stepper) -> PassResult:
         stepper.stop()
         stepper.epoch = r.epoch
     if r.command is not None:
-        stepper.apply(r.command, StepperInputs(r.model, r.src, r.masks, r.gates, r.max_new_tokens, r.prefix,
-                                               len(r.vocab)))
+        stepper.apply(
+            r.command, StepperInputs(r.model, r.src, r.masks, r.gates, r.max_new_tokens, r.prefix, len(r.vocab))
+        )
     tgt, highlight = r.tgt, None
     if stepper.stepping:
         tgt = torch.tensor([stepper.tokens], dtype=torch.long, device=r.src.device)

@@ -1,4 +1,5 @@
 """Immutable messages of the length lab: which models, the curves so far, one source through both models."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,8 +39,9 @@ def source_key(source: ModelSource) -> tuple:
     return source.label, str(source.path), SameObject(source.checkpoint)
 
 
-def curve_keys(sources: tuple[ModelSource, ...], n: int, seed: int, scaling: str,
-               positional: dict[tuple, str]) -> tuple:
+def curve_keys(
+    sources: tuple[ModelSource, ...], n: int, seed: int, scaling: str, positional: dict[tuple, str]
+) -> tuple:
     """What each model's curve depends on: its model, n, seed, and the RoPE scaling unless the model is sinusoidal.
 
     `positional` maps a file's source_key to the model's encoding once it was read; an unread file counts as RoPE.
@@ -100,17 +102,33 @@ class LabCurves:
     seed: int
 
     @classmethod
-    def empty(cls, models: tuple[LabModel, ...], lengths: tuple[int, ...], scaling: str, n: int,
-              seed: int) -> LabCurves:
-        return cls(tuple(m.label for m in models), tuple(m.positional for m in models),
-                   tuple((m.task.min_len, m.task.max_len) for m in models), lengths, tuple(() for _ in models),
-                   scaling, n, seed)
+    def empty(
+        cls, models: tuple[LabModel, ...], lengths: tuple[int, ...], scaling: str, n: int, seed: int
+    ) -> LabCurves:
+        return cls(
+            tuple(m.label for m in models),
+            tuple(m.positional for m in models),
+            tuple((m.task.min_len, m.task.max_len) for m in models),
+            lengths,
+            tuple(() for _ in models),
+            scaling,
+            n,
+            seed,
+        )
 
     def with_point(self, item: CurvePoint) -> LabCurves:
         points = list(self.points)
         points[item.slot] = (*points[item.slot], item.point)
-        return LabCurves(self.labels, self.positional, self.train_ranges, self.lengths, tuple(points),
-                         self.scaling, self.n, self.seed)
+        return LabCurves(
+            self.labels,
+            self.positional,
+            self.train_ranges,
+            self.lengths,
+            tuple(points),
+            self.scaling,
+            self.n,
+            self.seed,
+        )
 
     @property
     def progress(self) -> tuple[int, int]:

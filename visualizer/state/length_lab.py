@@ -1,8 +1,10 @@
 """The length lab's view model: two models, their exact match vs source length, and one source's cross-attention.
 
 Every number comes from core_model (`length_curve`, `run_probe`, the trainer); the jobs run on worker threads
-through task slots (the task layer) with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
+through task slots (the task layer) with progress and cancel, and reach the view as immutable snapshots
+(lab_snapshots.py).
 """
+
 from __future__ import annotations
 
 import logging
@@ -13,15 +15,24 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core_model.checkpoint import Checkpoint
+from core_model.lab_training import TrainProgress, train_pair
 from core_model.length_curves import length_curve, rope_length_scaling
 from core_model.length_eval import LengthResult
-from core_model.length_probe import run_probe, probe_source
+from core_model.length_probe import probe_source, run_probe
 from core_model.rope_scaling import ROPE_SCALING_KINDS
-from core_model.lab_training import TrainProgress, train_pair
 from core_model.tasks import TaskSpec, max_source_len
 
-from .lab_snapshots import (CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, load_source, source_key,
-                            sweep_plan)
+from .lab_snapshots import (
+    CurvePoint,
+    LabCurves,
+    LabModel,
+    ModelSource,
+    ProbePair,
+    curve_keys,
+    load_source,
+    source_key,
+    sweep_plan,
+)
 from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)
@@ -43,8 +54,9 @@ class LengthLabState(QObject):
     stale_changed = Signal(object)  # tuple[bool, ...] per model: its curves were computed for other settings
     message = Signal(str)
 
-    def __init__(self, make_slot: SlotFactory, sources: tuple[ModelSource, ModelSource],
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self, make_slot: SlotFactory, sources: tuple[ModelSource, ModelSource], parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.sources = sources
         self.n, self.seed, self.scaling = DEFAULT_N, DEFAULT_SEED, "none"
@@ -79,12 +91,21 @@ class LengthLabState(QObject):
     def stale(self) -> bool:  # some curve on screen belongs to other settings than the chosen ones
         return any(self._stale)
 
-    def slot_keys(self, sources: tuple[ModelSource, ...] | None = None, n: int | None = None,
-                  seed: int | None = None, scaling: str | None = None) -> tuple:
+    def slot_keys(
+        self,
+        sources: tuple[ModelSource, ...] | None = None,
+        n: int | None = None,
+        seed: int | None = None,
+        scaling: str | None = None,
+    ) -> tuple:
         """What each model's curve depends on (the chosen settings where an argument is None)."""
-        return curve_keys(self.sources if sources is None else sources, self.n if n is None else n,
-                          self.seed if seed is None else seed, self.scaling if scaling is None else scaling,
-                          self._positional)
+        return curve_keys(
+            self.sources if sources is None else sources,
+            self.n if n is None else n,
+            self.seed if seed is None else seed,
+            self.scaling if scaling is None else scaling,
+            self._positional,
+        )
 
     def _check_stale(self) -> None:
         """Compare each curve's settings with the chosen ones; say so on the progress bar when some differ."""
@@ -144,9 +165,18 @@ class LengthLabState(QObject):
                 model = lab_model.checkpoint.build()
                 kind = scaling if lab_model.positional == "rope" else "none"
                 lengths = [x for x in plan.lengths if x <= max_source_len(model.config.max_len)]
-                curves.append(length_curve(model, lab_model.task, lengths, n=n, seed=seed, scaling=kind,
-                                           progress=lambda p, slot=slot: report(CurvePoint(slot, p)),
-                                           should_stop=should_stop))
+                curves.append(
+                    length_curve(
+                        model,
+                        lab_model.task,
+                        lengths,
+                        n=n,
+                        seed=seed,
+                        scaling=kind,
+                        progress=lambda p, slot=slot: report(CurvePoint(slot, p)),
+                        should_stop=should_stop,
+                    )
+                )
             return models, plan, tuple(curves)
 
         return self._start(job, "Evaluating")
@@ -174,8 +204,9 @@ class LengthLabState(QObject):
             self.models, plan = item[1], item[2]
             self.curves = LabCurves.empty(self.models, plan.lengths, plan.scaling, plan.n, plan.seed)
             sources, n, seed, scaling = self._evaluating
-            self._positional.update((source_key(s), m.positional) for s, m in zip(sources, self.models)
-                                    if s.checkpoint is None)  # files only: a model in memory says its own
+            self._positional.update(
+                (source_key(s), m.positional) for s, m in zip(sources, self.models) if s.checkpoint is None
+            )  # files only: a model in memory says its own
             self._curves_settings = self.slot_keys(sources, n, seed, scaling)
             self._check_stale()
             self._publish()  # the empty plot at once: its axes and legend
@@ -214,8 +245,11 @@ class LengthLabState(QObject):
         done, total = self.curves.progress if self.curves is not None else (0, 0)
         finished = done == total and total > 0
         c = self.curves
-        text = (f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
-                if finished and c is not None else f"Cancelled after {done} of {total} lengths")
+        text = (
+            f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
+            if finished and c is not None
+            else f"Cancelled after {done} of {total} lengths"
+        )
         self._end_text(done, total, text)
 
     def _end_text(self, done: int, total: int, text: str) -> None:
@@ -231,13 +265,16 @@ class LengthLabState(QObject):
     def train_both(self, min_len: int, max_len: int, steps: int, seed: int = 0) -> bool:
         """Train a RoPE and a sinusoidal copy model on lengths min_len..max_len, then evaluate both."""
         task = replace(self.models[0].task if self.models else TaskSpec(), min_len=min_len, max_len=max_len)
-        return self._start(lambda report, should_stop: train_pair(task, steps, seed, report, should_stop),
-                           f"Training both on lengths {min_len}-{max_len}")
+        return self._start(
+            lambda report, should_stop: train_pair(task, steps, seed, report, should_stop),
+            f"Training both on lengths {min_len}-{max_len}",
+        )
 
     def _adopt_trained(self, pair: tuple[Checkpoint, Checkpoint]) -> None:
         t = pair[0].task
-        self.sources = tuple(ModelSource(f"{c.config.positional} trained here ({t.min_len}-{t.max_len})",
-                                         checkpoint=c) for c in pair)
+        self.sources = tuple(
+            ModelSource(f"{c.config.positional} trained here ({t.min_len}-{t.max_len})", checkpoint=c) for c in pair
+        )
         self.models = ()
         self.sources_changed.emit(self.sources)
         self._check_stale()
@@ -267,8 +304,10 @@ class LengthLabState(QObject):
                 hook = rope_length_scaling(model, kind, task.max_len)  # as the curve: stretched to this length
                 with hook(model, length) if hook is not None else nullcontext():
                     probes.append(run_probe(model, task, probe_source(task, length, PROBE_SEED, source_kind)))
-            labels = tuple(m.label + (SCALED[scaling] if m.positional == "rope" and length > m.task.max_len else "")
-                           for m in loaded)  # the maps say when a RoPE model was stretched to this length
+            labels = tuple(
+                m.label + (SCALED[scaling] if m.positional == "rope" and length > m.task.max_len else "")
+                for m in loaded
+            )  # the maps say when a RoPE model was stretched to this length
             return ProbePair(length, source_kind, labels, tuple(m.task for m in loaded), tuple(probes))
 
         self._probe_runner.submit(job)
@@ -280,4 +319,3 @@ class LengthLabState(QObject):
     def shutdown(self, timeout_ms: int = 20000) -> bool:
         """Cancel and join every job (closeEvent, tests)."""
         return self._runner.shutdown(timeout_ms) & self._probe_runner.shutdown(timeout_ms)
-

@@ -1,4 +1,5 @@
 """The single owner of the app's model: who may use it, what it is, whether it has unsaved training."""
+
 from __future__ import annotations
 
 import copy
@@ -40,8 +41,17 @@ class ModelHub(QObject):
     info_changed = Signal(object)  # ModelInfo
     training_active_changed = Signal(bool)
 
-    def __init__(self, model: Seq2SeqTransformer, task: TaskSpec, *, device: torch.device, origin: str,
-                 history: list[dict] | None = None, path: Path | None = None, extra: dict | None = None) -> None:
+    def __init__(
+        self,
+        model: Seq2SeqTransformer,
+        task: TaskSpec,
+        *,
+        device: torch.device,
+        origin: str,
+        history: list[dict] | None = None,
+        path: Path | None = None,
+        extra: dict | None = None,
+    ) -> None:
         super().__init__()
         self.device = device
         self._model, self.task, self.origin = model.to(device).eval(), task, origin
@@ -89,40 +99,54 @@ class ModelHub(QObject):
         return self._training
 
     def info(self) -> ModelInfo:
-        return ModelInfo(self.config, self.task, self.origin, self._model.parameter_count(), str(self.device),
-                         self.path, self.dirty)
+        return ModelInfo(
+            self.config, self.task, self.origin, self._model.parameter_count(), str(self.device), self.path, self.dirty
+        )
 
     def _changed(self) -> None:
         self._generation += 1
         self.model_changed.emit()
         self.info_changed.emit(self.info())
 
-    def set_model(self, model: Seq2SeqTransformer, task: TaskSpec, *, origin: str, history: list[dict] | None = None,
-                  path: Path | None = None, dirty: bool = False, extra: dict | None = None,
-                  undo_as: str | None = None) -> None:
+    def set_model(
+        self,
+        model: Seq2SeqTransformer,
+        task: TaskSpec,
+        *,
+        origin: str,
+        history: list[dict] | None = None,
+        path: Path | None = None,
+        dirty: bool = False,
+        extra: dict | None = None,
+        undo_as: str | None = None,
+    ) -> None:
         """Replace the model wholesale (load, new architecture). With `undo_as`, what the user did (read after
         "Undo ": "architecture change", "Train from scratch"), restore_previous() can bring the old one back."""
         if undo_as is not None:
-            self._undo.append(UndoEntry(self._model, self.task, self.origin, self.history, self.path, self.dirty,
-                                        self.extra, undo_as))
+            self._undo.append(
+                UndoEntry(self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra, undo_as)
+            )
         self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
         self.history, self.path, self.dirty = list(history or []), path, dirty
         self.extra = dict(extra or {})
         self._changed()
 
-    def new_untrained(self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0,
-                      undo_as: str = "architecture change") -> None:
+    def new_untrained(
+        self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0, undo_as: str = "architecture change"
+    ) -> None:
         """A fresh model for a changed architecture: it knows nothing until trained. The old one can be restored."""
-        self.set_model(build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)",
-                       undo_as=undo_as)
+        self.set_model(
+            build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)", undo_as=undo_as
+        )
 
     def restore_previous(self) -> bool:
         """Undo the newest model replacement (up to UNDO_DEPTH deep); False when there is nothing to restore."""
         if not self._undo:
             return False
         old = self._undo.pop()
-        self.set_model(old.model, old.task, origin=old.origin, history=old.history, path=old.path, dirty=old.dirty,
-                       extra=old.extra)
+        self.set_model(
+            old.model, old.task, origin=old.origin, history=old.history, path=old.path, dirty=old.dirty, extra=old.extra
+        )
         return True
 
     def previous_model(self) -> tuple[Seq2SeqTransformer, TaskSpec, str] | None:
@@ -136,8 +160,14 @@ class ModelHub(QObject):
         """A deep copy the trainer may own while the hub keeps serving inference."""
         return copy.deepcopy(self._model)
 
-    def adopt_weights(self, state_dict: dict[str, torch.Tensor], history: list[dict], *, origin: str = "trained here",
-                      task: TaskSpec | None = None) -> None:
+    def adopt_weights(
+        self,
+        state_dict: dict[str, torch.Tensor],
+        history: list[dict],
+        *,
+        origin: str = "trained here",
+        task: TaskSpec | None = None,
+    ) -> None:
         """Take trained weights back (copied: the trainer keeps training its own tensors) and the task they learned."""
         self._model.load_state_dict({k: v.detach().clone() for k, v in state_dict.items()})
         self.task = task or self.task

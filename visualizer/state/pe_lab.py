@@ -3,6 +3,7 @@
 The curves come from core_model.pe_analysis; this module adds what the tab needs on top: text parsing of the
 dimension list, the loaded model's PE, and a QObject that emits a fresh PELabData after every accepted change.
 """
+
 from __future__ import annotations
 
 import logging
@@ -13,7 +14,14 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal
 
 from core_model.pe_analysis import (
-    MAX_D_MODEL, MAX_DIMS, ModelPE, PELabData, PELabParams, check_int, compute_pe_lab, default_head_dim,
+    MAX_D_MODEL,
+    MAX_DIMS,
+    ModelPE,
+    PELabData,
+    PELabParams,
+    check_int,
+    compute_pe_lab,
+    default_head_dim,
 )
 
 log = logging.getLogger(__name__)
@@ -54,15 +62,28 @@ class PELabState(QObject):
 
     changed = Signal(object)  # PELabData
 
-    def __init__(self, d_model: int = 64, n_positions: int = 100, base: float = 10000.0,
-                 dims: Sequence[int] = (4, 5, 6, 7), head_dim: int | None = None,
-                 references: tuple[int, int] = (0, 50), rope_vectors: str = "q = k",
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        d_model: int = 64,
+        n_positions: int = 100,
+        base: float = 10000.0,
+        dims: Sequence[int] = (4, 5, 6, 7),
+        head_dim: int | None = None,
+        references: tuple[int, int] = (0, 50),
+        rope_vectors: str = "q = k",
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         check_int("d_model", d_model, 2, MAX_D_MODEL, even=True)
-        self._params = PELabParams(d_model, n_positions, float(base), _dims_for(tuple(dims), d_model),
-                                   default_head_dim(d_model) if head_dim is None else head_dim,
-                                   tuple(references), rope_vectors)
+        self._params = PELabParams(
+            d_model,
+            n_positions,
+            float(base),
+            _dims_for(tuple(dims), d_model),
+            default_head_dim(d_model) if head_dim is None else head_dim,
+            tuple(references),
+            rope_vectors,
+        )
         self._model_pe: ModelPE | None = None
         self._data = compute_pe_lab(self._params)
 
@@ -145,6 +166,11 @@ class PELabState(QObject):
             new_head_dim = head_dim
         else:
             new_head_dim = self._params.head_dim
-        params = replace(self._params, d_model=d_model, base=float(base), head_dim=new_head_dim,
-                         dims=_dims_for(self._params.dims, d_model))
+        params = replace(
+            self._params,
+            d_model=d_model,
+            base=float(base),
+            head_dim=new_head_dim,
+            dims=_dims_for(self._params.dims, d_model),
+        )
         self._update(params, model_pe)

@@ -5,6 +5,7 @@ model and emits one `frame_changed(PlaygroundFrame)`; views draw that frame. Eac
 Decoder stepper actions are commands that run in order on the runner's thread, each followed by one frame; the
 session only knows the stepper through the snapshots those frames carry.
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,11 +22,11 @@ from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
 from .capture import frozen
-from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
 from .cell_tools import CellInputs
+from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
 from .model_hub import ModelHub
-from .source_check import DEFAULT_SOURCE, check_source
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
+from .source_check import DEFAULT_SOURCE, check_source
 from .stepper import StepCommand, Stepper
 
 log = logging.getLogger(__name__)
@@ -112,12 +113,19 @@ class PlaygroundSession(QObject):
         try:
             ids = self.vocabulary.encode(text)
         except VocabularyError as exc:
-            self._set_error(InputError("prefix", f"Target prefix: unknown symbol {exc.symbol!r} at position "
-                                       f"{exc.position + 1}. Allowed: {' '.join(exc.allowed)}", exc.position))
+            self._set_error(
+                InputError(
+                    "prefix",
+                    f"Target prefix: unknown symbol {exc.symbol!r} at position "
+                    f"{exc.position + 1}. Allowed: {' '.join(exc.allowed)}",
+                    exc.position,
+                )
+            )
             return False
         if len(ids) > self.max_source_len:
-            self._set_error(InputError("prefix", f"Target prefix is too long ({len(ids)} symbols; at most "
-                                       f"{self.max_source_len})"))
+            self._set_error(
+                InputError("prefix", f"Target prefix is too long ({len(ids)} symbols; at most {self.max_source_len})")
+            )
             return False
         self.target_prefix = text
         self._set_error(None)
@@ -241,15 +249,31 @@ class PlaygroundSession(QObject):
         self._serial += 1
         expected = tuple(self.expected_ids())
         tgt = torch.tensor([decoder_input(expected, self.extra_pads)], dtype=torch.long, device=self.hub.device)
-        request = PassRequest(self._serial, self.hub.generation, self.hub.model, self.vocabulary, self._src_tensor(),
-                              tgt, self.masks, self.head_gates(), self.mode, self._epoch, command, expected,
-                              self.top_k, max_source_len(self.hub.config.max_len),
-                              tuple(self.vocabulary.encode(self.target_prefix)))
+        request = PassRequest(
+            self._serial,
+            self.hub.generation,
+            self.hub.model,
+            self.vocabulary,
+            self._src_tensor(),
+            tgt,
+            self.masks,
+            self.head_gates(),
+            self.mode,
+            self._epoch,
+            command,
+            expected,
+            self.top_k,
+            max_source_len(self.hub.config.max_len),
+            tuple(self.vocabulary.encode(self.target_prefix)),
+        )
         if not self._busy_timer.isActive() and not self.busy:
             self._busy_timer.start()
         stepper, submit = self._stepper, self.runner.submit if command is None else self.runner.submit_ordered
-        submit(lambda: run_pass(request, stepper), self._on_pass_done,
-               lambda message: self._on_pass_failed(request.serial, message))
+        submit(
+            lambda: run_pass(request, stepper),
+            self._on_pass_done,
+            lambda message: self._on_pass_failed(request.serial, message),
+        )
         return self.last_frame if self._delivered == request.serial else None
 
     def _on_pass_done(self, result: PassResult) -> None:
@@ -261,8 +285,9 @@ class PlaygroundSession(QObject):
         if self.idle:
             self._set_busy(False)
         cap = result.capture
-        frame = PlaygroundFrame(cap.maps, result.decoder, cap.previews,
-                                tuple(result.request.vocab.tokens(list(result.request.expected))))
+        frame = PlaygroundFrame(
+            cap.maps, result.decoder, cap.previews, tuple(result.request.vocab.tokens(list(result.request.expected)))
+        )
         self.last_frame = frame
         self.frame_changed.emit(frame)
 

@@ -2,6 +2,7 @@
 
 Widgets never see torch tensors; the one exception is TrainingOutcome.state_dict, which goes to the model hub.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -17,7 +18,11 @@ from core_model.tasks import TaskSpec
 from core_model.training_loop import Cadence, EndReason, Progress
 
 OutcomeReason = Literal[EndReason, "paused", "running", "error"]  # "error": an unexpected exception ended the run
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
+KIND_TITLES = {
+    "encoder_self": "Encoder self-attention",
+    "decoder_self": "Decoder self-attention",
+    "cross": "Cross-attention",
+}
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,10 @@ class ModelInfo:
     @property
     def summary(self) -> str:
         c = self.config
-        return (f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
-                f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers")
+        return (
+            f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
+            f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers"
+        )
 
 
 @dataclass(frozen=True)

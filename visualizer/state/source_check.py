@@ -1,4 +1,5 @@
 """The source field's rules: which text becomes token ids, and the one-line message when it cannot."""
+
 from __future__ import annotations
 
 from core_model import Vocabulary, VocabularyError
@@ -14,13 +15,18 @@ DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
 def check_source(text: str, vocabulary: Vocabulary, limit: int) -> tuple[InputError | None, list[int]]:
     """(None, ids) for a usable source of at most `limit` symbols, else (the error to show, [])."""
     if len(text) > 4 * limit + 64:  # cheap refusal of pasted megabytes before looking at each symbol
-        return InputError("source", f"Input is too long ({len(text):,} characters); at most {limit} symbols "
-                          "fit this model"), []
+        return InputError(
+            "source", f"Input is too long ({len(text):,} characters); at most {limit} symbols fit this model"
+        ), []
     try:
         ids = vocabulary.encode(text)
     except VocabularyError as exc:
-        return InputError("source", f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
-                          f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)", exc.position), []
+        return InputError(
+            "source",
+            f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
+            f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)",
+            exc.position,
+        ), []
     if not ids:
         return InputError("source", f"Type a source sequence, e.g. {DEFAULT_SOURCE}"), []
     if len(ids) > limit:
@@ -43,10 +49,13 @@ def length_note(length: int, trained: TrainedLengths | None, described: str) -> 
     if low <= length <= high:
         return f"{span} symbols", f"The model was trained on sources of {span} symbols; this one has {length}.", False
     longer = length > high
-    return (f"{span} symbols; this source is {'longer' if longer else 'shorter'}: expect mistakes",
-            f"The model was trained on sources of {span} symbols; this one has {length}, "
-            f"{'beyond' if longer else 'outside'} them. It still runs, but wrong tokens here show the limit of what "
-            f"it learned, not a bug (the Length lab measures how accuracy falls with length).", True)
+    return (
+        f"{span} symbols; this source is {'longer' if longer else 'shorter'}: expect mistakes",
+        f"The model was trained on sources of {span} symbols; this one has {length}, "
+        f"{'beyond' if longer else 'outside'} them. It still runs, but wrong tokens here show the limit of what "
+        f"it learned, not a bug (the Length lab measures how accuracy falls with length).",
+        True,
+    )
 
 
 class TrainedNote:

@@ -4,6 +4,7 @@ The stepper is touched only by the jobs that run on the inference thread (or at 
 each command arrives with the inputs it needs (`StepperInputs`, by value), and the GUI sees the result only as the
 immutable `DecodeSnapshot` the job returns. Nothing on the GUI thread reads the live DecodeSession.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -86,8 +87,14 @@ class Stepper:
     def session(self, given: StepperInputs) -> DecodeSession:
         """The running session, started (at <bos> + prefix) when there is none."""
         if self._session is None:
-            self._session = DecodeSession(given.model, given.src, given.masks, given.gates,
-                                          max_new_tokens=given.max_new_tokens, n_tokens=given.n_tokens)
+            self._session = DecodeSession(
+                given.model,
+                given.src,
+                given.masks,
+                given.gates,
+                max_new_tokens=given.max_new_tokens,
+                n_tokens=given.n_tokens,
+            )
             for token in given.prefix:
                 if not self._session.finished:
                     self._session.force(token)
@@ -105,7 +112,7 @@ class Stepper:
         old = [(s.token, s.forced) for s in self._session.steps]
         self.restart(given)
         sess = self.session(given)
-        for token, forced in old[len(sess.steps):]:
+        for token, forced in old[len(sess.steps) :]:
             if sess.finished:
                 break
             sess.step(token if forced else None)
@@ -116,8 +123,9 @@ class Stepper:
         if len(sess.steps) > keep:
             sess.back()
 
-    def snapshot(self, vocab: Vocabulary, expected: list[int], top_k: int,
-                 first_log_probs: torch.Tensor | None) -> DecodeSnapshot:
+    def snapshot(
+        self, vocab: Vocabulary, expected: list[int], top_k: int, first_log_probs: torch.Tensor | None
+    ) -> DecodeSnapshot:
         """Plain description for the decoder panel; `first_log_probs` is what Step would see first (teacher forcing)."""
         wanted = expected + [EOS]
         if self._session is None:
@@ -131,5 +139,14 @@ class Stepper:
         out = sess.output
         correct = tuple((wanted[i] == tok) if i < len(wanted) else False for i, tok in enumerate(out))
         top = () if sess.finished else tuple((i, vocab.token(i), p) for i, p in sess.peek().top_k(top_k, len(vocab)))
-        return DecodeSnapshot(True, tuple(out), tuple(vocab.tokens(out)), tuple(s.forced for s in sess.steps),
-                              correct, tuple(vocab.tokens(wanted)), top, sess.finished, len(sess.tokens) - 1)
+        return DecodeSnapshot(
+            True,
+            tuple(out),
+            tuple(vocab.tokens(out)),
+            tuple(s.forced for s in sess.steps),
+            correct,
+            tuple(vocab.tokens(wanted)),
+            top,
+            sess.finished,
+            len(sess.tokens) - 1,
+        )

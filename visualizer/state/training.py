@@ -1,4 +1,5 @@
 """View model of the Trainer tab: runs the worker thread, keeps the run's curves and probe snapshots."""
+
 from __future__ import annotations
 
 import logging
@@ -15,10 +16,22 @@ from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import (
-    EvalSnapshot, OutcomeReason, ProbeSnapshot, ProgressSnapshot, TrainingOutcome, WorkerOptions,
+    EvalSnapshot,
+    OutcomeReason,
+    ProbeSnapshot,
+    ProgressSnapshot,
+    TrainingOutcome,
+    WorkerOptions,
 )
 from visualizer.state.training_record import (
-    CheckpointRecord, MetricSeries, MetricsView, finish_text, keep_snapshot, last_step, shift_history, shift_progress,
+    CheckpointRecord,
+    MetricSeries,
+    MetricsView,
+    finish_text,
+    keep_snapshot,
+    last_step,
+    shift_history,
+    shift_progress,
 )
 from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
 
@@ -90,8 +103,15 @@ class TrainingState(CheckpointRecord, QObject):
         """The curves and latest figures as an immutable copy."""
         return self.series.view(self.progress, self.last_eval)
 
-    def start(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
-              rates: dict[str, float] | None = None, start_step: int = 0) -> bool:
+    def start(
+        self,
+        config: TrainConfig,
+        task: TaskSpec,
+        *,
+        probe_text: str = DEFAULT_PROBE,
+        rates: dict[str, float] | None = None,
+        start_step: int = 0,
+    ) -> bool:
         """Train a copy of the hub's model; returns False (with a message) when it cannot start."""
         if self.busy:
             return False
@@ -100,8 +120,9 @@ class TrainingState(CheckpointRecord, QObject):
             device = pick_device(config.device)
             model = self._training_model(rates)
             if len(task.vocabulary) > model.config.vocab_size:
-                raise ValueError(f"the task needs vocab_size >= {len(task.vocabulary)}, the model has "
-                                 f"{model.config.vocab_size}")
+                raise ValueError(
+                    f"the task needs vocab_size >= {len(task.vocabulary)}, the model has {model.config.vocab_size}"
+                )
         except ValueError as exc:
             self.message.emit(f"Cannot start training: {exc}")
             return False
@@ -110,13 +131,20 @@ class TrainingState(CheckpointRecord, QObject):
         self.config, self.task, self.probe_text = config, task, probe_text
         self._start_step, self._rates = start_step, rates
         prefix = tuple(self._handled.history) if start_step and self._handled is not None else ()
-        options = WorkerOptions(probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step,
-                                history_prefix=prefix)
+        options = WorkerOptions(
+            probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step, history_prefix=prefix
+        )
         self._launch(self._start_worker(model, task, config, device, options))
         return True
 
-    def start_from_scratch(self, config: TrainConfig, task: TaskSpec, *, probe_text: str = DEFAULT_PROBE,
-                           rates: dict[str, float] | None = None) -> bool:
+    def start_from_scratch(
+        self,
+        config: TrainConfig,
+        task: TaskSpec,
+        *,
+        probe_text: str = DEFAULT_PROBE,
+        rates: dict[str, float] | None = None,
+    ) -> bool:
         """Fresh weights with the current architecture (Model > Undo Train from scratch undoes it), then train;
         the curves so far stay as `previous`, greyed for comparison until clear_previous()."""
         if self.busy:
@@ -125,8 +153,12 @@ class TrainingState(CheckpointRecord, QObject):
         config_now = replace(self.hub.config, vocab_size=max(self.hub.config.vocab_size, task.vocab_size))
         self._replacing = True
         try:
-            self.hub.set_model(build_model(config_now, seed=config.seed), task,
-                               origin="untrained (training from scratch)", undo_as="Train from scratch")
+            self.hub.set_model(
+                build_model(config_now, seed=config.seed),
+                task,
+                origin="untrained (training from scratch)",
+                undo_as="Train from scratch",
+            )
         finally:
             self._replacing = False
         self.previous = previous
@@ -185,8 +217,13 @@ class TrainingState(CheckpointRecord, QObject):
         """After running out of GPU memory: the remaining steps on the CPU from the last weights the hub got."""
         if self.busy or self.config is None or self.task is None or self._handled is None:
             return False
-        return self.start(replace(self.config, device="cpu"), self.task, probe_text=self.probe_text,
-                          rates=self._rates, start_step=self._handled.step)
+        return self.start(
+            replace(self.config, device="cpu"),
+            self.task,
+            probe_text=self.probe_text,
+            rates=self._rates,
+            start_step=self._handled.step,
+        )
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:
         """Stop, quit and wait for the thread (closeEvent); the final weights still reach the hub."""

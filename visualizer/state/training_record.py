@@ -1,4 +1,5 @@
 """What a run leaves behind: metric curves and probe snapshots, and their plain-data form inside a checkpoint."""
+
 from __future__ import annotations
 
 import logging
@@ -55,13 +56,26 @@ class MetricSeries:
 
     def view(self, progress: ProgressSnapshot | None = None, last_eval: EvalSnapshot | None = None) -> MetricsView:
         """Frozen copy for a signal: receivers never share the lists this series keeps appending to."""
-        return MetricsView(tuple(self.steps), tuple(self.loss), tuple(self.token_accuracy), tuple(self.lr),
-                           tuple(self.eval_steps), tuple(self.eval_loss), tuple(self.eval_token_accuracy),
-                           tuple(self.eval_exact_match), progress, last_eval)
+        return MetricsView(
+            tuple(self.steps),
+            tuple(self.loss),
+            tuple(self.token_accuracy),
+            tuple(self.lr),
+            tuple(self.eval_steps),
+            tuple(self.eval_loss),
+            tuple(self.eval_token_accuracy),
+            tuple(self.eval_exact_match),
+            progress,
+            last_eval,
+        )
 
     def eval_dict(self) -> dict[str, list]:
-        return {"steps": list(self.eval_steps), "loss": list(self.eval_loss),
-                "token_accuracy": list(self.eval_token_accuracy), "exact_match": list(self.eval_exact_match)}
+        return {
+            "steps": list(self.eval_steps),
+            "loss": list(self.eval_loss),
+            "token_accuracy": list(self.eval_token_accuracy),
+            "exact_match": list(self.eval_exact_match),
+        }
 
 
 def series_from_checkpoint(history: list[dict], extra: dict) -> MetricSeries:
@@ -103,12 +117,20 @@ def snapshots_to_plain(snapshots: tuple[ProbeSnapshot, ...] | list[ProbeSnapshot
     if not snapshots:
         return {}
     first = snapshots[0]
-    same = [s for s in snapshots if s.source == first.source and s.maps.keys() == first.maps.keys()
-            and all(s.maps[k].values.shape == first.maps[k].values.shape for k in first.maps)]
+    same = [
+        s
+        for s in snapshots
+        if s.source == first.source
+        and s.maps.keys() == first.maps.keys()
+        and all(s.maps[k].values.shape == first.maps[k].values.shape for k in first.maps)
+    ]
     kinds = {
-        kind: {"values": torch.from_numpy(np.stack([s.maps[kind].values for s in same])),  # (N, L, H, Tq, Tk)
-               "valid": torch.from_numpy(np.ascontiguousarray(m.valid)),
-               "query_labels": list(m.query_labels), "key_labels": list(m.key_labels)}
+        kind: {
+            "values": torch.from_numpy(np.stack([s.maps[kind].values for s in same])),  # (N, L, H, Tq, Tk)
+            "valid": torch.from_numpy(np.ascontiguousarray(m.valid)),
+            "query_labels": list(m.query_labels),
+            "key_labels": list(m.key_labels),
+        }
         for kind, m in first.maps.items()
     }
     return {"source": first.source, "steps": [int(s.step) for s in same], "kinds": kinds}
@@ -120,14 +142,25 @@ def snapshots_from_plain(data: object) -> tuple[ProbeSnapshot, ...]:
         return ()
     try:
         steps, kinds = [int(s) for s in data["steps"]], data["kinds"]
-        parsed = {k: (np.asarray(v["values"], np.float32), np.asarray(v["valid"], bool),
-                      tuple(map(str, v["query_labels"])), tuple(map(str, v["key_labels"]))) for k, v in kinds.items()}
+        parsed = {
+            k: (
+                np.asarray(v["values"], np.float32),
+                np.asarray(v["valid"], bool),
+                tuple(map(str, v["query_labels"])),
+                tuple(map(str, v["key_labels"])),
+            )
+            for k, v in kinds.items()
+        }
         if any(values.ndim != 5 or values.shape[0] != len(steps) for values, *_ in parsed.values()):
             raise ValueError("snapshot arrays do not match the steps")
         return tuple(
-            ProbeSnapshot(step, str(data["source"]),
-                          {k: KindMaps(k, values[i].copy(), valid, q, kl) for k, (values, valid, q, kl) in parsed.items()})
-            for i, step in enumerate(steps))
+            ProbeSnapshot(
+                step,
+                str(data["source"]),
+                {k: KindMaps(k, values[i].copy(), valid, q, kl) for k, (values, valid, q, kl) in parsed.items()},
+            )
+            for i, step in enumerate(steps)
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         log.warning("ignoring stored attention snapshots: %s", exc)
         return ()
@@ -174,8 +207,9 @@ def stored_train_config(extra: dict, positional: str = "rope") -> TrainConfig:
 
 def finish_text(reason: str, step: int, total: int, offset: int, last_eval: EvalSnapshot | None) -> str:
     """The status line after a run: its own steps, and where it stands on the shared step axis."""
-    scores = f"; exact match {last_eval.exact_match:.1%}, token accuracy {last_eval.token_accuracy:.1%}" \
-        if last_eval else ""
+    scores = (
+        f"; exact match {last_eval.exact_match:.1%}, token accuracy {last_eval.token_accuracy:.1%}" if last_eval else ""
+    )
     if reason == "completed":
         return f"Finished {step} steps{f' (step {step + offset} in all)' if offset else ''}{scores}."
     return f"Stopped at step {step + offset} of {total + offset}{scores}."
@@ -192,9 +226,11 @@ class CheckpointRecord:
         """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
         if self.busy:
             return None
-        self.hub.new_untrained(replace(self.hub.config, vocab_size=task.vocab_size), task,
-                               undo_as="Build matching model")
+        self.hub.new_untrained(
+            replace(self.hub.config, vocab_size=task.vocab_size), task, undo_as="Build matching model"
+        )
         return task.vocab_size
+
     def restore(self, history: list[dict], extra: dict) -> None:
         """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
         self._generation = self.hub.generation
@@ -219,4 +255,8 @@ class CheckpointRecord:
     def to_extra(self) -> dict:
         """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""
         same = self._generation == self.hub.generation
-        return record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None) if same else {}
+        return (
+            record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None)
+            if same
+            else {}
+        )

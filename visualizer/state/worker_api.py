@@ -2,6 +2,7 @@
 
 Typed here so that `state/` never imports `workers/`: workers depend on the state's message types, not back.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -2,6 +2,7 @@
 
 The Length lab's plots cost ~0.3 s to build, a fifth of launch-to-model-ready, for a tab most sessions never open.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,7 +53,8 @@ class LazyTab(QWidget):
             self.content()
         except Exception as exc:  # noqa: BLE001 - a page that cannot be built says why instead of staying blank
             log.warning("could not build this tab", exc_info=True)
-            self.error_label.setText(f"This tab could not be built ({type(exc).__name__}: {exc}). Switch tabs to "
-                                     "try again.")
+            self.error_label.setText(
+                f"This tab could not be built ({type(exc).__name__}: {exc}). Switch tabs to try again."
+            )
             self.error_label.setVisible(True)
         super().showEvent(event)

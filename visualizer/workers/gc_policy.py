@@ -6,6 +6,7 @@ They overlap (a Length-lab job during training), so each pause is a counted hold
 hold is alive and comes back on, as it was before the first one, only when the last one ends. A hold that each
 party toggled itself would let the first to finish switch the collector on under the others.
 """
+
 from __future__ import annotations
 
 import gc

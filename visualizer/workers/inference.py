@@ -13,6 +13,7 @@ already describes the newer state). The jobs are
 plain functions over immutable requests (`visualizer.state.inference.run_pass`); this module knows nothing about
 what they compute.
 """
+
 from __future__ import annotations
 
 import logging
@@ -70,8 +71,9 @@ class ThreadedRunner(QObject):
             self._burst = self._burst or self._running
             self._cond.notify()
 
-    def submit_ordered(self, job: Callable[[], Any], deliver: Callable[[Any], None],
-                       fail: Callable[[str], None]) -> None:
+    def submit_ordered(
+        self, job: Callable[[], Any], deliver: Callable[[Any], None], fail: Callable[[str], None]
+    ) -> None:
         """Queue `job` behind earlier ordered jobs; it replaces a plain job that has not started yet."""
         with self._cond:
             if self._closed:

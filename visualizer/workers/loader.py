@@ -1,4 +1,5 @@
 """Start-up loading: import torch, pick the device and load the shipped model, all off the GUI thread."""
+
 from __future__ import annotations
 
 import logging
@@ -33,8 +34,8 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     from core_model import ModelConfig, build_model
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
-    from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
     from core_model.recipe import recipe_task
+    from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
 
     try:
         device = pick_device(device_name)
@@ -48,8 +49,9 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
             task = ckpt.task
             model = ckpt.build(device)
             _warm_up(model, device)
-            return StartupModel(model, task, device, f"trained checkpoint {checkpoint.name}",
-                                ckpt.history, checkpoint, ckpt.extra)
+            return StartupModel(
+                model, task, device, f"trained checkpoint {checkpoint.name}", ckpt.history, checkpoint, ckpt.extra
+            )
         except (CheckpointError, TypeError, ValueError) as exc:
             warning = f"Untrained model: the shipped checkpoint could not be read ({exc})"
     else:

@@ -8,6 +8,7 @@ a token per submission is the one stale-result check), `cancel()` stops the late
 cancels and waits a bounded time. Outcomes arrive as queued signals on the GUI thread; a slot that was deleted
 meanwhile simply receives nothing, and the task is told to stop.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,8 +88,9 @@ class TaskState:
 class _Run:
     """One submission, called on a pool thread: runs the task and sends exactly one outcome."""
 
-    def __init__(self, fn: Task, inputs: tuple, state: TaskState, send: Callable[[str, Any], bool], what: str,
-                 pause_gc: bool) -> None:
+    def __init__(
+        self, fn: Task, inputs: tuple, state: TaskState, send: Callable[[str, Any], bool], what: str, pause_gc: bool
+    ) -> None:
         self.fn, self.inputs, self.state, self.send, self.what, self.pause_gc = fn, inputs, state, send, what, pause_gc
         self.done = threading.Event()
 
@@ -133,8 +135,9 @@ class TaskSlot(QObject):
     cancelled = Signal()  # the task stopped after cancel()
     idle = Signal()  # the latest submission has ended: a new one may start
 
-    def __init__(self, what: str, parent: QObject | None = None, *, pause_gc: bool = False,
-                 pool: QThreadPool | None = None) -> None:
+    def __init__(
+        self, what: str, parent: QObject | None = None, *, pause_gc: bool = False, pool: QThreadPool | None = None
+    ) -> None:
         super().__init__(parent)
         self.what, self._pause_gc, self._pool = what, pause_gc, pool or QThreadPool.globalInstance()
         self._token = 0
@@ -167,7 +170,9 @@ class TaskSlot(QObject):
         run = _Run(fn, inputs, TaskState(lambda snapshot: send("progress", snapshot)), send, self.what, self._pause_gc)
         self._current, self._live[token] = (token, run.state), run
         pool = self._pool
-        if pool.activeThreadCount() >= pool.maxThreadCount():  # every task starts at once: none queues behind a long one
+        if (
+            pool.activeThreadCount() >= pool.maxThreadCount()
+        ):  # every task starts at once: none queues behind a long one
             pool.setMaxThreadCount(pool.activeThreadCount() + 1)
         pool.start(run)
         return token
@@ -218,8 +223,13 @@ class TaskSlot(QObject):
         self.idle.emit()
 
 
-def run_task(what: str, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None],
-             pool: QThreadPool | None = None) -> TaskSlot:
+def run_task(
+    what: str,
+    fn: Callable[[], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[str], None],
+    pool: QThreadPool | None = None,
+) -> TaskSlot:
     """A one-off task with callbacks (open a file, build a model): its own slot, kept alive until it reports.
     on_error receives the error's first line: the caller's sentence ("Could not open x.pt") says what failed."""
     slot = TaskSlot(what, pool=pool)

@@ -6,6 +6,7 @@ starts. One thread each: on a 2-core machine a second OpenMP thread for the forw
 with the GUI thread for the other core and spins against it, and the model is too small to gain from it
 (tests/benchmarks/threads_bench.py measures 1 against 2; docs/BENCHMARKS.md has the numbers).
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """Signal plumbing around core_model's training loop: a QObject moved to a QThread that turns hooks into signals."""
+
 from __future__ import annotations
 
 import logging
@@ -12,10 +13,15 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from core_model.inputs import decoder_input
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
-from core_model.training import Trainer, TrainConfig, TrainingDiverged, evaluate
+from core_model.training import TrainConfig, Trainer, TrainingDiverged, evaluate
 from core_model.training_loop import Progress, RunEnd, TrainingHooks, run_training
 from visualizer.state.snapshots import (
-    EvalSnapshot, KindMaps, OutcomeReason, ProbeSnapshot, TrainingOutcome, WorkerOptions,
+    EvalSnapshot,
+    KindMaps,
+    OutcomeReason,
+    ProbeSnapshot,
+    TrainingOutcome,
+    WorkerOptions,
 )
 from visualizer.workers import torch_threads
 from visualizer.workers.gc_policy import GcHold
@@ -41,9 +47,12 @@ def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: tor
     s, t = len(src_ids), len(target) + 1
     stack = lambda layers: np.stack([w[0] for w in layers]).astype(np.float32)  # noqa: E731 - L x (H, Tq, Tk)
     return {
-        "encoder_self": KindMaps("encoder_self", stack(maps.encoder_self), np.ones((s, s), bool), src_labels, src_labels),
-        "decoder_self": KindMaps("decoder_self", stack(maps.decoder_self), np.tril(np.ones((t, t), bool)),
-                                 tgt_labels, tgt_labels),
+        "encoder_self": KindMaps(
+            "encoder_self", stack(maps.encoder_self), np.ones((s, s), bool), src_labels, src_labels
+        ),
+        "decoder_self": KindMaps(
+            "decoder_self", stack(maps.decoder_self), np.tril(np.ones((t, t), bool)), tgt_labels, tgt_labels
+        ),
         "cross": KindMaps("cross", stack(maps.cross), np.ones((t, s), bool), tgt_labels, src_labels),
     }
 
@@ -60,8 +69,14 @@ class TrainingWorker(QObject):
     out_of_memory = Signal(str)
     weights_copied = Signal(object)  # TrainingOutcome (reason "running"), after request_weights
 
-    def __init__(self, model: Seq2SeqTransformer, task: TaskSpec, config: TrainConfig, device: torch.device,
-                 options: WorkerOptions | None = None) -> None:
+    def __init__(
+        self,
+        model: Seq2SeqTransformer,
+        task: TaskSpec,
+        config: TrainConfig,
+        device: torch.device,
+        options: WorkerOptions | None = None,
+    ) -> None:
         super().__init__()
         self.model, self.task, self.config, self.device = model, task, config, device
         self.options = options or WorkerOptions()
@@ -108,8 +123,13 @@ class TrainingWorker(QObject):
     def _train(self) -> TrainingOutcome:
         self.trainer = Trainer(self.model, self.task, self.config, device=self.device)
         self.trainer.step = self.options.start_step
-        hooks = TrainingHooks(on_progress=self._on_progress, on_eval=self._on_eval, on_probe=self._on_probe,
-                              on_pause=self._on_pause, on_resume=self._on_resume)
+        hooks = TrainingHooks(
+            on_progress=self._on_progress,
+            on_eval=self._on_eval,
+            on_probe=self._on_probe,
+            on_pause=self._on_pause,
+            on_resume=self._on_resume,
+        )
         end = run_training(self.trainer, stop=self._stop, pause=self._pause, hooks=hooks, cadence=self.options.cadence)
         return self._outcome(end.reason, self._end_message(end))
 
@@ -134,8 +154,16 @@ class TrainingWorker(QObject):
 
     def _on_eval(self, step: int) -> None:
         opts = self.options
-        result = evaluate(self.model, self.task, n=opts.eval_n, length=self.task.max_len, seed=opts.eval_seed,
-                          device=self.device, masks=self.trainer.masks, batch_size=opts.eval_n)
+        result = evaluate(
+            self.model,
+            self.task,
+            n=opts.eval_n,
+            length=self.task.max_len,
+            seed=opts.eval_seed,
+            device=self.device,
+            masks=self.trainer.masks,
+            batch_size=opts.eval_n,
+        )
         self.evaluated.emit(EvalSnapshot(step, result.loss, result.token_accuracy, result.exact_match, result.n))
 
     def _on_probe(self, step: int) -> None:

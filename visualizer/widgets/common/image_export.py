@@ -3,6 +3,7 @@
 Every file is written through core_model.atomic_files: to a temporary next to the target, renamed over it only once
 complete, so a failure (a full disk) leaves the previous file as it was and no partial file behind.
 """
+
 from __future__ import annotations
 
 import csv
@@ -106,7 +107,7 @@ def wrap_caption_line(text: str, font: QFont, width: float) -> list[str]:
     layout.beginLayout()
     while (line := layout.createLine()).isValid():
         line.setLineWidth(max(width, 1.0))
-        rows.append(text[line.textStart():line.textStart() + line.textLength()])
+        rows.append(text[line.textStart() : line.textStart() + line.textLength()])
     layout.endLayout()
     return rows or [text]
 
@@ -141,7 +142,9 @@ def _svg_size(root: ET.Element) -> tuple[float, float]:
         if len(numbers) == 4:
             return numbers[2], numbers[3]
     try:
-        return float(re.sub(r"[a-z%]+$", "", root.get("width", ""))), float(re.sub(r"[a-z%]+$", "", root.get("height", "")))
+        return float(re.sub(r"[a-z%]+$", "", root.get("width", ""))), float(
+            re.sub(r"[a-z%]+$", "", root.get("height", ""))
+        )
     except ValueError as exc:
         raise OSError(f"SVG without a usable size: {exc}") from exc
 
@@ -180,14 +183,23 @@ def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> Non
             element = ET.Element(f"{{{SVG_NS}}}{tag}")
             root.insert(0, element)
         element.text = text
-    group = ET.SubElement(root, f"{{{SVG_NS}}}g", {"id": "caption", "font-family": "sans-serif",
-                                                    "font-size": str(size), "fill": CAPTION_COLOUR})
-    ET.SubElement(group, f"{{{SVG_NS}}}rect", {"x": "0", "y": "0", "width": f"{width:g}", "height": str(band),
-                                                "fill": "white", "stroke": "none"})
+    group = ET.SubElement(
+        root,
+        f"{{{SVG_NS}}}g",
+        {"id": "caption", "font-family": "sans-serif", "font-size": str(size), "fill": CAPTION_COLOUR},
+    )
+    ET.SubElement(
+        group,
+        f"{{{SVG_NS}}}rect",
+        {"x": "0", "y": "0", "width": f"{width:g}", "height": str(band), "fill": "white", "stroke": "none"},
+    )
     # one <text> per row, as SVG Tiny viewers (Qt's among them) draw no positioned <tspan>; <desc> keeps each line
     for k, text in enumerate(row for pieces in rows for row in pieces):
-        ET.SubElement(group, f"{{{SVG_NS}}}text", {"x": str(CAPTION_MARGIN), "y": str(4 + line * k + size),
-                                                    "xml:space": "preserve"}).text = text
+        ET.SubElement(
+            group,
+            f"{{{SVG_NS}}}text",
+            {"x": str(CAPTION_MARGIN), "y": str(4 + line * k + size), "xml:space": "preserve"},
+        ).text = text
     root.append(drawing)
     root.set("viewBox", f"0 0 {width:g} {height + band:g}")
     if root.get("height"):
@@ -221,9 +233,7 @@ def _cell(value: float) -> str:
     return str(np.float32(value))
 
 
-def save_matrix_csv(
-    path: str | Path, matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]
-) -> Path:
+def save_matrix_csv(path: str | Path, matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> Path:
     """Write one (Tq, Tk) map as CSV: a header of key labels, one row per query; NaN (blank) cells are empty.
 
     Shape:

@@ -4,6 +4,7 @@ QStatusBar clips a long message at the first permanent widget, so its last visib
 and read as part of it ("…until it is tra" + "rope PE, …"). This bar cuts the message with "…" a gap before them, at
 every width, and shows the whole message as the bar's tooltip; `currentMessage()` stays whole.
 """
+
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QRect, Qt
@@ -52,8 +53,11 @@ class MessageBar(QStatusBar):
         shown = self.shown_message()
         self._cut = shown != self.currentMessage()
         painter.setPen(self.palette().windowText().color())
-        painter.drawText(self.message_rect(), int(Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter
-                                                  | Qt.TextFlag.TextSingleLine), shown)
+        painter.drawText(
+            self.message_rect(),
+            int(Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextSingleLine),
+            shown,
+        )
 
     def event(self, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.ToolTip and self._cut and self.currentMessage():

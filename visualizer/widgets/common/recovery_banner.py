@@ -1,4 +1,5 @@
 """A bar above the tabs offering unsaved training found at start-up: Restore it or Discard, never in the way."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Signal

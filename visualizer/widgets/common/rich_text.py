@@ -1,4 +1,5 @@
 """Token text inside rich text: `<bos>`, `<eos>` and `<pad>` are tags to Qt's HTML and vanish unless escaped."""
+
 from __future__ import annotations
 
 import html

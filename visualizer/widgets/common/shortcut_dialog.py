@@ -1,4 +1,5 @@
 """Help > Keyboard shortcuts (F1): every key, grouped under where it works, in a window that fits the screen."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,11 +7,19 @@ from collections.abc import Sequence
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget,
+    QDialog,
+    QDialogButtonBox,
+    QGridLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
-INTRO = ("Keys under a tab work while that tab is shown; the first group works anywhere. In the Source and Target "
-         "prefix fields Ctrl+Left and Ctrl+Right step the decoder (Home and End move the cursor there).")
+INTRO = (
+    "Keys under a tab work while that tab is shown; the first group works anywhere. In the Source and Target "
+    "prefix fields Ctrl+Left and Ctrl+Right step the decoder (Home and End move the cursor there)."
+)
 MAX_WIDTH = 760
 SCREEN_MARGIN = 40  # room for the window manager's title bar and a panel at the screen's edge
 Group = tuple[str, Sequence[tuple[str, str]]]

@@ -5,6 +5,7 @@ Qt's ShortcutOverride event, so a window shortcut on those keys never fires whil
 field of single symbols (the playground's Source), word moves are worth little and the focus sits there after
 typing: declining the override for chosen keys hands them to the shortcut. Home and End still move the cursor.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,4 +1,5 @@
 """Labels whose new text repaints only themselves: no layout pass, no window-wide repaint per keystroke."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
@@ -75,6 +76,8 @@ def fix_label_size(label: QLabel, widest_text: str) -> QLabel:
     """
     metrics = label.fontMetrics()
     margins = label.contentsMargins()
-    label.setFixedSize(metrics.horizontalAdvance(widest_text) + margins.left() + margins.right() + 4,
-                       metrics.height() + margins.top() + margins.bottom() + 2)
+    label.setFixedSize(
+        metrics.horizontalAdvance(widest_text) + margins.left() + margins.right() + 4,
+        metrics.height() + margins.top() + margins.bottom() + 2,
+    )
     return label

@@ -5,6 +5,7 @@ By Qt's default a wheel turned to scroll a form changes whichever spin box, comb
 pointer, focused or not. One event filter per page, installed on its controls when the page is built, costs nothing
 for the other widgets; an application-wide filter would run Python for every event of every widget.
 """
+
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt

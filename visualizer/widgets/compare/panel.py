@@ -3,6 +3,7 @@
 Render only: choices go to the CompareSession, which loads and runs B off the GUI thread; this page draws the
 CompareFrames it emits. The file dialog is a provider passed in, so tests give a path without a dialog.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,7 +11,16 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget,
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from visualizer.state.compare import CompareFrame, CompareSession, kind_maps, symbol_outputs
@@ -20,15 +30,21 @@ from visualizer.widgets.common.rich_text import escape
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 PathProvider = Callable[[QWidget], "str | None"]
-ANCHOR_NOTE = ("One model reads its source as <bos> symbols <eos>, the other reads the bare symbols: each side-by-side "
-               "grid is labelled with its own tokens, and this difference pairs the source positions by symbol "
-               "(1st with 1st, …, then the padding) and leaves the <bos>/<eos> anchors out.")
-TRAININGS_SIDE = ("A and B have different weights (separate trainings, or one trained further): their head numbers "
-                  "need not correspond (A's H2 may do what B's H4 does). Match heads by what they do, not by their "
-                  "numbers.")
-TRAININGS_DIFF = ("A and B have different weights (separate trainings, or one trained further): their head numbers "
-                  "need not correspond, so this map may subtract unrelated heads (A's H2 may do what B's H4 does). "
-                  "Read it with care, or compare side by side.")
+ANCHOR_NOTE = (
+    "One model reads its source as <bos> symbols <eos>, the other reads the bare symbols: each side-by-side "
+    "grid is labelled with its own tokens, and this difference pairs the source positions by symbol "
+    "(1st with 1st, …, then the padding) and leaves the <bos>/<eos> anchors out."
+)
+TRAININGS_SIDE = (
+    "A and B have different weights (separate trainings, or one trained further): their head numbers "
+    "need not correspond (A's H2 may do what B's H4 does). Match heads by what they do, not by their "
+    "numbers."
+)
+TRAININGS_DIFF = (
+    "A and B have different weights (separate trainings, or one trained further): their head numbers "
+    "need not correspond, so this map may subtract unrelated heads (A's H2 may do what B's H4 does). "
+    "Read it with care, or compare side by side."
+)
 WARNING_STYLE = "QLabel { background: #fff3cd; color: #664d03; border: 1px solid #e0b800; padding: 3px; }"
 DIFFER_STYLE = "background:#ffd84d; color:#000; text-decoration:underline"  # marks a position where A and B differ
 
@@ -45,13 +61,19 @@ class ViewOnlyGrid(AttentionGrid):
 
 
 def ask_checkpoint_path(parent: QWidget) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Open model B", "", "Attention Playground checkpoints (*.pt)",
-                                          options=QFileDialog.Option.DontUseNativeDialog)
+    path, _ = QFileDialog.getOpenFileName(
+        parent,
+        "Open model B",
+        "",
+        "Attention Playground checkpoints (*.pt)",
+        options=QFileDialog.Option.DontUseNativeDialog,
+    )
     return path or None
 
 
 def outputs_html(frame: CompareFrame) -> str:
     """Both outputs token by token up to the padding; positions where they differ are highlighted and counted."""
+
     def row(name: str, tokens: tuple[str, ...]) -> str:
         cells = []
         for i, differs in enumerate(frame.differs):
@@ -60,17 +82,21 @@ def outputs_html(frame: CompareFrame) -> str:
         return f"<b>{name}</b> " + " ".join(cells)
 
     n = sum(frame.differs)
-    summary = ("outputs agree at every position" if n == 0 else
-               f"{n} of {len(frame.differs)} positions differ (marked [ ]): "
-               + ", ".join(str(i) for i, d in enumerate(frame.differs) if d))
+    summary = (
+        "outputs agree at every position"
+        if n == 0
+        else f"{n} of {len(frame.differs)} positions differ (marked [ ]): "
+        + ", ".join(str(i) for i, d in enumerate(frame.differs) if d)
+    )
     return f"{row('A', symbol_outputs(frame.a))}<br>{row('B', symbol_outputs(frame.b))}<br><i>{summary}</i>"
 
 
 class ComparePanel(QWidget):
     """Controls on top, then the outputs, then grids A | B (or A − B) of the chosen attention kind."""
 
-    def __init__(self, compare: CompareSession, ask_path: PathProvider = ask_checkpoint_path,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, compare: CompareSession, ask_path: PathProvider = ask_checkpoint_path, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.compare, self._ask_path = compare, ask_path
         self.source = QComboBox()
@@ -82,8 +108,9 @@ class ComparePanel(QWidget):
         self.view = QComboBox()
         self.view.addItem("Side by side: A | B", "side_by_side")
         self.view.addItem("Difference A − B", "difference")
-        self.view.setToolTip("Both grids next to each other, or one grid of A − B on a diverging scale (blue < 0 < "
-                             "yellow)")
+        self.view.setToolTip(
+            "Both grids next to each other, or one grid of A − B on a diverging scale (blue < 0 < yellow)"
+        )
         self.kind = QComboBox()
         for kind, title in KIND_TITLES.items():
             self.kind.addItem(title, kind)
@@ -93,8 +120,10 @@ class ComparePanel(QWidget):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.hide()  # shown only while it has something to say
-        self.scale_note = QLabel("In this view each side's colour bar spans its own range: compare values by "
-                                 "hovering, or use Difference A − B")
+        self.scale_note = QLabel(
+            "In this view each side's colour bar spans its own range: compare values by "
+            "hovering, or use Difference A − B"
+        )
         self.scale_note.setStyleSheet("color: #a05000")
         self.diff_hint = QLabel("Yellow: A puts more there than B · blue: B puts more than A · white: equal")
         for note in (self.scale_note, self.diff_hint):
@@ -113,9 +142,11 @@ class ComparePanel(QWidget):
         self.outputs.setTextFormat(Qt.TextFormat.RichText)
         self.outputs.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.grid_a, self.grid_b, self.grid_diff = AttentionGrid(), ViewOnlyGrid(), ViewOnlyGrid()
-        for grid, text in ((self.grid_a, "A's maps appear here as soon as the playground has run its input."),
-                           (self.grid_b, "No model B yet: choose where it comes from and press Load B."),
-                           (self.grid_diff, "No model B yet: choose where it comes from and press Load B.")):
+        for grid, text in (
+            (self.grid_a, "A's maps appear here as soon as the playground has run its input."),
+            (self.grid_b, "No model B yet: choose where it comes from and press Load B."),
+            (self.grid_diff, "No model B yet: choose where it comes from and press Load B."),
+        ):
             grid.placeholder.setText(text)  # until B runs, no side has maps to show
             grid.placeholder.setWordWrap(True)
         self.scale_note.setVisible(False)  # said once there are maps whose scales differ
@@ -249,8 +280,10 @@ class ComparePanel(QWidget):
             diff = kind_maps(frame, "diff", kind)
             self.grid_diff.set_maps(diff, mode="difference")
             if diff is None:
-                self._say("A and B have different numbers of layers or heads: no difference to draw; "
-                          "compare them side by side.")
+                self._say(
+                    "A and B have different numbers of layers or heads: no difference to draw; "
+                    "compare them side by side."
+                )
             return
         self.scale_note.setVisible(frame.a.mode != "weights")  # only weights have a fixed 0-1 scale
         self.grid_a.set_maps(kind_maps(frame, "a", kind), mode=frame.a.mode)

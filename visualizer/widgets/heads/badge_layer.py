@@ -5,6 +5,7 @@ transform changes, and the atlas rescales with every keystroke that changes the 
 about 0.4 ms of such a frame). This item stores each corner in its parent's (atlas) coordinates and maps it through
 the painter's transform only when it paints, so a new scale costs nothing until the one paint that follows anyway.
 """
+
 from __future__ import annotations
 
 import math
@@ -84,7 +85,7 @@ class BadgeLayer(QGraphicsItem):
         views = self.scene().views() if self.scene() is not None else []
         screen = self.deviceTransform(views[0].viewportTransform()) if views else painter.transform()
         to_target = screen.inverted()[0] * painter.transform()  # screen pixels -> this painter's device (identity
-        painter.save()                                           # on screen, the export's scale in an export)
+        painter.save()  # on screen, the export's scale in an export)
         painter.setClipRect(self._bounds, Qt.ClipOperation.IntersectClip)  # within the view's own clip
         # exactly the identity on screen: rounding noise would send the text down Qt's slow transformed path
         painter.setWorldTransform(QTransform() if _near_identity(to_target) else to_target)
@@ -101,6 +102,14 @@ class BadgeLayer(QGraphicsItem):
 
 def _near_identity(t: QTransform, eps: float = 1e-6) -> bool:
     """Whether `t` is the identity up to rounding (a screen paint's transform composed with its own inverse)."""
-    return (abs(t.m11() - 1) < eps and abs(t.m22() - 1) < eps and abs(t.m12()) < eps and abs(t.m21()) < eps
-            and abs(t.dx()) < eps and abs(t.dy()) < eps and abs(t.m13()) < eps and abs(t.m23()) < eps
-            and abs(t.m33() - 1) < eps)
+    return (
+        abs(t.m11() - 1) < eps
+        and abs(t.m22() - 1) < eps
+        and abs(t.m12()) < eps
+        and abs(t.m21()) < eps
+        and abs(t.dx()) < eps
+        and abs(t.dy()) < eps
+        and abs(t.m13()) < eps
+        and abs(t.m23()) < eps
+        and abs(t.m33() - 1) < eps
+    )

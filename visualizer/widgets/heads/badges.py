@@ -3,6 +3,7 @@
 The badges belong to the model, not to the input: the roles are scored on N task sequences (state/heads.py), so a
 badge stays put while the user types. Kept apart from the grid so the grid stays a pure drawing of one input.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,9 +15,11 @@ from core_model.head_roles import ROLE_LABELS, HeadRole
 from visualizer.widgets.heads.badge_layer import BadgeLayer
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
-BADGE_LEGEND = ("Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
-                "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-                "normalised entropy); a map too narrow for the score shows the role alone. Details: Heads tab.")
+BADGE_LEGEND = (
+    "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
+    "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
+    "normalised entropy); a map too narrow for the score shows the role alone. Details: Heads tab."
+)
 
 
 def badge_text(role: HeadRole) -> str:
@@ -90,11 +93,16 @@ class RoleBadges(QObject):
         bounds = QRectF()
         lay = self.grid.atlas_layout() if maps is not None and maps.values.size else None  # the grid's own
         if lay is not None and self._roles:
-            placed = [(layer, head) for layer in range(lay.n_layers) for head in range(lay.n_heads)
-                      if (layer, head) in self._roles]
+            placed = [
+                (layer, head)
+                for layer in range(lay.n_layers)
+                for head in range(lay.n_heads)
+                if (layer, head) in self._roles
+            ]
             # top right: in a causal map that corner is masked, so the badge hides no weight
-            badges = [(lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)]))
-                      for layer, head in placed]
+            badges = [
+                (lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)])) for layer, head in placed
+            ]
             bounds = QRectF(0.0, 0.0, lay.width, lay.height)
         self.layer.set_badges(badges, bounds, lay.tk if lay is not None else math.inf)
         self._placed = placed

@@ -1,18 +1,30 @@
 """Head importance as a layer x head table per attention kind, coloured by how much ablating the head costs."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-    QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core_model.head_importance import HeadAnalysis, HeadSummary
 from core_model.model import ATTENTION_KINDS
 
-KIND_NAMES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention",
-              "cross": "Cross-attention"}
+KIND_NAMES = {
+    "encoder_self": "Encoder self-attention",
+    "decoder_self": "Decoder self-attention",
+    "cross": "Cross-attention",
+}
 METRICS = {"delta_exact_match": "Δ exact match (ablated − baseline)", "delta_loss": "Δ loss (ablated − baseline)"}
 
 
@@ -73,8 +85,11 @@ class ImportanceMaps(QWidget):
     def set_running(self, running: bool) -> None:
         """While an analysis runs and nothing is shown yet, say so (not "press Analyse heads", already pressed)."""
         if self._analysis is None:
-            self.baseline_label.setText("Analysing: the maps fill in once every head has been switched off in turn."
-                                        if running else "No importance for this model yet: press Analyse heads.")
+            self.baseline_label.setText(
+                "Analysing: the maps fill in once every head has been switched off in turn."
+                if running
+                else "No importance for this model yet: press Analyse heads."
+            )
 
     def set_analysis(self, analysis: HeadAnalysis | None) -> None:
         self._analysis = analysis
@@ -82,8 +97,10 @@ class ImportanceMaps(QWidget):
             self.baseline_label.setText("No importance for this model yet: press Analyse heads.")
         else:
             b = analysis.baseline
-            self.baseline_label.setText(f"Baseline (all heads on): exact match {b.exact_match:.3f}, loss "
-                                        f"{b.loss:.4f}. Red = the model gets worse without the head.")
+            self.baseline_label.setText(
+                f"Baseline (all heads on): exact match {b.exact_match:.3f}, loss "
+                f"{b.loss:.4f}. Red = the model gets worse without the head."
+            )
         self._fill()
 
     def cell_text(self, kind: str, layer: int, head: int) -> str:
@@ -108,7 +125,9 @@ class ImportanceMaps(QWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(cell_colour(cost(r, metric), worst)))
                 item.setForeground(QBrush(QColor(0, 0, 0)))
-                item.setToolTip(f"{KIND_NAMES[kind]} layer {r.layer + 1} head {r.head + 1}: Δ exact match "
-                                f"{r.delta_exact_match:+.4f}, Δ loss {r.delta_loss:+.4f}; role {r.role} "
-                                f"({r.role_score:.2f}). Click to ablate it in the Playground.")
+                item.setToolTip(
+                    f"{KIND_NAMES[kind]} layer {r.layer + 1} head {r.head + 1}: Δ exact match "
+                    f"{r.delta_exact_match:+.4f}, Δ loss {r.delta_loss:+.4f}; role {r.role} "
+                    f"({r.role_score:.2f}). Click to ablate it in the Playground."
+                )
                 table.setItem(r.layer, r.head, item)

@@ -1,4 +1,5 @@
 """The roles summary: one row per head with its role, score, alignment and ablation deltas."""
+
 from __future__ import annotations
 
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
@@ -41,9 +42,16 @@ class RolesTable(QTableWidget):
         self.setRowCount(len(self._roles))
         for i, r in enumerate(self._roles):
             d = deltas.get((r.kind, r.layer, r.head))
-            cells = (KIND_NAMES[r.kind], f"L{r.layer + 1}", f"H{r.head + 1}", ROLE_LABELS[r.role], f"{r.score:.3f}",
-                     "—" if r.alignment is None else f"{r.alignment:.3f}",
-                     "" if d is None else f"{d.delta_loss:+.4f}", "" if d is None else f"{d.delta_exact_match:+.3f}")
+            cells = (
+                KIND_NAMES[r.kind],
+                f"L{r.layer + 1}",
+                f"H{r.head + 1}",
+                ROLE_LABELS[r.role],
+                f"{r.score:.3f}",
+                "—" if r.alignment is None else f"{r.alignment:.3f}",
+                "" if d is None else f"{d.delta_loss:+.4f}",
+                "" if d is None else f"{d.delta_exact_match:+.3f}",
+            )
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c == 3:

@@ -1,9 +1,17 @@
 """The Heads tab: run the analysis (N sequences, seed), see importance maps and the roles table."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core_model.head_roles import probe_description
@@ -71,8 +79,14 @@ class HeadsView(QWidget):
 
     def _layout(self, legend: QLabel) -> None:
         bar = QHBoxLayout()
-        for w in (QLabel("Sequences:"), self.n_box, QLabel("Seed:"), self.seed_box, self.run_button,
-                  self.cancel_button):
+        for w in (
+            QLabel("Sequences:"),
+            self.n_box,
+            QLabel("Seed:"),
+            self.seed_box,
+            self.run_button,
+            self.cancel_button,
+        ):
             bar.addWidget(w)
         bar.addWidget(self.progress, 1)
         split = QSplitter(Qt.Orientation.Vertical)

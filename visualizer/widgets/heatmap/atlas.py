@@ -3,6 +3,7 @@
 One ImageItem per map repaints ~40 times/s for 48 maps (QT-NOTES.md); a single RGBA atlas with transparent
 gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. No widgets here.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -54,11 +55,12 @@ class AtlasLayout:
         row_owner = np.full(height, -1)
         col_owner = np.full(width, -1)
         for layer, off in enumerate(row_off):
-            row_owner[off:off + tq] = layer
+            row_owner[off : off + tq] = layer
         for col, off in enumerate(col_off):
-            col_owner[off:off + tk] = col
-        return cls(n_layers, n_heads, tq, tk, row_off, col_off, height, width, tq + gutter, tk + gutter,
-                   row_owner, col_owner)
+            col_owner[off : off + tk] = col
+        return cls(
+            n_layers, n_heads, tq, tk, row_off, col_off, height, width, tq + gutter, tk + gutter, row_owner, col_owner
+        )
 
     def map_views(self, atlas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Writable strided views of a (height, width) atlas: heads (L, Tq, H, Tk) and average (L, Tq, Tk).
@@ -66,10 +68,16 @@ class AtlasLayout:
         Precomputed once per shape, so filling the atlas is two strided copies and never touches the gutters.
         """
         s_row, s_col = atlas.strides
-        heads = as_strided(atlas, shape=(self.n_layers, self.tq, self.n_heads, self.tk),
-                           strides=(s_row * self.row_step, s_row, s_col * self.col_step, s_col))
-        avg = as_strided(atlas[:, int(self.col_off[-1]):], shape=(self.n_layers, self.tq, self.tk),
-                         strides=(s_row * self.row_step, s_row, s_col))
+        heads = as_strided(
+            atlas,
+            shape=(self.n_layers, self.tq, self.n_heads, self.tk),
+            strides=(s_row * self.row_step, s_row, s_col * self.col_step, s_col),
+        )
+        avg = as_strided(
+            atlas[:, int(self.col_off[-1]) :],
+            shape=(self.n_layers, self.tq, self.tk),
+            strides=(s_row * self.row_step, s_row, s_col),
+        )
         return heads, avg
 
     @property
@@ -191,13 +199,14 @@ def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], b
 
 
 def abbreviation_legend(labels: tuple[str, ...]) -> str:
-    """"B = <bos>, · = <pad>" for the abbreviated tokens among labels."""
+    """ "B = <bos>, · = <pad>" for the abbreviated tokens among labels."""
     pairs = dict.fromkeys((abbreviate(label), label) for label in labels if abbreviate(label) != label)
     return ", ".join(f"{short} = {label}" for short, label in pairs)
 
 
-def token_tick_levels(offsets: np.ndarray, labels: tuple[str, ...],
-                      scale: float = 1.0) -> list[list[tuple[float, str]]]:
+def token_tick_levels(
+    offsets: np.ndarray, labels: tuple[str, ...], scale: float = 1.0
+) -> list[list[tuple[float, str]]]:
     """Token labels of every map as ONE axis tick level (pyqtgraph always draws level 0; it culls the others), at
     the cells' centres: atlas offsets times `scale` (view units per atlas pixel)."""
     return [[((float(off) + i + 0.5) * scale, str(label)) for off in offsets for i, label in enumerate(labels)]]

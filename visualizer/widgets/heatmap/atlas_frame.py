@@ -7,6 +7,7 @@ The default view (weights on the shared [0, 1] scale, no head ablated) colours t
 values: six passes over them instead of twelve, and the NaN-blanked copy (`shown`) is made only when something asks
 for the numbers (hover, exports, the large view). At 128 tokens that took about 0.1 ms off a keystroke's frame.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -64,8 +65,13 @@ class AtlasFrame:
 
     def paint(self, lut32: np.ndarray, scale_mode: str, mode: str, ablated: np.ndarray | None) -> np.ndarray:
         """Colour `shown` through the packed LUT into `rgba` (returned); ablated (L, H) heads get dimmed colours."""
-        if (mode in UNIT_MODES and scale_mode == "shared" and ablated is None and self._on is None
-                and self._index_unit_scale()):
+        if (
+            mode in UNIT_MODES
+            and scale_mode == "shared"
+            and ablated is None
+            and self._on is None
+            and self._index_unit_scale()
+        ):
             return self._look_up(lut32)
         self.lo, self.hi = colour_levels(self.shown, scale_mode, mode)
         scaled = colour_scale(self.shown, self.lo, self.hi, out=self._scaled)  # (L, H+1, Tq, Tk)

@@ -9,6 +9,7 @@ view gives each map and its gutter one unit (x: head, y: layer), so a new input 
 the view range, the axes' layer and head titles and the role badges stay put. Re-framing the plot for every length
 took about 1 ms of a 128-token keystroke's frame (axes relaid out and the whole view repainted).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -19,9 +20,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF, QPolygonF, QTransform
+
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
-    AVG, DIVERGING_MODES, HOVER_HINT, AtlasLayout, abbreviation_legend, cross_lines, readable_labels,
+    AVG,
+    DIVERGING_MODES,
+    HOVER_HINT,
+    AtlasLayout,
+    abbreviation_legend,
+    cross_lines,
+    readable_labels,
     token_tick_levels,
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
@@ -39,9 +47,16 @@ class AtlasPlot:
         self.legend_changed: Callable[[str], None] = lambda _text: None  # the grid shows abbreviations in its legend
         # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
         luts = {name: make_lut(name).view(np.uint32).ravel() for name in (colormap, SCORES_COLORMAP)}
-        self._luts = {mode: (name, luts[name]) for mode, name in (
-            ("weights", colormap), ("scores", SCORES_COLORMAP), ("norms", colormap), ("rollout", colormap),
-            ("difference", SCORES_COLORMAP))}
+        self._luts = {
+            mode: (name, luts[name])
+            for mode, name in (
+                ("weights", colormap),
+                ("scores", SCORES_COLORMAP),
+                ("norms", colormap),
+                ("rollout", colormap),
+                ("difference", SCORES_COLORMAP),
+            )
+        }
         self._colorbar_map = colormap
         self._ticks_key: tuple = ()
         self._titles: tuple = ()  # (layer texts, head texts, their positions in view units) on the axes now
@@ -100,8 +115,9 @@ class AtlasPlot:
         """Scale a new atlas shape into the view's slots; the view range changes only with the layers and heads
         (or square cells). Its token ticks are redrawn on the next set_ticks."""
         self._ticks_key = ()
-        self.mask_backdrop.set_rects([lay.map_rect(layer, head) for layer in range(lay.n_layers)
-                                      for head in [*range(lay.n_heads), AVG]])
+        self.mask_backdrop.set_rects(
+            [lay.map_rect(layer, head) for layer in range(lay.n_layers) for head in [*range(lay.n_heads), AVG]]
+        )
         sx, sy = lay.view_scale
         self.atlas_space.setTransform(QTransform.fromScale(sx, sy))
         vb = self.plot_item.getViewBox()
@@ -130,8 +146,7 @@ class AtlasPlot:
                 advance[t] = metrics.horizontalAdvance(t)
             return max(map(advance.__getitem__, distinct), default=0.0)
 
-        rows = None if metrics.height() * 0.8 > cell_h else readable_labels(maps.query_labels,
-                                                                            lambda t: width(t) <= 44)
+        rows = None if metrics.height() * 0.8 > cell_h else readable_labels(maps.query_labels, lambda t: width(t) <= 44)
         # no glyph is narrower than a pixel: below 3 px a column fits no label, whatever the tokens
         cols = None if cell_w < 3 else readable_labels(maps.key_labels, lambda t: width(t) + 2 <= cell_w)
         key = (maps.values.shape, rows, cols)
@@ -164,8 +179,8 @@ class AtlasPlot:
         (x0, x1), (y0, y1) = vb.viewRange()
         per_unit = (vb.height() / max(y1 - y0, 1e-9), vb.width() / max(x1 - x0, 1e-9))
         if self._titles[:2] == (layers, heads) and all(
-                abs(a - b) * scale < 0.5 for old, new, scale in zip(self._titles[2], at, per_unit)
-                for a, b in zip(old, new)):
+            abs(a - b) * scale < 0.5 for old, new, scale in zip(self._titles[2], at, per_unit) for a, b in zip(old, new)
+        ):
             return
         self._titles = (layers, heads, at)
         self.plot_item.getAxis("left").setTicks([list(zip(at[0], layers))])

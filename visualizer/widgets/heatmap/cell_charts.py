@@ -1,5 +1,6 @@
 """Small charts of the cell panel: bars per dimension (or per key) and the weighted-values image, each able to
 highlight one column so that hovering a dimension lights it up everywhere."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -40,8 +41,7 @@ class BarChart(pg.PlotWidget):
         self._bars: list[pg.BarGraphItem] = []
         self._series: dict[str, np.ndarray] = {}
         self._n = 0
-        self.band = pg.LinearRegionItem(values=(0, 0), movable=False, brush=pg.mkBrush(*HIGHLIGHT),
-                                        pen=pg.mkPen(None))
+        self.band = pg.LinearRegionItem(values=(0, 0), movable=False, brush=pg.mkBrush(*HIGHLIGHT), pen=pg.mkPen(None))
         self.band.setVisible(False)
         self.addItem(self.band)
         self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190), frame=False)
@@ -50,8 +50,9 @@ class BarChart(pg.PlotWidget):
         self.legend.hide()  # in the layout only while two series need naming
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
-    def set_series(self, series: Sequence[tuple[str, np.ndarray]], picked: int | None = None,
-                   ticks: Sequence[str] | None = None) -> None:
+    def set_series(
+        self, series: Sequence[tuple[str, np.ndarray]], picked: int | None = None, ticks: Sequence[str] | None = None
+    ) -> None:
         """One or two named series of equal length, drawn as bars; `picked` draws that bar in orange."""
         for item in self._bars:
             self.removeItem(item)
@@ -63,8 +64,9 @@ class BarChart(pg.PlotWidget):
         for s, (name, values) in enumerate(series):
             x = np.arange(self._n) - 0.4 + width * (s + 0.5)
             shown = np.where(np.isfinite(values), values, 0.0)
-            brushes = [pg.mkBrush(PICKED if k == picked else BAR_COLOURS[s + (len(series) == 1)])
-                       for k in range(self._n)]  # `brush` too: the legend draws that one
+            brushes = [
+                pg.mkBrush(PICKED if k == picked else BAR_COLOURS[s + (len(series) == 1)]) for k in range(self._n)
+            ]  # `brush` too: the legend draws that one
             colour = BAR_COLOURS[s + (len(series) == 1)]
             bar = pg.BarGraphItem(x=x, height=shown, width=width, brushes=brushes, brush=colour, pen=pg.mkPen(None))
             self.addItem(bar)
@@ -141,12 +143,18 @@ class MatrixChart(pg.PlotWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get("CET-D1"))
         self.addItem(self.image)
-        self.band = pg.LinearRegionItem(values=(0, 1), movable=False, brush=pg.mkBrush(*HIGHLIGHT),
-                                        pen=pg.mkPen("#ffc107"))
+        self.band = pg.LinearRegionItem(
+            values=(0, 1), movable=False, brush=pg.mkBrush(*HIGHLIGHT), pen=pg.mkPen("#ffc107")
+        )
         self.band.setVisible(False)
         self.addItem(self.band)
-        self.row_line = pg.LinearRegionItem(values=(0, 1), orientation="horizontal", movable=False,
-                                            brush=pg.mkBrush(None), pen=pg.mkPen(PICKED, width=2))
+        self.row_line = pg.LinearRegionItem(
+            values=(0, 1),
+            orientation="horizontal",
+            movable=False,
+            brush=pg.mkBrush(None),
+            pen=pg.mkPen(PICKED, width=2),
+        )
         self.addItem(self.row_line)
         self._matrix = np.zeros((0, 0))
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)

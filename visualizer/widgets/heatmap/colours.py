@@ -3,6 +3,7 @@
 We colour through our own LUT (not pyqtgraph's levels) so one atlas holds many maps with their own ranges, a
 transparent "blank" colour for masked cells and gutters, and a dimmed copy of the colormap for ablated heads.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,9 @@ def make_lut(name: str = DEFAULT_COLORMAP) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([base, blank, dim, blank]))
 
 
-def colour_scale(values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float,
-                 out: np.ndarray | None = None) -> np.ndarray:
+def colour_scale(
+    values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float, out: np.ndarray | None = None
+) -> np.ndarray:
     """LUT indices as float32 (floor on cast) for values scaled to [lo, hi]; NaN -> BLANK_INDEX.
 
     lo/hi broadcast against values (scalars, or per-map (L, C, 1, 1)); `out` (float32, values' shape) avoids
@@ -80,9 +82,17 @@ class RgbaImageItem(pg.ImageItem):
 
     def render(self) -> None:
         image = self.image
-        if (image is None or image.ndim != 3 or image.shape[2] != 4 or image.dtype != np.uint8
-                or self.levels is not None or self.lut is not None or self.axisOrder != "row-major"
-                or self.autoDownsample or image.size == 0):
+        if (
+            image is None
+            or image.ndim != 3
+            or image.shape[2] != 4
+            or image.dtype != np.uint8
+            or self.levels is not None
+            or self.lut is not None
+            or self.axisOrder != "row-major"
+            or self.autoDownsample
+            or image.size == 0
+        ):
             super().render()
             return
         rgba = np.ascontiguousarray(image)

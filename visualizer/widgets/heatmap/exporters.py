@@ -1,4 +1,5 @@
 """File exports of a grid (PNG/SVG of the whole plot, NPY of every head, CSV of one map) and the save dialog."""
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,7 @@ from visualizer.widgets.common import image_export as export
 log = logging.getLogger(__name__)
 
 
-def export_captioned_png(item: object, path: str | Path, width: int | None = None,
-                          caption: Sequence[str] = ()) -> Path:
+def export_captioned_png(item: object, path: str | Path, width: int | None = None, caption: Sequence[str] = ()) -> Path:
     """A graphics item as PNG under a white band of caption lines (title, kind, input, model)."""
     return export.export_item_png(item, path, width, caption)
 
@@ -25,8 +25,9 @@ def export_captioned_svg(item: object, path: str | Path, caption: Sequence[str] 
     return export.export_item_svg(item, path, caption)
 
 
-def export_grid_png(graphics: pg.GraphicsLayoutWidget, path: str | Path, width: int | None = None,
-                    caption: Sequence[str] = ()) -> Path:
+def export_grid_png(
+    graphics: pg.GraphicsLayoutWidget, path: str | Path, width: int | None = None, caption: Sequence[str] = ()
+) -> Path:
     """The whole grid with titles and colour bar as PNG, under caption lines (title, kind, input, model)."""
     return export_captioned_png(graphics.ci, path, width, caption)
 
@@ -41,16 +42,18 @@ def export_heads_npy(shown: np.ndarray, path: str | Path) -> Path:
     return export.save_matrices_npy(path, shown[:, :-1])
 
 
-def export_matrix_csv(path: str | Path, matrix: np.ndarray, query_labels: Sequence[str],
-                      key_labels: Sequence[str]) -> Path:
+def export_matrix_csv(
+    path: str | Path, matrix: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str]
+) -> Path:
     """One (Tq, Tk) map with its token labels as CSV."""
     return export.save_matrix_csv(path, matrix, query_labels, key_labels)
 
 
 def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action: Callable[[str], object]) -> None:
     """Non-native save dialog, then the export; a failure goes to a message box, never an exception."""
-    path, _ = QFileDialog.getSaveFileName(parent, caption, "", file_filter,
-                                          options=QFileDialog.Option.DontUseNativeDialog)
+    path, _ = QFileDialog.getSaveFileName(
+        parent, caption, "", file_filter, options=QFileDialog.Option.DontUseNativeDialog
+    )
     if not path:
         return
     try:

@@ -4,6 +4,7 @@ The widget holds the maps and the user's choices (mode, scale, ablation, highlig
 Atlas geometry: atlas.py; its numbers and pixels: atlas_frame.py; plot items: atlas_plot.py; mouse and menu:
 grid_interaction.py; file formats: exporters.py; the large view: large_view.py.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,14 @@ class AttentionGrid(QWidget):
     head_toggled = Signal(str, int, int, bool)  # kind, layer, head, enabled (False = ablate)
     restore_all_requested = Signal()
 
-    def __init__(self, kind: str = "", parent: QWidget | None = None, *, colormap: str = DEFAULT_COLORMAP,
-                 max_token_ticks: int = 16) -> None:
+    def __init__(
+        self,
+        kind: str = "",
+        parent: QWidget | None = None,
+        *,
+        colormap: str = DEFAULT_COLORMAP,
+        max_token_ticks: int = 16,
+    ) -> None:
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
         super().__init__(parent)
         self._kind = kind
@@ -132,7 +139,7 @@ class AttentionGrid(QWidget):
             self._render()
 
     def set_scale_mode(self, scale_mode: str) -> None:
-        """"shared": one scale for every map; "per_map": each map spans its own min..max."""
+        """ "shared": one scale for every map; "per_map": each map spans its own min..max."""
         self._catch_up()
         if scale_mode not in SCALE_MODES:
             raise ValueError(f"scale_mode must be one of {SCALE_MODES}, got {scale_mode!r}")
@@ -181,6 +188,7 @@ class AttentionGrid(QWidget):
 
     def scale_mode(self) -> str:
         return self._scale_mode
+
     def map_rect(self, layer: int, head: int) -> QRectF:
         """A map's rectangle in atlas coordinates (image pixels; atlas_space maps them to the scene); head -1 = avg."""
         return self._require_frame().layout.map_rect(layer, head)
@@ -209,8 +217,12 @@ class AttentionGrid(QWidget):
         return frame.cell_text(maps, layer, head, i, j)
 
     def is_ablated(self, layer: int, head: int) -> bool:
-        return head >= 0 and layer < self._ablated.shape[0] and head < self._ablated.shape[1] and bool(
-            self._ablated[layer, head])
+        return (
+            head >= 0
+            and layer < self._ablated.shape[0]
+            and head < self._ablated.shape[1]
+            and bool(self._ablated[layer, head])
+        )
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:

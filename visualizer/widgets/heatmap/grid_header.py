@@ -2,6 +2,7 @@
 
 All three are plain text: tokens such as `<bos>` are shown as typed, never read as HTML tags.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,13 @@ from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
-MODE_TEXT = {"weights": "weights", "scores": "pre-softmax scores", "norms": "norm-weighted ‖a·f(x)‖",
-             "rollout": "rollout to this layer (H: via that head)", "difference": "difference A − B"}
+MODE_TEXT = {
+    "weights": "weights",
+    "scores": "pre-softmax scores",
+    "norms": "norm-weighted ‖a·f(x)‖",
+    "rollout": "rollout to this layer (H: via that head)",
+    "difference": "difference A − B",
+}
 MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 0, drawn in the scale's low colour
     "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
     "rollout": "no cell is masked in rollout: a key a mask hides gets share 0 (the low end of the colour scale)",
@@ -27,7 +33,7 @@ def mode_legend(mode: str) -> str:
 
 
 def _heads_on(on: np.ndarray | None) -> str:
-    """"all heads", or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
+    """ "all heads", or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
     if on is None or on.size == 0 or bool(np.all(on)):
         return "all heads"
     counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
@@ -57,8 +63,12 @@ def caption_lines(title: str, maps: KindMaps | None, legend: str = "") -> list[s
     """Title, input (query) tokens, key tokens, model shape and legend: the lines every exported image carries."""
     if maps is None:
         return [title]
-    lines = [title, f"input (queries): {' '.join(maps.query_labels)}", f"keys: {' '.join(maps.key_labels)}",
-             f"model: {maps.n_layers} layers x {maps.n_heads} heads"]
+    lines = [
+        title,
+        f"input (queries): {' '.join(maps.query_labels)}",
+        f"keys: {' '.join(maps.key_labels)}",
+        f"model: {maps.n_layers} layers x {maps.n_heads} heads",
+    ]
     return lines + [legend] if legend else lines
 
 
@@ -84,7 +94,7 @@ class GridHeader(QWidget):
             layout.addWidget(label)
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
-        """"Encoder self-attention — weights · avg = mean of all heads" for kind and mode keys (MODE_TEXT);
+        """ "Encoder self-attention — weights · avg = mean of all heads" for kind and mode keys (MODE_TEXT);
         (L, H) ablated heads narrow the average. The legend follows the mode."""
         key = (kind, mode, ablated.shape, ablated.tobytes())
         if key == self._title_key:  # the same title: every keystroke asks, for each of the three grids

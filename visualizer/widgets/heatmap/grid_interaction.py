@@ -2,6 +2,7 @@
 
 Everything here goes through the grid's public API and intent signals; the session decides what a click means.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -78,8 +79,12 @@ def refresh_hover(grid: AttentionGridApi) -> None:
     window is on top (offscreen) finds no window at all, and then the grid's own rectangle decides."""
     viewport, at = grid.graphics.viewport(), QCursor.pos()
     local = viewport.mapFromGlobal(at)
-    over = (viewport.isVisible() and viewport.rect().contains(local) and QApplication.activePopupWidget() is None
-            and QApplication.widgetAt(at) in (viewport, None))  # asked last: it searches every window
+    over = (
+        viewport.isVisible()
+        and viewport.rect().contains(local)
+        and QApplication.activePopupWidget() is None
+        and QApplication.widgetAt(at) in (viewport, None)
+    )  # asked last: it searches every window
     show_hover_text(grid, grid.graphics.mapToScene(local) if over else None)
 
 
@@ -115,14 +120,28 @@ def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     menu.addSeparator()
     _add_action(menu, "Open large view", lambda: grid.open_large_view(layer, head))
     menu.addSeparator()
-    _add_action(menu, "Export grid as PNG...", lambda: ask_path_and_export(
-        grid, "Export grid as PNG", "PNG image (*.png)", grid.export_png))
-    _add_action(menu, "Export grid as SVG...", lambda: ask_path_and_export(
-        grid, "Export grid as SVG", "SVG image (*.svg)", grid.export_svg))
-    _add_action(menu, "Export matrices as NPY...", lambda: ask_path_and_export(
-        grid, "Export matrices as NPY", "NumPy array (*.npy)", grid.export_matrices_npy))
-    _add_action(menu, "Export this map as CSV...", lambda: ask_path_and_export(
-        grid, "Export map as CSV", "CSV file (*.csv)", lambda path: grid.export_map_csv(path, layer, head)))
+    _add_action(
+        menu,
+        "Export grid as PNG...",
+        lambda: ask_path_and_export(grid, "Export grid as PNG", "PNG image (*.png)", grid.export_png),
+    )
+    _add_action(
+        menu,
+        "Export grid as SVG...",
+        lambda: ask_path_and_export(grid, "Export grid as SVG", "SVG image (*.svg)", grid.export_svg),
+    )
+    _add_action(
+        menu,
+        "Export matrices as NPY...",
+        lambda: ask_path_and_export(grid, "Export matrices as NPY", "NumPy array (*.npy)", grid.export_matrices_npy),
+    )
+    _add_action(
+        menu,
+        "Export this map as CSV...",
+        lambda: ask_path_and_export(
+            grid, "Export map as CSV", "CSV file (*.csv)", lambda path: grid.export_map_csv(path, layer, head)
+        ),
+    )
     return menu
 
 

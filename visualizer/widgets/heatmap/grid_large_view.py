@@ -1,4 +1,5 @@
 """A grid's large view: the one MapDialog of a grid, kept on its map, with the cell inspector and mask painter."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,8 +61,10 @@ class GridLargeView:
             return
         layer, head = self._target
         if head == AVG:
-            self._dialog.cell_panel.show_message("The head average has no single q·k to take apart: open the map "
-                                                 "of one head (click it in the grid) and click the cell there.")
+            self._dialog.cell_panel.show_message(
+                "The head average has no single q·k to take apart: open the map "
+                "of one head (click it in the grid) and click the cell there."
+            )
             return
         self.inspector.inspect(self._kind, layer, head, query, key)
 

@@ -10,6 +10,7 @@ a new range, ticks, size or style) still decides when the layout is redone. It n
 setHeight, as the grid sets): it does not grow the axis to fit its labels. Anything else (numbers, several tick
 levels, tick marks, hidden values) goes to pg.AxisItem.
 """
+
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -39,8 +40,13 @@ class LabelAxis(pg.AxisItem):
 
     def paint(self, p: QPainter, opt: QStyleOptionGraphicsItem, widget: QWidget | None) -> None:  # Qt's name
         levels, style = self._tickLevels, self.style
-        if levels is None or len(levels) > 1 or style["tickLength"] != 0 or self.grid is not False \
-                or not style["showValues"]:
+        if (
+            levels is None
+            or len(levels) > 1
+            or style["tickLength"] != 0
+            or self.grid is not False
+            or not style["showValues"]
+        ):
             super().paint(p, opt, widget)  # numbers, several levels or tick marks: the general path
             return
         p.save()

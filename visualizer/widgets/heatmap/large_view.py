@@ -1,5 +1,6 @@
 """One attention map shown large, with token labels on both axes, its own exports, the cell panel (click a cell
 to take it apart) and mask painting (Paint mask, then click or drag over cells; Ctrl+Z undoes a stroke)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -11,7 +12,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
-    QDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QToolTip, QVBoxLayout, QWidget,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
@@ -27,8 +35,10 @@ from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUN
 from visualizer.widgets.heatmap.token_axis import token_axes
 
 PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
-HINT = ("Click a cell to take it apart on the right. Paint mask ({key}): click or drag over cells to hide keys "
-        "from queries (drag from a painted cell to show them again).").format(key=PAINT_KEY)
+HINT = (
+    f"Click a cell to take it apart on the right. Paint mask ({PAINT_KEY}): click or drag over cells to hide keys "
+    "from queries (drag from a painted cell to show them again)."
+)
 
 
 class MapDialog(QDialog):
@@ -60,7 +70,8 @@ class MapDialog(QDialog):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(VIEW_BACKGROUND)  # around the map: darker than a masked (grey) cell
         self.plot_item: pg.PlotItem = self.graphics.addPlot(  # no menu to build; every token labelled or none
-            row=0, col=0, enableMenu=False, axisItems=token_axes(left="query", bottom="key"))
+            row=0, col=0, enableMenu=False, axisItems=token_axes(left="query", bottom="key")
+        )
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.mask_backdrop = MaskBackdrop()  # masked cells are transparent: the grids' grey shows through them
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
@@ -102,9 +113,11 @@ class MapDialog(QDialog):
         self.paint_button = QPushButton(f"Paint mask ({PAINT_KEY})")
         self.paint_button.setCheckable(True)
         self.paint_button.setShortcut(PAINT_KEY)
-        self.paint_button.setToolTip(f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
-                                     "queries (every layer and head of this kind). Starting on a painted cell shows "
-                                     "them again. Off: a click takes the cell apart.")
+        self.paint_button.setToolTip(
+            f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
+            "queries (every layer and head of this kind). Starting on a painted cell shows "
+            "them again. Off: a click takes the cell apart."
+        )
         self.paint_button.toggled.connect(self._on_paint_toggled)
         self.undo_button = QPushButton("Undo paint (Ctrl+Z)")
         self.undo_button.setShortcut(UNDO_KEY)
@@ -120,8 +133,11 @@ class MapDialog(QDialog):
         tools.addWidget(self.undo_button)
         tools.addWidget(self.hint_label, 1)
         buttons = QHBoxLayout()
-        for text, slot in (("Export PNG...", self._ask_png), ("Export SVG...", self._ask_svg),
-                           ("Export CSV...", self._ask_csv)):
+        for text, slot in (
+            ("Export PNG...", self._ask_png),
+            ("Export SVG...", self._ask_svg),
+            ("Export CSV...", self._ask_csv),
+        ):
             button = QPushButton(text)
             button.clicked.connect(slot)
             buttons.addWidget(button)
@@ -189,8 +205,11 @@ class MapDialog(QDialog):
         self._values, self._valid = values, valid
         self._shown = np.where(valid & np.isfinite(values), values, np.nan).astype(np.float32)
         self._prefix = tooltip_prefix or title
-        self._caption = [title, f"input (queries): {' '.join(map(str, query_labels))}",
-                         f"keys: {' '.join(map(str, key_labels))}"]
+        self._caption = [
+            title,
+            f"input (queries): {' '.join(map(str, query_labels))}",
+            f"keys: {' '.join(map(str, key_labels))}",
+        ]
         self.title_label.setText(title)
         self.setWindowTitle(title or "Attention map")
         lo, hi = finite_range(self._shown)
@@ -198,10 +217,17 @@ class MapDialog(QDialog):
         if self.colorbar.levels() != (lo, hi):
             self.colorbar.setLevels((lo, hi))
         self._set_labels(tuple(map(str, query_labels)), tuple(map(str, key_labels)))
-        empty = [f"{i} '{query_labels[i]}'" for i in np.flatnonzero(~valid.any(axis=1))] \
-            if valid.ndim == 2 and valid.size else []
-        self.empty_label.setText(f"Quer{'ies' if len(empty) > 1 else 'y'} {', '.join(empty)} see{'s' * (len(empty) == 1)}"
-                                 " no key at all: the model gives such a row all-zero weights." if empty else "")
+        empty = (
+            [f"{i} '{query_labels[i]}'" for i in np.flatnonzero(~valid.any(axis=1))]
+            if valid.ndim == 2 and valid.size
+            else []
+        )
+        self.empty_label.setText(
+            f"Quer{'ies' if len(empty) > 1 else 'y'} {', '.join(empty)} see{'s' * (len(empty) == 1)}"
+            " no key at all: the model gives such a row all-zero weights."
+            if empty
+            else ""
+        )
         self.empty_label.setVisible(bool(empty))
         if shape_changed:
             self.mask_backdrop.set_rects([QRectF(0, 0, values.shape[1], values.shape[0])])
@@ -232,8 +258,15 @@ class MapDialog(QDialog):
 
     def tooltip_text_at(self, i: int, j: int) -> str:
         """Hover text of cell (i, j), same format as the grid."""
-        return cell_text(self._prefix, i, j, self._query_labels[i], self._key_labels[j],
-                         float(self._values[i, j]), not bool(self._valid[i, j]))
+        return cell_text(
+            self._prefix,
+            i,
+            j,
+            self._query_labels[i],
+            self._key_labels[j],
+            float(self._values[i, j]),
+            not bool(self._valid[i, j]),
+        )
 
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
         """(query, key) under a scene position, or None outside the map."""

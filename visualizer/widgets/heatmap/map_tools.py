@@ -3,6 +3,7 @@
 A stroke that starts on a painted cell erases, one that starts elsewhere paints: the first cell decides, so the
 same gesture undoes a slip. Events are read on the plot's viewport, so hover tooltips keep working.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -23,8 +24,9 @@ class MapMouseTools(QObject):
     cells_painted = Signal(object, bool)  # frozenset of (query, key) newly touched by the stroke, erase?
     stroke_finished = Signal()
 
-    def __init__(self, view: pg.GraphicsView, cell_at: Callable[[QPointF], Cell | None],
-                 painted: Callable[[], frozenset[Cell]]) -> None:
+    def __init__(
+        self, view: pg.GraphicsView, cell_at: Callable[[QPointF], Cell | None], painted: Callable[[], frozenset[Cell]]
+    ) -> None:
         super().__init__(view)
         self._view, self._cell_at, self._painted = view, cell_at, painted
         self.painting = False

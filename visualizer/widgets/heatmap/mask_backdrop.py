@@ -3,6 +3,7 @@
 Gutters stay transparent too and show the view's dark background, so a masked column reads as masked, never as a
 narrower map. One item for all maps, repositioned only when the atlas shape changes (never per keystroke).
 """
+
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt

@@ -14,6 +14,7 @@ nothing to say), and the labels' room stays too (pyqtgraph's autoReduceTextSpace
 whichever of the three it draws. Were the room given back whenever no label is drawn, a map whose labels only just
 fit would grow, fit them, shrink, not fit them, and repaint without end.
 """
+
 from __future__ import annotations
 
 import html
@@ -33,8 +34,9 @@ HOVER_NOTE = "hover a cell to name them"
 class TokenAxis(pg.AxisItem):
     """Token k labelled at k + offset (cell centres by default): all of them, all abbreviated, or none."""
 
-    def __init__(self, orientation: str, title: str = "", *, offset: float = 0.5, hidden_note: str = HOVER_NOTE
-                 ) -> None:
+    def __init__(
+        self, orientation: str, title: str = "", *, offset: float = 0.5, hidden_note: str = HOVER_NOTE
+    ) -> None:
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)  # labels, not numbers
         self.setStyle(autoReduceTextSpace=False)  # the labels' room stays when none are drawn: see the docstring
@@ -60,7 +62,7 @@ class TokenAxis(pg.AxisItem):
         return [(1.0, [k + self._offset for k in range(len(self._strings))])] if self._strings else []
 
     def tickStrings(self, values: list, scale: float, spacing: float) -> list[str]:  # pyqtgraph's name
-        return list(self._strings[:len(values)])
+        return list(self._strings[: len(values)])
 
     def generateDrawSpecs(self, p: QPainter):  # pyqtgraph's name
         """The layout of the first of (tokens, abbreviated, none) whose every label pyqtgraph draws apart."""

@@ -2,6 +2,7 @@
 
 Render only: the bar emits `mode_changed(mode)`; the session computes the maps (core_model.attention_views).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,20 +24,28 @@ class ModeInfo:
 
 MODE_INFO: dict[str, ModeInfo] = {
     "weights": ModeInfo(
-        "Post-softmax weights", "a<sub>ij</sub> = softmax<sub>j</sub>(q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>)",
+        "Post-softmax weights",
+        "a<sub>ij</sub> = softmax<sub>j</sub>(q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>)",
         "How much query i attends to key j; each row sums to 1.",
-        "Vaswani et al. 2017, Attention Is All You Need, eq. 1", "colour scale 0 to 1"),
+        "Vaswani et al. 2017, Attention Is All You Need, eq. 1",
+        "colour scale 0 to 1",
+    ),
     "scores": ModeInfo(
-        "Pre-softmax scores", "s<sub>ij</sub> = q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>",
+        "Pre-softmax scores",
+        "s<sub>ij</sub> = q<sub>i</sub>·k<sub>j</sub> / √d<sub>k</sub>",
         "The raw similarity before softmax; only differences within a row matter. Masked cells (−∞) stay grey.",
-        "Vaswani et al. 2017, §3.2.1", "diverging scale centred on 0"),
+        "Vaswani et al. 2017, §3.2.1",
+        "diverging scale centred on 0",
+    ),
     "norms": ModeInfo(
         "Norm-weighted ‖a·f(x)‖",
         "‖a<sub>ij</sub> f<sub>h</sub>(x<sub>j</sub>)‖, f<sub>h</sub>(x) = W<sub>O</sub><sup>h</sup>"
         "(W<sub>V</sub><sup>h</sup> x + b<sub>V</sub><sup>h</sup>)",
         "The length of what key j actually adds to query i through head h: a large weight on a short value vector "
         "moves little. The value bias is part of f; an ablated head adds nothing.",
-        "Kobayashi et al. 2020, Attention is Not Only a Weight (EMNLP)", "colour scale 0 to the largest value"),
+        "Kobayashi et al. 2020, Attention is Not Only a Weight (EMNLP)",
+        "colour scale 0 to the largest value",
+    ),
     "rollout": ModeInfo(
         "Rollout across layers",
         "R<sup>l</sup> = Ã<sup>l</sup> R<sup>l−1</sup>, Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of the heads on",
@@ -45,15 +54,16 @@ MODE_INFO: dict[str, ModeInfo] = {
         "over target tokens (Decoder self grid) and source tokens (Cross grid), which add up to 1; cross "
         "attention is routed through the encoder's rollout.",
         "Abnar & Zuidema 2020, Quantifying Attention Flow in Transformers (ACL); decoder: see "
-        "core_model/attention_views.py", "colour scale 0 to the largest value"),
+        "core_model/attention_views.py",
+        "colour scale 0 to the largest value",
+    ),
 }
 
 
 def formula_html(mode: str) -> str:
     """The help text of one view: equation, meaning, colour scale, citation."""
     info = MODE_INFO[mode]
-    return (f"<b>{info.label}</b>: {info.equation}<br>{info.meaning} ({info.scale})."
-            f"<br><i>{info.citation}</i>")
+    return f"<b>{info.label}</b>: {info.equation}<br>{info.meaning} ({info.scale}).<br><i>{info.citation}</i>"
 
 
 class ViewModeBar(QWidget):

@@ -1,6 +1,7 @@
 """Both models' cross-attention for one source, side by side: rows are the tokens each model wrote, columns the
 source symbols; the head average of one decoder layer (weights 0 to 1, one shared colour scale). Every token is
 labelled or none is (TokenAxis); hovering a cell names its two tokens and its weight."""
+
 from __future__ import annotations
 
 import html
@@ -54,13 +55,18 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
                 image.clear()
                 for name in ("bottom", "left"):
                     plot.getAxis(name).set_tokens(())
-                self._title(slot, f"{pair.labels[slot] if slot < len(pair.labels) else ''}: length {pair.length} "
-                                  f"does not fit this model")
+                self._title(
+                    slot,
+                    f"{pair.labels[slot] if slot < len(pair.labels) else ''}: length {pair.length} "
+                    f"does not fit this model",
+                )
                 continue
             vocab = pair.tasks[slot].vocabulary
             n_layers = probe.cross.shape[0]
             index = n_layers - 1 if layer is None else min(layer, n_layers - 1)
-            matrix = probe.cross[index].mean(axis=0) if probe.cross.shape[2] else np.zeros((1, len(probe.encoder_input)))
+            matrix = (
+                probe.cross[index].mean(axis=0) if probe.cross.shape[2] else np.zeros((1, len(probe.encoder_input)))
+            )
             image.setImage(np.ascontiguousarray(matrix, np.float32), autoLevels=False, levels=(0.0, 1.0))
             image.setRect(0, 0, matrix.shape[1], matrix.shape[0])
             out_tokens = [_token(vocab, t) for t in probe.output] or ["(nothing)"]
@@ -79,7 +85,6 @@ class ProbeMaps(pg.GraphicsLayoutWidget):
         self.titles[slot] = text
         colour = COLOURS[slot]
         self.plots[slot].setTitle(f"<span style='color:{colour}'>{html.escape(text)}</span>", size="10pt")
-
 
     def hover_text(self, slot: int, scene_pos: QPointF) -> str:
         """The cell of map `slot` under a scene point: "output 2 '7' ← source 5 '3': weight 0.412" ("" off it)."""

@@ -1,4 +1,5 @@
 """The Length lab's place in the window: a tab page built the first time it is shown, and its View menu entry."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -23,8 +24,9 @@ class _Window(Protocol):
 
     def add_tab(self, widget: QWidget, title: str) -> int: ...
 
-    def add_action(self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
-                   tip: str = "") -> QAction: ...
+    def add_action(
+        self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None, tip: str = ""
+    ) -> QAction: ...
 
 
 class LengthLabPage(LazyTab):
@@ -52,7 +54,8 @@ def install_length_lab(owner: QObject, win: _Window) -> LengthLabPage:
     """Add the (not yet built) Length lab tab and its Ctrl+N entry in the View menu."""
     page = LengthLabPage(owner)
     index = win.add_tab(page, "Length lab")
-    action = win.add_action(win.view_menu, f"&{index + 1} Length lab",
-                            lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}")
+    action = win.add_action(
+        win.view_menu, f"&{index + 1} Length lab", lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}"
+    )
     win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
     return page

@@ -2,6 +2,7 @@
 
 Updated in place with setData as points arrive; a click picks the nearest planned length.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,8 +33,9 @@ class LengthPlot(pg.PlotWidget):
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
         self.legend = item.addLegend(offset=(10, -10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 230))
-        self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None))
-                        for _ in COLOURS]  # grey: two equal ranges look like one, different ones show a step
+        self.regions = [
+            pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None)) for _ in COLOURS
+        ]  # grey: two equal ranges look like one, different ones show a step
         for region in self.regions:
             region.setZValue(-10)
             region.hide()
@@ -81,9 +83,15 @@ class LengthPlot(pg.PlotWidget):
         self.stale = stale
         self._style_curves()
         c = self._curves
-        title = "" if not any(stale) or c is None else (
-            f"Out of date (faded): computed for RoPE scaling {SCALING_TITLES[c.scaling]}, {c.n} sources per length, "
-            f"seed {c.seed}; the settings changed: press Evaluate")
+        title = (
+            ""
+            if not any(stale) or c is None
+            else (
+                f"Out of date (faded): computed for RoPE scaling {SCALING_TITLES[c.scaling]}, "
+                f"{c.n} sources per length, "
+                f"seed {c.seed}; the settings changed: press Evaluate"
+            )
+        )
         self.getPlotItem().setTitle(title or None, color="#b00020", size="10pt")
 
     def _style_curves(self) -> None:
@@ -138,4 +146,3 @@ class LengthPlot(pg.PlotWidget):
     def scene_point(self, length: int, y: float = 0.5) -> QPointF:
         """Where (length, y) lies in the scene (tests and screenshots click there)."""
         return self.getPlotItem().vb.mapViewToScene(QPointF(length, y))
-

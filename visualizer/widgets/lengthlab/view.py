@@ -2,6 +2,7 @@
 
 The tab only draws and forwards choices; LengthLabState runs every computation on a worker thread.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,8 +10,17 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter,
-    QVBoxLayout, QWidget,
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core_model.shipped import resource_path
@@ -20,13 +30,17 @@ from visualizer.state.length_lab import LengthLabState
 from .maps import ProbeMaps
 from .plot import COLOURS, LengthPlot
 
-SHIPPED = (("Shipped RoPE (copy_rope.pt)", "copy_rope.pt"), ("Shipped sinusoidal (copy_sinusoidal.pt)",
-                                                             "copy_sinusoidal.pt"))
+SHIPPED = (
+    ("Shipped RoPE (copy_rope.pt)", "copy_rope.pt"),
+    ("Shipped sinusoidal (copy_sinusoidal.pt)", "copy_sinusoidal.pt"),
+)
 OPEN_FILE = "Open a checkpoint file…"
 SCALINGS = (("None", "none"), ("Position interpolation (PI)", "pi"), ("NTK-aware", "ntk"))
-SCALING_TIP = ("How a RoPE model is stretched past its training length at evaluation time (no retraining): PI "
-               "multiplies positions by train_len / eval_len; NTK-aware enlarges the rotary base by "
-               "s^(d/(d-2)), s = eval_len / train_len. Sinusoidal models are unaffected.")
+SCALING_TIP = (
+    "How a RoPE model is stretched past its training length at evaluation time (no retraining): PI "
+    "multiplies positions by train_len / eval_len; NTK-aware enlarges the rotary base by "
+    "s^(d/(d-2)), s = eval_len / train_len. Sinusoidal models are unaffected."
+)
 
 
 def shipped_sources() -> tuple[ModelSource, ModelSource]:
@@ -35,7 +49,7 @@ def shipped_sources() -> tuple[ModelSource, ModelSource]:
 
 
 def make_length_lab(parent: QObject) -> tuple[LengthLabState, LengthLabTab]:
-    """The lab's state (its jobs go through the task layer) and its tab: the shipped pair, evaluated when first shown."""
+    """The lab's state (its jobs run in the task layer) and its tab: the shipped pair, evaluated when first shown."""
     from visualizer.workers.tasks import TaskSlot
 
     state = LengthLabState(TaskSlot, shipped_sources(), parent)
@@ -72,14 +86,18 @@ class LengthLabTab(QWidget):
         self.progress = QProgressBar()
         self.progress.setFormat("idle")
         self.progress.setTextVisible(True)
-        self.train_min, self.train_max = _spin(1, 120, 1, "Shortest training source"), _spin(1, 120, 12,
-                                                                                            "Longest training source")
+        self.train_min, self.train_max = (
+            _spin(1, 120, 1, "Shortest training source"),
+            _spin(1, 120, 12, "Longest training source"),
+        )
         self.train_steps = _spin(10, 100_000, 1500, "Optimisation steps of each model (batch 64)")
         self.train_button = QPushButton("T&rain both now")
-        self.train_button.setToolTip("Train a RoPE and a sinusoidal copy model (same architecture, same batches, "
-                                     "one recipe: lr 6e-3, batch 64) on this length range, then evaluate both. "
-                                     "The shared recipe suits RoPE better; the Trainer's sinusoidal default is "
-                                     "lr 3e-3, batch 24")
+        self.train_button.setToolTip(
+            "Train a RoPE and a sinusoidal copy model (same architecture, same batches, "
+            "one recipe: lr 6e-3, batch 64) on this length range, then evaluate both. "
+            "The shared recipe suits RoPE better; the Trainer's sinusoidal default is "
+            "lr 3e-3, batch 24"
+        )
         self.plot = LengthPlot()
         self.kind_combo = QComboBox()
         self.kind_combo.addItem("Random symbols (seed 0)", "random")
@@ -88,8 +106,9 @@ class LengthLabTab(QWidget):
         self.repeat_button = QPushButton("What does each model do with 0000000?")
         self.repeat_button.setToolTip("The repeated-symbol preset: seven 0s through both models")
         self.layer_combo = QComboBox()
-        self.layer_combo.setToolTip("Decoder layer whose cross-attention is shown (average of its heads); "
-                                    "click a length on the plot first")
+        self.layer_combo.setToolTip(
+            "Decoder layer whose cross-attention is shown (average of its heads); click a length on the plot first"
+        )
         self.layer_combo.setPlaceholderText("—")  # no layers to choose before a length is clicked
         self.layer_combo.setEnabled(False)
         self.selected_label = QLabel("Click a length on the plot to see both models' cross-attention.")
@@ -118,13 +137,26 @@ class LengthLabTab(QWidget):
         grid.addWidget(QLabel("RoPE scaling:"), 0, 4)
         grid.addWidget(self.scaling_combo, 0, 5)
         row = QHBoxLayout()
-        for widget in (QLabel("Sources per length:"), self.n_spin, QLabel("Seed:"), self.seed_spin,
-                       self.evaluate_button, self.cancel_button):
+        for widget in (
+            QLabel("Sources per length:"),
+            self.n_spin,
+            QLabel("Seed:"),
+            self.seed_spin,
+            self.evaluate_button,
+            self.cancel_button,
+        ):
             row.addWidget(widget)
         row.addWidget(self.progress, 1)
         train = QHBoxLayout()
-        for widget in (QLabel("Or train both now on lengths"), self.train_min, QLabel("to"), self.train_max,
-                       QLabel("steps:"), self.train_steps, self.train_button):
+        for widget in (
+            QLabel("Or train both now on lengths"),
+            self.train_min,
+            QLabel("to"),
+            self.train_max,
+            QLabel("steps:"),
+            self.train_steps,
+            self.train_button,
+        ):
             train.addWidget(widget)
         train.addStretch(1)
         below = QWidget()

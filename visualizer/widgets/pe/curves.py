@@ -1,4 +1,5 @@
 """Line curves of the PE tab, thinned to the pixels they are drawn in (2000 positions in ~500 px)."""
+
 from __future__ import annotations
 
 import pyqtgraph as pg

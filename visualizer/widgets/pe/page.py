@@ -3,6 +3,7 @@
 Building its four plots cost ~50 ms of every start-up for a tab many sessions never open. Until then the loaded
 model's PE waits here and is applied when the tab is built.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

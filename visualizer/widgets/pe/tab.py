@@ -1,4 +1,5 @@
 """The Positional encoding tab: sinusoid waveforms, the PE matrix, RoPE angles and similarity vs offset, all live."""
+
 from __future__ import annotations
 
 import logging
@@ -9,7 +10,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
@@ -97,25 +107,39 @@ class PETab(QWidget):
         self._d_model = _spin(2, MAX_D_MODEL, 2, "Width of the sinusoidal table (even). Enter to apply.", "pe_d_model")
         self._n_pos = _spin(1, MAX_POSITIONS, 1, "How many positions (0..n-1) every plot shows.", "pe_n_positions")
         self._base = _line("The base of the wavelengths, 10000 in the paper (also RoPE's). Any number > 1.", "pe_base")
-        self._dims = _line(f"Dimensions drawn as waveforms: e.g. 4,5,6,7 or 4-7 (at most {MAX_DIMS}). Enter to apply.",
-                           "pe_dims")
-        self._head_dim = _spin(2, MAX_D_MODEL, 2, "RoPE head size (even): it rotates head_dim / 2 pairs.", "pe_head_dim")
-        self._ref = _spin(0, MAX_POSITIONS, 1, "Reference position m for the similarity curves (solid).", "pe_reference")
-        self._ref2 = _spin(0, MAX_POSITIONS, 1, "A second reference position (dashed): the curves coincide.",
-                           "pe_second_reference")
+        self._dims = _line(
+            f"Dimensions drawn as waveforms: e.g. 4,5,6,7 or 4-7 (at most {MAX_DIMS}). Enter to apply.", "pe_dims"
+        )
+        self._head_dim = _spin(
+            2, MAX_D_MODEL, 2, "RoPE head size (even): it rotates head_dim / 2 pairs.", "pe_head_dim"
+        )
+        self._ref = _spin(
+            0, MAX_POSITIONS, 1, "Reference position m for the similarity curves (solid).", "pe_reference"
+        )
+        self._ref2 = _spin(
+            0, MAX_POSITIONS, 1, "A second reference position (dashed): the curves coincide.", "pe_second_reference"
+        )
         self._vectors = QComboBox()
         self._vectors.addItems(list(ROPE_VECTORS))
         self._vectors.setObjectName("pe_rope_vectors")
-        self._vectors.setToolTip("The q and k rotated by RoPE: the same random vector (offset 0 is the maximum), a "
-                                 "random pair (seed 0; starts anywhere), or all ones.")
+        self._vectors.setToolTip(
+            "The q and k rotated by RoPE: the same random vector (offset 0 is the maximum), a "
+            "random pair (seed 0; starts anywhere), or all ones."
+        )
         self._wrap = QCheckBox("Wrap angles to (−π, π]")
         self._wrap.setObjectName("pe_wrap")
         self._wrap.setChecked(True)  # the wrapped sawtooths compare pairs better than lines of very different slope
         self._wrap.setToolTip("Show the RoPE angles as the rotation actually seen (wrapped), not the running total.")
-        return [("d_model", "d_model", self._d_model), ("n_positions", "Positions", self._n_pos),
-                ("base", "Base", self._base), ("dims", "Dimensions", self._dims),
-                ("head_dim", "RoPE head dim", self._head_dim), ("reference", "Reference m", self._ref),
-                ("second_reference", "Second m", self._ref2), ("rope_vectors", "RoPE q, k", self._vectors)]
+        return [
+            ("d_model", "d_model", self._d_model),
+            ("n_positions", "Positions", self._n_pos),
+            ("base", "Base", self._base),
+            ("dims", "Dimensions", self._dims),
+            ("head_dim", "RoPE head dim", self._head_dim),
+            ("reference", "Reference m", self._ref),
+            ("second_reference", "Second m", self._ref2),
+            ("rope_vectors", "RoPE q, k", self._vectors),
+        ]
 
     def _with_error(self, field: str, control: QWidget) -> QWidget:
         """The control with its (usually empty) red error message right below it."""
@@ -159,8 +183,12 @@ class PETab(QWidget):
         grid = QGridLayout()
         self._plots: dict[str, pg.PlotItem] = {}
         self._views: dict[str, pg.GraphicsLayoutWidget] = {}
-        axes = {"waveforms": ("position", "PE value"), "matrix": ("dimension", "position"),
-                "rope_angles": ("position m", "angle (rad)"), "similarity": ("offset k = n − m", "cosine similarity")}
+        axes = {
+            "waveforms": ("position", "PE value"),
+            "matrix": ("dimension", "position"),
+            "rope_angles": ("position m", "angle (rad)"),
+            "similarity": ("offset k = n − m", "cosine similarity"),
+        }
         for index, (name, (x_label, y_label)) in enumerate(axes.items()):
             view = pg.GraphicsLayoutWidget()
             view.setObjectName(f"pe_plot_{name}")
@@ -180,15 +208,20 @@ class PETab(QWidget):
 
     def _legend_below(self, name: str) -> pg.LegendItem:
         """A legend in its own row under the plot: over the plot it hid the curves."""
-        self._views[name].addItem(legend := pg.LegendItem(colCount=2, brush=LEGEND_BRUSH, labelTextColor="w"), row=1, col=0)
+        self._views[name].addItem(
+            legend := pg.LegendItem(colCount=2, brush=LEGEND_BRUSH, labelTextColor="w"), row=1, col=0
+        )
         return legend
 
     def _build_matrix(self, plot: pg.PlotItem) -> None:
-        self._image = pg.ImageItem(axisOrder="row-major", autoDownsample=True)  # 2000 rows in 300 px: average, not alias
+        self._image = pg.ImageItem(
+            axisOrder="row-major", autoDownsample=True
+        )  # 2000 rows in 300 px: average, not alias
         plot.addItem(self._image)
         plot.invertY(True)
-        self._colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), label="PE value",
-                                         interactive=False)
+        self._colorbar = pg.ColorBarItem(
+            values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), label="PE value", interactive=False
+        )
         self._colorbar.setImageItem(self._image, insert_in=plot)
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
@@ -224,8 +257,13 @@ class PETab(QWidget):
     def _sync_controls(self, data: PELabData) -> None:
         """Controls always show the state (it may change from set_model_pe or drop dimensions)."""
         p = data.params
-        values = ((self._d_model, p.d_model), (self._n_pos, p.n_positions), (self._head_dim, p.head_dim),
-                  (self._ref, p.references[0]), (self._ref2, p.references[1]))
+        values = (
+            (self._d_model, p.d_model),
+            (self._n_pos, p.n_positions),
+            (self._head_dim, p.head_dim),
+            (self._ref, p.references[0]),
+            (self._ref2, p.references[1]),
+        )
         for spin, value in values:
             with QSignalBlocker(spin):
                 spin.setValue(value)
@@ -282,14 +320,34 @@ class PETab(QWidget):
         m0, m1 = data.params.references
         kind = data.pe_kind
         curves = {
-            "sin": (data.similarity_sin / data.sin_norm, SIN_COLOR, Qt.PenStyle.SolidLine, kind == "sinusoidal",
-                    f"sinusoidal PE(m)·PE(m+k), m = {m0}"),
-            "sin_second": (data.similarity_sin_second / data.sin_norm, SIN_COLOR, Qt.PenStyle.DashLine,
-                           kind == "sinusoidal", f"sinusoidal, m = {m1}"),
-            "rope": (data.similarity_rope / data.rope_norm, ROPE_COLOR, Qt.PenStyle.SolidLine, kind == "rope",
-                     f"RoPE q·k, q at m = {m0}, k at m+k"),
-            "rope_second": (data.similarity_rope_second / data.rope_norm, ROPE_COLOR, Qt.PenStyle.DashLine,
-                            kind == "rope", f"RoPE, m = {m1}"),
+            "sin": (
+                data.similarity_sin / data.sin_norm,
+                SIN_COLOR,
+                Qt.PenStyle.SolidLine,
+                kind == "sinusoidal",
+                f"sinusoidal PE(m)·PE(m+k), m = {m0}",
+            ),
+            "sin_second": (
+                data.similarity_sin_second / data.sin_norm,
+                SIN_COLOR,
+                Qt.PenStyle.DashLine,
+                kind == "sinusoidal",
+                f"sinusoidal, m = {m1}",
+            ),
+            "rope": (
+                data.similarity_rope / data.rope_norm,
+                ROPE_COLOR,
+                Qt.PenStyle.SolidLine,
+                kind == "rope",
+                f"RoPE q·k, q at m = {m0}, k at m+k",
+            ),
+            "rope_second": (
+                data.similarity_rope_second / data.rope_norm,
+                ROPE_COLOR,
+                Qt.PenStyle.DashLine,
+                kind == "rope",
+                f"RoPE, m = {m1}",
+            ),
         }
         self._sim_legend.clear()
         for key, (y, color, style, used, name) in curves.items():

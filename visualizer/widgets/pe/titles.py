@@ -1,6 +1,7 @@
 """What the PE tab says about its plots: titles, legend entries with each curve's period, and a note under each
 plot naming exactly which dimensions or pairs are drawn (and which are not) and how many positions share one pixel
 when the plot is narrower than its positions (the curves then draw each pixel column's min–max)."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,13 @@ BAND_PIXELS = 6  # a 2 px line whose period is shorter than this many pixels fil
 def plot_title(name: str, data: PELabData) -> str:
     """The rich-text title of one plot (short: a pyqtgraph title never wraps, it widens the plot)."""
     p = data.params
-    title = TITLES[name].format(base=p.base, hd=p.head_dim, k=len(p.dims) if name == "waveforms" else
-                                len(data.rope_pairs), d=p.d_model, r=p.head_dim // 2)
+    title = TITLES[name].format(
+        base=p.base,
+        hd=p.head_dim,
+        k=len(p.dims) if name == "waveforms" else len(data.rope_pairs),
+        d=p.d_model,
+        r=p.head_dim // 2,
+    )
     used = SIN_PLOTS if data.pe_kind == "sinusoidal" else ROPE_PLOTS if data.pe_kind == "rope" else ()
     return title + (f" <span style='color:{HIGHLIGHT}'>● loaded model</span>" if name in used else "")
 
@@ -55,11 +61,15 @@ def density_note(name: str, n_positions: int, pixels: float) -> str:
     if name == "matrix":
         return f"{n_positions} positions in {pixels:.0f} px rows: each pixel row averages ~{per_pixel:.0f}."
     if name == "similarity":
-        return (f"{n_positions} offsets in {pixels:.0f} px: each pixel column shows the min–max of ~{per_pixel:.0f} "
-                "offsets (the band is the curve's range there; zoom in with the mouse wheel to see each offset).")
-    return (f"{n_positions} positions in {pixels:.0f} px: each pixel column shows the min–max of ~{per_pixel:.0f}, "
-            f"so a curve with a period under ~{BAND_PIXELS * per_pixel:.0f} positions ({BAND_PIXELS} px) draws as a "
-            "solid band (zoom in with the mouse wheel to see it).")
+        return (
+            f"{n_positions} offsets in {pixels:.0f} px: each pixel column shows the min–max of ~{per_pixel:.0f} "
+            "offsets (the band is the curve's range there; zoom in with the mouse wheel to see each offset)."
+        )
+    return (
+        f"{n_positions} positions in {pixels:.0f} px: each pixel column shows the min–max of ~{per_pixel:.0f}, "
+        f"so a curve with a period under ~{BAND_PIXELS * per_pixel:.0f} positions ({BAND_PIXELS} px) draws as a "
+        "solid band (zoom in with the mouse wheel to see it)."
+    )
 
 
 def plot_note(name: str, data: PELabData, pixels: float) -> str:

@@ -3,12 +3,22 @@
 The panel receives its BeamState and subscribes to it; the state runs the search off the GUI thread and drives
 the stepper when a hypothesis is chosen, so the grids show that hypothesis' attention.
 """
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -33,8 +43,10 @@ TIPS = {
 def legend_text(mode: str) -> str:
     """What the colours mean; samples are never pruned, so their legend has no grey."""
     grey = " &nbsp; <span style='color:#999'>■ grey</span>: left the beam" if mode == "beam" else ""
-    return (f"<span style='color:#1f6fd1'>■</span> best &nbsp; <span style='color:#e07b00'>□</span> shown in the "
-            f"grids{grey} &nbsp; edges: log p of the token; right: sum")
+    return (
+        f"<span style='color:#1f6fd1'>■</span> best &nbsp; <span style='color:#e07b00'>□</span> shown in the "
+        f"grids{grey} &nbsp; edges: log p of the token; right: sum"
+    )
 
 
 def compare_text(outcome: BeamOutcome) -> str:
@@ -42,11 +54,22 @@ def compare_text(outcome: BeamOutcome) -> str:
     best = outcome.hypotheses[0]
     words = outcome.words(best.tokens)
     greedy = outcome.words(outcome.greedy.tokens)
-    vs_greedy = "same as greedy" if best.tokens == outcome.greedy.tokens else (
-        f"<span style='color:#b00020'>differs from greedy</span> ({escape(' '.join(greedy))}, "
-        f"log p {score_text(outcome.greedy.log_prob)})")
-    vs_expected = "matches the expected output" if words == outcome.expected else (
-        f"<span style='color:#b00020'>differs from the expected output</span> ({escape(' '.join(outcome.expected))})")
+    vs_greedy = (
+        "same as greedy"
+        if best.tokens == outcome.greedy.tokens
+        else (
+            f"<span style='color:#b00020'>differs from greedy</span> ({escape(' '.join(greedy))}, "
+            f"log p {score_text(outcome.greedy.log_prob)})"
+        )
+    )
+    vs_expected = (
+        "matches the expected output"
+        if words == outcome.expected
+        else (
+            f"<span style='color:#b00020'>differs from the expected output</span> "
+            f"({escape(' '.join(outcome.expected))})"
+        )
+    )
     return f"Best: {vs_greedy}; {vs_expected}"
 
 
@@ -79,8 +102,10 @@ class BeamPanel(QWidget):
         self.large_legend: QLabel | None = None
         self.large_window: QScrollArea | None = None
         self.candidates = QCheckBox("Show pruned candidates")
-        self.candidates.setToolTip("Also draw (dashed, grey) the continuations that were scored but never entered the "
-                                   "beam; grey solid branches entered it and were dropped later")
+        self.candidates.setToolTip(
+            "Also draw (dashed, grey) the continuations that were scored but never entered the "
+            "beam; grey solid branches entered it and were dropped later"
+        )
         self.status = QLabel("Beam search: press Run search")
         self.status.setWordWrap(True)
         self.tree = BeamTree()
@@ -118,8 +143,15 @@ class BeamPanel(QWidget):
 
     def _build(self) -> None:
         grid = QGridLayout()
-        items = [("Mode", self.mode), ("Beam width K", self.width_spin), ("Samples", self.samples),
-                 ("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p), ("Seed", self.seed)]
+        items = [
+            ("Mode", self.mode),
+            ("Beam width K", self.width_spin),
+            ("Samples", self.samples),
+            ("Temperature", self.temperature),
+            ("Top-k", self.top_k),
+            ("Top-p", self.top_p),
+            ("Seed", self.seed),
+        ]
         for i, (title, widget) in enumerate(items):
             label = QLabel(title)
             label.setToolTip(widget.toolTip())
@@ -144,8 +176,15 @@ class BeamPanel(QWidget):
         lay.addLayout(self.hyp_box)
 
     def settings(self) -> BeamSettings:
-        return BeamSettings(self.mode.currentData(), self.width_spin.value(), self.temperature.value(),
-                            self.top_k.value(), self.top_p.value(), self.seed.value(), self.samples.value())
+        return BeamSettings(
+            self.mode.currentData(),
+            self.width_spin.value(),
+            self.temperature.value(),
+            self.top_k.value(),
+            self.top_p.value(),
+            self.seed.value(),
+            self.samples.value(),
+        )
 
     def _mode_changed(self) -> None:
         sampling = self.mode.currentData() == "sample"
@@ -204,8 +243,14 @@ class BeamPanel(QWidget):
             self.large_legend.setText(self.legend.text())
         for rank, hyp in enumerate(outcome.hypotheses, 1):
             words = " ".join(outcome.words(hyp.tokens))
-            tags = [t for t, on in (("greedy", hyp.tokens == outcome.greedy.tokens),
-                                    ("expected", outcome.words(hyp.tokens) == outcome.expected)) if on]
+            tags = [
+                t
+                for t, on in (
+                    ("greedy", hyp.tokens == outcome.greedy.tokens),
+                    ("expected", outcome.words(hyp.tokens) == outcome.expected),
+                )
+                if on
+            ]
             text = f"{rank}. {words}   log p {score_text(hyp.log_prob)}" + (f"   = {', '.join(tags)}" if tags else "")
             button = QPushButton(text.replace("&", "&&"))
             button.setStyleSheet("text-align: left")

@@ -1,10 +1,12 @@
 """The search tree of a beam search (or of samples): tokens in boxes, the step log-probability on each edge.
 
 Render only. Columns are output positions, <bos> first; a node's first child continues on its row, children on
-the way to a final hypothesis first (best first), so the final hypotheses take the top rows, the best one first. Branches that left the beam are grey; candidates that never entered it are shown on
-request (dashed grey, at most MAX_PRUNED per parent, the rest counted as "+n"). The best path is thick and blue, the
-hypothesis shown in the grids is outlined in orange. Final hypotheses carry their summed log-probability.
+the way to a final hypothesis first (best first), so the final hypotheses take the top rows, the best one first.
+Branches that left the beam are grey; candidates that never entered it are shown on request (dashed grey, at most
+MAX_PRUNED per parent, the rest counted as "+n"). The best path is thick and blue, the hypothesis shown in the grids
+is outlined in orange. Final hypotheses carry their summed log-probability.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,8 +19,14 @@ ROOT = -1
 MAX_PRUNED = 2
 MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 80, 26, 42, 20
 SCORE_W = 96  # room right of the deepest column for a leaf's summed log-probability
-COLOURS = {"kept": QColor("#444444"), "pruned": QColor("#b8b8b8"), "best": QColor("#1f6fd1"),
-           "shown": QColor("#e07b00"), "box": QColor("#f4f4f4"), "text": QColor("#111111")}
+COLOURS = {
+    "kept": QColor("#444444"),
+    "pruned": QColor("#b8b8b8"),
+    "best": QColor("#1f6fd1"),
+    "shown": QColor("#e07b00"),
+    "box": QColor("#f4f4f4"),
+    "text": QColor("#111111"),
+}
 
 
 @dataclass(frozen=True)
@@ -143,22 +151,30 @@ class BeamTree(QWidget):
         self._best = set(out.path(out.hypotheses[0].node)) if out.hypotheses else set()
         finals = {h.node: h for h in out.hypotheses}
         depth = max(n.step for n in out.nodes) + 1
-        for node, row in self._rows.items():
+        for node in self._rows:
             if node == ROOT:
                 continue
             n, rect = out.nodes[node], self.node_rect(node)
             self._texts.append(DrawnText(out.labels[n.token], rect, "token", node))
             px = MARGIN + n.step * COL_W + BOX_W + 4  # the elbow: the label sits over the child's own row
-            self._texts.append(DrawnText(edge_text(n.log_prob), QRectF(px, rect.top() - 11, rect.left() - px, 12),
-                                         "edge", node))
+            self._texts.append(
+                DrawnText(edge_text(n.log_prob), QRectF(px, rect.top() - 11, rect.left() - px, 12), "edge", node)
+            )
             if node in finals:
-                self._texts.append(DrawnText(score_text(finals[node].log_prob),
-                                             QRectF(rect.right() + 6, rect.top(), SCORE_W, BOX_H), "score", node))
+                self._texts.append(
+                    DrawnText(
+                        score_text(finals[node].log_prob),
+                        QRectF(rect.right() + 6, rect.top(), SCORE_W, BOX_H),
+                        "score",
+                        node,
+                    )
+                )
         for parent, count in hidden.items():
             if count and shown.get(parent):
                 last = self.node_rect(shown[parent][-1])
-                self._texts.append(DrawnText(f"+{count}", QRectF(last.right() + 4, last.top(), 30, BOX_H), "more",
-                                             parent))
+                self._texts.append(
+                    DrawnText(f"+{count}", QRectF(last.right() + 4, last.top(), 30, BOX_H), "more", parent)
+                )
         width = MARGIN * 2 + (depth + 1) * COL_W + SCORE_W
         self._size = QSize(width, MARGIN * 2 + next_row * ROW_H + 6)
         self.setMinimumSize(self._size)
@@ -184,8 +200,14 @@ class BeamTree(QWidget):
             pen.setStyle(Qt.PenStyle.SolidLine if kept else Qt.PenStyle.DashLine)
             painter.setPen(pen)
             elbow = a.right() + 4  # down the parent's side, then along the child's row
-            painter.drawPolyline([QPointF(a.right(), a.center().y()), QPointF(elbow, a.center().y()),
-                                  QPointF(elbow, b.center().y()), QPointF(b.left(), b.center().y())])
+            painter.drawPolyline(
+                [
+                    QPointF(a.right(), a.center().y()),
+                    QPointF(elbow, a.center().y()),
+                    QPointF(elbow, b.center().y()),
+                    QPointF(b.left(), b.center().y()),
+                ]
+            )
         self._draw_box(painter, root, "<bos>", True, True, False)
         shown_path = set(out.path(self._shown)) if self._shown != ROOT else set()
         small = QFont(self.font())
@@ -197,10 +219,12 @@ class BeamTree(QWidget):
                 continue
             painter.setFont(small)
             kept = text.role != "more" and n in self._alive
-            painter.setPen(COLOURS["best"] if n in self._best and text.role != "more"
-                           else COLOURS["text" if kept else "pruned"])
-            align = Qt.AlignmentFlag.AlignVCenter | (Qt.AlignmentFlag.AlignHCenter if text.role == "edge"
-                                                     else Qt.AlignmentFlag.AlignLeft)
+            painter.setPen(
+                COLOURS["best"] if n in self._best and text.role != "more" else COLOURS["text" if kept else "pruned"]
+            )
+            align = Qt.AlignmentFlag.AlignVCenter | (
+                Qt.AlignmentFlag.AlignHCenter if text.role == "edge" else Qt.AlignmentFlag.AlignLeft
+            )
             painter.drawText(text.rect, align, text.text)
             painter.setFont(self.font())
 
@@ -222,10 +246,14 @@ class BeamTree(QWidget):
             node = self.node_at(QPointF(event.pos()))
             if node != ROOT:
                 n = self._outcome.nodes[node]
-                QToolTip.showText(event.globalPos(), f"{self._outcome.labels[n.token]!r} at position {n.step}: "
-                                  f"log p = {fixed(n.log_prob, 4)}, sum so far {fixed(n.score, 4)}"
-                                  f"{'' if n.kept else ' (never entered the beam)'}"
-                                  f"{'' if node in self._alive or not n.kept else ' (its branch left the beam later)'}"
-                                  ". Click to show it in the grids.", self)
+                QToolTip.showText(
+                    event.globalPos(),
+                    f"{self._outcome.labels[n.token]!r} at position {n.step}: "
+                    f"log p = {fixed(n.log_prob, 4)}, sum so far {fixed(n.score, 4)}"
+                    f"{'' if n.kept else ' (never entered the beam)'}"
+                    f"{'' if node in self._alive or not n.kept else ' (its branch left the beam later)'}"
+                    ". Click to show it in the grids.",
+                    self,
+                )
                 return True
         return super().event(event)

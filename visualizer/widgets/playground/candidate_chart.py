@@ -2,6 +2,7 @@
 
 Render only: it is handed (token id, label, probability) triples and emits the id the user picked.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,7 +27,9 @@ class CandidateChart(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._ids: list[int] = []
-        self._shown: tuple | None = None  # what the bars show, to 1/1000: a keystroke that changes nothing visible skips
+        self._shown: tuple | None = (
+            None  # what the bars show, to 1/1000: a keystroke that changes nothing visible skips
+        )
         self._labels: tuple[str, ...] | None = None
         self._title: str | None = None
         self._text_colour = self.palette().color(QPalette.ColorRole.WindowText)
@@ -40,8 +43,9 @@ class CandidateChart(pg.PlotWidget):
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen(self._text_colour)
         item.getAxis("bottom").setLabel("probability")
-        self._bars = pg.BarGraphItem(x0=np.zeros(0), width=np.zeros(0), y=np.zeros(0), height=BAR_THICKNESS,
-                                     brush="#5c8ddb", pen=None)
+        self._bars = pg.BarGraphItem(
+            x0=np.zeros(0), width=np.zeros(0), y=np.zeros(0), height=BAR_THICKNESS, brush="#5c8ddb", pen=None
+        )
         item.addItem(self._bars)
         self._texts: list[pg.TextItem] = []  # pooled value labels
         self.scene().sigMouseClicked.connect(self._on_scene_clicked)

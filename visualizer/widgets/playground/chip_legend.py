@@ -1,4 +1,5 @@
 """The legend under the token chips: what their colours and the dashed, underlined border mean."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
@@ -7,8 +8,13 @@ from PySide6.QtWidgets import QWidget
 
 from .token_chips import CHIP_COLOURS, GAP, PAD
 
-LEGEND = (("correct", False, "right"), ("wrong", False, "wrong"), ("unknown", False, "no expectation"),
-          ("expected", False, "expected"), ("unknown", True, "forced by you"))
+LEGEND = (
+    ("correct", False, "right"),
+    ("wrong", False, "wrong"),
+    ("unknown", False, "no expectation"),
+    ("expected", False, "expected"),
+    ("unknown", True, "forced by you"),
+)
 LEGEND_WIDTH = 380  # wraps into rows that fit the narrowest control column
 
 
@@ -30,8 +36,10 @@ class ChipLegend(QWidget):
         self.setFixedSize(LEGEND_WIDTH, y + height + 1)
         self._forced_font = QFont(self.font())
         self._forced_font.setUnderline(True)
-        self.setToolTip("Output chips: green = matches the expected token, red = differs, grey = no expected token. "
-                        "A dashed, underlined chip is a token you forced.")
+        self.setToolTip(
+            "Output chips: green = matches the expected token, red = differs, grey = no expected token. "
+            "A dashed, underlined chip is a token you forced."
+        )
 
     def texts(self) -> list[str]:
         return [text for _, _, _, text in self._items]

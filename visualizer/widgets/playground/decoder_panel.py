@@ -2,6 +2,7 @@
 
 Render only: the panel receives a `DecoderView` (plain data) and emits intent signals; the session decides.
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,10 @@ ACTION_HELP = {
 
 
 MODE_TEXTS = {"teacher": "Teacher forcing", "stepping": "Stepping"}
-MODE_TIPS = {"teacher": "The decoder sees the whole expected output: one full map per position",
-             "stepping": "The decoder sees only what it decoded so far: start again from <bos> (like Reset)"}
+MODE_TIPS = {
+    "teacher": "The decoder sees the whole expected output: one full map per position",
+    "stepping": "The decoder sees only what it decoded so far: start again from <bos> (like Reset)",
+}
 MODE_STATES = {False: "decoder input: the expected output", True: "decoder input: decoded so far"}
 
 
@@ -138,19 +141,25 @@ class DecoderPanel(QWidget):
         self.mode_buttons["teacher"].clicked.connect(self.teacher_forcing_requested)
         self.mode_buttons["stepping"].clicked.connect(self.reset_requested)
         # as wide as its longest text: switching mode never changes the column's minimum width (nor the splitter)
-        self.mode_label.setMinimumWidth(max(self.mode_label.fontMetrics().horizontalAdvance(text)
-                                            for text in MODE_STATES.values()) + 4)
+        self.mode_label.setMinimumWidth(
+            max(self.mode_label.fontMetrics().horizontalAdvance(text) for text in MODE_STATES.values()) + 4
+        )
         row.addWidget(self.mode_label, 1)
         return row
 
     def _build_layout(self) -> None:
         row = QHBoxLayout()
-        signals = {"step": self.step_requested, "back": self.back_requested, "run": self.run_requested,
-                   "reset": self.reset_requested}
+        signals = {
+            "step": self.step_requested,
+            "back": self.back_requested,
+            "run": self.run_requested,
+            "reset": self.reset_requested,
+        }
         for action, signal in signals.items():
             button = QPushButton(ACTION_TITLES[action])
-            keys = ", ".join(QKeySequence(k).toString(QKeySequence.SequenceFormat.NativeText)
-                             for k in SHORTCUT_KEYS[action])
+            keys = ", ".join(
+                QKeySequence(k).toString(QKeySequence.SequenceFormat.NativeText) for k in SHORTCUT_KEYS[action]
+            )
             button.setToolTip(f"{ACTION_HELP[action]} ({keys})")
             button.clicked.connect(signal)
             self.buttons[action] = button
@@ -192,8 +201,14 @@ class DecoderPanel(QWidget):
     def set_view(self, view: DecoderView) -> None:
         """Show a decoding state: chips, summary, candidates, button states."""
         self._view = view
-        output = [(label, chip_state(view.correct[i] if i < len(view.correct) else None),
-                   i < len(view.forced) and view.forced[i]) for i, label in enumerate(view.output_labels)]
+        output = [
+            (
+                label,
+                chip_state(view.correct[i] if i < len(view.correct) else None),
+                i < len(view.forced) and view.forced[i],
+            )
+            for i, label in enumerate(view.output_labels)
+        ]
         self.token_chips.set_rows(output, view.expected_labels)
         self.summary.setText(summary_text(view))
         self.mode_buttons["stepping" if view.stepping else "teacher"].setChecked(True)

@@ -1,4 +1,5 @@
 """Source text, task and target prefix, with the validation message shown right under the field."""
+
 from __future__ import annotations
 
 import html
@@ -13,8 +14,10 @@ ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 OUTSIDE_STYLE = "color: #b35c00; font-weight: bold;"  # amber: a warning, not the red of an error
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
 MAX_EXTRA_PADS = 16
-TASK_TIP = ("What the output should be: decoded tokens are marked right or wrong against it.\n"
-            "Picking a task loads the shipped model trained on it (asks first if you have your own)")
+TASK_TIP = (
+    "What the output should be: decoded tokens are marked right or wrong against it.\n"
+    "Picking a task loads the shipped model trained on it (asks first if you have your own)"
+)
 TASK_LOCKED_TIP = "Stop training to change the task: the Trainer tab is training this model on its task"
 
 
@@ -30,7 +33,9 @@ class InputPanel(QWidget):
         super().__init__(parent)
         self.source = QLineEdit()
         self.source.setPlaceholderText("e.g. 0123456789")
-        self.source.setToolTip("Source sequence, one symbol per character (spaces are ignored). Maps update as you type.")
+        self.source.setToolTip(
+            "Source sequence, one symbol per character (spaces are ignored). Maps update as you type."
+        )
         self.source.setClearButtonEnabled(True)
         self.error = QLabel()
         self.error.setWordWrap(True)
@@ -59,8 +64,10 @@ class InputPanel(QWidget):
         self.prefix.setToolTip("Optional target prefix: these tokens are forced before the decoder continues")
         self.pads = QSpinBox()
         self.pads.setRange(0, MAX_EXTRA_PADS)
-        self.pads.setToolTip("Append this many <pad> tokens to the source (and teacher-forced target) so the padding "
-                             "masks have something to hide")
+        self.pads.setToolTip(
+            "Append this many <pad> tokens to the source (and teacher-forced target) so the padding "
+            "masks have something to hide"
+        )
         form = QFormLayout(self)
         form.setContentsMargins(4, 4, 4, 4)
         form.addRow("&Source:", self.source)
@@ -104,8 +111,10 @@ class InputPanel(QWidget):
             return ""
         lo, hi = max(0, pos - 20), min(len(text), pos + 21)
         before, bad, after = (html.escape(t, quote=False) for t in (text[lo:pos], text[pos], text[pos + 1 : hi]))
-        return (f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
-                f"{after}{'…' if hi < len(text) else ''}</tt>")
+        return (
+            f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
+            f"{after}{'…' if hi < len(text) else ''}</tt>"
+        )
 
     def set_task(self, task: str) -> None:
         """Show `task` as selected without emitting (the model decided it)."""

@@ -3,6 +3,7 @@
 Render only: the panel edits a `MaskSpec` (True = may attend, see core_model/masks.py) and emits it; the session
 applies it and sends back the boolean masks of the current input for the previews.
 """
+
 from __future__ import annotations
 
 import logging
@@ -34,15 +35,19 @@ PAINTED_NAMES = {"encoder_self": "encoder self", "decoder_self": "decoder self",
 # field -> (checkbox text with mnemonic, one-sentence tooltip). Mnemonics avoid the window's Alt+E/D/R/P/T/F/M/V/H/S.
 FLAG_BOXES = {
     "encoder_padding": ("E&ncoder padding", "Encoder queries ignore <pad> keys: padding never takes attention."),
-    "decoder_causal": ("Decoder &causal",
-                       "Query i may only see keys j <= i: the decoder cannot peek at future tokens."),
+    "decoder_causal": (
+        "Decoder &causal",
+        "Query i may only see keys j <= i: the decoder cannot peek at future tokens.",
+    ),
     "decoder_padding": ("Decoder paddin&g", "Decoder self-attention ignores <pad> target keys."),
     "cross_padding": ("Cross padd&ing", "Decoder queries ignore the source's <pad> keys in cross-attention."),
 }
 WINDOW_BOXES = {
     "encoder_window": ("Enc&oder self", "Encoder query i sees only keys j with |i - j| < width: a local band."),
-    "decoder_window": ("Decoder se&lf", "Decoder query i sees only keys j with |i - j| < width; with causal, "
-                       "exactly the last width tokens."),
+    "decoder_window": (
+        "Decoder se&lf",
+        "Decoder query i sees only keys j with |i - j| < width; with causal, exactly the last width tokens.",
+    ),
 }
 
 
@@ -64,11 +69,14 @@ class MaskPanel(QWidget):
         self.window_spin.setToolTip("Sliding window width: key j stays visible from query i when |i - j| < width.")
         self.preview_widget = MaskPreview()
         self.reset_button = QPushButton("Reset mas&ks")
-        self.reset_button.setToolTip("Back to the default masks (padding and causal on, no window) and clear every "
-                                     "painted cell (Alt+K).")
+        self.reset_button.setToolTip(
+            "Back to the default masks (padding and causal on, no window) and clear every painted cell (Alt+K)."
+        )
         self.painted_label = QLabel()
-        self.painted_label.setToolTip("Cells hidden by hand in a large map view (Paint mask), per attention kind; "
-                                      "they show in red in the previews below.")
+        self.painted_label.setToolTip(
+            "Cells hidden by hand in a large map view (Paint mask), per attention kind; "
+            "they show in red in the previews below."
+        )
         self._build_layout()
         self._connect()
         self.set_spec(self._spec)
@@ -101,7 +109,9 @@ class MaskPanel(QWidget):
         painted_row.addWidget(self.painted_label, 1)
         painted_row.addWidget(self.reset_button)
         controls.addLayout(painted_row, 1, 0, 1, 2)
-        controls.setColumnStretch(2, 1)  # spare width goes to an empty column: a checkbox is clickable where it is drawn
+        controls.setColumnStretch(
+            2, 1
+        )  # spare width goes to an empty column: a checkbox is clickable where it is drawn
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(controls)
@@ -138,8 +148,11 @@ class MaskPanel(QWidget):
             self._updating = False
         counts = {kind: len(spec.painted(kind)) for kind in PAINTED_FIELDS}
         total = sum(counts.values())
-        self.painted_label.setText("Painted: none" if not total else "Painted: " + ", ".join(
-            f"{n} {PAINTED_NAMES[kind]}" for kind, n in counts.items() if n))
+        self.painted_label.setText(
+            "Painted: none"
+            if not total
+            else "Painted: " + ", ".join(f"{n} {PAINTED_NAMES[kind]}" for kind, n in counts.items() if n)
+        )
         self.preview_widget.set_painted({kind: spec.painted(kind) for kind in PAINTED_FIELDS})
 
     def spec(self) -> MaskSpec:

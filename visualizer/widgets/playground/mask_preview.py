@@ -3,6 +3,7 @@
 The previews change on every keystroke; drawn by pyqtgraph they cost a scene pass and a window flush each
 (~2 ms of a 16 ms frame). Here a keystroke costs three tiny QImages and one paint.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ GAP = 8  # pixels between previews
 EMPTY_ROW_COLOUR = "#ffb300"
 
 
-MASK_RGB32 = (0xFF000000 | MASK_LUT[:, 0].astype(np.uint32) << 16 | MASK_LUT[:, 1].astype(np.uint32) << 8
-              | MASK_LUT[:, 2])  # the same colours as 32-bit pixels: one lookup per cell, no RGB triples
+MASK_RGB32 = (
+    0xFF000000 | MASK_LUT[:, 0].astype(np.uint32) << 16 | MASK_LUT[:, 1].astype(np.uint32) << 8 | MASK_LUT[:, 2]
+)  # the same colours as 32-bit pixels: one lookup per cell, no RGB triples
 
 
 def mask_image(mask: np.ndarray, painted: frozenset[tuple[int, int]] = frozenset()) -> QImage:
@@ -45,8 +47,10 @@ class MaskPreview(QWidget):
         self._painted: dict[str, frozenset[tuple[int, int]]] = {kind: frozenset() for kind in PREVIEW_KINDS}
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setToolTip("The masks for the current input: light = may attend, dark = masked, red = painted by "
-                        "hand. Rows are queries, columns keys; a row with no visible key gets all-zero weights.")
+        self.setToolTip(
+            "The masks for the current input: light = may attend, dark = masked, red = painted by "
+            "hand. Rows are queries, columns keys; a row with no visible key gets all-zero weights."
+        )
         self.setAccessibleName("Mask previews")
 
     def set_masks(self, masks: dict[str, np.ndarray]) -> None:
@@ -69,12 +73,14 @@ class MaskPreview(QWidget):
         for kind in kinds:
             self._images[kind] = None
         self.setAccessibleDescription("; ".join(map(self._describe, self._masks)))  # images say nothing to a
-        self.update()                                                                # screen reader
+        self.update()  # screen reader
 
     def _describe(self, kind: str) -> str:
         mask, empty = self._masks[kind], self.empty_rows(kind)
-        return (f"{PREVIEW_TITLES[kind]}: {np.count_nonzero(mask)} of {mask.size} query-key pairs may attend"
-                f"{f', {empty} rows see no key' if empty else ''}")
+        return (
+            f"{PREVIEW_TITLES[kind]}: {np.count_nonzero(mask)} of {mask.size} query-key pairs may attend"
+            f"{f', {empty} rows see no key' if empty else ''}"
+        )
 
     def empty_rows(self, kind: str) -> int:
         """Queries of `kind` whose every key is masked (the model gives them all-zero weights)."""
@@ -113,8 +119,11 @@ class MaskPreview(QWidget):
             painter.setPen(text)
             empty = self.empty_rows(kind)
             title = PREVIEW_TITLES[kind] + (f" · {empty} empty row{'s' * (empty > 1)}" if empty else "")
-            painter.drawText(QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
-                             Qt.AlignmentFlag.AlignCenter, title)
+            painter.drawText(
+                QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
+                Qt.AlignmentFlag.AlignCenter,
+                title,
+            )
             image, rect = self._image(kind), self.image_rect(kind)
             if image is None or rect.isEmpty():
                 continue
@@ -151,14 +160,15 @@ class MaskPreview(QWidget):
         return super().event(event)
 
     def _cell_tip(self, x: int, y: int) -> str:
-        """"Cross: query 2 -> key 5 masked" under the mouse, "" off the images."""
+        """ "Cross: query 2 -> key 5 masked" under the mouse, "" off the images."""
         for kind in PREVIEW_KINDS:
             rect, mask = self.image_rect(kind), self._masks[kind]
             if mask.size and rect.contains(x, y):
                 i = min(int((y - rect.top()) * mask.shape[0] / rect.height()), mask.shape[0] - 1)
                 j = min(int((x - rect.left()) * mask.shape[1] / rect.width()), mask.shape[1] - 1)
-                state = "may attend" if mask[i, j] else "painted (masked)" if (i, j) in self._painted[kind] \
-                    else "masked"
+                state = (
+                    "may attend" if mask[i, j] else "painted (masked)" if (i, j) in self._painted[kind] else "masked"
+                )
                 if not mask[i].any():
                     state += "; this query sees no key at all, so its weights are all 0"
                 return f"{PREVIEW_TITLES[kind]}: query {i} -> key {j} {state}"

@@ -1,4 +1,5 @@
 """Architecture controls and the loaded model's own configuration."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,16 +17,17 @@ CHOICES = {
 }
 TIPS = {
     "positional": "Sinusoidal: fixed sinusoids added to the embeddings (paper §3.5). RoPE: queries and keys rotated "
-                  "by position inside attention, so scores depend on relative position.",
+    "by position inside attention, so scores depend on relative position.",
     "norm_position": "Post-norm: norm(x + sublayer(x)) as in the paper. Pre-norm: x + sublayer(norm(x)).",
     "norm": "LayerNorm centres and scales; RMSNorm only scales by the root mean square.",
     "activation": "Non-linearity inside each feed-forward block.",
-    "n_encoder_layers": "Encoder layers", "n_decoder_layers": "Decoder layers",
+    "n_encoder_layers": "Encoder layers",
+    "n_decoder_layers": "Decoder layers",
     "n_heads": "Attention heads per layer (d_model must be divisible by it)",
     "d_model": "Width of the model (a multiple of the number of heads)",
     "residual_scale": "A learnable scalar on every sublayer's residual branch, x + s * sublayer(x), initialised to 1 "
-                      "(the seeds' \"adaptive residual scaling\"); the model summary lists the learned values. "
-                      "Adds weights: a different model, trained from scratch.",
+    '(the seeds\' "adaptive residual scaling"); the model summary lists the learned values. '
+    "Adds weights: a different model, trained from scratch.",
 }
 SPINS = {"n_encoder_layers": (1, 8), "n_decoder_layers": (1, 8), "n_heads": (1, 16), "d_model": (8, 1024)}
 
@@ -44,8 +46,12 @@ class ModelPanel(QWidget):
         self.spins: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
         form.setContentsMargins(4, 4, 4, 4)
-        titles = {"positional": "Positional:", "norm_position": "Norm position:", "norm": "Norm:",
-                  "activation": "Activation:"}
+        titles = {
+            "positional": "Positional:",
+            "norm_position": "Norm position:",
+            "norm": "Norm:",
+            "activation": "Activation:",
+        }
         for field, options in CHOICES.items():
             box = QComboBox()  # the window makes it deaf to the wheel (wheel_guard)
             for label, value in options:
@@ -54,8 +60,12 @@ class ModelPanel(QWidget):
             box.currentIndexChanged.connect(self._sync_buttons)
             self.combos[field] = box
             form.addRow(titles[field], box)
-        spin_titles = {"n_encoder_layers": "Encoder layers:", "n_decoder_layers": "Decoder layers:",
-                       "n_heads": "Heads:", "d_model": "d_model:"}
+        spin_titles = {
+            "n_encoder_layers": "Encoder layers:",
+            "n_decoder_layers": "Decoder layers:",
+            "n_heads": "Heads:",
+            "d_model": "d_model:",
+        }
         for field, (lo, hi) in SPINS.items():
             spin = QSpinBox()
             spin.setRange(lo, hi)
@@ -73,13 +83,16 @@ class ModelPanel(QWidget):
         self.error.hide()
         form.addRow(self.error)
         self.apply_button = QPushButton("Appl&y")  # Alt+A is the Task field, Alt+I "Cross padd&ing"
-        self.apply_button.setToolTip("Build (or load the shipped) model for this architecture; "
-                                     "Model > Undo architecture change brings the current one back")
+        self.apply_button.setToolTip(
+            "Build (or load the shipped) model for this architecture; "
+            "Model > Undo architecture change brings the current one back"
+        )
         self.apply_button.clicked.connect(self._emit)
         self.revert_button = QPushButton("Revert")  # no mnemonic: R, E, V, T all answer elsewhere
         self.revert_button.setToolTip("Show the loaded model's architecture again")
         self.revert_button.clicked.connect(
-            lambda: self.set_config(self._config, self._origin, self._parameters, self._scales))
+            lambda: self.set_config(self._config, self._origin, self._parameters, self._scales)
+        )
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.revert_button)
@@ -117,8 +130,9 @@ class ModelPanel(QWidget):
         if config != self._config:
             self.config_requested.emit(config)
 
-    def set_config(self, config: ModelConfig, origin: str, parameters: int,
-                   residual_scales: dict[str, float] | None = None) -> None:
+    def set_config(
+        self, config: ModelConfig, origin: str, parameters: int, residual_scales: dict[str, float] | None = None
+    ) -> None:
         """Show the loaded model's own configuration (and reset the controls to it) with its learned residual scales
         ({"encoder.0.attn": s, ...}, Seq2SeqTransformer.residual_scales())."""
         self._config, self._origin, self._parameters = config, origin, parameters
@@ -150,7 +164,8 @@ class ModelPanel(QWidget):
             f"<b>Loaded model</b>: {origin}<br><b>Trained lengths</b>: {trained}<br>"
             f"{_label('positional', config.positional)} PE, "
             f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "
-            f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, {config.n_heads} heads, "
+            f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, "
+            f"{config.n_heads} heads, "
             f"{config.n_encoder_layers}+{config.n_decoder_layers} layers, vocab {config.vocab_size}, "
             f"{parameters:,} parameters{_scales_text(self._scales)}"
         )

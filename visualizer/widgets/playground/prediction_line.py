@@ -5,6 +5,7 @@ holds two predictions made at <pad> positions. The output ends at the first <eos
 predicted where the decoder reads <pad>, is drawn dimmed, and hovering it says why. While stepping, the decoder
 reads what was decoded (forced tokens included), so there the end is the decoded <eos>, not the first predicted one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -61,8 +62,10 @@ def tail_note(outputs: Sequence[str], inputs: Sequence[str], n: int, stepping: b
     pad = list(inputs).index(PAD_LABEL) if PAD_LABEL in inputs else len(outputs)
     if pad < len(outputs) and not stepping:
         reasons.append(f"from position {pad} on the decoder reads <pad> (padding)")
-    return (f"Dimmed: the prediction{'s' if count > 1 else ''} at {where} after the end and "
-            f"{'are' if count > 1 else 'is'} not part of the output: {'; '.join(reasons)}.")
+    return (
+        f"Dimmed: the prediction{'s' if count > 1 else ''} at {where} after the end and "
+        f"{'are' if count > 1 else 'is'} not part of the output: {'; '.join(reasons)}."
+    )
 
 
 def dimmed(palette: QPalette) -> QColor:

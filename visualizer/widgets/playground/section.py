@@ -1,4 +1,5 @@
 """A titled section of the control column that the user can fold away to make room for the others."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt

@@ -5,6 +5,7 @@ Long rows wrap within the widget's width (no sideways scrolling), in blocks of a
 One QLabel per chip relaid out and repainted ~20 widgets per keystroke (~3 ms of a 16 ms frame); this widget
 computes the chip rectangles itself and paints them in one pass.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -23,8 +24,12 @@ CHIP_COLOURS = {  # state -> (background, text)
     "unknown": ("#9e9e9e", "#ffffff"),
     "expected": ("#eceff1", "#37474f"),
 }
-STATE_TIPS = {"correct": "matches the expected token", "wrong": "differs from the expected token",
-              "unknown": "no expected token here", "expected": "expected token"}
+STATE_TIPS = {
+    "correct": "matches the expected token",
+    "wrong": "differs from the expected token",
+    "unknown": "no expected token here",
+    "expected": "expected token",
+}
 ROW_TITLES = ("Output:", "Expected:")
 MIN_CHIP_WIDTH = 22
 GAP = 3  # pixels between chips and between rows
@@ -45,7 +50,8 @@ class Chip(NamedTuple):
     @property
     def tooltip(self) -> str:
         return f"{self.text!r} at position {self.index}: {STATE_TIPS[self.state]}" + (
-            "; forced by you" if self.forced else "")
+            "; forced by you" if self.forced else ""
+        )
 
     @property
     def colours(self) -> tuple[str, str]:
@@ -116,8 +122,11 @@ class TokenChips(QWidget):
             return
         self._rows = rows
         self.setAccessibleDescription(  # painted chips have no text of their own for a screen reader
-            "Output: " + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
-            + ". Expected: " + " ".join(expected))
+            "Output: "
+            + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
+            + ". Expected: "
+            + " ".join(expected)
+        )
         self._relayout()
 
     def chips(self, row: int = 0) -> list[Chip]:
@@ -203,8 +212,9 @@ class TokenChips(QWidget):
     def _height_for_blocks(self, blocks: int) -> int:
         return self._block_top(blocks) - BLOCK_GAP
 
-    def _layout_chips(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...],
-                      widths: list[int]) -> tuple[tuple[Chip, ...], int]:
+    def _layout_chips(
+        self, rows: tuple[tuple[tuple[str, str, bool], ...], ...], widths: list[int]
+    ) -> tuple[tuple[Chip, ...], int]:
         """Chip rectangles wrapped in blocks of an output line over an expected line, and the number of blocks.
 
         Columns before the first one that changed keep their chip objects: a keystroke at the end of a 128-token
@@ -230,8 +240,9 @@ class TokenChips(QWidget):
         self._laid = (rows, widths, self.width())
         return tuple(row_chips[0] + row_chips[1]), len(starts)
 
-    def _unchanged_columns(self, rows: tuple[tuple[tuple[str, str, bool], ...], ...],
-                           widths: list[int]) -> tuple[int, int]:
+    def _unchanged_columns(
+        self, rows: tuple[tuple[tuple[str, str, bool], ...], ...], widths: list[int]
+    ) -> tuple[int, int]:
         """Per row, how many leading chips are as last laid out: same tokens in that row and same column widths up
         to there, at the same widget width. A chip's place depends on nothing else (line breaks before it included),
         so a token decoded onto the output row leaves the whole expected row as it was."""
@@ -253,8 +264,10 @@ class TokenChips(QWidget):
         if not blocks:
             return []
         bounds = [*self._starts, max(len(row) for row in self._row_chips)]
-        return [*self._row_chips[0][bounds[blocks.start]:bounds[blocks.stop]],
-                *self._row_chips[1][bounds[blocks.start]:bounds[blocks.stop]]]
+        return [
+            *self._row_chips[0][bounds[blocks.start] : bounds[blocks.stop]],
+            *self._row_chips[1][bounds[blocks.start] : bounds[blocks.stop]],
+        ]
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)

@@ -1,21 +1,30 @@
 """The Playground tab: controls on the left, the three attention grids on the right, wired to a PlaygroundSession."""
+
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QStackedWidget, QStyle, QTabWidget,
-    QVBoxLayout, QWidget,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from core_model.model import ATTENTION_KINDS
 from visualizer.state.cell_tools import CellInspector, MaskPainter
 from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.source_check import TrainedNote
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
-
+from visualizer.state.source_check import TrainedNote
 from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
 from visualizer.widgets.common.stable_label import fix_label_size
 from visualizer.widgets.common.wheel_guard import guard_wheel
@@ -40,9 +49,15 @@ GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}
 def decoder_view(snap: DecodeSnapshot) -> DecoderView:
     """Adapter from the session's plain snapshot to the panel's view type."""
     return DecoderView(
-        output_labels=snap.output_labels, correct=snap.correct, expected_labels=snap.expected_labels,
-        top_k=snap.top_k, finished=snap.finished, can_back=bool(snap.output_ids), position=snap.position,
-        forced=snap.forced, stepping=snap.stepping,
+        output_labels=snap.output_labels,
+        correct=snap.correct,
+        expected_labels=snap.expected_labels,
+        top_k=snap.top_k,
+        finished=snap.finished,
+        can_back=bool(snap.output_ids),
+        position=snap.position,
+        forced=snap.forced,
+        stepping=snap.stepping,
     )
 
 
@@ -51,8 +66,14 @@ class PlaygroundView(QWidget):
 
     config_requested = Signal(object)  # forwarded from the model panel
 
-    def __init__(self, session: PlaygroundSession, parent: QWidget | None = None, *,
-                 compare: CompareSession | None = None, ask_b_path: PathProvider = ask_checkpoint_path) -> None:
+    def __init__(
+        self,
+        session: PlaygroundSession,
+        parent: QWidget | None = None,
+        *,
+        compare: CompareSession | None = None,
+        ask_b_path: PathProvider = ask_checkpoint_path,
+    ) -> None:
         """compare: the A/B compare state; without it the view has no Compare button."""
         super().__init__(parent)
         self.session = session
@@ -60,17 +81,29 @@ class PlaygroundView(QWidget):
         self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
         left = QWidget()
         left_lay = QVBoxLayout(left)
-        self.sections = {title: Section(title, w) for title, w in (
-            ("Input", self.input_panel), ("Decoder stepper", self.decoder_panel), ("Masks", self.mask_panel),
-            ("Model", self.model_panel))}
+        self.sections = {
+            title: Section(title, w)
+            for title, w in (
+                ("Input", self.input_panel),
+                ("Decoder stepper", self.decoder_panel),
+                ("Masks", self.mask_panel),
+                ("Model", self.model_panel),
+            )
+        }
         for section in self.sections.values():
             left_lay.addWidget(section)
         left_lay.addStretch(1)
         self.control_scroll = scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(max(MIN_COLUMN_WIDTH, left.minimumSizeHint().width() + 2 * scroll.frameWidth()
-                                   + scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)))
+        scroll.setMinimumWidth(
+            max(
+                MIN_COLUMN_WIDTH,
+                left.minimumSizeHint().width()
+                + 2 * scroll.frameWidth()
+                + scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent),
+            )
+        )
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
@@ -106,8 +139,9 @@ class PlaygroundView(QWidget):
         # shown only while a forward pass has run > ~150 ms; fixed size, so it never re-lays out the row
         self.busy_label = fix_label_size(QLabel(), "  computing…  ")
         self.busy_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.busy_label.setStyleSheet("QLabel { color: #6b4f00; border-radius: 3px; }"
-                                      "QLabel[busy=\"true\"] { background: #ffe8a3; }")
+        self.busy_label.setStyleSheet(
+            'QLabel { color: #6b4f00; border-radius: 3px; }QLabel[busy="true"] { background: #ffe8a3; }'
+        )
         self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
         top = QHBoxLayout()
         top.addWidget(self.output_caption)
@@ -159,8 +193,7 @@ class PlaygroundView(QWidget):
         """A "Compare A/B" toggle in the view row that swaps the grids for the compare page."""
         self.compare_button = QPushButton("Compare A/B")
         self.compare_button.setCheckable(True)
-        self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input "
-                                       "(Ctrl+Shift+B)")
+        self.compare_button.setToolTip("Compare this model (A) with a second model B on the same input (Ctrl+Shift+B)")
         self.compare_button.setShortcut("Ctrl+Shift+B")
         self.view_row.addWidget(self.compare_button)
 
@@ -198,7 +231,8 @@ class PlaygroundView(QWidget):
         self.model_panel.config_requested.connect(self.config_requested)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
-            lambda _i: [g.set_scale_mode(self.scale.currentData()) for g in self.grids.values()])
+            lambda _i: [g.set_scale_mode(self.scale.currentData()) for g in self.grids.values()]
+        )
         for grid in self.grids.values():
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
@@ -231,8 +265,10 @@ class PlaygroundView(QWidget):
             self.output_caption.setToolTip(caption_tip)
         line = self.output_slot.show_prediction(snap.output_tokens, snap.maps["cross"].query_labels, stepping)
         # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
-        self.output_label.setToolTip(f"The model's argmax prediction at each decoder position (decoder input: "
-                                     f"{source}):\n{line.text}" + (f"\n{line.tail_note}" if line.tail_note else ""))
+        self.output_label.setToolTip(
+            f"The model's argmax prediction at each decoder position (decoder input: "
+            f"{source}):\n{line.text}" + (f"\n{line.tail_note}" if line.tail_note else "")
+        )
 
     def _show_busy(self, busy: bool) -> None:
         """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""

@@ -1,4 +1,5 @@
 """Loss, accuracy and learning-rate curves of a run, drawn from an immutable MetricsView."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,12 +29,16 @@ class Curves(QWidget):
         dots = dict(symbol="o", symbolSize=6)
         self.curves = {
             "loss": self.loss_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="training loss"),
-            "eval_loss": self.loss_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="evaluation loss", **dots),
+            "eval_loss": self.loss_plot.plot(
+                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="evaluation loss", **dots
+            ),
             "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="token accuracy, train"),
-            "eval_token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030",
-                                                         name="token accuracy, eval", **dots),
-            "eval_exact_match": self.metric_plot.plot(pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c",
-                                                      name="exact match, eval (greedy)", **dots),
+            "eval_token_accuracy": self.metric_plot.plot(
+                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="token accuracy, eval", **dots
+            ),
+            "eval_exact_match": self.metric_plot.plot(
+                pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", name="exact match, eval (greedy)", **dots
+            ),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
         grey = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # visible on black, unlike the live run
@@ -45,7 +50,9 @@ class Curves(QWidget):
         for key, plot in (("loss", self.loss_plot), ("token_accuracy", self.metric_plot)):
             plot.addItem(self.previous[key], ignoreBounds=True)
             self.previous[key].setZValue(-1)
-            cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashLine))
+            cursor = pg.InfiniteLine(
+                angle=90, movable=False, pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashLine)
+            )
             cursor.hide()
             plot.addItem(cursor, ignoreBounds=True)
             self.cursors[key] = cursor
@@ -57,10 +64,14 @@ class Curves(QWidget):
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""
         x, ex = np.asarray(series.steps, float), np.asarray(series.eval_steps, float)
-        for key, (xs, ys) in {"loss": (x, series.loss), "token_accuracy": (x, series.token_accuracy),
-                              "lr": (x, series.lr), "eval_loss": (ex, series.eval_loss),
-                              "eval_token_accuracy": (ex, series.eval_token_accuracy),
-                              "eval_exact_match": (ex, series.eval_exact_match)}.items():
+        for key, (xs, ys) in {
+            "loss": (x, series.loss),
+            "token_accuracy": (x, series.token_accuracy),
+            "lr": (x, series.lr),
+            "eval_loss": (ex, series.eval_loss),
+            "eval_token_accuracy": (ex, series.eval_token_accuracy),
+            "eval_exact_match": (ex, series.eval_exact_match),
+        }.items():
             self.curves[key].setData(xs, np.asarray(ys, float))
 
     def set_previous(self, series: MetricsView | None) -> None:

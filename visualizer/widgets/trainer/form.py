@@ -1,9 +1,19 @@
 """The Trainer tab's form: task and training hyperparameters, checked against the current model as they are typed."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
     QWidget,
 )
 
@@ -15,13 +25,19 @@ from core_model.training import TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
 
-DROP_PATH_TIP = ("Stochastic depth (Huang et al. 2016): while training, each residual branch (attention, feed-forward) "
-                 "is skipped for a whole sequence with this probability and kept ones are scaled by 1/(1-p); the "
-                 "playground is unaffected. No parameters: the weights carry over")
-RUNS_TIP = ("Share of training sources drawn as runs of repeated symbols (\"0000\", \"11222\"): random sources "
-            "almost never repeat a symbol many times, so without them a model may never learn those")
-ANCHORED_TIP = ("Read each source as <bos> symbols <eos>. RoPE models need these anchors to tell \"00\" from "
-                "\"0000\" (the shipped RoPE models use them); sinusoidal PE adds absolute positions itself")
+DROP_PATH_TIP = (
+    "Stochastic depth (Huang et al. 2016): while training, each residual branch (attention, feed-forward) "
+    "is skipped for a whole sequence with this probability and kept ones are scaled by 1/(1-p); the "
+    "playground is unaffected. No parameters: the weights carry over"
+)
+RUNS_TIP = (
+    'Share of training sources drawn as runs of repeated symbols ("0000", "11222"): random sources '
+    "almost never repeat a symbol many times, so without them a model may never learn those"
+)
+ANCHORED_TIP = (
+    'Read each source as <bos> symbols <eos>. RoPE models need these anchors to tell "00" from '
+    '"0000" (the shipped RoPE models use them); sinusoidal PE adds absolute positions itself'
+)
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
 
 
@@ -30,8 +46,9 @@ def form_task(hub: ModelHub) -> TaskSpec:
     for RoPE) for a loaded file that states none, whose TaskSpec defaults would train one length only."""
     if hub.path is None or "task" in hub.extra:
         return hub.task
-    return recipe_task(hub.task.task, hub.config.positional, n_symbols=hub.task.n_symbols,
-                       model_max_len=hub.config.max_len)
+    return recipe_task(
+        hub.task.task, hub.config.positional, n_symbols=hub.task.n_symbols, model_max_len=hub.config.max_len
+    )
 
 
 def _spin(low: int, high: int, tip: str) -> QSpinBox:
@@ -61,8 +78,11 @@ class TrainerForm(QGroupBox):
         self.task_combo.addItems(list(TASK_NAMES))
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
         self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
-        self.symbols_spin = _spin(1, len(SYMBOL_POOL), f"Number of task symbols (the model's vocab_size must cover "
-                                                       f"them and the {N_SPECIALS} special tokens)")
+        self.symbols_spin = _spin(
+            1,
+            len(SYMBOL_POOL),
+            f"Number of task symbols (the model's vocab_size must cover them and the {N_SPECIALS} special tokens)",
+        )
         self.runs_spin = _dspin(0.0, 1.0, 2, 0.05, RUNS_TIP)
         self.anchored_check = QCheckBox("<bos> … <eos> around each source")
         self.anchored_check.setToolTip(ANCHORED_TIP)
@@ -75,7 +95,9 @@ class TrainerForm(QGroupBox):
         self.noam_spin = _dspin(0.001, 100.0, 3, 0.1, "Noam factor: lr = factor * d_model^-0.5 * min(...)")
         self.warmup_spin = _spin(0, 1_000_000, "Warm-up steps (Noam needs at least 1)")
         self.smoothing_spin = _dspin(0.0, 0.99, 2, 0.05, "Label smoothing (the paper uses 0.1)")
-        self.dropout_spin = _dspin(0.0, 0.9, 2, 0.05, "Dropout of the training copy (no parameters: weights carry over)")
+        self.dropout_spin = _dspin(
+            0.0, 0.9, 2, 0.05, "Dropout of the training copy (no parameters: weights carry over)"
+        )
         self.drop_path_spin = _dspin(0.0, 0.9, 2, 0.05, DROP_PATH_TIP)
         self.seed_spin = _spin(0, 2**31 - 1, "Seed of the training batches")
         self.device_combo = QComboBox()
@@ -86,9 +108,21 @@ class TrainerForm(QGroupBox):
         self.build_button.setToolTip("Replace the current model by an untrained one whose vocabulary fits the task")
         self.errors: dict[str, QLabel] = {}
         self._layout_rows()
-        for box in (self.min_len_spin, self.max_len_spin, self.symbols_spin, self.batch_spin, self.steps_spin,
-                    self.warmup_spin, self.seed_spin, self.lr_spin, self.noam_spin, self.smoothing_spin, self.dropout_spin,
-                    self.drop_path_spin, self.runs_spin):
+        for box in (
+            self.min_len_spin,
+            self.max_len_spin,
+            self.symbols_spin,
+            self.batch_spin,
+            self.steps_spin,
+            self.warmup_spin,
+            self.seed_spin,
+            self.lr_spin,
+            self.noam_spin,
+            self.smoothing_spin,
+            self.dropout_spin,
+            self.drop_path_spin,
+            self.runs_spin,
+        ):
             box.valueChanged.connect(self.changed)
         self.anchored_check.toggled.connect(self.changed)
         for combo in (self.task_combo, self.schedule_combo, self.device_combo):
@@ -98,16 +132,26 @@ class TrainerForm(QGroupBox):
 
     def _layout_rows(self) -> None:
         form = QFormLayout(self)
-        rows = (("Task", "task", self.task_combo), ("Min length", "min_len", self.min_len_spin),
-                ("Max length", "max_len", self.max_len_spin), ("Symbols", "symbols", self.symbols_spin),
-                ("Repeated runs", "runs", self.runs_spin), ("Anchored", "anchored", self.anchored_check),
-                ("Batch size", "batch", self.batch_spin), ("Steps", "steps", self.steps_spin),
-                ("Schedule", "schedule", self.schedule_combo), ("Learning rate", "lr", self.lr_spin),
-                ("Noam factor", "noam", self.noam_spin), ("Warm-up steps", "warmup", self.warmup_spin),
-                ("Label smoothing", "smoothing", self.smoothing_spin), ("Dropout", "dropout", self.dropout_spin),
-                ("Drop path", "drop_path", self.drop_path_spin),
-                ("Seed", "seed", self.seed_spin), ("Device", "device", self.device_combo),
-                ("Probe input", "probe", self.probe_edit))
+        rows = (
+            ("Task", "task", self.task_combo),
+            ("Min length", "min_len", self.min_len_spin),
+            ("Max length", "max_len", self.max_len_spin),
+            ("Symbols", "symbols", self.symbols_spin),
+            ("Repeated runs", "runs", self.runs_spin),
+            ("Anchored", "anchored", self.anchored_check),
+            ("Batch size", "batch", self.batch_spin),
+            ("Steps", "steps", self.steps_spin),
+            ("Schedule", "schedule", self.schedule_combo),
+            ("Learning rate", "lr", self.lr_spin),
+            ("Noam factor", "noam", self.noam_spin),
+            ("Warm-up steps", "warmup", self.warmup_spin),
+            ("Label smoothing", "smoothing", self.smoothing_spin),
+            ("Dropout", "dropout", self.dropout_spin),
+            ("Drop path", "drop_path", self.drop_path_spin),
+            ("Seed", "seed", self.seed_spin),
+            ("Device", "device", self.device_combo),
+            ("Probe input", "probe", self.probe_edit),
+        )
         for label, key, field in rows:
             row = QWidget()
             line = QHBoxLayout(row)
@@ -141,11 +185,17 @@ class TrainerForm(QGroupBox):
         self.min_len_spin.setValue(task.min_len)
         self.runs_spin.setValue(task.runs)
         self.anchored_check.setChecked(task.anchored)
-        for box, value in ((self.batch_spin, config.batch_size), (self.steps_spin, config.steps),
-                           (self.warmup_spin, config.warmup_steps), (self.seed_spin, config.seed),
-                           (self.lr_spin, config.lr), (self.noam_spin, config.noam_factor),
-                           (self.smoothing_spin, config.label_smoothing), (self.dropout_spin, model.dropout),
-                           (self.drop_path_spin, model.drop_path)):
+        for box, value in (
+            (self.batch_spin, config.batch_size),
+            (self.steps_spin, config.steps),
+            (self.warmup_spin, config.warmup_steps),
+            (self.seed_spin, config.seed),
+            (self.lr_spin, config.lr),
+            (self.noam_spin, config.noam_factor),
+            (self.smoothing_spin, config.label_smoothing),
+            (self.dropout_spin, model.dropout),
+            (self.drop_path_spin, model.drop_path),
+        ):
             box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed Qt's 32-bit ints
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
@@ -158,9 +208,14 @@ class TrainerForm(QGroupBox):
 
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
-        return TaskSpec(self.task_combo.currentText(), self.symbols_spin.value(), self.min_len_spin.value(),
-                        self.max_len_spin.value(), runs=self.runs_spin.value(),
-                        anchored=self.anchored_check.isChecked())
+        return TaskSpec(
+            self.task_combo.currentText(),
+            self.symbols_spin.value(),
+            self.min_len_spin.value(),
+            self.max_len_spin.value(),
+            runs=self.runs_spin.value(),
+            anchored=self.anchored_check.isChecked(),
+        )
 
     def rates(self) -> dict[str, float]:
         """The training-only ModelConfig fields the training copy gets (they own no weights)."""
@@ -168,10 +223,16 @@ class TrainerForm(QGroupBox):
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(
-            batch_size=self.batch_spin.value(), steps=self.steps_spin.value(), lr=self.lr_spin.value(),
-            schedule=self.schedule(), warmup_steps=self.warmup_spin.value(), noam_factor=self.noam_spin.value(),
-            label_smoothing=self.smoothing_spin.value(), seed=self.seed_spin.value(),
-            device=self.device_combo.currentText())
+            batch_size=self.batch_spin.value(),
+            steps=self.steps_spin.value(),
+            lr=self.lr_spin.value(),
+            schedule=self.schedule(),
+            warmup_steps=self.warmup_spin.value(),
+            noam_factor=self.noam_spin.value(),
+            label_smoothing=self.smoothing_spin.value(),
+            seed=self.seed_spin.value(),
+            device=self.device_combo.currentText(),
+        )
 
     def validate(self, vocab_size: int, model_max_len: int) -> bool:
         """Cross-field checks against the current model; shows each problem next to its field."""
@@ -182,8 +243,10 @@ class TrainerForm(QGroupBox):
         elif hi > max_source_len(model_max_len):
             found["max_len"] = f"the model handles at most {max_source_len(model_max_len)}"
         if Vocabulary.size_for(symbols) > vocab_size:
-            found["symbols"] = (f"the model knows {vocab_size - N_SPECIALS} symbols (vocab_size {vocab_size}); "
-                                f"build a new model with vocab_size {Vocabulary.size_for(symbols)}")
+            found["symbols"] = (
+                f"the model knows {vocab_size - N_SPECIALS} symbols (vocab_size {vocab_size}); "
+                f"build a new model with vocab_size {Vocabulary.size_for(symbols)}"
+            )
         if self.schedule() == "noam" and self.warmup_spin.value() < 1:
             found["warmup"] = "Noam needs at least 1 warm-up step"
         found["probe"] = self._probe_error(symbols, model_max_len)

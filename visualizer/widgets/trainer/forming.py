@@ -1,4 +1,5 @@
 """Attention forming: each head's role score at every probe snapshot, next to the loss; the timeline's cursor too."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,11 @@ from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.widgets.trainer.probe_view import ProbeView
 
-CHOICES = {"cross": "Cross-attention: alignment", "decoder_self": "Decoder self: final role's score",
-           "encoder_self": "Encoder self: final role's score"}
+CHOICES = {
+    "cross": "Cross-attention: alignment",
+    "decoder_self": "Decoder self: final role's score",
+    "encoder_self": "Encoder self: final role's score",
+}
 COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
 PREVIOUS_PEN = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # as the loss curves' previous run
 
@@ -40,8 +44,10 @@ class FormingCurves(QWidget):
         self.kind = QComboBox()
         for key, text in CHOICES.items():
             self.kind.addItem(text, key)
-        self.kind.setToolTip("Which heads to follow: cross heads by alignment (weight on the source holding the "
-                             "right symbol), self-attention heads by the score of the role they end up with")
+        self.kind.setToolTip(
+            "Which heads to follow: cross heads by alignment (weight on the source holding the "
+            "right symbol), self-attention heads by the score of the role they end up with"
+        )
         self.kind.currentIndexChanged.connect(lambda _i: self._draw())
         self.formed_label = QLabel("")
         self.formed_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -58,8 +64,9 @@ class FormingCurves(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         self.plot.addItem(self.cursor, ignoreBounds=True)
-        self.threshold = pg.InfiniteLine(pos=FORMED_AT, angle=0, movable=False,
-                                        pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine))
+        self.threshold = pg.InfiniteLine(
+            pos=FORMED_AT, angle=0, movable=False, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine)
+        )
         self.plot.addItem(self.threshold, ignoreBounds=True)
         top = QHBoxLayout()
         top.addWidget(self.kind)
@@ -149,8 +156,11 @@ class FormingCurves(QWidget):
         if self.previous is None or not len(self.previous.steps):
             return ""
         formed = self.previous.formed_step()
-        return (f" · previous run (grey): formed at step {formed}" if formed is not None else
-                f" · previous run (grey): no cross head reached {FORMED_AT}")
+        return (
+            f" · previous run (grey): formed at step {formed}"
+            if formed is not None
+            else f" · previous run (grey): no cross head reached {FORMED_AT}"
+        )
 
     def _formed_text(self, series: FormingSeries | None) -> str:
         formed = series.formed_step() if series is not None else None
@@ -159,6 +169,8 @@ class FormingCurves(QWidget):
         if formed is None:
             return f"no cross head has reached alignment {FORMED_AT} (dotted line) yet"
         if formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
-            return (f"a cross head was already above {FORMED_AT} (dotted line) at this run's first snapshot "
-                    f"(step {formed}): it formed earlier")
+            return (
+                f"a cross head was already above {FORMED_AT} (dotted line) at this run's first snapshot "
+                f"(step {formed}): it formed earlier"
+            )
         return f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, the dotted line)"

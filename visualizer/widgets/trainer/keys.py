@@ -3,6 +3,7 @@
 The window builds the tab only when it is first opened (page.py), yet F1 lists every shortcut the window has from
 the start: so the page owns them and builds the tab when one is pressed (the focus is on the page by then anyway).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

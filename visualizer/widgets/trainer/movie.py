@@ -3,6 +3,7 @@
 Plain functions on immutable snapshots, so the tab can run them off the GUI thread. Each file is written
 atomically (core_model.atomic_files): a failed write leaves no partial file and the previous one as it was.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -22,16 +23,18 @@ CELL_PX, FRAME_MS = 16, 200  # movie: pixels per attention cell, GIF frame durat
 def render_frame(snap: ProbeSnapshot, cell: int = CELL_PX) -> QImage:
     """One movie frame: the probe maps side by side under a 'step N' caption."""
     lut = pg.colormap.get(COLORMAP)
-    tiles = [np.repeat(np.repeat(lut.map(np.clip(head_mean(snap, k), 0, 1), mode="byte"), cell, 0), cell, 1)
-             for k, _ in PROBE_KINDS]  # each (Tq*cell, Tk*cell, 4)
+    tiles = [
+        np.repeat(np.repeat(lut.map(np.clip(head_mean(snap, k), 0, 1), mode="byte"), cell, 0), cell, 1)
+        for k, _ in PROBE_KINDS
+    ]  # each (Tq*cell, Tk*cell, 4)
     pad, header = 12, 46
     width = sum(t.shape[1] for t in tiles) + pad * (len(tiles) + 1)
     height = max(t.shape[0] for t in tiles) + header + pad
     canvas = np.full((height, width, 4), 255, np.uint8)
     lefts = []
     for tile in tiles:
-        x = pad + sum(t.shape[1] + pad for t in tiles[:len(lefts)])
-        canvas[header:header + tile.shape[0], x:x + tile.shape[1]] = tile
+        x = pad + sum(t.shape[1] + pad for t in tiles[: len(lefts)])
+        canvas[header : header + tile.shape[0], x : x + tile.shape[1]] = tile
         lefts.append(x)
     image = QImage(canvas.data, width, height, 4 * width, QImage.Format.Format_RGBA8888).copy()
     painter = QPainter(image)

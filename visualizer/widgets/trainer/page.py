@@ -4,6 +4,7 @@ Building its form, curves and probe cost ~50 ms of every start-up (a sixth of wh
 beyond importing torch) for a tab that only matters once someone trains. Training itself lives in TrainingState,
 which runs without the tab; the tab reads the state's curves, snapshots and run state when it is built.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,8 +26,13 @@ class TrainerPage(LazyTab):
     """The tab page; `tab()` builds the TrainerTab on demand. The probe hears of the Playground's head switches
     (its "mean of heads on") from the moment it exists."""
 
-    def __init__(self, hub: ModelHub, state: TrainingState, gates: Callable[[], dict[str, np.ndarray]],
-                 gates_changed: SignalInstance) -> None:
+    def __init__(
+        self,
+        hub: ModelHub,
+        state: TrainingState,
+        gates: Callable[[], dict[str, np.ndarray]],
+        gates_changed: SignalInstance,
+    ) -> None:
         self._hub, self._state = hub, state
         self._gates, self._gates_changed = gates, gates_changed
         self.confirm_discard: Callable[[str], bool] | None = None  # the composition root sets the window's question

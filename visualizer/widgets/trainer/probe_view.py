@@ -1,4 +1,5 @@
 """The probe's attention while it is learnt: one map picked by kind, layer and head, and a timeline of snapshots."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,15 +7,26 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QStackedWidget, QToolTip, QVBoxLayout, QWidget,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QStackedWidget,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
 
 from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.heatmap.token_axis import token_axes
 
 PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-attention"))  # the movie's frames
-PICKER_KINDS = (("cross", "Cross-attention"), ("encoder_self", "Encoder self-attention"),
-                ("decoder_self", "Decoder self-attention"))
+PICKER_KINDS = (
+    ("cross", "Cross-attention"),
+    ("encoder_self", "Encoder self-attention"),
+    ("decoder_self", "Decoder self-attention"),
+)
 MEAN = -1  # head choice: the mean of the heads that are on
 COLORMAP = "viridis"
 
@@ -48,10 +60,14 @@ class ProbeView(QWidget):
         self.slider.setEnabled(False)
         self.step_label = QLabel("no snapshots yet")
         self.export_button = QPushButton("Export movie…")
-        self.export_button.setToolTip("Write the snapshots as PNG frames (and an animated GIF when Pillow is installed)")
+        self.export_button.setToolTip(
+            "Write the snapshots as PNG frames (and an animated GIF when Pillow is installed)"
+        )
         self.export_button.setEnabled(False)
-        self.placeholder = QLabel("The probe input's attention appears here while the model trains: press "
-                                  "Train from scratch to watch it form.")
+        self.placeholder = QLabel(
+            "The probe input's attention appears here while the model trains: press "
+            "Train from scratch to watch it form."
+        )
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.stack = QStackedWidget()  # empty axes with made-up ranges say nothing: a sentence until data comes
@@ -92,8 +108,11 @@ class ProbeView(QWidget):
 
     def selection(self) -> tuple[str, int, int]:
         """(kind, layer index, head index or MEAN)."""
-        return (str(self.kind_combo.currentData()), max(0, self.layer_combo.currentIndex()),
-                int(self.head_combo.currentData()) if self.head_combo.count() else MEAN)
+        return (
+            str(self.kind_combo.currentData()),
+            max(0, self.layer_combo.currentIndex()),
+            int(self.head_combo.currentData()) if self.head_combo.count() else MEAN,
+        )
 
     def set_snapshots(self, snapshots: tuple[ProbeSnapshot, ...]) -> None:
         """Show these snapshots: a new set from its newest entry; more of the same run follow the newest entry
@@ -156,8 +175,9 @@ class ProbeView(QWidget):
             return
         snap = self._snapshots[index]
         kind, layer, head = self.selection()
-        self.image.setImage(pick_map(snap, kind, layer, head, self._gates.get(kind)), autoLevels=False,
-                            levels=(0.0, 1.0))
+        self.image.setImage(
+            pick_map(snap, kind, layer, head, self._gates.get(kind)), autoLevels=False, levels=(0.0, 1.0)
+        )
         self._set_ticks(snap, kind)
         which = "mean of heads on" if head == MEAN else f"head {head + 1}"
         self.plot.setTitle(f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}", size="10pt")

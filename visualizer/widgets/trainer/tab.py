@@ -1,4 +1,5 @@
 """The Trainer tab: the form, run controls, live curves and the probe's attention as it learns (composition only)."""
+
 from __future__ import annotations
 
 import logging
@@ -7,13 +8,19 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
-from visualizer.workers.tasks import run_task
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.forming import FormingCurves, beside
@@ -22,13 +29,23 @@ from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
 from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
 from visualizer.widgets.trainer.questions import SCRATCH_QUESTION, ConfirmDiscard, ask_discard
 from visualizer.widgets.trainer.questions import (  # tests replace _ask_yes_no and _choose_folder in this module
-    ask_yes_no as _ask_yes_no, choose_folder as _choose_folder,
+    ask_yes_no as _ask_yes_no,
 )
+from visualizer.widgets.trainer.questions import (
+    choose_folder as _choose_folder,
+)
+from visualizer.workers.tasks import run_task
 
 __all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
 log = logging.getLogger(__name__)
-STATE_TEXT = {"idle": "Idle", "running": "Running", "paused": "Paused", "stopping": "Stopping…",
-              "finished": "Finished", "failed": "Failed"}
+STATE_TEXT = {
+    "idle": "Idle",
+    "running": "Running",
+    "paused": "Paused",
+    "stopping": "Stopping…",
+    "finished": "Finished",
+    "failed": "Failed",
+}
 CURVE_REFRESH_MS = 250  # curves redraw at most 4 times a second while training: each redraw costs ~10 ms
 IDLE_FORMAT, RUN_FORMAT = "not training", "step %v / %m"
 
@@ -38,8 +55,15 @@ class TrainerTab(QWidget):
 
     movie_exported = Signal(dict)  # {"folder", "frames", "gif"}
 
-    def __init__(self, hub: ModelHub, state: TrainingState, parent: QWidget | None = None, *,
-                 own_shortcuts: bool = True, confirm_discard: ConfirmDiscard | None = None) -> None:
+    def __init__(
+        self,
+        hub: ModelHub,
+        state: TrainingState,
+        parent: QWidget | None = None,
+        *,
+        own_shortcuts: bool = True,
+        confirm_discard: ConfirmDiscard | None = None,
+    ) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
         self._confirm_discard = confirm_discard or (lambda text: ask_discard(self, text))  # False: nothing changes
@@ -59,13 +83,17 @@ class TrainerTab(QWidget):
         self.probe.set_snapshots(state.snapshots)
         self._on_state(state.state)
         self._on_previous(state.previous)
-        self.status_label.setText("Start here: Train from scratch gives the model fresh random weights and shows its "
-                                  "attention forming. Continue training goes on from the current weights.")
+        self.status_label.setText(
+            "Start here: Train from scratch gives the model fresh random weights and shows its "
+            "attention forming. Continue training goes on from the current weights."
+        )
 
     def _build_controls(self) -> None:
         self.scratch_button = QPushButton("Train from scratch")
-        self.scratch_button.setToolTip("Fresh random weights with the current architecture, then train them: watch "
-                                       "attention form (Model > Undo Train from scratch brings the old model back)")
+        self.scratch_button.setToolTip(
+            "Fresh random weights with the current architecture, then train them: watch "
+            "attention form (Model > Undo Train from scratch brings the old model back)"
+        )
         self.scratch_button.setDefault(True)
         self.scratch_button.setStyleSheet("font-weight: bold;")
         self.train_button = QPushButton("Continue training")
@@ -86,7 +114,11 @@ class TrainerTab(QWidget):
         self._curve_timer.setSingleShot(True)
         self._curve_timer.setInterval(CURVE_REFRESH_MS)
         self._curve_timer.timeout.connect(self._draw_curves)
-        self.speed_label, self.elapsed_label, self.eta_label = QLabel("– tokens/s"), QLabel("elapsed –"), QLabel("ETA –")
+        self.speed_label, self.elapsed_label, self.eta_label = (
+            QLabel("– tokens/s"),
+            QLabel("elapsed –"),
+            QLabel("ETA –"),
+        )
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -248,8 +280,9 @@ class TrainerTab(QWidget):
         """A new untrained model whose vocabulary fits the chosen number of symbols."""
         if self.state.busy:
             return
-        if self.hub.dirty and not _ask_yes_no(self, "Replace the model",
-                                              "The current model has unsaved training. Replace it anyway?"):
+        if self.hub.dirty and not _ask_yes_no(
+            self, "Replace the model", "The current model has unsaved training. Replace it anyway?"
+        ):
             return
         try:
             task = self.form.task_spec()
