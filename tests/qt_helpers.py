@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QMenu
 
 
 def axis_texts(grid, name: str) -> list[str]:
@@ -15,6 +16,12 @@ def axis_texts(grid, name: str) -> list[str]:
     finally:
         painter.end()
     return [text for _, _, text in specs[2]]
+
+
+def shown_menu(widget) -> QMenu | None:
+    """The newest context menu open over `widget` (its menus are its children, oldest first); None when none is."""
+    shown = [menu for menu in widget.findChildren(QMenu) if menu.isVisible()]
+    return shown[-1] if shown else None
 
 
 def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:

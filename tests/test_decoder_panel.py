@@ -10,8 +10,8 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QWidget
 
+from visualizer.widgets.playground.chip import CHIP_COLOURS
 from visualizer.widgets.playground.decoder_panel import DecoderPanel, DecoderView
-from visualizer.widgets.playground.token_chips import CHIP_COLOURS
 
 TOP_K = ((7, "4", 0.62), (5, "3", 0.25), (2, "<eos>", 0.09), (9, "9", 0.04))
 RUNNING = DecoderView(

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QApplication
-from qt_helpers import axis_texts
+from qt_helpers import axis_texts, shown_menu
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.common import image_export as export
@@ -210,8 +210,8 @@ def test_double_click_opens_the_large_view(grid, qtbot):
 
 def right_click_menu(grid, qtbot, layer, head):
     qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=viewport_pos(grid, layer, head, 0, 0))
-    qtbot.waitUntil(lambda: grid.context_menu() is not None)
-    menu = grid.context_menu()
+    qtbot.waitUntil(lambda: shown_menu(grid) is not None)
+    menu = shown_menu(grid)
     return menu, {action.text(): action for action in menu.actions() if action.text()}
 
 

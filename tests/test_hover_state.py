@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QCursor, QImage
 from PySide6.QtWidgets import QFileDialog
-from qt_helpers import retype, start_app, wait_frame
+from qt_helpers import retype, shown_menu, start_app, wait_frame
 
 WHITE = 0xFFFFFFFF  # the hover outline's colour (the role badges' text is white too, in short strokes)
 OUTLINED = 40  # pixels: a white line at least this long is the outline of a hovered row, never a letter
@@ -116,8 +116,8 @@ def test_ablating_from_the_menu_names_the_cell_under_the_mouse_not_the_one_click
     hover(qtbot, grid, 1, 1, 4, 4)
     clicked = grid.header.hover_label.text()
     qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=cell_pos(grid, 1, 1, 4, 4))
-    qtbot.waitUntil(lambda: grid.context_menu() is not None and grid.context_menu().isVisible())
-    menu = grid.context_menu()
+    qtbot.waitUntil(lambda: shown_menu(grid) is not None)
+    menu = shown_menu(grid)
     ablate = next(a for a in menu.actions() if a.text() == "Ablate head")
     qtbot.mouseMove(menu, menu.actionGeometry(ablate).center())  # the mouse is on the menu now
     ablate.trigger()

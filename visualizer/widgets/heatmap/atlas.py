@@ -116,6 +116,14 @@ class AtlasLayout:
         ys = np.stack([y0, y0, y1, y1, y0, gap], axis=1).ravel()
         return xs, ys
 
+    def cell_cross(self, layer: int, head: int, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """One NaN-separated polyline (xs, ys): query row i and key column j of one map, outlined."""
+        rect = self.map_rect(layer, head)
+        x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
+        xs = [x0, x1, x1, x0, x0, np.nan, x0 + j, x0 + j + 1, x0 + j + 1, x0 + j, x0 + j]
+        ys = [y0 + i, y0 + i, y0 + i + 1, y0 + i + 1, y0 + i, np.nan, y0, y0, y1, y1, y0]
+        return np.array(xs, float), np.array(ys, float)
+
 
 def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.ndarray | None = None) -> None:
     """Write values (NaN where blank) and the average of the heads that are on into `shown` in place.
@@ -140,6 +148,15 @@ def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.
     count = finite.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         shown[:, -1] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def ablated_label_spots(lay: AtlasLayout, ablated: np.ndarray | None) -> list[tuple[QRectF, str]]:
+    """Where the "ablated" labels go: on every ablated (L, H) map, and "no heads on" on a layer's average when
+    every head of that layer is off."""
+    if ablated is None:
+        return []
+    spots = [(lay.map_rect(int(layer), int(head)), "ablated") for layer, head in zip(*np.nonzero(ablated))]
+    return spots + [(lay.map_rect(int(layer), AVG), "no heads on") for layer in np.nonzero(ablated.all(axis=1))[0]]
 
 
 def cross_lines(lay: AtlasLayout, ablated: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

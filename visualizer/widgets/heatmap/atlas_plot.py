@@ -28,6 +28,7 @@ from visualizer.widgets.heatmap.atlas import (
     HOVER_HINT,
     AtlasLayout,
     abbreviation_legend,
+    ablated_label_spots,
     cross_lines,
     readable_labels,
     token_tick_levels,
@@ -41,22 +42,13 @@ from visualizer.widgets.heatmap.mask_backdrop import VIEW_BACKGROUND, MaskBackdr
 class AtlasPlot:
     """The GraphicsLayoutWidget of one grid: plot (atlas, row outline, "ablated" labels) plus a colour bar."""
 
-    def __init__(self, colormap: str, max_token_ticks: int) -> None:
-        self._max_token_ticks = max_token_ticks  # kept for callers; labels now follow the cell size instead
+    def __init__(self, colormap: str) -> None:
         self._tick_source: tuple | None = None
         self.legend_changed: Callable[[str], None] = lambda _text: None  # the grid shows abbreviations in its legend
         # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
         luts = {name: make_lut(name).view(np.uint32).ravel() for name in (colormap, SCORES_COLORMAP)}
-        self._luts = {
-            mode: (name, luts[name])
-            for mode, name in (
-                ("weights", colormap),
-                ("scores", SCORES_COLORMAP),
-                ("norms", colormap),
-                ("rollout", colormap),
-                ("difference", SCORES_COLORMAP),
-            )
-        }
+        modes = ("weights", "scores", "norms", "rollout", "difference")
+        self._luts = {mode: (name, luts[name]) for mode in modes for name in [_colormap_for(mode, colormap)]}
         self._colorbar_map = colormap
         self._ticks_key: tuple = ()
         self._titles: tuple = ()  # (layer texts, head texts, their positions in view units) on the axes now
@@ -232,10 +224,7 @@ class AtlasPlot:
     def set_ablated_labels(self, lay: AtlasLayout, ablated: np.ndarray | None) -> None:
         """Ablated (L, H) heads crossed out and labelled "ablated"; a layer with every head off gets "no heads on"
         on its average. A small pool of TextItems is reused, the rest hidden."""
-        spots = [] if ablated is None else list(zip(*np.nonzero(ablated)))
-        rects = [(lay.map_rect(int(layer), int(head)), "ablated") for layer, head in spots]
-        if ablated is not None:
-            rects += [(lay.map_rect(int(layer), AVG), "no heads on") for layer in np.nonzero(ablated.all(axis=1))[0]]
+        rects = ablated_label_spots(lay, ablated)
         if ablated is not None or self._crossed:  # an empty curve stays empty without a setData per frame
             self.cross_curve.setData(*cross_lines(lay, ablated))
             self._crossed = ablated is not None
@@ -266,12 +255,7 @@ class AtlasPlot:
                 self._hovered = False
             return
         self._hovered = True
-        layer, head, i, j = cell
-        rect = lay.map_rect(layer, head)
-        x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
-        xs = [x0, x1, x1, x0, x0, np.nan, x0 + j, x0 + j + 1, x0 + j + 1, x0 + j, x0 + j]
-        ys = [y0 + i, y0 + i, y0 + i + 1, y0 + i + 1, y0 + i, np.nan, y0, y0, y1, y1, y0]
-        self.hover_curve.setData(np.array(xs, float), np.array(ys, float))
+        self.hover_curve.setData(*lay.cell_cross(*cell))
 
     @contextmanager
     def hover_hidden(self) -> Iterator[None]:
@@ -309,3 +293,8 @@ class _Labels:
     @property
     def values(self) -> np.ndarray:
         return np.empty((self.layout.n_layers, self.layout.n_heads, self.layout.tq, self.layout.tk), np.bool_)
+
+
+def _colormap_for(mode: str, colormap: str) -> str:
+    """Signed values (scores, differences) get the diverging scale centred on 0; the rest the grid's colormap."""
+    return SCORES_COLORMAP if mode in DIVERGING_MODES else colormap

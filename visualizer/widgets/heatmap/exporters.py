@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMessageBox, QPushButton, QWidget
 
 from visualizer.widgets.common import image_export as export
 
@@ -61,3 +62,18 @@ def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action:
     except OSError as exc:
         log.warning("%s failed: %s", caption, exc)
         QMessageBox.warning(parent, caption, str(exc))
+
+
+EXPORT_FORMATS = (("PNG", "PNG image (*.png)"), ("SVG", "SVG image (*.svg)"), ("CSV", "CSV file (*.csv)"))
+
+
+def export_buttons(parent: QWidget, what: str, actions: dict[str, Callable[[str], object]]) -> QHBoxLayout:
+    """A row of "Export PNG...", "Export SVG...", "Export CSV..." buttons, each asking for a path first."""
+    row = QHBoxLayout()
+    for name, file_filter in EXPORT_FORMATS:
+        caption = f"Export {what} as {name}"
+        button = QPushButton(f"Export {name}...")
+        button.clicked.connect(partial(ask_path_and_export, parent, caption, file_filter, actions[name]))
+        row.addWidget(button)
+    row.addStretch(1)
+    return row

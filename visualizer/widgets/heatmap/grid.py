@@ -21,7 +21,7 @@ from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 
@@ -43,7 +43,6 @@ class AttentionGrid(QWidget):
         parent: QWidget | None = None,
         *,
         colormap: str = DEFAULT_COLORMAP,
-        max_token_ticks: int = 16,
     ) -> None:
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
         super().__init__(parent)
@@ -57,16 +56,16 @@ class AttentionGrid(QWidget):
         self._highlight_row: int | None = None
         self._menu: QMenu | None = None
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
-        self._build_widgets(colormap, max_token_ticks)
+        self._build_widgets(colormap)
         self._update_title()
 
-    def _build_widgets(self, colormap: str, max_token_ticks: int) -> None:
+    def _build_widgets(self, colormap: str) -> None:
         """Title, the atlas plot (plot + colour bar), and a placeholder for empty input."""
         self.header = GridHeader()
         self.title_label = self.header.title_label
         self.placeholder = QLabel("No tokens to show yet: type an input.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.atlas_plot = AtlasPlot(colormap, max_token_ticks)
+        self.atlas_plot = AtlasPlot(colormap)
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
         self.highlight_curve, self.atlas_space = self.atlas_plot.highlight_curve, self.atlas_plot.atlas_space
@@ -91,7 +90,7 @@ class AttentionGrid(QWidget):
         three grids per keystroke cost ~2 ms of a 16 ms frame for two grids nobody sees.
         """
         if mode is not None:
-            self._check_mode(mode)
+            check_choice("mode", mode, tuple(MODE_TEXT))
             self._mode = mode
         self._maps, self._stale = maps, True
         self._kind = maps.kind if maps is not None else self._kind
@@ -132,7 +131,7 @@ class AttentionGrid(QWidget):
     def set_mode(self, mode: str) -> None:
         """Switch between "weights" (fixed [0, 1] shared scale) and "scores"."""
         self._catch_up()
-        self._check_mode(mode)
+        check_choice("mode", mode, tuple(MODE_TEXT))
         self._mode = mode
         self._update_title()
         if self._frame is not None:
@@ -141,8 +140,7 @@ class AttentionGrid(QWidget):
     def set_scale_mode(self, scale_mode: str) -> None:
         """ "shared": one scale for every map; "per_map": each map spans its own min..max."""
         self._catch_up()
-        if scale_mode not in SCALE_MODES:
-            raise ValueError(f"scale_mode must be one of {SCALE_MODES}, got {scale_mode!r}")
+        check_choice("scale_mode", scale_mode, SCALE_MODES)
         self._scale_mode = scale_mode
         self.atlas_plot.set_colorbar_label("each map: own min..max" if scale_mode == "per_map" else "")
         if self._frame is not None:
@@ -217,12 +215,8 @@ class AttentionGrid(QWidget):
         return frame.cell_text(maps, layer, head, i, j)
 
     def is_ablated(self, layer: int, head: int) -> bool:
-        return (
-            head >= 0
-            and layer < self._ablated.shape[0]
-            and head < self._ablated.shape[1]
-            and bool(self._ablated[layer, head])
-        )
+        layers, heads = self._ablated.shape
+        return 0 <= head < heads and layer < layers and bool(self._ablated[layer, head])
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:
@@ -255,9 +249,6 @@ class AttentionGrid(QWidget):
             self._menu.deleteLater()
         self._menu = self.build_context_menu(layer, head)
         self._menu.popup(screen_pos)
-        return self._menu
-
-    def context_menu(self) -> QMenu | None:  # the last menu shown (tests trigger its actions)
         return self._menu
 
     def build_context_menu(self, layer: int, head: int) -> QMenu:
@@ -305,8 +296,3 @@ class AttentionGrid(QWidget):
         if self._frame is None:
             raise RuntimeError("no maps are shown")
         return self._frame
-
-    @staticmethod
-    def _check_mode(mode: str) -> None:
-        if mode not in MODE_TEXT:
-            raise ValueError(f"mode must be one of {tuple(MODE_TEXT)}, got {mode!r}")

@@ -27,6 +27,12 @@ MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 
 ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
 
 
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    """ValueError naming the setting and its choices when `value` is none of them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
 def mode_legend(mode: str) -> str:
     """What grey means in this view (the views that blank masked cells), or that nothing is blanked."""
     return MODE_LEGEND.get(mode, MASK_LEGEND)

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QSplitter,
     QToolTip,
     QVBoxLayout,
@@ -28,17 +27,10 @@ from visualizer.widgets.heatmap import exporters
 from visualizer.widgets.heatmap.atlas import AVG, LISTED_HINT, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
-from visualizer.widgets.heatmap.exporters import ask_path_and_export
 from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend, plain_label
-from visualizer.widgets.heatmap.map_tools import PAINT_PEN, MapMouseTools, painted_marks
+from visualizer.widgets.heatmap.map_tools import HINT, PAINT_PEN, MapMouseTools, paint_buttons, painted_marks
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUND, MaskBackdrop
 from visualizer.widgets.heatmap.token_axis import token_axes
-
-PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
-HINT = (
-    f"Click a cell to take it apart on the right. Paint mask ({PAINT_KEY}): click or drag over cells to hide keys "
-    "from queries (drag from a painted cell to show them again)."
-)
 
 
 class MapDialog(QDialog):
@@ -110,19 +102,8 @@ class MapDialog(QDialog):
 
     def _build_layout(self) -> None:
         """Title, plot, the tool and export buttons on the left; the cell panel on the right."""
-        self.paint_button = QPushButton(f"Paint mask ({PAINT_KEY})")
-        self.paint_button.setCheckable(True)
-        self.paint_button.setShortcut(PAINT_KEY)
-        self.paint_button.setToolTip(
-            f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
-            "queries (every layer and head of this kind). Starting on a painted cell shows "
-            "them again. Off: a click takes the cell apart."
-        )
+        self.paint_button, self.undo_button = paint_buttons()
         self.paint_button.toggled.connect(self._on_paint_toggled)
-        self.undo_button = QPushButton("Undo paint (Ctrl+Z)")
-        self.undo_button.setShortcut(UNDO_KEY)
-        self.undo_button.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
-        self.undo_button.setEnabled(False)
         self.undo_button.clicked.connect(self.undo_requested)
         self.empty_label = QLabel()  # rows whose every key is masked: the model gives them zeros
         self.empty_label.setStyleSheet("color: #b26a00;")
@@ -132,16 +113,9 @@ class MapDialog(QDialog):
         tools.addWidget(self.paint_button)
         tools.addWidget(self.undo_button)
         tools.addWidget(self.hint_label, 1)
-        buttons = QHBoxLayout()
-        for text, slot in (
-            ("Export PNG...", self._ask_png),
-            ("Export SVG...", self._ask_svg),
-            ("Export CSV...", self._ask_csv),
-        ):
-            button = QPushButton(text)
-            button.clicked.connect(slot)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+        buttons = exporters.export_buttons(
+            self, "map", {"PNG": self.export_png, "SVG": self.export_svg, "CSV": self.export_csv}
+        )
         left = QWidget()
         layout = QVBoxLayout(left)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -304,12 +278,3 @@ class MapDialog(QDialog):
 
     def export_csv(self, path: str | Path) -> Path:
         return export.save_matrix_csv(path, self._shown, self._query_labels, self._key_labels)
-
-    def _ask_png(self) -> None:
-        ask_path_and_export(self, "Export map as PNG", "PNG image (*.png)", self.export_png)
-
-    def _ask_svg(self) -> None:
-        ask_path_and_export(self, "Export map as SVG", "SVG image (*.svg)", self.export_svg)
-
-    def _ask_csv(self) -> None:
-        ask_path_and_export(self, "Export map as CSV", "CSV file (*.csv)", self.export_csv)

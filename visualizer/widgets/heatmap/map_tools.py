@@ -12,9 +12,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QPushButton
 
 Cell = tuple[int, int]
 PAINT_PEN = "#d50000"  # the x drawn on painted cells
+
+PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
+HINT = (
+    f"Click a cell to take it apart on the right. Paint mask ({PAINT_KEY}): click or drag over cells to hide keys "
+    "from queries (drag from a painted cell to show them again)."
+)
 
 
 class MapMouseTools(QObject):
@@ -78,3 +85,20 @@ def painted_marks(cells: frozenset[Cell], shape: tuple[int, int]) -> tuple[np.nd
         return np.zeros(0), np.zeros(0)
     rows = np.array(inside, dtype=float)
     return rows[:, 1] + 0.5, rows[:, 0] + 0.5
+
+
+def paint_buttons() -> tuple[QPushButton, QPushButton]:
+    """The large view's "Paint mask" toggle and its "Undo paint" button, with their keys and tooltips."""
+    paint = QPushButton(f"Paint mask ({PAINT_KEY})")
+    paint.setCheckable(True)
+    paint.setShortcut(PAINT_KEY)
+    paint.setToolTip(
+        f"{PAINT_KEY}: while on, click or drag over cells to hide those keys from those "
+        "queries (every layer and head of this kind). Starting on a painted cell shows "
+        "them again. Off: a click takes the cell apart."
+    )
+    undo = QPushButton("Undo paint (Ctrl+Z)")
+    undo.setShortcut(UNDO_KEY)
+    undo.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
+    undo.setEnabled(False)
+    return paint, undo

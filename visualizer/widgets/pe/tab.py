@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSignalBlocker, Qt
+from PySide6.QtCore import QRectF, QSignalBlocker
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -16,39 +16,20 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
-from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves
+from visualizer.widgets.pe.controls import line_edit, spin_box, with_error
+from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves, similarity_curves
 from visualizer.widgets.pe.titles import dim_label, pair_label, plot_note, plot_title, with_note
 
 log = logging.getLogger(__name__)
 
 SIN_COLOR, ROPE_COLOR = "#1f77b4", "#d95f02"
 LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit under their plots, on a dark ground
-
-
-def _spin(lo: int, hi: int, step: int, tip: str, name: str) -> QSpinBox:
-    """A spin box that commits on Enter / focus-out / arrows, not on every keystroke (large tables are slow)."""
-    spin = QSpinBox()
-    spin.setRange(lo, hi)
-    spin.setSingleStep(step)
-    spin.setKeyboardTracking(False)
-    spin.setToolTip(tip)
-    spin.setObjectName(name)
-    return spin
-
-
-def _line(tip: str, name: str) -> QLineEdit:
-    edit = QLineEdit()
-    edit.setToolTip(tip)
-    edit.setObjectName(name)
-    return edit
 
 
 class PETab(QWidget):
@@ -93,7 +74,8 @@ class PETab(QWidget):
         for field, text, control in self._make_controls():
             label = QLabel(text)
             label.setToolTip(control.toolTip())
-            form.addRow(label, self._with_error(field, control))
+            cell, self._errors[field] = with_error(field, control)
+            form.addRow(label, cell)
         form.addRow(self._wrap)
         self._connect_controls()
         box = QVBoxLayout(panel)
@@ -104,19 +86,23 @@ class PETab(QWidget):
 
     def _make_controls(self) -> list[tuple[str, str, QWidget]]:
         """Every control with a tooltip; returns (state field, label, control) rows for the form."""
-        self._d_model = _spin(2, MAX_D_MODEL, 2, "Width of the sinusoidal table (even). Enter to apply.", "pe_d_model")
-        self._n_pos = _spin(1, MAX_POSITIONS, 1, "How many positions (0..n-1) every plot shows.", "pe_n_positions")
-        self._base = _line("The base of the wavelengths, 10000 in the paper (also RoPE's). Any number > 1.", "pe_base")
-        self._dims = _line(
+        self._d_model = spin_box(
+            2, MAX_D_MODEL, 2, "Width of the sinusoidal table (even). Enter to apply.", "pe_d_model"
+        )
+        self._n_pos = spin_box(1, MAX_POSITIONS, 1, "How many positions (0..n-1) every plot shows.", "pe_n_positions")
+        self._base = line_edit(
+            "The base of the wavelengths, 10000 in the paper (also RoPE's). Any number > 1.", "pe_base"
+        )
+        self._dims = line_edit(
             f"Dimensions drawn as waveforms: e.g. 4,5,6,7 or 4-7 (at most {MAX_DIMS}). Enter to apply.", "pe_dims"
         )
-        self._head_dim = _spin(
+        self._head_dim = spin_box(
             2, MAX_D_MODEL, 2, "RoPE head size (even): it rotates head_dim / 2 pairs.", "pe_head_dim"
         )
-        self._ref = _spin(
+        self._ref = spin_box(
             0, MAX_POSITIONS, 1, "Reference position m for the similarity curves (solid).", "pe_reference"
         )
-        self._ref2 = _spin(
+        self._ref2 = spin_box(
             0, MAX_POSITIONS, 1, "A second reference position (dashed): the curves coincide.", "pe_second_reference"
         )
         self._vectors = QComboBox()
@@ -140,21 +126,6 @@ class PETab(QWidget):
             ("second_reference", "Second m", self._ref2),
             ("rope_vectors", "RoPE q, k", self._vectors),
         ]
-
-    def _with_error(self, field: str, control: QWidget) -> QWidget:
-        """The control with its (usually empty) red error message right below it."""
-        error = QLabel()
-        error.setObjectName(f"pe_error_{field}")
-        error.setWordWrap(True)
-        error.setStyleSheet("color: #c0392b;")
-        error.setVisible(False)
-        self._errors[field] = error
-        cell = QWidget()
-        box = QVBoxLayout(cell)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(control)
-        box.addWidget(error)
-        return cell
 
     def _connect_controls(self) -> None:
         s = self.state
@@ -317,38 +288,7 @@ class PETab(QWidget):
             self._rope_legend.addItem(curve, pair_label(pair, data))
 
     def _draw_similarity(self, data: PELabData) -> None:
-        m0, m1 = data.params.references
-        kind = data.pe_kind
-        curves = {
-            "sin": (
-                data.similarity_sin / data.sin_norm,
-                SIN_COLOR,
-                Qt.PenStyle.SolidLine,
-                kind == "sinusoidal",
-                f"sinusoidal PE(m)·PE(m+k), m = {m0}",
-            ),
-            "sin_second": (
-                data.similarity_sin_second / data.sin_norm,
-                SIN_COLOR,
-                Qt.PenStyle.DashLine,
-                kind == "sinusoidal",
-                f"sinusoidal, m = {m1}",
-            ),
-            "rope": (
-                data.similarity_rope / data.rope_norm,
-                ROPE_COLOR,
-                Qt.PenStyle.SolidLine,
-                kind == "rope",
-                f"RoPE q·k, q at m = {m0}, k at m+k",
-            ),
-            "rope_second": (
-                data.similarity_rope_second / data.rope_norm,
-                ROPE_COLOR,
-                Qt.PenStyle.DashLine,
-                kind == "rope",
-                f"RoPE, m = {m1}",
-            ),
-        }
+        curves = similarity_curves(data, SIN_COLOR, ROPE_COLOR)
         self._sim_legend.clear()
         for key, (y, color, style, used, name) in curves.items():
             curve = self._sim_curves[key]

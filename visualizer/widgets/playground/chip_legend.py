@@ -6,7 +6,8 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
-from .token_chips import CHIP_COLOURS, GAP, PAD
+from .chip import CHIP_COLOURS
+from .token_chips import GAP, PAD
 
 LEGEND = (
     ("correct", False, "right"),

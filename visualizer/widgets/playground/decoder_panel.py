@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from .candidate_chart import CandidateChart
+from .chip import chip_state
 from .chip_legend import ChipLegend
-from .token_chips import TokenChips, chip_state
+from .token_chips import TokenChips
 
 log = logging.getLogger(__name__)
 

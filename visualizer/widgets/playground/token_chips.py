@@ -12,73 +12,18 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import NamedTuple
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QHelpEvent, QPainter, QPaintEvent, QPen, QRegion, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-CHIP_COLOURS = {  # state -> (background, text)
-    "correct": ("#2e7d32", "#ffffff"),
-    "wrong": ("#c62828", "#ffffff"),
-    "unknown": ("#9e9e9e", "#ffffff"),
-    "expected": ("#eceff1", "#37474f"),
-}
-STATE_TIPS = {
-    "correct": "matches the expected token",
-    "wrong": "differs from the expected token",
-    "unknown": "no expected token here",
-    "expected": "expected token",
-}
+from .chip import Chip, first_difference
+
 ROW_TITLES = ("Output:", "Expected:")
 MIN_CHIP_WIDTH = 22
 GAP = 3  # pixels between chips and between rows
 PAD = 5  # text padding inside a chip
 BLOCK_GAP = 6  # extra pixels between one output-over-expected block and the next when rows wrap
-
-
-class Chip(NamedTuple):
-    """One token as drawn: where, what and how (a named tuple: a frame lays out dozens)."""
-
-    row: int  # 0 = output, 1 = expected
-    index: int
-    text: str
-    state: str  # "correct", "wrong", "unknown" or "expected"
-    forced: bool
-    rect: QRect
-
-    @property
-    def tooltip(self) -> str:
-        return f"{self.text!r} at position {self.index}: {STATE_TIPS[self.state]}" + (
-            "; forced by you" if self.forced else ""
-        )
-
-    @property
-    def colours(self) -> tuple[str, str]:
-        """(background, text) colour names."""
-        return CHIP_COLOURS[self.state]
-
-
-def _first_difference(a: Sequence, b: Sequence) -> int | float:
-    """Index of the first item where a and b differ (a missing item differs); infinity when they are equal.
-
-    A binary search over slice comparisons (each one C-speed): a keystroke at the end of a 128-token row compared
-    item by item in Python cost more than the rest of its layout."""
-    if len(a) == len(b) and a == b:
-        return float("inf")
-    lo, hi = 0, min(len(a), len(b))  # a[:lo] == b[:lo]; the first difference is at or before hi
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def chip_state(correct: bool | None) -> str:
-    """Colour class of an output token."""
-    return "unknown" if correct is None else ("correct" if correct else "wrong")
 
 
 class TokenChips(QWidget):
@@ -249,8 +194,8 @@ class TokenChips(QWidget):
         if self._laid is None or self._laid[2] != self.width():
             return 0, 0
         old_rows, old_widths, _ = self._laid
-        same_widths = min(len(widths), _first_difference(widths, old_widths))
-        return tuple(int(min(same_widths, _first_difference(row, old))) for row, old in zip(rows, old_rows))
+        same_widths = min(len(widths), first_difference(widths, old_widths))
+        return tuple(int(min(same_widths, first_difference(row, old))) for row, old in zip(rows, old_rows))
 
     def _blocks_near(self, area: QRect) -> range:
         """The blocks (an output line over its expected line) that reach into `area`."""
