@@ -104,7 +104,7 @@ def test_task_choices_are_core_models_task_names():
     takes_task = {
         verb for verb, parser in parsers.items() for action in parser._actions if "--task" in action.option_strings
     }
-    assert with_task == takes_task == {"train", "eval", "views", "heads"}
+    assert with_task == takes_task == {"train", "eval", "views", "heads", "patch"}
 
 
 def test_views_accepts_json_device_and_seed_and_the_seed_changes_nothing(capsys):

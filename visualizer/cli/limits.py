@@ -96,6 +96,7 @@ TABLE: tuple[Row, ...] = (
     Row("--head", ("cell",), Limit(0, 63)),  # config.MAX_HEADS - 1
     Row("--query", ("cell",), Limit(0, MAX_POSITIONS - 1)),
     Row("--key", ("cell",), Limit(0, MAX_POSITIONS - 1)),
+    Row("--position", ("patch",), Limit(0, MAX_POSITIONS - 1)),
 )
 LENGTHS = Limit(1, MAX_SOURCE)  # each end of eval's --lengths A-B
 DEVICE = re.compile(r"cpu|mps|cuda(?::\d{1,2})?|auto")

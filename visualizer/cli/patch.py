@@ -1,0 +1,92 @@
+"""`patch`: activation patching, which heads carry the answer from a clean source into a corrupted one, as JSON.
+
+Both sources are teacher-forced with the clean expected output; the metric at output position P is
+log p(clean token) - log p(corrupt token); each head's effect is (m_patched - m_corrupt) / (m_clean - m_corrupt)
+(core_model.patching). No sampling: --seed is accepted like every verb's and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import deterministic_seed_option, device_option, task_option
+from visualizer.cli.output import json_line
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """The `patch` subcommand's options."""
+    p.add_argument("path", type=Path, help="checkpoint file")
+    p.add_argument("--clean", required=True, metavar="SYMBOLS", help="the clean source, e.g. 31415926")
+    p.add_argument("--corrupt", required=True, metavar="SYMBOLS", help="the corrupted source, as long as the clean one")
+    p.add_argument(
+        "--position",
+        default=None,
+        **ranged("patch", "--position", "0-based output position of the metric (default: the first that differs)"),
+    )
+    task_option(p)
+    device_option(p)
+    deterministic_seed_option(p, "patch")
+
+
+def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str) -> list[int]:
+    from core_model import VocabularyError
+
+    try:
+        ids = vocab.encode(text)
+    except VocabularyError as exc:
+        parser.error(
+            f"{option}: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
+        )
+    if not ids:
+        parser.error(f"{option} is empty")
+    return ids
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option."""
+    from core_model.patching import patch_effects
+    from core_model.tasks import expected_output
+
+    model, task, trained = load_trained(ns.path, device_arg(ns.device), ns.task)
+    vocab = task.vocabulary
+    clean, corrupt = _symbols(parser, vocab, ns.clean, "--clean"), _symbols(parser, vocab, ns.corrupt, "--corrupt")
+    if len(clean) != len(corrupt):
+        parser.error(f"--clean has {len(clean)} symbols and --corrupt {len(corrupt)}: patching needs the same length")
+    src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
+    if len(src_clean) + 1 > model.config.max_len:  # the decoder reads <bos> + the target
+        parser.error(f"the sources need {len(src_clean) + 1} positions; the model has {model.config.max_len}")
+    targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
+    try:
+        result = patch_effects(model, src_clean, src_corrupt, *targets, position=ns.position)
+    except ValueError as exc:
+        parser.error(str(exc))
+    out = {
+        "position": result.position,
+        "clean_token": vocab.token(result.clean_token),
+        "corrupt_token": vocab.token(result.corrupt_token),
+        "clean_metric": result.clean_metric,
+        "corrupt_metric": result.corrupt_metric,
+        "heads": [{"kind": h.kind, "layer": h.layer, "head": h.head, "effect": h.effect} for h in result.heads],
+        "positions": result.positions.tolist(),
+        "clean_tokens": vocab.tokens(src_clean),
+        "corrupt_tokens": vocab.tokens(src_corrupt),
+        "task": task.task,
+        **trained_fields(trained, len(clean)),
+        "path": str(ns.path),
+    }
+    sys.stdout.write(json_line(out))
+    return 0
+
+
+VERB = Verb(
+    "patch",
+    "FILE --clean SYMBOLS --corrupt SYMBOLS [--position P] [options]",
+    "activation patching: which heads carry the answer from the clean source into the corrupted one",
+    add_options,
+    run,
+)
