@@ -1,0 +1,202 @@
+"""The Causal tab's patching model: a clean and a corrupted source, the patching run, and its result.
+
+The numbers are core_model.patching's, on the same encoder inputs and expected outputs `attention-playground patch`
+builds, so the tab shows what the CLI prints. The run is one batched pass on a copy of the model, in a task slot.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from PySide6.QtCore import QObject, Signal
+
+from core_model.model import Seq2SeqTransformer
+from core_model.patching import PatchResult, labels_for, patch_effects
+from core_model.tasks import TaskSpec, expected_output, max_source_len
+
+from .model_hub import ModelHub
+from .source_check import check_source
+from .worker_api import SlotFactory, TaskStateApi
+
+MODEL_CHANGED = "The model changed while patching ran: press Patch again for this model."
+
+
+@dataclass(frozen=True)
+class PatchFrame:
+    """One finished run, with the tokens its tables are labelled by."""
+
+    result: PatchResult
+    clean: str  # the sources as typed
+    corrupt: str
+    source_tokens: tuple[str, ...]  # the clean encoder input (anchors included): the sweep's columns
+    corrupt_tokens: tuple[str, ...]  # the corrupted encoder input
+    clean_token: str  # the tokens the metric compares at result.position
+    corrupt_token: str
+
+
+@dataclass(frozen=True)
+class PatchInputError(Exception):
+    """Why the sources or the position cannot be patched, and which field to mark."""
+
+    field: Literal["clean", "corrupt", "position"]
+    message: str
+    position: int | None = None  # 0-based index of the offending character in the field's text
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check_pair(
+    task: TaskSpec, model_max_len: int, clean: str, corrupt: str, position: int | None
+) -> tuple[list[int], list[int]]:
+    """The two sources' symbol ids, or PatchInputError naming the field: unknown symbols, lengths, no difference."""
+    limit = max_source_len(model_max_len)
+    ids = []
+    for field, text in (("clean", clean), ("corrupt", corrupt)):
+        error, found = check_source(text, task.vocabulary, limit)
+        if error is not None:
+            raise PatchInputError(field, error.message, error.position)
+        ids.append(found)
+    clean_ids, corrupt_ids = ids
+    if len(clean_ids) != len(corrupt_ids):
+        raise PatchInputError(
+            "corrupt",
+            f"The corrupted source has {len(corrupt_ids)} symbols; it needs {len(clean_ids)}, as the clean one",
+        )
+    clean_labels = labels_for(expected_output(task.task, clean_ids))
+    corrupt_labels = labels_for(expected_output(task.task, corrupt_ids))
+    if clean_labels == corrupt_labels:
+        raise PatchInputError("corrupt", "Both sources have the same expected output: change a symbol that matters")
+    if position is not None:
+        if not 0 <= position < len(clean_labels):
+            raise PatchInputError("position", f"Output positions run 0-{len(clean_labels) - 1}")
+        if clean_labels[position] == corrupt_labels[position]:
+            raise PatchInputError(
+                "position",
+                f"Both expected outputs have {task.vocabulary.token(clean_labels[position])} at position {position}: "
+                "nothing to compare",
+            )
+    return clean_ids, corrupt_ids
+
+
+def propose_corruption(text: str, task: TaskSpec) -> str:
+    """The source with its middle symbol replaced by the next symbol of the task's vocabulary (wrapping round)."""
+    symbols = task.vocabulary.symbols
+    chars = [c for c in text if not c.isspace()]
+    if not chars or len(symbols) < 2:
+        return text
+    middle = len(chars) // 2
+    current = symbols.index(chars[middle]) if chars[middle] in symbols else -1
+    chars[middle] = symbols[(current + 1) % len(symbols)]
+    return "".join(chars)
+
+
+def patch_copy(
+    _state: TaskStateApi,
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    clean: list[int],
+    corrupt: list[int],
+    position: int | None,
+) -> PatchResult:
+    """A task: patching on a copy of `model` taken on the pool thread (a later weight load cannot reach it)."""
+    model = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        return patch_effects(
+            model,
+            task.source_ids(clean),
+            task.source_ids(corrupt),
+            expected_output(task.task, clean),
+            expected_output(task.task, corrupt),
+            position,
+        )
+
+
+class PatchState(QObject):
+    """The two sources and the chosen position; `run` patches every head; errors name the field they belong to."""
+
+    frame_changed = Signal(object)  # PatchFrame | None (None: nothing yet, or the model changed since)
+    running_changed = Signal(bool)
+    input_error = Signal(object)  # InputError | None: shown under the field it names ("clean", "corrupt", "position")
+    message = Signal(str)
+
+    def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.hub = hub
+        self.frame: PatchFrame | None = None
+        self._slot = make_slot("Patching", self)
+        self._slot.finished.connect(self._on_result)
+        self._slot.failed.connect(self._on_failed)
+        self._slot.cancelled.connect(lambda: self._end(""))
+        self._asked: tuple[int, str, str] = (hub.generation, "", "")  # the model and sources of the latest run
+        hub.model_changed.connect(self._on_model_changed)
+
+    @property
+    def running(self) -> bool:
+        return self._slot.running
+
+    def propose(self, clean: str) -> str:
+        """A one-symbol corruption of `clean` for the hub's task."""
+        return propose_corruption(clean, self.hub.task)
+
+    def run(self, clean: str, corrupt: str, position: int | None = None) -> bool:
+        """Check both sources and start patching; False (and input_error) when they cannot be patched."""
+        try:
+            clean_ids, corrupt_ids = check_pair(self.hub.task, self.hub.model.config.max_len, clean, corrupt, position)
+        except PatchInputError as error:
+            self.input_error.emit(error)
+            return False
+        self.input_error.emit(None)
+        self._asked = (self.hub.generation, clean, corrupt)
+        self.running_changed.emit(True)
+        self.message.emit("Patching every head and every encoder position...")
+        self._slot.submit(patch_copy, self.hub.model, self.hub.task, clean_ids, corrupt_ids, position)
+        return True
+
+    def cancel(self) -> None:
+        self._slot.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        return self._slot.shutdown(timeout_ms)
+
+    def _on_result(self, result: PatchResult) -> None:
+        generation, clean, corrupt = self._asked
+        if generation != self.hub.generation:
+            self._end(MODEL_CHANGED)
+            return
+        vocab, task = self.hub.task.vocabulary, self.hub.task
+        clean_ids, corrupt_ids = task.source_ids(vocab.encode(clean)), task.source_ids(vocab.encode(corrupt))
+        self.frame = PatchFrame(
+            result,
+            clean,
+            corrupt,
+            tuple(vocab.tokens(clean_ids)),
+            tuple(vocab.tokens(corrupt_ids)),
+            vocab.token(result.clean_token),
+            vocab.token(result.corrupt_token),
+        )
+        self.frame_changed.emit(self.frame)
+        self._end(
+            f"Metric at output position {result.position}: log p({self.frame.clean_token!r}) − "
+            f"log p({self.frame.corrupt_token!r}) = {result.clean_metric:.3f} clean, "
+            f"{result.corrupt_metric:.3f} corrupted."
+        )
+
+    def _on_failed(self, sentence: str) -> None:
+        self._end(sentence)
+
+    def _end(self, text: str) -> None:
+        self.running_changed.emit(False)
+        self.message.emit(text)
+
+    def _on_model_changed(self) -> None:
+        if self._asked[0] == self.hub.generation:  # the same weights on another device: the result still holds
+            return
+        self.cancel()
+        if self.frame is not None:
+            self.frame = None
+            self.frame_changed.emit(None)
+            self.message.emit("The model changed: press Patch to patch this model.")

@@ -1,0 +1,1 @@
+"""The Causal tab: activation patching beside the heads' roles."""

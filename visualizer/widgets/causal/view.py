@@ -1,0 +1,145 @@
+"""The Causal tab: activation patching. Two sources, one changed symbol apart; which heads carry the answer.
+
+Render only: the fields and the Patch button hand text to PatchState; its frame is drawn as effect tables.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core_model.head_roles import HeadRole
+from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
+
+from .effect_tables import HeadEffectTables, PositionTable
+
+RUN_KEY = "Ctrl+Return"
+ERROR_STYLE = "color: #c0392b;"
+EXPLANATION = (
+    "Both sources are teacher-forced with the clean source's expected output. The metric at the output position is "
+    "m = log p(clean token) − log p(corrupted token). A head's effect is (m_patched − m_corrupted) / (m_clean − "
+    "m_corrupted) when its output, at every query position, is copied from the clean run into the corrupted one: "
+    "1 = this head alone restores the clean answer, 0 = it carries nothing the change touched, below 0 = it works "
+    "against it. Green = carries the answer; the role beside it is what the Heads tab says the head looks at."
+)
+
+
+def _error_label(name: str) -> QLabel:
+    label = QLabel()
+    label.setObjectName(name)
+    label.setStyleSheet(ERROR_STYLE)
+    label.setWordWrap(True)
+    label.setVisible(False)
+    return label
+
+
+class PatchingView(QWidget):
+    """Clean and corrupted source, output position, Patch; the head tables and the encoder position sweep."""
+
+    head_chosen = Signal(str, int, int)  # kind, layer, head: the composition shows that head's maps
+
+    def __init__(self, state: PatchState, default_source: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.clean = QLineEdit(default_source)
+        self.clean.setObjectName("patch_clean")
+        self.clean.setToolTip("The clean source: the model's answer for it is the one patching tries to restore")
+        self.corrupt = QLineEdit(state.propose(default_source))
+        self.corrupt.setObjectName("patch_corrupt")
+        self.corrupt.setToolTip("The corrupted source: as long as the clean one, with a symbol or two changed")
+        self.propose_button = QPushButton("Change one symbol")
+        self.propose_button.setToolTip("Corrupt the clean source's middle symbol (the next symbol of the vocabulary)")
+        self.position = QSpinBox()
+        self.position.setObjectName("patch_position")
+        self.position.setRange(-1, 4095)
+        self.position.setSpecialValueText("first difference")
+        self.position.setValue(-1)
+        self.position.setToolTip("The output position the metric reads (0-based); default: the first that differs")
+        self.run_button = QPushButton("&Patch")
+        self.run_button.setToolTip(f"Patch every head and every encoder position ({RUN_KEY})")
+        self.errors = {field: _error_label(f"patch_error_{field}") for field in ("clean", "corrupt", "position")}
+        self.status = QLabel()
+        self.status.setObjectName("patch_status")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.heads = HeadEffectTables()
+        self.positions = PositionTable()
+        explanation = QLabel(EXPLANATION)
+        explanation.setWordWrap(True)
+        explanation.setStyleSheet("color: gray")
+        self._layout(explanation)
+        self._wire()
+        self.show_frame(state.frame)
+
+    def _layout(self, explanation: QLabel) -> None:
+        form = QFormLayout()
+        for label, field, extra in (
+            ("Clean:", self.clean, None),
+            ("Corrupted:", self.corrupt, self.propose_button),
+            ("Output position:", self.position, self.run_button),
+        ):
+            row = QHBoxLayout()
+            row.addWidget(field, 1)
+            if extra is not None:
+                row.addWidget(extra)
+            cell = QVBoxLayout()
+            cell.addLayout(row)
+            key = {self.clean: "clean", self.corrupt: "corrupt", self.position: "position"}[field]
+            cell.addWidget(self.errors[key])
+            form.addRow(label, cell)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.heads)
+        split.addWidget(self.positions)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.status)
+        layout.addWidget(split, 1)
+        layout.addWidget(explanation)
+
+    def _wire(self) -> None:
+        st = self.state
+        self.run_button.clicked.connect(self.run)
+        QShortcut(QKeySequence(RUN_KEY), self, self.run)
+        self.clean.returnPressed.connect(self.run)
+        self.corrupt.returnPressed.connect(self.run)
+        self.propose_button.clicked.connect(lambda: self.corrupt.setText(st.propose(self.clean.text())))
+        self.heads.head_chosen.connect(self.head_chosen)
+        st.frame_changed.connect(self.show_frame)
+        st.running_changed.connect(lambda running: self.run_button.setEnabled(not running))
+        st.message.connect(self.status.setText)
+        st.input_error.connect(self.show_error)
+
+    def set_roles(self, roles: tuple[HeadRole, ...] | None) -> None:
+        self.heads.set_roles(roles)
+
+    def run(self) -> None:
+        position = self.position.value()
+        self.state.run(self.clean.text(), self.corrupt.text(), None if position < 0 else position)
+
+    def show_error(self, error: PatchInputError | None) -> None:
+        """The message under the field it belongs to; every other field's cleared."""
+        for field, label in self.errors.items():
+            shown = error is not None and error.field == field
+            label.setText(error.message if shown and error is not None else "")
+            label.setVisible(shown)
+
+    def show_frame(self, frame: PatchFrame | None) -> None:
+        if frame is None:
+            self.heads.set_effects(())
+            self.positions.set_sweep((), (), ())
+            return
+        self.heads.set_effects(frame.result.heads)
+        self.positions.set_sweep(frame.result.positions.tolist(), frame.source_tokens, frame.corrupt_tokens)
