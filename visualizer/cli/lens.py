@@ -1,0 +1,92 @@
+"""`lens`: the logit lens for the decoder, what each decoder layer would output if the model stopped there, as JSON.
+
+The decoder is teacher-forced with the model's own greedy output (core_model.logit_lens), so the last layer's row is
+that output. No sampling: --seed is accepted like every verb's and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import deterministic_seed_option, device_option
+from visualizer.cli.output import json_line
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """The `lens` subcommand's options."""
+    p.add_argument("path", type=Path, help="checkpoint file")
+    p.add_argument("--source", required=True, metavar="SYMBOLS", help="source symbols, e.g. 31415926")
+    p.add_argument("--pads", default=0, **ranged("lens", "--pads", "<pad> tokens appended to the source (default 0)"))
+    device_option(p)
+    deterministic_seed_option(p, "lens")
+
+
+def _source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
+    from core_model import VocabularyError
+
+    try:
+        ids = vocab.encode(text)
+    except VocabularyError as exc:
+        raise ArgumentError(
+            f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
+        ) from None
+    if not ids:
+        raise ArgumentError("--source is empty: give at least one symbol")
+    if len(ids) + pads > limit:
+        raise ArgumentError(f"--source has {len(ids)} symbols and {pads} pads; this model takes at most {limit}")
+    return ids
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Decode greedily, run the lens and print one JSON line; a bad source exits 2 naming --source."""
+    import torch
+
+    from core_model import EOS
+    from core_model.decoding import greedy_decode, max_output_len
+    from core_model.inputs import encoder_input
+    from core_model.logit_lens import logit_lens
+    from core_model.tasks import expected_output, max_source_len
+
+    device = device_arg(ns.device)
+    model, task, trained = load_trained(ns.path, device)
+    vocab = task.vocabulary
+    ids = _source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
+    src = encoder_input(ids, ns.pads, anchored=task.anchored)
+    written = greedy_decode(model, torch.tensor([src], device=device), max_output_len(model), n_tokens=len(vocab))
+    output = written[0].tolist()
+    output = output[: output.index(EOS) + 1] if EOS in output else output
+    lens = logit_lens(model, src, output, n_tokens=len(vocab))
+    out = {
+        "source_tokens": vocab.tokens(src),
+        "output_tokens": vocab.tokens(output),
+        "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+        "layers": [
+            {
+                "layer": layer,
+                "top_tokens": vocab.tokens(lens.top_tokens[layer].tolist()),
+                "top_log_probs": lens.top_log_probs[layer].tolist(),
+                "output_log_probs": lens.output_log_probs[layer].tolist(),
+            }
+            for layer in range(lens.top_tokens.shape[0])
+        ],
+        "task": task.task,
+        **trained_fields(trained, len(ids)),
+        "device": str(device),
+        "path": str(ns.path),
+    }
+    sys.stdout.write(json_line(out))
+    return 0
+
+
+VERB = Verb(
+    "lens",
+    "FILE --source SYMBOLS [--pads N] [options]",
+    "the logit lens: each decoder layer's prediction at every output position",
+    add_options,
+    run,
+)
