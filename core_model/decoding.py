@@ -13,6 +13,7 @@ not renormalised over the choices), so a decoder's score equals a teacher-forced
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -69,6 +70,14 @@ def greedy_decode(
     return torch.cat(out, dim=1) if out else src.new_zeros((src.shape[0], 0))
 
 
+def greedy_output(model: Seq2SeqTransformer, src: Sequence[int], n_tokens: int | None = None) -> list[int]:
+    """What greedy decoding writes for one source (encoder ids), up to and including its <eos>."""
+    device = next(model.parameters()).device
+    written = greedy_decode(model, torch.tensor([list(src)], device=device), max_output_len(model), n_tokens=n_tokens)
+    tokens = written[0].tolist()
+    return tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One decoding step: the query at `position` (input token tokens[position]) chose `token`."""
@@ -117,7 +126,8 @@ class DecodeSession:
     @property
     def finished(self) -> bool:
         """True after <eos> or once the length limit is reached."""
-        return (len(self.tokens) > 1 and self.tokens[-1] == EOS) or len(self.steps) >= self.max_new_tokens
+        limit = self.max_new_tokens  # an int once __post_init__ has resolved it
+        return (len(self.tokens) > 1 and self.tokens[-1] == EOS) or (limit is not None and len(self.steps) >= limit)
 
     @property
     def output(self) -> list[int]:

@@ -12,14 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from visualizer.cli import cell, decode, evaluate, heads, lens, patch, train, views
+from visualizer.cli import attribute, cell, decode, evaluate, heads, lens, patch, train, views
 from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, Verb, printable
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
 
 VERBS: dict[str, Verb] = {
     verb.name: verb
-    for verb in (train.VERB, evaluate.VERB, views.VERB, decode.VERB, heads.VERB, cell.VERB, patch.VERB, lens.VERB)
+    for verb in (
+        train.VERB,
+        evaluate.VERB,
+        views.VERB,
+        decode.VERB,
+        heads.VERB,
+        cell.VERB,
+        patch.VERB,
+        lens.VERB,
+        attribute.VERB,
+    )
 }
 
 __all__ = ["VERBS", "build_parser", "main", "usage"]

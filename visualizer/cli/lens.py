@@ -26,7 +26,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     deterministic_seed_option(p, "lens")
 
 
-def _source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
+def source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
+    """Symbol ids of --source; ArgumentError (exit 2) naming the option when unusable."""
     from core_model import VocabularyError
 
     try:
@@ -44,10 +45,7 @@ def _source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode greedily, run the lens and print one JSON line; a bad source exits 2 naming --source."""
-    import torch
-
-    from core_model import EOS
-    from core_model.decoding import greedy_decode, max_output_len
+    from core_model.decoding import greedy_output
     from core_model.inputs import encoder_input
     from core_model.logit_lens import logit_lens
     from core_model.tasks import expected_output, max_source_len
@@ -55,11 +53,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
-    ids = _source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
+    ids = source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
     src = encoder_input(ids, ns.pads, anchored=task.anchored)
-    written = greedy_decode(model, torch.tensor([src], device=device), max_output_len(model), n_tokens=len(vocab))
-    output = written[0].tolist()
-    output = output[: output.index(EOS) + 1] if EOS in output else output
+    output = greedy_output(model, src, n_tokens=len(vocab))
     lens = logit_lens(model, src, output, n_tokens=len(vocab))
     out = {
         "source_tokens": vocab.tokens(src),

@@ -97,6 +97,7 @@ TABLE: tuple[Row, ...] = (
     Row("--query", ("cell",), Limit(0, MAX_POSITIONS - 1)),
     Row("--key", ("cell",), Limit(0, MAX_POSITIONS - 1)),
     Row("--position", ("patch",), Limit(0, MAX_POSITIONS - 1)),
+    Row("--ig-steps", ("attribute",), Limit(1, 512)),  # attribution.MAX_IG_STEPS: one batch of m + 1 sources
 )
 LENGTHS = Limit(1, MAX_SOURCE)  # each end of eval's --lengths A-B
 DEVICE = re.compile(r"cpu|mps|cuda(?::\d{1,2})?|auto")
