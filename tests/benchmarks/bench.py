@@ -603,6 +603,35 @@ def rss_rows(steps: int, device: torch.device, quick: bool) -> list[Row]:
     ]
 
 
+def causal_rows(device: torch.device, quick: bool) -> list[Row]:
+    import causal_bench
+
+    t = causal_bench.measure(device, repeats=2 if quick else 5)
+    note = f"shipped copy model, source length 16, median of {2 if quick else 5}"
+    return [
+        Row(
+            "patching sweep: every head and encoder position",
+            t.patch_sweep_s,
+            "s",
+            "patch_sweep_s",
+            Bar("<=", 1.0),
+            note=note,
+        ),
+        Row(
+            "patching sweep vs the same batched forwards",
+            t.patch_sweep_s,
+            "s",
+            None,
+            Bar("<=", 1.5, on_ratio=True),
+            t.same_forwards_s,
+            "patch_sweep_forwards_s",
+            "patch_sweep_ratio_vs_forwards",
+            note="baseline: the sweep's two batched passes without hooks",
+        ),
+        Row("attribution: 32 IG steps + occlusion", t.attribute_s, "s", "attribute_s", Bar("<=", 1.0), note=note),
+    ]
+
+
 # ----- orchestration ----------------------------------------------------------------------------------------------
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -652,6 +681,7 @@ def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
         ("train step d64", lambda: step_cost_rows(64, 10 if quick else 40, device)),
         ("train step d512", lambda: _d512_or_skip(quick, device)),
         ("time to 99%", lambda: _race_or_skip(quick, device)),
+        ("causal lab", lambda: causal_rows(device, quick)),
         ("peak RSS", lambda: rss_rows(100 if quick else 1000, device, quick)),
     )
     rows: list[Row] = []
