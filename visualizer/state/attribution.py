@@ -1,0 +1,156 @@
+"""The Causal tab's per-source analyses: the logit lens and attribution beside attention, for one source.
+
+Both read the model's own greedy output, teacher-forced, exactly as `attention-playground lens` and `attribute` do,
+so the tab shows what the CLI prints. The work (a greedy decode, the lens, integrated gradients, occlusion, the
+attention views) runs on a copy of the model in a task slot, reporting progress per output position.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from core_model.attribution import Attribution, attribute
+from core_model.attribution_agreement import agreement, attention_views
+from core_model.decoding import greedy_output
+from core_model.logit_lens import LogitLens, logit_lens
+from core_model.model import Seq2SeqTransformer
+from core_model.tasks import TaskSpec, max_source_len
+
+from .model_hub import ModelHub
+from .source_check import check_source
+from .worker_api import SlotFactory, TaskStateApi
+
+DEFAULT_IG_STEPS = 32  # the CLI's default
+SATURATED = 0.05  # gradient x delta below this share of occlusion's largest magnitude: saturated
+
+
+@dataclass(frozen=True)
+class AttributionFrame:
+    """One source's lens, attributions, attention views and agreement, with the tokens that label them."""
+
+    text: str
+    source_tokens: tuple[str, ...]  # encoder input, anchors included
+    output_tokens: tuple[str, ...]  # the model's greedy output, <eos> included
+    lens: LogitLens
+    attribution: Attribution
+    views: dict[str, np.ndarray]  # attention view name -> (T, S)
+    agreement: dict[str, dict[str, list[float | None]]]  # method -> view -> rho per output position
+
+    @property
+    def saturated(self) -> bool:
+        """Gradient x delta all but vanishes where occlusion says the source matters: the model is saturated."""
+        occlusion = float(np.abs(self.attribution.occlusion).max(initial=0.0))
+        return occlusion > 0 and float(np.abs(self.attribution.gradient_x_delta).max()) < SATURATED * occlusion
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """What one run analyses, taken on the GUI thread."""
+
+    model: Seq2SeqTransformer
+    task: TaskSpec
+    ids: list[int]
+    ig_steps: int
+
+
+def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[int], LogitLens, Attribution, dict]:
+    """A task: greedy output, lens, attribution (progress per output position), views and agreement, on a copy."""
+    model = copy.deepcopy(inputs.model).eval()
+    task, vocab = inputs.task, inputs.task.vocabulary
+    src = task.source_ids(inputs.ids)
+    output = greedy_output(model, src, n_tokens=len(vocab))
+    lens = logit_lens(model, src, output, n_tokens=len(vocab))
+
+    def progress(done: int, total: int) -> None:
+        state.check()
+        state.report((done, total))
+
+    result = attribute(model, src, output, vocab.symbol_ids, ig_steps=inputs.ig_steps, progress=progress)
+    views = attention_views(model, src, output)
+    symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
+    return output, lens, result, {"views": views, "agreement": agreement(result, views, symbols)}
+
+
+class AttributionState(QObject):
+    """The source and IG steps; `run` analyses them in the background; a new model clears the result."""
+
+    frame_changed = Signal(object)  # AttributionFrame | None
+    running_changed = Signal(bool)
+    progress_changed = Signal(int, int)  # done, total (0, 0: idle)
+    input_error = Signal(object)  # snapshots.InputError | None, for the source field
+    message = Signal(str)
+
+    def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.hub = hub
+        self.ig_steps = DEFAULT_IG_STEPS
+        self.frame: AttributionFrame | None = None
+        self._slot = make_slot("Attribution", self)
+        self._slot.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
+        self._slot.finished.connect(self._on_result)
+        self._slot.failed.connect(self._end)
+        self._slot.cancelled.connect(lambda: self._end("Cancelled; the previous result (if any) stays."))
+        self._asked: tuple[int, str, list[int]] = (hub.generation, "", [])
+        hub.model_changed.connect(self._on_model_changed)
+
+    @property
+    def running(self) -> bool:
+        return self._slot.running
+
+    def run(self, text: str) -> bool:
+        """Check the source and start; False (and input_error) when it cannot be analysed."""
+        error, ids = check_source(text, self.hub.task.vocabulary, max_source_len(self.hub.model.config.max_len))
+        self.input_error.emit(error)
+        if error is not None:
+            return False
+        self._asked = (self.hub.generation, text, ids)
+        self.running_changed.emit(True)
+        self.progress_changed.emit(0, 1)
+        self.message.emit("Decoding, then the lens, integrated gradients and occlusion...")
+        self._slot.submit(analyse_source, AnalysisInputs(self.hub.model, self.hub.task, ids, self.ig_steps))
+        return True
+
+    def cancel(self) -> None:
+        self._slot.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        return self._slot.shutdown(timeout_ms)
+
+    def _on_result(self, found: tuple[list[int], LogitLens, Attribution, dict]) -> None:
+        generation, text, ids = self._asked
+        if generation != self.hub.generation:
+            self._end("The model changed while this ran: press Analyse again for this model.")
+            return
+        output, lens, result, extra = found
+        vocab = self.hub.task.vocabulary
+        src = self.hub.task.source_ids(ids)
+        self.frame = AttributionFrame(
+            text,
+            tuple(vocab.tokens(src)),
+            tuple(vocab.tokens(output)),
+            lens,
+            result,
+            extra["views"],
+            extra["agreement"],
+        )
+        self.frame_changed.emit(self.frame)
+        gap = float(np.abs(result.completeness_gap).max())
+        self._end(f"Integrated gradients with {result.ig_steps} steps: largest completeness gap {gap:.3f}.")
+
+    def _end(self, text: str) -> None:
+        self.running_changed.emit(False)
+        self.progress_changed.emit(0, 0)
+        self.message.emit(text)
+
+    def _on_model_changed(self) -> None:
+        if self._asked[0] == self.hub.generation:  # the same weights on another device
+            return
+        self.cancel()
+        if self.frame is not None:
+            self.frame = None
+            self.frame_changed.emit(None)
+            self.message.emit("The model changed: press Analyse to analyse this model.")

@@ -1,0 +1,57 @@
+"""The logit lens as a table: rows decoder layers, columns output positions, each cell the token that layer would
+write, shaded by its probability (white = unsure, dark = certain); the header names the token actually written."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from core_model.logit_lens import LogitLens
+
+
+def probability_colour(p: float) -> QColor:
+    """White at 0 through blue at 1; text turns white on the darker half."""
+    t = max(0.0, min(1.0, p))
+    return QColor(int(255 - 200 * t), int(255 - 150 * t), 255)
+
+
+class LensTable(QTableWidget):
+    """Each decoder layer's prediction at every output position; a wrong early guess is shown as it is."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.setToolTip("If the decoder stopped after this layer, it would write this token (shade: its probability)")
+
+    def set_lens(self, lens: LogitLens | None, output_tokens: Sequence[str], token: Callable[[int], str]) -> None:
+        """`token(id)` names a token id; None clears the table."""
+        self.clearContents()
+        if lens is None:
+            self.setRowCount(0)
+            self.setColumnCount(0)
+            return
+        layers, positions = lens.top_tokens.shape
+        self.setRowCount(layers)
+        self.setColumnCount(positions)
+        self.setVerticalHeaderLabels([f"after L{i + 1}" for i in range(layers)])
+        self.setHorizontalHeaderLabels([f"{t}: {output_tokens[t]}" for t in range(positions)])
+        for layer in range(layers):
+            for t in range(positions):
+                p = math.exp(float(lens.top_log_probs[layer, t]))
+                written = math.exp(float(lens.output_log_probs[layer, t]))
+                item = QTableWidgetItem(token(int(lens.top_tokens[layer, t])))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setBackground(QBrush(probability_colour(p)))
+                item.setForeground(QBrush(QColor(255, 255, 255) if p > 0.6 else QColor(0, 0, 0)))
+                item.setToolTip(
+                    f"After decoder layer {layer + 1}, position {t}: top token {item.text()!r} with p = {p:.3f}; "
+                    f"the token written, {output_tokens[t]!r}, has p = {written:.3f}"
+                )
+                self.setItem(layer, t, item)

@@ -1,0 +1,23 @@
+"""The Causal tab: does attention explain? Patching (which heads carry the answer) and, for one source, the logit
+lens and attribution beside attention."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from .source_view import SourceView
+from .view import PatchingView
+
+
+class CausalTab(QTabWidget):
+    """Two pages over the same model: Patching, and Lens & attribution."""
+
+    def __init__(self, patching: PatchingView, source: SourceView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.patching, self.source = patching, source
+        self.addTab(patching, "Patching")
+        self.addTab(source, "Lens && attribution")
+        self.setTabToolTip(0, "Which heads carry the answer from a clean source into a corrupted one")
+        self.setTabToolTip(
+            1, "The logit lens, and gradient, integrated-gradient and occlusion attribution beside attention"
+        )
