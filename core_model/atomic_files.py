@@ -164,7 +164,8 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_temps(target: Path, now: float | None = None) -> list[Path]:
     """Delete leftovers of killed writes to `target`: our naming only, plain files, writer gone or over a minute old."""
     now = time.time() if now is None else now
-    pattern, removed = _temp_pattern(target), []
+    pattern = _temp_pattern(target)
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(target.parent))
     except OSError:

@@ -102,7 +102,7 @@ class MultiHeadAttention(nn.Module):
     def forward(
         self,
         x_q: Tensor,
-        x_kv: Tensor | None,
+        x_kv: Tensor,
         mask: Tensor | None = None,
         *,
         q_pos: int = 0,
@@ -127,19 +127,16 @@ class MultiHeadAttention(nn.Module):
             if past_kv is not None:
                 k, v = torch.cat((past_kv[0], k), dim=2), torch.cat((past_kv[1], v), dim=2)
         dropout_p = self.dropout if self.training else 0.0
-        plain = None
+        weights = scores = None
         if need_weights or need_scores:  # the capture path: the one plain attention function
             plain = attention(q, k, v, mask, dropout_p=dropout_p)
             heads = plain.output  # (B, H, Tq, D)
+            weights = plain.weights.detach() if need_weights else None
+            scores = plain.scores.detach() if need_scores else None
         else:
             heads = fast_attention(q, k, v, mask, dropout_p)
         if head_gate is not None:
             heads = heads * head_gate.to(heads.dtype).view(1, -1, 1, 1)
         b, _, tq, _ = heads.shape
         out = self.out_proj(heads.transpose(1, 2).reshape(b, tq, -1))  # (B, H, Tq, D) -> (B, Tq, d)
-        return AttentionResult(
-            output=out,
-            weights=plain.weights.detach() if need_weights else None,
-            scores=plain.scores.detach() if need_scores else None,
-            kv=(k, v),
-        )
+        return AttentionResult(output=out, weights=weights, scores=scores, kv=(k, v))

@@ -31,12 +31,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import Tensor
 
+from .attention import MultiHeadAttention
+from .layers import DecoderLayer, EncoderLayer
 from .masks import MaskSpec
-from .model import AttentionMaps, HeadGates, Seq2SeqOutput, Seq2SeqTransformer
+from .model import ATTENTION_KINDS, AttentionKind, AttentionMaps, HeadGates, Seq2SeqOutput, Seq2SeqTransformer
 
 VIEW_MODES = ("weights", "scores", "norms", "rollout")
 
@@ -68,6 +71,18 @@ class RolloutMaps:
     heads: AttentionMaps[Tensor]  # per kind, per layer (B, H, Tq, Tk): the layer update through one head
 
 
+def attention_modules(model: Seq2SeqTransformer) -> dict[AttentionKind, list[MultiHeadAttention]]:
+    """Each kind's attention sublayers in layer order."""
+    # torch's ModuleList is not generic: its items type as Module, so name the layers model.py puts in each stack
+    encoder = cast(list[EncoderLayer], list(model.encoder_layers))
+    decoder = cast(list[DecoderLayer], list(model.decoder_layers))
+    return {
+        "encoder_self": [layer.self_attn for layer in encoder],
+        "decoder_self": [layer.self_attn for layer in decoder],
+        "cross": [layer.cross_attn for layer in decoder],
+    }
+
+
 def run_with_inputs(
     model: Seq2SeqTransformer, src: Tensor, tgt: Tensor, masks: MaskSpec | None = None, gates: HeadGates | None = None
 ) -> CapturedPass:
@@ -76,12 +91,7 @@ def run_with_inputs(
     Hooks leave layers.py untouched: the input x_kv is the second positional argument of MultiHeadAttention.
     """
     found: dict[str, list[Tensor]] = {"encoder_self": [], "decoder_self": [], "cross": []}
-    modules = [(layer.self_attn, "encoder_self") for layer in model.encoder_layers]
-    modules += [
-        (m, kind)
-        for layer in model.decoder_layers
-        for m, kind in ((layer.self_attn, "decoder_self"), (layer.cross_attn, "cross"))
-    ]
+    modules = [(m, kind) for kind, attns in attention_modules(model).items() for m in attns]
 
     thread = threading.get_ident()  # another thread's pass on the same model (e.g. a cell recomputation) is not ours
 
@@ -101,7 +111,7 @@ def run_with_inputs(
     return CapturedPass(out, LayerInputs(*(tuple(found[k]) for k in ("encoder_self", "decoder_self", "cross"))))
 
 
-def value_norms(attn: torch.nn.Module, x: Tensor) -> Tensor:
+def value_norms(attn: MultiHeadAttention, x: Tensor) -> Tensor:
     """||f_h(x_j)|| = ||W_O^h (W_V^h x_j + b_V^h)|| for every head and key. x (B, Tk, d) -> (B, H, Tk)."""
     b, tk, _ = x.shape
     n_heads, head_dim = attn.n_heads, attn.head_dim
@@ -116,13 +126,8 @@ def norm_weighted(
 ) -> AttentionMaps[Tensor]:
     """g_h a_ij ||f_h(x_j)|| per kind and layer, each (B, H, Tq, Tk) (Kobayashi et al. 2020, §3)."""
     gates = gates or HeadGates()
-    modules = {
-        "encoder_self": [layer.self_attn for layer in model.encoder_layers],
-        "decoder_self": [layer.self_attn for layer in model.decoder_layers],
-        "cross": [layer.cross_attn for layer in model.decoder_layers],
-    }
-    result = {}
-    for kind, attns in modules.items():
+    result: dict[AttentionKind, tuple[Tensor, ...]] = {}
+    for kind, attns in attention_modules(model).items():
         maps = []
         for i, attn in enumerate(attns):
             a = weights.kind(kind)[i]
@@ -133,7 +138,7 @@ def norm_weighted(
                 scaled = scaled * gate.to(scaled.dtype).view(1, -1, 1, 1)
             maps.append(scaled)
         result[kind] = tuple(maps)
-    return AttentionMaps(**result)
+    return AttentionMaps(*(result[kind] for kind in ATTENTION_KINDS))
 
 
 def _head_mean(a: Tensor, gate: Tensor | None) -> Tensor:
@@ -183,7 +188,10 @@ def rollout(weights: AttentionMaps[Tensor], gates: HeadGates | None = None) -> R
             d_mid, c_mid = s_bar @ d, s_bar @ c
             _, c_h = _cross_step(d_mid[:, None], c_mid[:, None], a_cross, r_enc[:, None])
             d, c = _cross_step(d_mid, c_mid, x_bar, r_enc)
-            dec_d.append(d), dec_c.append(c), self_heads.append(d_h), cross_heads.append(c_h)
+            dec_d.append(d)
+            dec_c.append(c)
+            self_heads.append(d_h)
+            cross_heads.append(c_h)
     stack = lambda items, like: torch.stack(items) if items else like.new_zeros((0,))  # noqa: E731
     heads = AttentionMaps(tuple(enc_heads), tuple(self_heads), tuple(cross_heads))
     like = weights.encoder_self[0] if weights.encoder_self else ref
@@ -221,10 +229,12 @@ def view_maps(
         raise ValueError(f"mode must be one of {list(VIEW_MODES)}, got {mode!r}")
     captured = run_with_inputs(model, src, tgt, masks, gates)
     out = captured.output
+    weights, scores = out.attention, out.scores
+    assert weights is not None and scores is not None  # run_with_inputs asks the model for both
     if mode == "weights":
-        return out, out.attention
+        return out, weights
     if mode == "scores":
-        return out, out.scores
+        return out, scores
     if mode == "norms":
-        return out, norm_weighted(model, out.attention, captured.inputs, gates)
-    return out, rollout(out.attention, gates).heads
+        return out, norm_weighted(model, weights, captured.inputs, gates)
+    return out, rollout(weights, gates).heads

@@ -105,15 +105,20 @@ class CachedScorer:
 
     def __call__(self, rows: Tensor, tokens: Tensor, position: int) -> Tensor:
         for cache in self.caches:  # row i of the new batch continues row rows[i] of the previous one
-            if cache.self_kv is not None:
-                cache.self_kv = tuple(t.index_select(0, rows) for t in cache.self_kv)
-                cache.cross_kv = tuple(t.index_select(0, rows) for t in cache.cross_kv)
+            if cache.self_kv is not None and cache.cross_kv is not None:  # the decoder sets both at once
+                cache.self_kv = _kv_rows(cache.self_kv, rows)
+                cache.cross_kv = _kv_rows(cache.cross_kv, rows)
         n = tokens.shape[0]
         memory, src = self.memory.expand(n, -1, -1), self.src.expand(n, -1)
         hidden = self.model.decode(
             tokens[:, None], memory, src, self.masks, self.gates, q_pos=position, caches=self.caches
         ).hidden  # (n, 1, d)
         return choosable(self.model.log_probs(hidden)[:, -1], self.n_tokens)  # (n, V)
+
+
+def _kv_rows(kv: tuple[Tensor, Tensor], rows: Tensor) -> tuple[Tensor, Tensor]:
+    """Keys and values of the chosen batch rows, in the order of `rows`."""
+    return kv[0].index_select(0, rows), kv[1].index_select(0, rows)
 
 
 @dataclass

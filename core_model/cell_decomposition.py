@@ -127,7 +127,8 @@ def capture_attention_inputs(
     """Run the model until the chosen attention module is called; return its bound arguments (x_q, x_kv, mask...)."""
     module = attention_module(model, kind, layer)
     signature = inspect.signature(module.forward)
-    thread, seen = threading.get_ident(), {}
+    thread = threading.get_ident()
+    seen: dict[str, Any] = {}
 
     def hook(mod: Any, args: tuple, kwargs: dict | None = None) -> None:
         # kwargs may be missing when another thread's pass calls the hook between registration and removal

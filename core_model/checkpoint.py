@@ -1,15 +1,17 @@
 """Checkpoints: config, weights, training history and extras in one file, written atomically, loaded safely.
 
-Loading uses `torch.load(weights_only=True)`, so a file can never run code; every field is then validated
-(checkpoint_validation, checkpoint_records) before anything is built, and the weights are compared with the
-checksum stored when they were saved (checkpoint_checksum). Anything wrong with a file, or with a save, raises
-CheckpointError with a message a person can act on; a failed save leaves the previous file untouched.
+Loading is one straight line: read the file (checkpoint_files: file checks, then `torch.load(weights_only=True)`, so
+a file can never run code), validate the payload (checkpoint_validation: format, configuration, weights and their
+checksum; checkpoint_records: the history; checkpoint_extra: the typed extra record), then hold what was read in a
+Checkpoint that builds the model. Anything wrong with a file, or with a save, raises CheckpointError with a message a
+person can act on; a failed save leaves the previous file untouched.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,17 +19,10 @@ from typing import Any
 import torch
 
 from .checkpoint_checksum import CHECKSUM_KEY, weights_digest
+from .checkpoint_extra import CheckpointExtra, extra_to_plain, read_extra
 from .checkpoint_files import MESSAGE_CHARS, first_line, read_payload, write_atomically
-from .checkpoint_records import (
-    MAX_HISTORY_ROWS,
-    check_history,
-    check_known_extra,
-    clean_extra,
-    stored_task,
-    thin_history,
-    without_unusable_recipe,
-)
-from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_extra, check_payload
+from .checkpoint_records import MAX_HISTORY_ROWS, check_history, thin_history
+from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_payload
 from .config import ModelConfig
 from .model import Seq2SeqTransformer, build_model
 from .tasks import TaskSpec
@@ -39,6 +34,7 @@ __all__ = [
     "VERSION",
     "Checkpoint",
     "CheckpointError",
+    "CheckpointExtra",
     "load_checkpoint",
     "save_checkpoint",
 ]
@@ -47,12 +43,16 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Checkpoint:
-    """What a checkpoint file holds. `extra` is for plain data only (numbers, strings, lists, dicts, tensors)."""
+    """What a checkpoint file holds. `extra` may be given as a plain dict: it is kept as its CheckpointExtra."""
 
     config: ModelConfig
     state_dict: dict[str, torch.Tensor]
     history: list[dict[str, float]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: CheckpointExtra = field(default_factory=CheckpointExtra)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.extra, CheckpointExtra):  # a stored dict: one record type from here on
+            self.extra = CheckpointExtra.from_plain(self.extra)
 
     def build(self, device: torch.device | str = "cpu") -> Seq2SeqTransformer:
         """A model with these weights; a shape mismatch, or too little memory on `device`, raises CheckpointError."""
@@ -68,14 +68,8 @@ class Checkpoint:
 
     @property
     def task(self) -> TaskSpec:
-        """The task the weights were trained on (`extra["task"]`); the default TaskSpec when none was stored.
-
-        A stored description that is not a dict, has unknown keys or invalid values raises CheckpointError.
-        """
-        try:
-            return stored_task(self.extra.get("task"))
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(str(exc)) from exc
+        """The task the weights were trained on; the default TaskSpec when none was stored."""
+        return self.extra.task or TaskSpec()
 
 
 def save_checkpoint(
@@ -83,7 +77,7 @@ def save_checkpoint(
     model: Seq2SeqTransformer,
     *,
     history: list[dict[str, float]] | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: CheckpointExtra | Mapping[str, Any] | None = None,
 ) -> Path:
     """Write atomically (temporary next to `path`, fsync, rename); every failure raises CheckpointError.
 
@@ -99,8 +93,8 @@ def save_checkpoint(
         if bad:
             raise CheckpointError(f"not saving {path}: weight {key} has {bad} non-finite values (NaN or infinity)")
     refused = f"not saving {path}"
-    extra = clean_extra(check_extra(dict(extra or {}), refused), path.name)
-    check_known_extra(extra, model.config, refused)
+    given = extra_to_plain(extra) if isinstance(extra, CheckpointExtra) else dict(extra or {})
+    record = read_extra(given, model.config, refused, loading=False)
     payload = {
         "format": FORMAT,
         "version": VERSION,
@@ -108,7 +102,7 @@ def save_checkpoint(
         "state_dict": state,
         CHECKSUM_KEY: weights_digest(state),
         "history": check_history(thin_history(list(history or []), path.name), refused),
-        "extra": extra,
+        "extra": extra_to_plain(record),
     }
     write_atomically(path, payload)
     log.info("saved checkpoint %s", path)
@@ -116,14 +110,9 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read and validate a checkpoint without executing anything from it or building anything oversized.
-
-    A stored training recipe that is not valid (files of earlier versions) is left out, with a warning in the log:
-    the weights still load.
-    """
+    """Read, validate, then hold a checkpoint, without executing anything from it or building anything oversized."""
     path = Path(path)
-    payload = without_unusable_recipe(read_payload(path), path.name)
-    config, state, history, extra = check_payload(payload, path.name)
-    extra = clean_extra(extra, path.name)
-    check_known_extra(extra, config, path.name)
+    payload = read_payload(path)  # file checks, then torch.load(weights_only=True)
+    config, state, history, stored_extra = check_payload(payload, path.name)  # format, config, weights, checksum
+    extra = read_extra(stored_extra, config, path.name)  # plain data, records that fit the model
     return Checkpoint(config, state, check_history(history, path.name), extra)

@@ -24,7 +24,7 @@ def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
     for key in sorted(state):
         tensor = state[key].detach()
         digest.update(f"{key}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
-        digest.update(tensor.reshape(-1).contiguous().view(torch.uint8).numpy())  # (numel * element_size,) bytes
+        digest.update(tensor.reshape(-1).contiguous().view(torch.uint8).numpy().data)  # numel * element_size bytes
     return digest.hexdigest()
 
 

@@ -5,11 +5,14 @@ that publish only a file the loader accepts, and reads that say what is wrong.
 from __future__ import annotations
 
 import logging
+import pickle
+import struct
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
 import torch
+from torch import _weights_only_unpickler
 
 from .atomic_files import RefusedTarget, atomic_path, file_kind, remove_stale_temps
 from .checkpoint_long_history import ShortHistory, archive_with, shortened_history
@@ -35,6 +38,8 @@ MAX_PICKLE_BYTES = 4 * 2**20
 # Earlier versions stored a row per step (a million rows take 105 MiB): such a pickle is read by thinning its history
 # first (checkpoint_long_history, which scans the bytes once), up to this size; a larger one is refused unread.
 MAX_LONG_PICKLE_BYTES = 128 * 2**20
+# opcodes that import or build objects other than through GLOBAL (torch.save's protocol 2 never writes them)
+OBJECT_OPCODES = frozenset({"OBJ", "NEWOBJ_EX", "STACK_GLOBAL", "EXT1", "EXT2", "EXT4", "PERSID"})
 HISTORY_ROW_BYTES = 110  # one trainer history row, pickled after the weights (memo references take 5 bytes)
 
 
@@ -65,20 +70,22 @@ def _check_written(tmp: Path, path: Path) -> None:
     with open(tmp, "rb") as fh:
         try:
             check_archive(fh, path.name, MAX_PICKLE_BYTES)
+        except TooLarge as exc:
+            raise CheckpointError(f"not saving {path}: {exc.detail}") from None
         except CheckpointError as exc:
-            raise CheckpointError(f"not saving {path}: {str(exc).removeprefix(f'{path.name}: ')}") from None
+            raise CheckpointError(f"not saving {path}: {exc}") from None
 
 
 def _cause(exc: BaseException) -> str:
-    """The cause of a failed write in words."""
+    """The cause of a failed write in words, from the exception's type: torch's writer reports a short write (a
+    full disk) as RuntimeError."""
     if isinstance(exc, PermissionError):
         return "permission denied (the folder is read-only or not yours)"
     if isinstance(exc, OSError):
         return exc.strerror or str(exc) or type(exc).__name__
-    text = first_line(exc)
-    if "file write failed" in text or "unexpected pos" in text:  # torch's words for a short write: disk full
-        return f"the disk is probably full ({text})"
-    return text
+    if isinstance(exc, RuntimeError):
+        return f"the file could not be written, the disk is probably full ({first_line(exc)})"
+    return first_line(exc)
 
 
 def read_payload(path: Path) -> object:
@@ -105,7 +112,14 @@ def read_payload(path: Path) -> object:
     try:
         with open(path, "rb") as fh:
             source, short = _readable_archive(fh, path.name)
-            payload = torch.load(source, map_location="cpu", weights_only=True)
+            try:
+                payload = torch.load(source, map_location="cpu", weights_only=True)
+            except pickle.UnpicklingError:  # refused by the weights-only loader: code, or malformed data
+                if imports_code(_pickle_bytes(source)):
+                    raise CheckpointError(
+                        f"{path.name} contains code or objects that are not plain data; refusing to load it"
+                    ) from None
+                raise
             return short.without_name_rows(payload) if short else payload
     except CheckpointError:
         raise
@@ -114,7 +128,9 @@ def read_payload(path: Path) -> object:
     except MemoryError:
         raise CheckpointError(f"{path.name} needs more memory to read than is available") from None
     except Exception as exc:  # noqa: BLE001 - torch raises many types for bad files; all mean "unreadable"
-        raise CheckpointError(_load_failure(path.name, exc)) from exc
+        raise CheckpointError(
+            f"{path.name} is not a readable checkpoint (corrupt or truncated): {_damage(exc)}"
+        ) from exc
 
 
 def _readable_archive(fh: BinaryIO, name: str) -> tuple[BinaryIO, ShortHistory | None]:
@@ -133,7 +149,7 @@ def _readable_archive(fh: BinaryIO, name: str) -> tuple[BinaryIO, ShortHistory |
                 if short
                 else "and its history is not one the app can thin (rows of metric names and numbers)"
             )
-            raise CheckpointError(f"{_too_large(name, size, MAX_PICKLE_BYTES)}, {how}; refusing to read it")
+            raise TooLarge(name, f"{_too_large(size, MAX_PICKLE_BYTES)}, {how}; refusing to read it")
         log.info(
             "%s: reading %d of its %d training-history rows (a row per step, as earlier versions kept)",
             name,
@@ -143,9 +159,17 @@ def _readable_archive(fh: BinaryIO, name: str) -> tuple[BinaryIO, ShortHistory |
         return archive_with(archive, pickles[0], short.data), short
 
 
-def _too_large(name: str, size: int, limit: int) -> str:
+class TooLarge(CheckpointError):
+    """A file whose history and extra data exceed what a checkpoint may hold; `detail` says so without its name."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        super().__init__(f"{name}: {detail}")
+        self.detail = detail
+
+
+def _too_large(size: int, limit: int) -> str:
     return (
-        f"{name}: its training history and extra data take {size / 2**20:.1f} MiB, more than the "
+        f"its training history and extra data take {size / 2**20:.1f} MiB, more than the "
         f"{limit // 2**20} MiB a checkpoint may hold"
     )
 
@@ -181,7 +205,7 @@ def check_archive(fh: BinaryIO, name: str, max_pickle_bytes: int = MAX_LONG_PICK
                 if max_pickle_bytes > MAX_PICKLE_BYTES
                 else ""
             )
-            raise CheckpointError(f"{_too_large(name, size, max_pickle_bytes)}{rows}")
+            raise TooLarge(name, f"{_too_large(size, max_pickle_bytes)}{rows}")
         check_crcs(archive, name)
     return size
 
@@ -210,17 +234,39 @@ def check_crcs(archive: zipfile.ZipFile, name: str) -> None:
         )
 
 
-def _load_failure(name: str, exc: Exception) -> str:
-    """The message for a torch.load failure: refused code, or damage described in words rather than torch's."""
-    text, full = first_line(exc), str(exc)
-    # every weights-only failure mentions `weights_only`; only a refused import (code) names a GLOBAL
-    if "Unsupported global" in full or "GLOBAL" in full or "Unsupported operand" in full:
-        return f"{name} contains code or objects that are not plain data; refusing to load it"
-    if "weights_only" in text or isinstance(exc, (RecursionError, EOFError)):
-        text = "its pickled data is malformed"  # torch's advice to retry without weights_only would mislead here
-    elif "inline_container" in full or "PytorchStreamReader" in full or "enforce fail" in full:
-        text = "its archive records are damaged or incomplete"
-    return f"{name} is not a readable checkpoint (corrupt or truncated): {text}"
+def _damage(exc: Exception) -> str:
+    """What a failed torch.load of a checked archive means, from the exception's type: torch's reader raises
+    RuntimeError for records it cannot read, its unpickler other types for pickled data it cannot follow."""
+    if isinstance(exc, RuntimeError) and not isinstance(exc, RecursionError):
+        return "its archive records are damaged or incomplete"
+    return "its pickled data is malformed"
+
+
+def _pickle_bytes(source: BinaryIO) -> bytes:
+    """The pickle of a checked archive (check_archive found exactly one within the size limit)."""
+    source.seek(0)
+    with zipfile.ZipFile(source) as archive:
+        return archive.read(next(e for e in archive.infolist() if e.filename.endswith("/data.pkl")))
+
+
+def imports_code(data: bytes) -> bool:
+    """Whether a pickle names a class or function the weights-only loader does not allow, or uses an opcode that
+    builds arbitrary objects: what tells a file that holds code from one whose data is merely damaged."""
+    import pickletools  # read only for a refused file: not worth its import at start-up
+
+    try:  # torch's own list of what weights_only allows; private, so a torch without it allows nothing here
+        allowed = set(_weights_only_unpickler._get_allowed_globals())
+    except Exception:  # noqa: BLE001 - only the wording of a refusal depends on it
+        allowed = set()
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            if opcode.name in OBJECT_OPCODES:
+                return True
+            if opcode.name in ("GLOBAL", "INST") and str(arg).replace(" ", ".", 1) not in allowed:
+                return True
+    except (ValueError, EOFError, struct.error):  # damaged data after the opcodes read so far
+        return False
+    return False
 
 
 def first_line(exc: BaseException) -> str:

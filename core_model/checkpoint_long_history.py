@@ -57,10 +57,9 @@ class ShortHistory:
 
     def without_name_rows(self, payload: object) -> object:
         """The payload read from `data` with the history it would have had if thinned after reading."""
-        history = payload.get("history") if isinstance(payload, dict) else None
-        if not self.name_rows or not isinstance(history, list):
+        if not self.name_rows or not isinstance(payload, dict) or not isinstance(payload.get("history"), list):
             return payload
-        return {**payload, "history": [row for j, row in enumerate(history) if j not in self.name_rows]}
+        return {**payload, "history": [row for j, row in enumerate(payload["history"]) if j not in self.name_rows]}
 
 
 def shortened_history(data: bytes) -> ShortHistory | None:
@@ -73,7 +72,8 @@ def shortened_history(data: bytes) -> ShortHistory | None:
     head = _HEAD.match(data, at) if at >= 0 else None
     if head is None:
         return None
-    first, end = head.end(), _ROWS.match(data, head.end()).end()
+    listed = _ROWS.match(data, head.end())  # matches always (possibly nothing): the pattern is a repetition
+    first, end = head.end(), listed.end() if listed else head.end()
     starts = array("q", map(re.Match.start, islice(_ROW.finditer(data, first, end), MAX_ROWS + 1)))  # byte offsets
     if not 0 < len(starts) <= MAX_ROWS:
         return None
@@ -81,7 +81,7 @@ def shortened_history(data: bytes) -> ShortHistory | None:
     if naming is None:
         return None
     keep = sorted(evenly | naming)
-    rows = b"".join(_ROW.match(data, starts[i]).group() for i in keep)
+    rows = b"".join(row.group() for i in keep if (row := _ROW.match(data, starts[i])))  # each found above
     name_rows = frozenset(j for j, i in enumerate(keep) if i not in evenly)
     return ShortHistory(data[:first] + b"(" + rows + b"e" + data[end:], len(starts), len(evenly), name_rows)
 

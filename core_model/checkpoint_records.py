@@ -3,8 +3,8 @@ model they describe: the task, the training recipe, the evaluation curves and th
 
 Numbers in them must be finite and fit 64 bits (a step of inf or 10**400 overflows every conversion downstream);
 non-finite numbers elsewhere in the extra data become None. The history keeps at most MAX_HISTORY_ROWS rows, thinned
-evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw. A training
-recipe that is not valid is refused when saved and left out when loaded: only the Trainer reads it.
+evenly with the first and last kept, when saved and when loaded, so curves stay quick to read and draw. The extra data
+is read into its typed record in checkpoint_extra, which calls these checks.
 """
 
 from __future__ import annotations
@@ -177,20 +177,6 @@ def recipe_problem(stored: object) -> str | None:
     return None
 
 
-def without_unusable_recipe(payload: object, name: str) -> object:
-    """The payload read from `name` without its stored training recipe when that is unusable (logged): the weights
-    still load and the Trainer starts from its defaults. Earlier versions stored recipes this one refuses (seeds
-    up to 2**64 - 1)."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("extra"), dict):
-        return payload
-    extra = payload["extra"]
-    problem = recipe_problem(extra.get("train_config"))
-    if problem is None:
-        return payload
-    log.warning("%s: its stored training recipe is not used (%s); the Trainer starts from its defaults", name, problem)
-    return {**payload, "extra": {key: value for key, value in extra.items() if key != "train_config"}}
-
-
 def _check_eval_series(data: object) -> None:
     """Four columns of equal length: integer steps and finite numbers (None where a value was not finite)."""
     if data is None:
@@ -258,7 +244,7 @@ def _snapshot_size(entry: object, kind: str, lead: tuple[int, int, int]) -> tupl
     ):
         shape = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
         raise ValueError(f"{where} have shape {shape}; this model needs {lead} x queries x keys of floats")
-    size = tuple(values.shape[3:])
+    size = (int(values.shape[3]), int(values.shape[4]))
     if not isinstance(valid, torch.Tensor) or valid.dtype != torch.bool or tuple(valid.shape) != size:
         raise ValueError(f"{where} need a boolean mask of shape {size}")
     for key, n in (("query_labels", size[0]), ("key_labels", size[1])):

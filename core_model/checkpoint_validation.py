@@ -43,9 +43,9 @@ class CheckpointError(Exception):
     """A checkpoint could not be written or read: corrupt, truncated, mismatched or unsafe."""
 
 
-def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], object, dict]:
-    """(config, state_dict, history, extra) of a payload read from the file `name`: all validated but the history,
-    which checkpoint_records checks (with the structures in `extra` that depend on the model)."""
+def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], object, object]:
+    """(config, state_dict, history, extra) of a payload read from the file `name`: the format, configuration and
+    weights validated; the history (checkpoint_records) and the extra data (checkpoint_extra) are checked next."""
     if not isinstance(payload, dict):
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it holds a {type(payload).__name__})")
     if "format" not in payload:
@@ -69,7 +69,7 @@ def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, to
     if problem:
         raise CheckpointError(problem)
     check_finite(state, name)
-    return config, state, payload.get("history", []), check_extra(payload.get("extra", {}), name)
+    return config, state, payload.get("history", []), payload.get("extra", {})
 
 
 def check_config(data: object, name: str) -> ModelConfig:

@@ -48,8 +48,8 @@ def _short(value: object) -> str:
 
 def check_float(field: str, value: object, low: float, high: float, *, high_open: bool = False) -> None:
     """Raise a ValueError unless low <= value <= high (or < high when high_open)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ok:
+    ok = False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         v = float(value) if isinstance(value, float) or abs(value) < 2**1000 else float("inf")  # no OverflowError
         ok = v == v and low <= v and (v < high if high_open else v <= high)
     if not ok:

@@ -101,7 +101,7 @@ def head_roles(
         maps = model(batch.src, batch.tgt_in, return_attention=True).attention.to_numpy()
     finally:
         model.train(was_training)
-    stacked = {kind: np.stack(maps.kind(kind)) for kind in ATTENTION_KINDS}  # (L, B, H, Tq, Tk)
+    stacked: dict[str, np.ndarray] = {kind: np.stack(maps.kind(kind)) for kind in ATTENTION_KINDS}  # (L, B, H, Tq, Tk)
     ids = [t.cpu().numpy() for t in (batch.src, batch.tgt_in, batch.tgt_out)]
     return roles_from_maps(stacked, *ids)
 

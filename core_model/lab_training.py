@@ -7,15 +7,16 @@ seed, so any difference past the training range comes from how each encodes posi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
-from .checkpoint import Checkpoint
-from .config import ModelConfig
+from .checkpoint import Checkpoint, CheckpointExtra
+from .config import ModelConfig, PositionalKind
 from .model import build_model
 from .tasks import TaskSpec
 from .training import TrainConfig, Trainer
 
 REPORT_EVERY = 10  # steps between progress reports
+PAIR: tuple[PositionalKind, PositionalKind] = ("rope", "sinusoidal")  # the order of train_pair's result
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def train_pair(
     config = replace(base or ModelConfig(), vocab_size=task.vocab_size)
     train = TrainConfig(batch_size=batch_size, steps=steps, seed=seed, device="cpu")
     out = []
-    for index, positional in enumerate(("rope", "sinusoidal")):
+    for index, positional in enumerate(PAIR):
         model = build_model(replace(config, positional=positional), seed=seed)
         trainer = Trainer(model, task, train)
         for metrics in trainer.train_steps():
@@ -57,5 +58,5 @@ def train_pair(
                 )
         model.eval()
         state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
-        out.append(Checkpoint(model.config, state, [], {"task": asdict(task), "train_config": train.to_dict()}))
+        out.append(Checkpoint(model.config, state, [], CheckpointExtra(task=task, train_config=train.to_dict())))
     return out[0], out[1]

@@ -14,14 +14,14 @@ import torch
 
 from .length_eval import LengthResult, PositionScaling, evaluate_lengths
 from .model import Seq2SeqTransformer
-from .rope_scaling import ROPE_SCALING_KINDS, RopeScaling, rope_scaled
+from .rope_scaling import ROPE_SCALING_KINDS, RopeScaling, is_rope_scaling_kind, rope_scaled
 from .tasks import TaskSpec
 
 
 def rope_length_scaling(model: Seq2SeqTransformer, kind: str, train_len: int) -> PositionScaling | None:
     """The `position_scaling` hook of evaluate_lengths for a RoPE recipe: each length L is stretched by
     s = L / train_len (no change up to train_len); None for "none". ValueError for a model without RoPE."""
-    if kind not in ROPE_SCALING_KINDS:
+    if not is_rope_scaling_kind(kind):
         raise ValueError(f"rope scaling must be one of {list(ROPE_SCALING_KINDS)}, got {kind!r}")
     if kind == "none":
         return None

@@ -91,7 +91,8 @@ def evaluate_lengths(
     lengths = check_lengths(model, lengths)
     device = torch.device(device) if device is not None else next(model.parameters()).device
     uniform = replace(task, runs=0.0)
-    total, done, results = n * len(lengths), 0, {}
+    total, done = n * len(lengths), 0
+    results: dict[int, LengthResult] = {}
     was_training = model.training
     model.eval()
     try:

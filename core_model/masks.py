@@ -118,11 +118,17 @@ class MaskSpec:
     def with_painted(self, kind: str, cells: Iterable[tuple[int, int]]) -> MaskSpec:
         """A copy whose painted cells of `kind` are `cells` (the other settings kept)."""
         self.painted(kind)  # validates the kind
-        return replace(self, **{PAINTED_FIELDS[kind]: frozenset(cells)})
+        new = frozenset(cells)
+        return replace(
+            self,
+            encoder_painted=new if kind == "encoder_self" else self.encoder_painted,
+            decoder_painted=new if kind == "decoder_self" else self.decoder_painted,
+            cross_painted=new if kind == "cross" else self.cross_painted,
+        )
 
     def without_painting(self) -> MaskSpec:
         """A copy with no painted cells."""
-        return replace(self, **{name: frozenset() for name in PAINTED_FIELDS.values()})
+        return replace(self, encoder_painted=frozenset(), decoder_painted=frozenset(), cross_painted=frozenset())
 
     def encoder_self(self, src: Tensor, pad_id: int = PAD) -> Tensor | None:
         """Mask for encoder self-attention. src: (B, S)."""
@@ -151,11 +157,9 @@ class MaskSpec:
 
         tq is needed only when cells are painted (the padding mask broadcasts over queries).
         """
-        if self.cross_painted and tq is None:
-            raise ValueError("cross-attention has painted cells: pass tq, the number of target queries")
-        painted = (
-            painted_mask(self.cross_painted, tq, src.shape[1], q_offset=q_offset, device=src.device)
-            if self.cross_painted
-            else None
-        )
+        painted = None
+        if self.cross_painted:
+            if tq is None:
+                raise ValueError("cross-attention has painted cells: pass tq, the number of target queries")
+            painted = painted_mask(self.cross_painted, tq, src.shape[1], q_offset=q_offset, device=src.device)
         return combine(padding_mask(src, pad_id) if self.cross_padding else None, painted)

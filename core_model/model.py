@@ -155,7 +155,8 @@ class Seq2SeqTransformer(nn.Module):
         x, weights, scores = self._embed(self.src_embed, src, 0), [], []
         for i, layer in enumerate(self.encoder_layers):
             x, r = layer(x, AttentionRequest(mask, gates.layer("encoder_self", i), need_weights, need_scores))
-            weights.append(r.weights), scores.append(r.scores)
+            weights.append(r.weights)
+            scores.append(r.scores)
         return EncoderResult(self.encoder_norm(x), _kept(weights), _kept(scores))
 
     def decode(
@@ -188,7 +189,10 @@ class Seq2SeqTransformer(nn.Module):
                 q_pos=q_pos,
                 cache=caches[i] if caches is not None else None,
             )
-            sw.append(rs.weights), cw.append(rc.weights), ss.append(rs.scores), cs.append(rc.scores)
+            sw.append(rs.weights)
+            cw.append(rc.weights)
+            ss.append(rs.scores)
+            cs.append(rc.scores)
         return DecoderResult(self.decoder_norm(x), *map(_kept, (sw, cw, ss, cs)))
 
     def log_probs(self, hidden: Tensor) -> Tensor:
@@ -206,9 +210,10 @@ class Seq2SeqTransformer(nn.Module):
         return_scores: bool = False,
     ) -> Seq2SeqOutput:
         """src (B, S), tgt (B, T) decoder inputs (starting with <bos>) -> log-probs (B, T, V) and maps."""
-        want = dict(need_weights=return_attention, need_scores=return_scores)
-        enc = self.encode(src, masks, head_gates, **want)
-        dec = self.decode(tgt, enc.memory, src, masks, head_gates, **want)
+        enc = self.encode(src, masks, head_gates, need_weights=return_attention, need_scores=return_scores)
+        dec = self.decode(
+            tgt, enc.memory, src, masks, head_gates, need_weights=return_attention, need_scores=return_scores
+        )
         out = Seq2SeqOutput(self.log_probs(dec.hidden))
         if return_attention:
             out.attention = AttentionMaps(enc.weights, dec.self_weights, dec.cross_weights)

@@ -44,6 +44,8 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
 class SinusoidalEncoding(nn.Module):
     """Adds the fixed sinusoid table to already-scaled embeddings; positions may start at an offset."""
 
+    table: Tensor
+
     def __init__(self, d_model: int, max_len: int, base: float) -> None:
         super().__init__()
         self.max_len = max_len
@@ -61,6 +63,9 @@ class SinusoidalEncoding(nn.Module):
 
 class RotaryEmbedding(nn.Module):
     """Precomputed cos/sin for RoPE; attention asks for the rows of its positions."""
+
+    cos: Tensor
+    sin: Tensor
 
     def __init__(self, head_dim: int, max_len: int, base: float) -> None:
         super().__init__()

@@ -14,16 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 import torch
-from torch import nn
 
 from .config import check_choice, check_int
+from .model import Seq2SeqTransformer
 from .positional import rope_frequencies
 
 RopeScalingKind = Literal["none", "pi", "ntk"]
 ROPE_SCALING_KINDS: tuple[str, ...] = get_args(RopeScalingKind)
+
+
+def is_rope_scaling_kind(kind: str) -> TypeGuard[RopeScalingKind]:
+    """True for a recipe name RopeScaling accepts, so a checked string types as one."""
+    return kind in ROPE_SCALING_KINDS
 
 
 @dataclass(frozen=True)
@@ -66,15 +71,12 @@ def scaled_rope_angles(n_positions: int, head_dim: int, base: float, scaling: Ro
 
 
 @contextmanager
-def rope_scaled(model: nn.Module, scaling: RopeScaling) -> Iterator[nn.Module]:
+def rope_scaled(model: Seq2SeqTransformer, scaling: RopeScaling) -> Iterator[Seq2SeqTransformer]:
     """Run `model` with rescaled rotary tables inside the block; the trained tables come back on exit, even on an
     exception. Raises ValueError for a model without RoPE (its positions are not rotations)."""
-    rope = getattr(model, "rope", None)
+    rope = model.rope
     if rope is None:
-        raise ValueError(
-            "rope scaling needs a RoPE model; this model uses "
-            f"{getattr(getattr(model, 'config', None), 'positional', 'no')} positions"
-        )
+        raise ValueError(f"rope scaling needs a RoPE model; this model uses {model.config.positional} positions")
     saved = rope.cos, rope.sin
     config = model.config
     angles = scaled_rope_angles(rope.max_len, config.head_dim, config.pe_base, scaling).to(saved[0].device)

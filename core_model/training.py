@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 import torch
 import torch.nn.functional as F
@@ -153,9 +153,18 @@ def uses_autocast(config: TrainConfig, device: torch.device) -> bool:
     return config.mixed_precision and device.type == "cuda"
 
 
+class AdamWOptions(TypedDict):
+    """The AdamW settings shared by the fused and the foreach kernel."""
+
+    lr: float
+    betas: tuple[float, float]
+    eps: float
+    weight_decay: float
+
+
 def make_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     """AdamW with the paper's betas and eps; the fused kernel (one launch for every parameter) where torch has it."""
-    kwargs = dict(lr=config.lr, betas=ADAM_BETAS, eps=ADAM_EPS, weight_decay=config.weight_decay)
+    kwargs = AdamWOptions(lr=config.lr, betas=ADAM_BETAS, eps=ADAM_EPS, weight_decay=config.weight_decay)
     try:
         return torch.optim.AdamW(model.parameters(), fused=True, **kwargs)
     except (RuntimeError, TypeError):  # a device or dtype without a fused kernel
@@ -212,7 +221,8 @@ class Trainer:
         loss_value, norm_value, n_correct, n_tokens = torch.stack(  # the step's one host sync
             (loss.detach(), grad_norm.to(loss.dtype), correct.to(loss.dtype), keep.sum().to(loss.dtype))
         ).tolist()
-        for quantity, value in (("loss", loss_value), ("grad_norm", norm_value)):
+        checked: tuple[tuple[DivergedQuantity, float], ...] = (("loss", loss_value), ("grad_norm", norm_value))
+        for quantity, value in checked:
             if not math.isfinite(value):  # checked before the optimiser moves: the weights stay as they were
                 self.optimizer.zero_grad(set_to_none=True)
                 raise TrainingDiverged(self.step + 1, quantity, value)

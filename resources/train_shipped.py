@@ -29,7 +29,7 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
     import torch
 
     from core_model import ModelConfig, build_model
-    from core_model.checkpoint import save_checkpoint
+    from core_model.checkpoint import CheckpointExtra, save_checkpoint
     from core_model.recipe import shipped_recipe
     from core_model.training import Trainer
 
@@ -44,13 +44,13 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
         if metrics.step % 250 == 0:
             log.info("%s step %d loss %.4f acc %.4f", name, metrics.step, metrics.loss, metrics.token_accuracy)
     history = [asdict(m) for m in trainer.history]
-    extra = {"task": asdict(task), "train_config": train.to_dict()}
+    polish = None
     if recipe.polish is not None:
         history += polish_model(model, task, recipe.polish, name, offset=len(history))
-        extra["polish_config"] = recipe.polish.to_dict()
+        polish = recipe.polish.to_dict()
     seconds = round(time.perf_counter() - start, 1)
     model.eval()
-    extra["final_metrics"] = {"seconds": seconds}
+    extra = CheckpointExtra(task, train.to_dict(), polish_config=polish, final_metrics={"seconds": seconds})
     history = history[HISTORY_EVERY - 1 :: HISTORY_EVERY]
     path = out_dir / f"{name}.pt"
     save_checkpoint(path, model, history=history, extra=extra)

@@ -163,9 +163,9 @@ def _measured(model: Any, task: Any, eval_n: int, device: Any) -> dict[str, Any]
 
 def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]) -> tuple[Path | None, str]:
     """Save the trainer's model to `out`, or to a spare file in the temp folder when `out` cannot be written."""
-    from core_model.checkpoint import save_checkpoint
+    from core_model.checkpoint import CheckpointExtra, save_checkpoint
 
-    extra = {"task": asdict(task), "train_config": config.to_dict(), "final_metrics": _finite(final)}
+    extra = CheckpointExtra(task=task, train_config=config.to_dict(), final_metrics=_finite(final))
     history = [asdict(m) for m in trainer.history]
     return save_or_fall_back(out, lambda path: save_checkpoint(path, trainer.model, history=history, extra=extra))
 

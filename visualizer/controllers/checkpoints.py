@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from core_model import build_model
-from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
@@ -120,13 +119,12 @@ class CheckpointActions(QObject):
         if path:
             self.save_to(path)
 
-    def _payload(self) -> tuple[Any, list[dict], dict]:
+    def _payload(self) -> tuple[Any, list[dict], CheckpointExtra]:
         """A CPU copy of the weights and plain extras, taken on the GUI thread so training cannot change them."""
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.hub.model.state_dict().items()}
-        extra = dict(self.hub.extra)
-        extra["task"] = asdict(self.hub.task)
+        extra = CheckpointExtra.from_plain(self.hub.extra).with_task(self.hub.task)
         if self.training_state is not None:
-            extra.update(self.training_state.to_extra())
+            extra = extra.merged(self.training_state.to_extra())
         return (self.hub.config, state), list(self.hub.history), extra
 
     def save_to(self, path: str | Path) -> None:

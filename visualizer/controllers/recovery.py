@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core_model.checkpoint import CheckpointExtra
 from core_model.tasks import TaskSpec
 from visualizer.controllers.recovery_files import (
-    META_KEY,
     RecoveryPayload,
     RecoveryStore,
     recovery_folder,
@@ -115,10 +115,8 @@ class Recovery(QObject):
     ) -> RecoveryPayload:
         """What File > Save would write for these weights, and when and where they came from."""
         hub = self.hub
-        extra = {k: v for k, v in hub.extra.items() if k != META_KEY}
-        extra["task"] = asdict(task)
-        extra.update(self.training.to_extra())
-        extra[META_KEY] = recovery_meta(step, hub.path, hub.origin)
+        extra = CheckpointExtra.from_plain(hub.extra).with_task(task).merged(self.training.to_extra())
+        extra = replace(extra, recovery=recovery_meta(step, hub.path, hub.origin))
         return RecoveryPayload(hub.config, state, history, extra)
 
     def _write(self, copy: Callable[[], RecoveryPayload], *, wait: bool = False) -> None:

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import torch
 from PySide6.QtCore import QLockFile, QStandardPaths
 
 from core_model import ModelConfig, Seq2SeqTransformer
-from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.tasks import TaskSpec
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class RecoveryPayload:
     config: ModelConfig
     state_dict: dict[str, torch.Tensor]  # CPU clones
     history: list[dict]
-    extra: dict  # File > Save's extra data plus META_KEY
+    extra: CheckpointExtra  # File > Save's extra data plus the recovery record (META_KEY)
 
 
 def recovery_meta(step: int, saved_path: Path | None, origin: str) -> dict:
@@ -79,9 +79,8 @@ def read_recovery(path: Path) -> Recovered:
         model = ckpt.build("cpu")
     except (CheckpointError, ValueError) as exc:
         return Recovered(path, _mtime(path), error=str(exc))
-    extra = dict(ckpt.extra)
-    meta = extra.pop(META_KEY, None)
-    meta = meta if isinstance(meta, dict) else {}
+    meta = ckpt.extra.recovery or {}
+    extra = dict(replace(ckpt.extra, recovery=None))
     last = ckpt.history[-1].get("step", 0) if ckpt.history else 0
     try:
         saved_at, step = float(meta.get("saved_at", _mtime(path))), int(meta.get("step", last))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from core_model.checkpoint_extra import CheckpointExtra
 from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
@@ -104,12 +105,11 @@ def _restore_eval(series: MetricSeries, data: object) -> None:
         series.eval_loss, series.eval_token_accuracy, series.eval_exact_match = columns[1:]
 
 
-def record_to_extra(series: MetricSeries, snapshots: tuple[ProbeSnapshot, ...], config: dict | None) -> dict:
-    """Plain data for a checkpoint's extra: evaluations, the attention movie and the training recipe."""
-    out: dict = {"eval_series": series.eval_dict(), "probe_snapshots": snapshots_to_plain(snapshots)}
-    if config is not None:
-        out["train_config"] = config
-    return out
+def record_to_extra(series: MetricSeries, snapshots: tuple[ProbeSnapshot, ...], config: dict | None) -> CheckpointExtra:
+    """A checkpoint's extra records of a training: evaluations, the attention movie and the training recipe."""
+    return CheckpointExtra(
+        train_config=config, eval_series=series.eval_dict(), probe_snapshots=snapshots_to_plain(snapshots)
+    )
 
 
 def snapshots_to_plain(snapshots: tuple[ProbeSnapshot, ...] | list[ProbeSnapshot]) -> dict:
@@ -252,11 +252,11 @@ class CheckpointRecord:
         history = (*self._prefix, *shift_history(outcome.history, self._offset))
         self.weights_copied.emit(replace(outcome, step=outcome.step + self._offset, history=history))
 
-    def to_extra(self) -> dict:
-        """Plain data for a checkpoint's extra (empty when the curves belong to another model)."""
+    def to_extra(self) -> CheckpointExtra:
+        """The training's records for a checkpoint's extra (none when the curves belong to another model)."""
         same = self._generation == self.hub.generation
         return (
             record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None)
             if same
-            else {}
+            else CheckpointExtra()
         )
