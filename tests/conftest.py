@@ -92,9 +92,9 @@ def hub():
 def state(qtbot, hub):
     """A TrainingState on `hub`, stopped and joined at teardown (QT-NOTES: a live QThread aborts pytest)."""
     from visualizer.state.training import TrainingState
-    from visualizer.workers.training_worker import TrainingWorker
+    from visualizer.workers.training_worker import TrainingRun
 
-    st = TrainingState(hub, TrainingWorker)
+    st = TrainingState(hub, TrainingRun)
     yield st
     assert st.shutdown(20_000)
     assert st.training_thread is None

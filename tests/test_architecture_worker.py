@@ -18,8 +18,8 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.training import TrainingState
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.inference import ThreadedRunner
-from visualizer.workers.training_worker import TrainingWorker
+from visualizer.workers.inference import keystroke_slot
+from visualizer.workers.training_worker import TrainingRun
 
 LARGE = {"d_model": 1024, "n_encoder_layers": 8, "n_decoder_layers": 8}  # ~100 M parameters: ~1 s to build here
 
@@ -41,11 +41,11 @@ class Tab:
     def __init__(self, qtbot) -> None:
         ckpt = load_checkpoint(resource_path(DEFAULT_CHECKPOINT))
         self.hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="shipped")
-        self.session = PlaygroundSession(self.hub, runner=ThreadedRunner())
+        self.session = PlaygroundSession(self.hub, runner=keystroke_slot())
         self.playground = PlaygroundView(self.session)
         self.bar = QStatusBar()
         self.architecture = ArchitectureController(
-            self.hub, TrainingState(self.hub, TrainingWorker), self.bar.showMessage, self.playground
+            self.hub, TrainingState(self.hub, TrainingRun), self.bar.showMessage, self.playground
         )
         self.architecture.attach(self.playground.model_panel)
         self.hub.info_changed.connect(
@@ -66,6 +66,7 @@ def tab(qtbot):
     qtbot.waitUntil(lambda: tab.architecture.pending == 0, timeout=60_000)
     while tab.hub.restore_previous():  # let go of the 400 MB model: a later test's child would inherit its pages
         pass
+    tab.hub.undo_stack.clear()  # Model > Redo would still hold it
     wait_frame(qtbot, tab.session)
     tab.session.runner.shutdown()
 

@@ -8,9 +8,11 @@ import torch
 from PySide6.QtCore import Qt
 
 from core_model import MaskSpec, ModelConfig, build_model
-from visualizer.state.cell_tools import CellInputs, CellInspector, MaskPainter
+from visualizer.state.cell_tools import CellInputs, CellInspector
+from visualizer.state.mask_painter import MaskPainter
 from visualizer.widgets.playground.mask_panel import MaskPanel
 from visualizer.widgets.playground.mask_preview import MASK_LUT
+from visualizer.workers.tasks import TaskSlot
 
 
 class Holder:
@@ -59,29 +61,25 @@ def test_forget_drops_the_history(qtbot):
 def test_inspector_runs_one_job_at_a_time_and_drops_stale_results(qtbot):
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32), seed=1).eval()
     inputs = CellInputs(model, torch.tensor([[4, 5, 6]]), torch.tensor([[1, 4, 5, 6]]), MaskSpec(), None)
-    jobs = []
-    inspector = CellInspector(lambda: inputs, lambda job, done, fail: jobs.append((job, done, fail)))
+    slots: list[TaskSlot] = []
+
+    def make_slot(what, parent=None, **options) -> TaskSlot:  # the task layer's own slot, kept to look at
+        slots.append(TaskSlot(what, parent, **options))
+        return slots[-1]
+
+    inspector = CellInspector(lambda: inputs, make_slot)
     shown = []
     inspector.cell_changed.connect(shown.append)
-    inspector.inspect("cross", 0, 1, 2, 1)
-    inspector.inspect("cross", 0, 1, 3, 0)  # while the first still runs: queued, not started
-    inspector.refresh()
-    assert len(jobs) == 1
-    job, done, _ = jobs[0]
-    done(job())  # the first finishes: stale, dropped; the newest request starts once
-    assert shown == [] and len(jobs) == 2
-    job, done, _ = jobs[1]
-    done(job())
-    assert [(c.query, c.key) for c in shown] == [(3, 0)] and len(jobs) == 2
+    inspector.inspect("cross", 0, 1, 2, 1)  # its result can only arrive through the event loop: still running below
+    inspector.inspect("cross", 0, 1, 3, 0)  # waits for the first, whose result is now stale
+    inspector.refresh()  # replaces the waiting request: the newest cell runs once
+    qtbot.waitUntil(lambda: not slots[0].running, timeout=10_000)
+    assert [(c.query, c.key) for c in shown] == [(3, 0)] and slots[0].started == 2
     errors = []
     inspector.failed.connect(errors.append)
-    inspector.inspect("cross", 0, 1, 9, 0)
-    job, done, fail = jobs[-1]
-    try:
-        job()
-    except ValueError as exc:
-        fail(str(exc))
-    assert errors and "query" in errors[0]
+    with qtbot.waitSignal(inspector.failed, timeout=10_000):
+        inspector.inspect("cross", 0, 1, 9, 0)
+    assert errors and "query" in errors[0] and "failed" not in errors[0]  # the error's line, for the view's sentence
 
 
 def test_reset_masks_restores_defaults_and_clears_painting(qtbot):

@@ -19,7 +19,7 @@ from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.workers.training_worker import TrainingWorker
+from visualizer.workers.training_worker import TrainingRun
 
 WAIT_MS = 60_000
 SMALL = ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, max_len=16)
@@ -44,7 +44,7 @@ class Setup:
 
     def __init__(self, qtbot, config: ModelConfig, task: TaskSpec) -> None:
         self.hub = ModelHub(build_model(config, seed=1), task, device=torch.device("cpu"), origin="test")
-        self.state = TrainingState(self.hub, TrainingWorker)
+        self.state = TrainingState(self.hub, TrainingRun)
         self.window = QWidget()
         qtbot.addWidget(self.window)
         self.actions = CheckpointActions(self.hub, self.window, self.state)

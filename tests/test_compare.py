@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import partial
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 CONFIG = ModelConfig(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2)
 
@@ -31,7 +30,7 @@ def b_file(tmp_path):
 def view(qtbot, b_file):
     hub = ModelHub(build_model(CONFIG, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
     session = PlaygroundSession(hub)
-    compare = CompareSession(session, partial(run_task, "Running model B"))
+    compare = CompareSession(session, TaskSlot)
     return show_playground(qtbot, session, compare=compare, ask_b_path=lambda _parent: str(b_file))
 
 

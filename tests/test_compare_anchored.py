@@ -6,8 +6,6 @@ source positions by symbol; the outputs compared are the symbol outputs. Driven 
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import pytest
 import torch
@@ -20,7 +18,7 @@ from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 SOURCE = "31415"
 
@@ -29,7 +27,7 @@ def make_view(qtbot, a_name: str, b_name: str) -> PlaygroundView:
     ckpt = load_checkpoint(resource_path(a_name))
     hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin=f"shipped {a_name}")
     session = PlaygroundSession(hub)
-    compare = CompareSession(session, partial(run_task, "Running model B"))
+    compare = CompareSession(session, TaskSlot)
     widget = PlaygroundView(session, compare=compare, ask_b_path=lambda _parent: str(resource_path(b_name)))
     qtbot.addWidget(widget)
     widget.resize(1300, 850)

@@ -6,8 +6,6 @@ what a person sees: which page is shown, the combo's choice, the visible notes a
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import pytest
 import torch
@@ -21,7 +19,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 CONFIG = ModelConfig(d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2)
 WARNING = "head numbers need not correspond"
@@ -32,7 +30,7 @@ def view(qtbot, tmp_path):
     b_file = save_checkpoint(tmp_path / "other_run.pt", build_model(CONFIG, seed=11), extra={"task": {"task": "copy"}})
     hub = ModelHub(build_model(CONFIG, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
     session = PlaygroundSession(hub)
-    compare = CompareSession(session, partial(run_task, "Running model B"))
+    compare = CompareSession(session, TaskSlot)
     widget = show_playground(qtbot, session, compare=compare, ask_b_path=lambda _parent: str(b_file))
     wait_frame(qtbot, session)
     return widget

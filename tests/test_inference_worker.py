@@ -12,11 +12,12 @@ from qt_helpers import show_playground, wait_frame
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.tasks import TaskSpec
-from visualizer.state.inference import InlineRunner
+from visualizer.state.inference import BUSY_AFTER_MS
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.playground import BUSY_AFTER_MS, PlaygroundSession
+from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.inference import ThreadedRunner
+from visualizer.workers.inference import keystroke_slot
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=4, n_decoder_layers=4)  # ~60 ms a pass
 
@@ -30,11 +31,15 @@ def make_view(qtbot, config: ModelConfig, runner) -> PlaygroundView:
 
 
 @pytest.fixture
-def runner():
-    r = ThreadedRunner()
+def runner(qtbot):
+    r = keystroke_slot()
     yield r
-    r.shutdown()
-    assert not r._thread.is_alive()
+    assert r.shutdown()
+
+
+def wait_idle(qtbot, runner) -> None:
+    """Every submitted pass has run and its outcome (if not stale) has been delivered."""
+    qtbot.waitUntil(lambda: not runner.running, timeout=5000)
 
 
 def type_fast(qtbot, view: PlaygroundView, text: str) -> None:
@@ -74,12 +79,12 @@ def test_a_stale_result_is_never_emitted_and_a_burst_costs_one_more_pass(qtbot, 
     session.frame_changed.connect(
         lambda f: seen.append((f.maps.maps["encoder_self"].key_labels, tuple(session.source_text)))
     )
-    started = runner.started_jobs
+    started = runner.started
     field = view.input_panel.source
     for ch in "5678":  # typed within the first key's pass (~60 ms): the three later keys coalesce into one pass
         qtbot.keyClick(field, ch)
     wait_frame(qtbot, session)
-    assert 1 <= runner.started_jobs - started <= 2  # 1 when the second key beat the worker to the first job
+    assert 1 <= runner.started - started <= 2  # 1 when the second key beat the worker to the first job
     assert seen, "no frame was drawn"
     for labels, text in seen:  # every drawn frame shows the text the session had when it was drawn
         assert labels[: len(text)] == text
@@ -123,7 +128,7 @@ def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):
 
 
 def test_a_quick_pass_never_shows_the_busy_indicator(qtbot):
-    view = make_view(qtbot, ModelConfig(d_model=32, n_heads=4, d_ff=64), InlineRunner())
+    view = make_view(qtbot, ModelConfig(d_model=32, n_heads=4, d_ff=64), InlineSlot("Forward pass"))
     flips: list[bool] = []
     view.session.busy_changed.connect(flips.append)
     view.session.set_source("4321")
@@ -138,7 +143,7 @@ def test_a_failed_pass_reports_a_sentence_and_keeps_the_last_maps(qtbot, runner)
     session.hub.model.generator.weight.data = torch.zeros(3, 3)  # a broken model: the pass raises
     with qtbot.waitSignal(session.pass_failed, timeout=5000) as blocker:
         session.set_source("4321")
-    assert "Error" in blocker.args[0]
+    assert blocker.args[0].startswith("Forward pass failed: ")  # the task layer's one sentence
     wait_frame(qtbot, session)
     assert view.grids["cross"].current_maps() is before
 
@@ -149,18 +154,19 @@ def test_the_next_pass_waits_until_the_previous_result_is_handed_over(qtbot, run
     events: list[tuple[str, float]] = []
 
     def draw_slowly(value: str) -> None:
+        if value != "first":
+            return
         events.append(("draw starts", time.perf_counter()))
-        runner.submit(
-            lambda: events.append(("second pass starts", time.perf_counter())), lambda _v: None, lambda _m: None
-        )
+        runner.submit(lambda _state: events.append(("second pass starts", time.perf_counter())))
         end = time.perf_counter() + 0.08  # a long frame on the GUI thread
         while time.perf_counter() < end:
             pass
         events.append(("draw ends", time.perf_counter()))
 
-    runner.submit(lambda: "first", draw_slowly, lambda _m: None)
+    runner.finished.connect(draw_slowly)
+    runner.submit(lambda _state: "first")
     qtbot.waitUntil(lambda: any(name == "second pass starts" for name, _t in events), timeout=5000)
-    assert runner.wait_idle(5)
+    wait_idle(qtbot, runner)
     order = [name for name, _t in events]
     assert order == ["draw starts", "draw ends", "second pass starts"], order
 
@@ -172,19 +178,20 @@ def test_a_burst_faster_than_the_passes_waits_for_a_pause_and_ends_on_the_last_t
     shown: list[int] = []
 
     def job(i: int):
-        def run() -> int:
+        def run(_state) -> int:
             started.append(i)
             time.sleep(0.03)
             return i
 
         return run
 
+    runner.finished.connect(shown.append)
     t0 = time.perf_counter()
     for i in range(8):
         while time.perf_counter() < t0 + i * 0.010:
             qtbot.wait(1)
-        runner.submit(job(i), shown.append, lambda _m: None)
-    assert runner.wait_idle(5)
+        runner.submit(job(i))
+    wait_idle(qtbot, runner)
     assert started[0] == 0 and started[-1] == 7
     assert len(started) - 1 <= 2, started
     assert shown[-1] == 7 and len(shown) <= 2  # the last text wins; earlier results were (nearly all) stale
@@ -196,7 +203,7 @@ def test_one_quicker_pass_does_not_end_the_wait_for_a_pause_mid_burst(qtbot, run
     started: list[int] = []
 
     def job(i: int, seconds: float):
-        def run() -> int:
+        def run(_state) -> int:
             started.append(i)
             time.sleep(seconds)
             return i
@@ -204,15 +211,15 @@ def test_one_quicker_pass_does_not_end_the_wait_for_a_pause_mid_burst(qtbot, run
         return run
 
     for _ in range(2):
-        runner.submit(job(-1, 0.04), lambda _v: None, lambda _m: None)
-        assert runner.wait_idle(5)
+        runner.submit(job(-1, 0.04))
+        wait_idle(qtbot, runner)
     started.clear()
     t0 = time.perf_counter()
     for i in range(8):
         while time.perf_counter() < t0 + i * 0.010:
             qtbot.wait(1)
-        runner.submit(job(i, 0.02), lambda _v: None, lambda _m: None)
-    assert runner.wait_idle(5)
+        runner.submit(job(i, 0.02))
+    wait_idle(qtbot, runner)
     assert started[0] == 0 and started[-1] == 7
     assert len(started) - 1 <= 2, started
 
@@ -226,7 +233,7 @@ def test_a_key_during_a_quick_pass_starts_its_pass_at_once(qtbot, runner, monkey
     stamps: dict[str, float] = {}
 
     def quick(name: str):
-        def run() -> str:
+        def run(_state) -> str:
             stamps[f"{name} starts"] = time.perf_counter()
             time.sleep(0.1)
             stamps[f"{name} ends"] = time.perf_counter()
@@ -234,10 +241,10 @@ def test_a_key_during_a_quick_pass_starts_its_pass_at_once(qtbot, runner, monkey
 
         return run
 
-    runner.submit(quick("warm-up"), lambda _v: None, lambda _m: None)  # the runner learns how long a pass takes
-    assert runner.wait_idle(5)
-    runner.submit(quick("first"), lambda _v: None, lambda _m: None)
+    runner.submit(quick("warm-up"))  # the slot's pacing learns how long a pass takes
+    wait_idle(qtbot, runner)
+    runner.submit(quick("first"))
     qtbot.waitUntil(lambda: "first starts" in stamps, timeout=5000)
-    runner.submit(quick("second"), lambda _v: None, lambda _m: None)  # while the first may still run: a burst
-    assert runner.wait_idle(5)
+    runner.submit(quick("second"))  # while the first may still run: a burst
+    wait_idle(qtbot, runner)
     assert stamps["second starts"] - stamps["first ends"] < 0.25, stamps

@@ -10,6 +10,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt, QTimer
 from qt_helpers import retype, wait_frame
+from widget_readers import chip_states
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint
@@ -20,7 +21,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.view import PlaygroundView
-from visualizer.workers.inference import ThreadedRunner
+from visualizer.workers.inference import keystroke_slot
 from visualizer.workers.tasks import TaskSlot
 
 SLOW = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)  # ~100 ms a pass
@@ -29,10 +30,10 @@ CKPT = Path(__file__).resolve().parents[1] / "resources" / "copy_rope.pt"
 
 
 @pytest.fixture
-def runner():
-    r = ThreadedRunner()
+def runner(qtbot):
+    r = keystroke_slot()
     yield r
-    r.shutdown()
+    assert r.shutdown()
 
 
 def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "3141"):
@@ -91,7 +92,7 @@ def test_three_quick_steps_decode_three_tokens_one_frame_each_while_the_gui_tick
     assert seen == [1, 2, 3]  # each command followed by its own frame, in order, none after the last
     decoded = list(session.decode_snapshot().output_ids)
     assert decoded == greedy(session, LONG, 3)[:3]
-    assert [label for label, _ in view.decoder_panel.chip_states()] == session.vocabulary.tokens(decoded)
+    assert [label for label, _ in chip_states(view.decoder_panel)] == session.vocabulary.tokens(decoded)
     assert_maps_show(view, LONG, decoded)
     gaps = np.diff(stamps) * 1000
     assert len(stamps) > 10 and gaps.max() <= 50, f"the GUI thread stalled for {gaps.max():.0f} ms"
@@ -127,5 +128,5 @@ def test_clicking_hypotheses_quickly_ends_showing_the_last_one_clicked(qtbot, ru
     wait_frame(qtbot, session)
     hyp = outcome.hypotheses[2]
     assert list(session.decode_snapshot().output_ids) == list(hyp.tokens)
-    assert [label for label, _ in view.decoder_panel.chip_states()] == list(outcome.words(hyp.tokens))
+    assert [label for label, _ in chip_states(view.decoder_panel)] == list(outcome.words(hyp.tokens))
     assert_maps_show(view, "3141", list(hyp.tokens))

@@ -16,7 +16,7 @@ from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from visualizer.workers import torch_threads
-from visualizer.workers.inference import ThreadedRunner
+from visualizer.workers.inference import keystroke_slot
 from visualizer.workers.tasks import run_task
 from visualizer.workers.training_worker import TrainingWorker
 
@@ -30,13 +30,17 @@ def two_threads_by_default():
 
 
 def test_the_inference_thread_runs_the_chosen_count(qtbot, two_threads_by_default):
-    runner = ThreadedRunner(name="threads-test")
+    pool = QThreadPool()  # fresh threads: a pool thread reused from another test may already have chosen its count
+    runner = keystroke_slot(pool=pool)  # the app's keystroke slot, on threads that start from the default of 2
     seen: list[int] = []
+    runner.finished.connect(seen.append)
+    runner.failed.connect(lambda message: seen.append(-1))
     try:
-        runner.submit(torch.get_num_threads, seen.append, lambda message: seen.append(-1))
+        runner.submit(lambda _state: torch.get_num_threads())
         qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     finally:
         runner.shutdown()
+        pool.waitForDone(10_000)
     assert seen == [torch_threads.INFERENCE_THREADS]
 
 

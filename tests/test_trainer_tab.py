@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +17,7 @@ from core_model.training_loop import Cadence
 from visualizer.state.training import TrainingState
 from visualizer.widgets.trainer import tab as trainer_tab
 from visualizer.widgets.trainer.tab import TrainerTab, head_mean
+from visualizer.workers.tasks import run_task
 
 WAIT_MS = 60_000
 
@@ -25,7 +28,7 @@ def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 @pytest.fixture
 def tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state)
+    widget = TrainerTab(hub, state, run_job=partial(run_task, "Exporting the movie"))  # the app's runner
     qtbot.addWidget(widget)
     widget.show()
     widget.form.batch_spin.setValue(16)
@@ -257,7 +260,7 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
     from core_model.tasks import TaskSpec
     from core_model.training import TrainConfig, default_recipe
     from visualizer.state.model_hub import ModelHub
-    from visualizer.workers.training_worker import TrainingWorker
+    from visualizer.workers.training_worker import TrainingRun
 
     config = ModelConfig(
         vocab_size=8,
@@ -275,7 +278,7 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
         device=torch.device("cpu"),
         origin="test",
     )
-    st = TrainingState(hub, TrainingWorker)
+    st = TrainingState(hub, TrainingRun)
     widget = TrainerTab(hub, st)
     qtbot.addWidget(widget)
     widget.show()

@@ -108,17 +108,17 @@ def _stamp(stamps: list[float]) -> None:
 
 
 def slow_view():
-    """A Playground tab as the app builds it (threaded runner) on a d_model 512, 6+6 layer model."""
+    """A Playground tab as the app builds it (the keystroke slot) on a d_model 512, 6+6 layer model."""
     from core_model import ModelConfig, build_model
     from core_model.tasks import TaskSpec
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.playground import PlaygroundSession
     from visualizer.widgets.playground.view import PlaygroundView
-    from visualizer.workers.inference import ThreadedRunner
+    from visualizer.workers.inference import keystroke_slot
 
     config = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)
     hub = ModelHub(build_model(config, seed=0), TaskSpec(), device=torch.device("cpu"), origin="bench")
-    session = PlaygroundSession(hub, runner=ThreadedRunner())
+    session = PlaygroundSession(hub, runner=keystroke_slot())
     view = PlaygroundView(session)
     view.resize(1400, 900)
     view.show()
@@ -147,7 +147,7 @@ def measure_burst(repeats: int = 3) -> BurstResult:
             timer = QTimer()
             timer.setTimerType(Qt.TimerType.PreciseTimer)
             timer.timeout.connect(partial(_stamp, stamps))
-            first = runner.started_jobs
+            first = runner.started
             timer.start(10)
             t0 = time.perf_counter()
             for i, ch in enumerate(BURST_KEYS):  # key i at t0 + 10 i ms, as a fast typist's keys arrive
@@ -159,7 +159,7 @@ def measure_burst(repeats: int = 3) -> BurstResult:
                 ui_bench.wait_events(5)
             stamps.append(time.perf_counter())
             timer.stop()
-            passes.append(runner.started_jobs - first - 1)
+            passes.append(runner.started - first - 1)
             gaps.append(float(np.diff(stamps).max() * 1e3))
             matches &= _final_maps_match(view, field.text())
         return BurstResult(max(passes), max(gaps), matches, pass_ms)

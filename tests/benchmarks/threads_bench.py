@@ -33,16 +33,20 @@ COUNTS = (1, 2)
 
 
 def set_inference_threads(window, count: int) -> None:
-    """Run one job on the inference thread that sets its torch thread count (the app sets it once per thread)."""
-    from visualizer.workers.torch_threads import use_torch_threads
-
-    done: list[int] = []
-    window.session.runner.submit(
-        lambda: use_torch_threads(count) or torch.get_num_threads(), done.append, lambda message: done.append(-1)
-    )
+    """Choose the torch thread count of the passes (each pass sets it on its pool thread) and check it on a slot
+    built as the session's is."""
     import ui_bench
 
+    from visualizer.workers import torch_threads
+    from visualizer.workers.inference import keystroke_slot
+
+    torch_threads.INFERENCE_THREADS = count
+    probe, done = keystroke_slot(), []
+    probe.finished.connect(done.append)
+    probe.failed.connect(lambda message: done.append(-1))
+    probe.submit(lambda _state: torch.get_num_threads())
     ui_bench.wait_until(lambda: bool(done), 10.0, "the inference thread")
+    probe.shutdown()
     if done[0] != count:
         raise RuntimeError(f"the inference thread runs {done[0]} threads, not {count}")
 

@@ -1,8 +1,8 @@
 """A/B compare: a second model B run on the playground's input (A), side by side or as the difference A − B.
 
-It owns no widgets and no threads: loading B and B's forward pass go through an injected `run_job(fn, on_done,
-on_error)` (the composition root passes the task layer's run_task), so the GUI thread never runs
-them. B's passes coalesce: while one runs, only the newest request waits; a result for an older A is dropped.
+It owns no widgets and no threads: loading B and B's forward passes run on two task slots made by an injected
+factory (the composition root passes the task layer's TaskSlot), so the GUI thread never runs them. B's slot
+coalesces: while a pass runs, only the newest request waits, and a result for an older A is dropped by the slot.
 When A and B are different trainings (their weights differ), head numbers need not correspond: each new such pair
 starts side by side, and A − B is shown only once the user picks it for that pair.
 """
@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -33,9 +31,9 @@ from .compare_sources import (
 )
 from .playground import PlaygroundSession
 from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
+from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)
-RunJob = Callable[[Callable[[], Any], Callable[[Any], None], Callable[[str], None]], object]
 VIEWS = ("side_by_side", "difference")
 
 
@@ -85,14 +83,18 @@ class CompareSession(QObject):
     failed = Signal(str)  # a sentence for the user (B could not load or run)
     busy_changed = Signal(bool)
 
-    def __init__(self, session: PlaygroundSession, run_job: RunJob) -> None:
+    def __init__(self, session: PlaygroundSession, make_slot: SlotFactory) -> None:
         super().__init__()
-        self.session, self._run_job = session, run_job
+        self.session = session
         self.enabled, self.view = False, "side_by_side"
         self.b: ModelB | None = None
         self.last_frame: CompareFrame | None = None
-        self._running = False
-        self._waiting: MapsSnapshot | None = None  # the newest A waiting for B
+        self._loading = make_slot("Loading model B", self)  # a newer load wins
+        self._loading.finished.connect(self._on_b_loaded)
+        self._loading.error_line.connect(self._on_failed)
+        self._passes = make_slot("Running model B", self, coalesce=True)
+        self._passes.finished.connect(self._on_b_pass)
+        self._passes.error_line.connect(self._on_pass_failed)
         self._same: tuple[int, ModelB, bool] | None = None  # the last weight comparison: A's generation, B, answer
         self._different_pair: tuple[ModelB, weakref.ref] | None = None  # the (B, A model) pair of different
         # trainings now shown; None while A and B share their weights
@@ -143,7 +145,7 @@ class CompareSession(QObject):
             model, task, gates = hub.model, hub.task, self.session.gates()
             job = lambda: copy_of(model, task, "this model", gates)  # noqa: E731
         self._set_busy(True)
-        self._run_job(job, self._on_b_loaded, self._on_failed)
+        self._loading.submit(lambda _state: job())
 
     # ----- internals -----
     def _on_b_loaded(self, b: ModelB) -> None:
@@ -172,39 +174,24 @@ class CompareSession(QObject):
         a = a or self.session.last_snapshot
         if not self.enabled or self.b is None or a is None:
             return
-        self._waiting = a
-        if not self._running:
-            self._start_next()
-
-    def _start_next(self) -> None:
-        a, self._waiting = self._waiting, None
-        if a is None:
-            return
         b, masks, hub = self.b, self.session.masks, self.session.hub
         generation, a_model, last = hub.generation, hub.model, self._same
         known = last[2] if last is not None and last[0] == generation and last[1] is b else None
         # compared here, once per model state: a worker could read A's tensors while a training result loads into them
         same = known if known is not None else same_weights(a_model, b.model)
-
-        def job() -> BPass:
-            return BPass(a, b, run_b(b, a, masks), generation, same, a_model)
-
-        self._running = True
-        self._run_job(job, self._on_b_pass, self._on_pass_failed)
+        self._same = (generation, b, same)
+        self._passes.submit(lambda _state: BPass(a, b, run_b(b, a, masks), generation, same, a_model))
 
     def _on_b_pass(self, result: BPass) -> None:
-        self._running = False
+        """The slot delivers only the newest request's pass: older ones were dropped as stale."""
         a, b, b_maps = result.a, result.b, result.b_maps
-        self._same = (result.generation, b, result.same_weights)
-        if self._waiting is None and b is self.b and a is self.session.last_snapshot:
-            diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
-            differs = output_differences(symbol_outputs(a), symbol_outputs(b_maps))
-            self.last_frame = CompareFrame(
-                a, b_maps, MappingProxyType(diff), differs, b.label, anchors_differ(a, b_maps), not result.same_weights
-            )
-            self._follow_pair(b, result.a_model, not result.same_weights)
-            self.frame_changed.emit(self.last_frame)
-        self._start_next()
+        diff = {kind: difference(a.maps[kind], b_maps.maps[kind]) for kind in a.maps}
+        differs = output_differences(symbol_outputs(a), symbol_outputs(b_maps))
+        self.last_frame = CompareFrame(
+            a, b_maps, MappingProxyType(diff), differs, b.label, anchors_differ(a, b_maps), not result.same_weights
+        )
+        self._follow_pair(b, result.a_model, not result.same_weights)
+        self.frame_changed.emit(self.last_frame)
 
     def _follow_pair(self, b: ModelB, a_model: object, different: bool) -> None:
         """A new pair of different trainings starts side by side; a pick made for the pair shown stands."""
@@ -218,9 +205,7 @@ class CompareSession(QObject):
                 self.view_changed.emit(self.view)
 
     def _on_pass_failed(self, text: str) -> None:
-        self._running = False
         self.failed.emit(f"Model B cannot run on this input: {text}")
-        self._start_next()
 
     def _set_busy(self, busy: bool) -> None:
         self.busy_changed.emit(busy)

@@ -1,37 +1,38 @@
-"""Where the playground's forward passes run: the request (an immutable snapshot of inputs) and the inline runner.
+"""The playground's forward passes: the request (an immutable snapshot of inputs), the pass itself, and the frames.
 
 A request carries everything a pass reads (ids, masks, gates, mode, the model object and its generation), so a
 pass never reads the session's mutable state and may run on any thread. A stepper command (Step, Force, Back...)
-travels in its request too and runs just before the pass, on the same thread as every other pass: the runner keeps
-commands in order (`submit_ordered`) while plain recomputes coalesce (`submit`, latest wins). The app injects a
-threaded runner (`visualizer/workers/inference.py`); tests that build a session directly get `InlineRunner`, which
-runs each job at once, exactly as the session did before runners existed.
+travels in its request too and runs just before the pass: FramePasses submits commands as the slot's ordered tasks
+(each answered) while plain recomputes coalesce (latest wins; the slot drops stale results). The app injects the
+keystroke slot (`visualizer/workers/inference.py`); tests that build a session directly get an InlineSlot, which
+runs each pass at once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import torch
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer, Signal
 
 from core_model import MaskSpec, Vocabulary
 from core_model.model import HeadGates, Seq2SeqTransformer
 
 from .capture import Capture, capture_maps
-from .snapshots import DecodeSnapshot
+from .snapshots import DecodeSnapshot, PlaygroundFrame
 from .stepper import StepCommand, Stepper, StepperInputs
+from .worker_api import TaskSlotApi
 
 log = logging.getLogger(__name__)
+BUSY_AFTER_MS = 150  # a pass slower than this shows the busy indicator; quicker ones never flicker it
 
 
 @dataclass(frozen=True)
 class PassRequest:
-    """One forward pass with capture, described by value: the session's serial number says which is newest."""
+    """One forward pass with capture, described by value."""
 
-    serial: int  # increases with every request of a session: a result with an older serial is stale
     generation: int  # the hub's model generation when the request was made
     model: Seq2SeqTransformer  # never mutated by the pass; a swapped-out model just makes the result stale
     vocab: Vocabulary
@@ -78,41 +79,70 @@ def run_pass(request: PassRequest, stepper: Stepper) -> PassResult:
     return PassResult(r, capture, stepper.snapshot(r.vocab, list(r.expected), r.top_k, capture.first_log_probs))
 
 
-Job = Callable[[], Any]
+class FramePasses(QObject):
+    """The session's passes on a coalescing slot: one frame per answered request, and whether the newest is late."""
 
+    frame_changed = Signal(object)  # PlaygroundFrame, once per answered request
+    busy_changed = Signal(bool)  # True while the newest pass has run longer than BUSY_AFTER_MS
+    pass_failed = Signal(str)  # the newest pass raised: the slot's failure sentence
 
-class InferenceRunner(Protocol):
-    """Runs jobs; `deliver`/`fail` are called on the GUI thread. A newer job may replace one not yet started.
+    def __init__(self, slot: TaskSlotApi, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.slot, self.busy = slot, False
+        self.last_frame: PlaygroundFrame | None = None
+        self._stepper = Stepper()  # used only by the slot's tasks (one at a time), never read here
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_AFTER_MS)
+        self._busy_timer.timeout.connect(lambda: self._set_busy(self.slot.running))
+        slot.finished.connect(self._on_done)
+        slot.failed.connect(self._on_failed)
 
-    Ordered jobs run first, in order, each delivered; a plain job waits behind them and is dropped by a later one.
-    """
+    @property
+    def idle(self) -> bool:
+        """Every request has been answered (tests and benchmarks wait for this)."""
+        return not self.slot.running
 
-    def submit(self, job: Job, deliver: Callable[[Any], None], fail: Callable[[str], None]) -> None: ...
-
-    def submit_ordered(self, job: Job, deliver: Callable[[Any], None], fail: Callable[[str], None]) -> None: ...
-
-    def wait_idle(self, timeout_s: float = 10.0) -> bool: ...
-
-    def shutdown(self) -> None: ...
-
-
-class InlineRunner:
-    """Runs each job at once on the caller's thread: deterministic, for tests and scripts without an event loop."""
-
-    def submit(self, job: Job, deliver: Callable[[Any], None], fail: Callable[[str], None]) -> None:
-        try:
-            result = job()
-        except Exception as exc:  # noqa: BLE001 - reported as a sentence, like the threaded runner does
-            log.warning("forward pass failed", exc_info=True)
-            fail(f"{type(exc).__name__}: {exc}")
-            return
-        deliver(result)
-
-    def submit_ordered(self, job: Job, deliver: Callable[[Any], None], fail: Callable[[str], None]) -> None:
-        self.submit(job, deliver, fail)
+    def submit(self, request: PassRequest) -> PlaygroundFrame | None:
+        """Run the request's pass (a command's in order, a plain one latest-wins); its frame when answered at once."""
+        if not self._busy_timer.isActive() and not self.busy:
+            self._busy_timer.start()
+        before, stepper = self.last_frame, self._stepper
+        if request.command is None:
+            self.slot.submit(lambda _state: run_pass(request, stepper))
+        else:
+            self.slot.submit_ordered(lambda _state: run_pass(request, stepper))
+        return self.last_frame if self.last_frame is not before and self.idle else None
 
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
+        """Process events until every request is answered (tests, benchmarks); False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not self.idle:
+            if time.monotonic() > deadline:
+                return False
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
         return True
 
-    def shutdown(self) -> None:
-        return None
+    def _on_done(self, result: PassResult) -> None:
+        """GUI thread: the slot delivers the newest plain request's result and every command's, in order."""
+        if self.idle:
+            self._set_busy(False)
+        cap, request = result.capture, result.request
+        frame = PlaygroundFrame(
+            cap.maps, result.decoder, cap.previews, tuple(request.vocab.tokens(list(request.expected)))
+        )
+        self.last_frame = frame
+        self.frame_changed.emit(frame)
+
+    def _on_failed(self, message: str) -> None:
+        if not self.idle:
+            return  # a newer request is on its way; the last good maps stay meanwhile
+        self._set_busy(False)
+        self.pass_failed.emit(message)
+
+    def _set_busy(self, busy: bool) -> None:
+        if not busy:
+            self._busy_timer.stop()
+        if busy != self.busy:
+            self.busy = busy
+            self.busy_changed.emit(busy)

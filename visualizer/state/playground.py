@@ -2,8 +2,9 @@
 
 It owns no widgets. Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's
 model and emits one `frame_changed(PlaygroundFrame)`; views draw that frame. Each kind of change has one signal.
-Decoder stepper actions are commands that run in order on the runner's thread, each followed by one frame; the
-session only knows the stepper through the snapshots those frames carry.
+Decoder stepper actions are commands that run in order on the slot's threads, each followed by one frame; the
+session only knows the stepper through the snapshots those frames carry. The passes and their frames are
+FramePasses' (state/inference.py); this module turns the user's choices into requests.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from types import MappingProxyType
 
 import numpy as np
 import torch
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from core_model import MaskSpec, Vocabulary, VocabularyError
 from core_model.attention_views import VIEW_MODES
@@ -23,15 +24,16 @@ from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
 from .capture import frozen
 from .cell_tools import CellInputs
-from .inference import InferenceRunner, InlineRunner, PassRequest, PassResult, run_pass
+from .inference import FramePasses, PassRequest
+from .inline_slot import InlineSlot
 from .model_hub import ModelHub
 from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from .source_check import DEFAULT_SOURCE, check_source
 from .stepper import StepCommand, Stepper
+from .worker_api import TaskSlotApi
 
 log = logging.getLogger(__name__)
 MODES = VIEW_MODES  # post-softmax weights, pre-softmax scores, norm-weighted, rollout
-BUSY_AFTER_MS = 150  # a pass slower than this shows the busy indicator; quicker ones never flicker it
 
 
 class PlaygroundSession(QObject):
@@ -44,17 +46,15 @@ class PlaygroundSession(QObject):
     busy_changed = Signal(bool)  # True while the newest pass has run longer than BUSY_AFTER_MS
     pass_failed = Signal(str)  # the newest pass raised: a sentence for the status bar
 
-    def __init__(self, hub: ModelHub, top_k: int = 5, runner: InferenceRunner | None = None) -> None:
+    def __init__(self, hub: ModelHub, top_k: int = 5, runner: TaskSlotApi | None = None) -> None:
+        """runner: a coalescing task slot (the app injects workers/inference.keystroke_slot); inline by default."""
         super().__init__()
         self.hub, self.top_k = hub, top_k
-        self.runner: InferenceRunner = runner or InlineRunner()  # the app injects a threaded one
-        self._serial = 0  # of the newest request; a result answering an older one is stale and dropped
-        self._delivered = 0  # serial of the newest result shown
-        self.busy = False
-        self._busy_timer = QTimer(self)
-        self._busy_timer.setSingleShot(True)
-        self._busy_timer.setInterval(BUSY_AFTER_MS)
-        self._busy_timer.timeout.connect(lambda: self._set_busy(self._delivered < self._serial))
+        self.runner: TaskSlotApi = runner or InlineSlot("Forward pass")
+        self.passes = FramePasses(self.runner, self)
+        self.passes.frame_changed.connect(self.frame_changed)
+        self.passes.busy_changed.connect(self.busy_changed)
+        self.passes.pass_failed.connect(self.pass_failed)
         self.source_text, self.target_prefix = DEFAULT_SOURCE, ""
         self._typed_source = DEFAULT_SOURCE
         self.task = hub.task.task
@@ -62,11 +62,9 @@ class PlaygroundSession(QObject):
         self.masks = MaskSpec()
         self.mode = "weights"
         self._src_ids: list[int] = []
-        self._stepper = Stepper()  # used only by the runner's jobs, never read here
         self._stepping = False  # whether the stepper steps once every submitted request has run
         self._epoch = 0  # bumped when stepping ends (see PassRequest.epoch)
         self._gates: dict[str, np.ndarray] = {}
-        self.last_frame: PlaygroundFrame | None = None
         self.last_error: InputError | None = None
         hub.model_changed.connect(self._on_model_changed)
         self._reset_gates()
@@ -85,6 +83,14 @@ class PlaygroundSession(QObject):
     def source_length(self) -> int:
         """Symbols in the source the maps show (the last accepted one)."""
         return len(self._src_ids)
+
+    @property
+    def last_frame(self) -> PlaygroundFrame | None:
+        return self.passes.last_frame
+
+    @property
+    def busy(self) -> bool:
+        return self.passes.busy
 
     @property
     def last_snapshot(self) -> MapsSnapshot | None:
@@ -230,27 +236,25 @@ class PlaygroundSession(QObject):
 
     @property
     def idle(self) -> bool:
-        """The newest request has been answered (tests and benchmarks wait for this)."""
-        return self._delivered >= self._serial
+        """Every request has been answered (tests and benchmarks wait for this)."""
+        return self.passes.idle
 
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
-        return self.runner.wait_idle(timeout_s) and self.idle  # False on timeout
+        return self.passes.wait_idle(timeout_s)  # False on timeout
 
     def recompute(self, command: StepCommand | None = None) -> PlaygroundFrame | None:
         """Request one forward pass with capture (after `command`, queued in order); its frame is emitted when it
         arrives, unless a newer plain request replaced it.
 
-        Returns the new frame when the runner answered at once (the inline runner), else None.
+        Returns the new frame when the slot answered at once (the inline slot), else None.
         """
         if not self._src_ids:
             return None
         if command is not None:
             self._stepping = command.stepping_after(self._stepping)
-        self._serial += 1
         expected = tuple(self.expected_ids())
         tgt = torch.tensor([decoder_input(expected, self.extra_pads)], dtype=torch.long, device=self.hub.device)
         request = PassRequest(
-            self._serial,
             self.hub.generation,
             self.hub.model,
             self.vocabulary,
@@ -266,44 +270,7 @@ class PlaygroundSession(QObject):
             max_source_len(self.hub.config.max_len),
             tuple(self.vocabulary.encode(self.target_prefix)),
         )
-        if not self._busy_timer.isActive() and not self.busy:
-            self._busy_timer.start()
-        stepper, submit = self._stepper, self.runner.submit if command is None else self.runner.submit_ordered
-        submit(
-            lambda: run_pass(request, stepper),
-            self._on_pass_done,
-            lambda message: self._on_pass_failed(request.serial, message),
-        )
-        return self.last_frame if self._delivered == request.serial else None
-
-    def _on_pass_done(self, result: PassResult) -> None:
-        """GUI thread: show the newest request's result, and every command's (they arrive in order)."""
-        serial = result.request.serial
-        if serial != self._serial and (result.request.command is None or serial <= self._delivered):
-            return  # stale: a newer request is on its way
-        self._delivered = serial
-        if self.idle:
-            self._set_busy(False)
-        cap = result.capture
-        frame = PlaygroundFrame(
-            cap.maps, result.decoder, cap.previews, tuple(result.request.vocab.tokens(list(result.request.expected)))
-        )
-        self.last_frame = frame
-        self.frame_changed.emit(frame)
-
-    def _on_pass_failed(self, serial: int, message: str) -> None:
-        if serial != self._serial:
-            return
-        self._delivered = serial  # the newest request is answered; the last good maps stay
-        self._set_busy(False)
-        self.pass_failed.emit(message)
-
-    def _set_busy(self, busy: bool) -> None:
-        if not busy:
-            self._busy_timer.stop()
-        if busy != self.busy:
-            self.busy = busy
-            self.busy_changed.emit(busy)
+        return self.passes.submit(request)
 
     def _target_tensor(self) -> torch.Tensor:
         """The drawn frame's decoder input: <bos> + the stepped tokens, or <bos> + expected output (+ pads)."""

@@ -1,4 +1,4 @@
-"""View model of the Trainer tab: runs the worker thread, keeps the run's curves and probe snapshots."""
+"""View model of the Trainer tab: starts, pauses and stops runs (each on a thread its TrainingRun owns)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,11 @@ from visualizer.state.training_record import (
     MetricSeries,
     MetricsView,
     finish_text,
-    keep_snapshot,
     last_step,
     shift_history,
-    shift_progress,
 )
-from visualizer.state.worker_api import TrainingWorkerApi, WorkerFactory
+from visualizer.state.training_reports import RunReports
+from visualizer.state.worker_api import RunFactory, TrainingRunApi, TrainingWorkerApi
 
 log = logging.getLogger(__name__)
 DEFAULT_PROBE = TaskSpec().default_source()
@@ -42,7 +41,7 @@ BUSY_STATES: tuple[RunState, ...] = ("running", "paused", "stopping")
 FAILED_REASONS: tuple[OutcomeReason, ...] = ("diverged", "out_of_memory", "error")
 
 
-class TrainingState(CheckpointRecord, QObject):
+class TrainingState(RunReports, CheckpointRecord, QObject):
     """Starts, pauses and stops training on a copy of the hub's model and hands the weights back to the hub.
 
     The curves and snapshots describe one model state, identified by the hub's `generation`: the one recorded
@@ -58,9 +57,9 @@ class TrainingState(CheckpointRecord, QObject):
     out_of_memory = Signal(str)
     weights_copied = Signal(object)  # TrainingOutcome: the running weights, on the model's step axis (recovery saves)
 
-    def __init__(self, hub: ModelHub, start_worker: WorkerFactory, parent: QObject | None = None) -> None:
+    def __init__(self, hub: ModelHub, new_run: RunFactory, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.hub, self._start_worker = hub, start_worker
+        self.hub, self._new_run = hub, new_run
         self.state: RunState = "idle"
         self.series = MetricSeries()
         self.progress: ProgressSnapshot | None = None
@@ -68,10 +67,9 @@ class TrainingState(CheckpointRecord, QObject):
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
         self.config, self.task = None, None  # TrainConfig | None, TaskSpec | None: the last run's
         self.probe_text = ""
-        self._thread: QThread | None = None
-        self._worker: TrainingWorkerApi | None = None
+        self._run: TrainingRunApi | None = None
         self._handled: TrainingOutcome | None = None
-        self._retired: list[tuple[QThread, TrainingWorkerApi | None]] = []
+        self._retired: list[TrainingRunApi] = []  # ended runs whose queued `ended` has not arrived yet
         self._start_step = 0
         self._offset, self._prefix = 0, ()  # a continued run's steps go on from the model's last step
         self.previous: MetricsView | None = None
@@ -91,17 +89,12 @@ class TrainingState(CheckpointRecord, QObject):
 
     @property
     def training_thread(self) -> QThread | None:
-        """The running QThread (None when idle), for shutdown checks."""
-        return self._thread
+        """The running run's QThread (None when idle), for shutdown checks."""
+        return self._run.thread if self._run is not None else None
 
     @property
-    def snapshots(self) -> tuple[ProbeSnapshot, ...]:  # an immutable tuple: share it freely
-        return self._snapshots
-
-    @property
-    def metrics(self) -> MetricsView:
-        """The curves and latest figures as an immutable copy."""
-        return self.series.view(self.progress, self.last_eval)
+    def _worker(self) -> TrainingWorkerApi | None:
+        return self._run.worker if self._run is not None else None
 
     def start(
         self,
@@ -115,7 +108,7 @@ class TrainingState(CheckpointRecord, QObject):
         """Train a copy of the hub's model; returns False (with a message) when it cannot start."""
         if self.busy:
             return False
-        self._release_thread()  # an earlier run's thread may still be ending
+        self._release_run()  # an earlier run's thread may still be ending
         try:
             device = pick_device(config.device)
             model = self._training_model(rates)
@@ -134,7 +127,7 @@ class TrainingState(CheckpointRecord, QObject):
         options = WorkerOptions(
             probe_text=probe_text, cadence=Cadence.for_steps(config.steps), start_step=start_step, history_prefix=prefix
         )
-        self._launch(self._start_worker(model, task, config, device, options))
+        self._launch(self._new_run(model, task, config, device, options))
         return True
 
     def start_from_scratch(
@@ -165,10 +158,6 @@ class TrainingState(CheckpointRecord, QObject):
         self.previous_changed.emit(previous)
         return self.start(config, task, probe_text=probe_text, rates=rates)
 
-    def clear_previous(self) -> None:
-        self.previous = None
-        self.previous_changed.emit(None)
-
     def _training_model(self, rates: dict[str, float] | None) -> torch.nn.Module:
         """The hub's weights in a model of its own; dropout and drop_path own no weights, so they carry over."""
         model = self.hub.training_copy()
@@ -178,9 +167,8 @@ class TrainingState(CheckpointRecord, QObject):
             model.load_state_dict(state)
         return model
 
-    def _launch(self, worker: TrainingWorkerApi) -> None:
-        thread = QThread()
-        worker.moveToThread(thread)
+    def _launch(self, run: TrainingRunApi) -> None:
+        worker = run.worker
         worker.progressed.connect(self._on_progress)
         worker.evaluated.connect(self._on_evaluated)
         worker.probe_updated.connect(self._on_probe)
@@ -189,12 +177,11 @@ class TrainingState(CheckpointRecord, QObject):
         worker.failed.connect(self.message)  # already a sentence for the status line
         worker.out_of_memory.connect(self._on_out_of_memory)
         worker.weights_copied.connect(self._on_weights_copied)
-        thread.started.connect(worker.run)
-        thread.finished.connect(self._on_thread_finished)
-        self._thread, self._worker, self._handled = thread, worker, None
+        run.ended.connect(self._on_run_ended)
+        self._run, self._handled = run, None
         self.hub.set_training_active(True)
         self._set_state("running")
-        thread.start()
+        run.start()
 
     def pause(self) -> None:
         """Ask the worker to pause; the state becomes "paused" once the weights are back in the hub."""
@@ -227,53 +214,35 @@ class TrainingState(CheckpointRecord, QObject):
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:
         """Stop, quit and wait for the thread (closeEvent); the final weights still reach the hub."""
-        thread, worker = self._thread, self._worker
-        if thread is None or worker is None:
+        run = self._run
+        if run is None:
             return True
+        worker = run.worker
         worker.request_stop()
-        thread.quit()
-        if not thread.wait(timeout_ms):
+        if not run.join(timeout_ms):
             log.warning("training thread did not stop within %d ms", timeout_ms)
             return False
         if worker.outcome is not None:
             self._on_finished(worker.outcome)
-        self._release_thread()
+        self._release_run()
         return True
 
     @Slot()
-    def _on_thread_finished(self) -> None:
+    def _on_run_ended(self) -> None:
         sender = self.sender()
-        if sender is self._thread:  # a late signal of an earlier run's thread must not end the current one
-            self._release_thread()
-        self._retired = [pair for pair in self._retired if pair[0] is not sender]
+        if sender is self._run:  # a late signal of an earlier run must not end the current one
+            self._release_run()
+        self._retired = [run for run in self._retired if run is not sender]
 
-    def _release_thread(self) -> None:
-        """Forget the finished thread; it stays referenced until its queued `finished` signal has arrived."""
-        if self._thread is not None:
-            self._thread.wait()
-            self._retired.append((self._thread, self._worker))
-        self._thread, self._worker = None, None
+    def _release_run(self) -> None:
+        """Forget the finished run; it stays referenced until its queued `ended` signal has arrived."""
+        if self._run is not None:
+            self._run.join()
+            self._retired.append(self._run)
+        self._run = None
         if self.busy:  # the thread ended without a final outcome
             self.hub.set_training_active(False)
             self._set_state("failed")
-
-    @Slot(object)
-    def _on_progress(self, snap: ProgressSnapshot) -> None:
-        self.progress = snap = shift_progress(snap, self._offset)
-        self.series.add_steps(snap.new_steps)
-        self._emit_metrics()
-
-    @Slot(object)
-    def _on_evaluated(self, snap: EvalSnapshot) -> None:
-        self.last_eval = snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
-        self.series.add_eval(snap)
-        self._emit_metrics()
-
-    @Slot(object)
-    def _on_probe(self, snap: ProbeSnapshot) -> None:
-        snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
-        self._snapshots = keep_snapshot(self._snapshots, snap)
-        self.snapshots_changed.emit(self._snapshots)
 
     @Slot(object)
     def _on_paused(self, outcome: TrainingOutcome) -> None:
@@ -315,23 +284,3 @@ class TrainingState(CheckpointRecord, QObject):
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
-
-    def _emit_metrics(self) -> None:
-        self.metrics_changed.emit(self.metrics)
-
-    def _clear(self) -> None:
-        self.series, self.progress, self.last_eval, self._snapshots = MetricSeries(), None, None, ()
-        self._emit_metrics()
-        self.snapshots_changed.emit(self._snapshots)
-
-    @Slot()
-    def _on_hub_model_changed(self) -> None:
-        """Curves and snapshots describe one model: forget them when another model replaces it."""
-        if self.busy or self.hub.generation == self._generation:
-            return
-        self._generation = self.hub.generation
-        self._clear()
-        if not self._replacing:  # a from-scratch start replaces the model itself and keeps the form as it is
-            self.previous = None
-            self.previous_changed.emit(None)
-            self.model_replaced.emit()

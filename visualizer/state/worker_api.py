@@ -1,10 +1,11 @@
-"""What the states need of background work (a task slot; a training worker); the composition root supplies them.
+"""What the states need of background work (a task slot; a training run); the composition root supplies them.
 
 Typed here so that `state/` never imports `workers/`: workers depend on the state's message types, not back.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -16,9 +17,24 @@ from core_model.training import TrainConfig
 
 from .snapshots import TrainingOutcome, WorkerOptions
 
+log = logging.getLogger(__name__)
+# run(job, on_done, on_error): the app passes the task layer's run_task with its title; on_error gets one line
+JobRunner = Callable[[Callable[[], Any], Callable[[Any], None], Callable[[str], None]], Any]
+
+
+def run_inline(job: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]) -> None:
+    """A JobRunner that runs the job at once on the calling thread (a view built without the app: tests, scripts)."""
+    try:
+        result = job()
+    except Exception as exc:  # noqa: BLE001 - reported to the user as a sentence, as the task layer does
+        log.warning("job failed", exc_info=True)
+        on_error((str(exc) or type(exc).__name__).splitlines()[0])
+        return
+    on_done(result)
+
 
 class TrainingWorkerApi(Protocol):
-    """A QObject that trains on its own thread, reports through signals and stops or pauses when asked."""
+    """A QObject that trains on its run's thread, reports through signals and stops or pauses when asked."""
 
     progressed: SignalInstance  # ProgressSnapshot
     evaluated: SignalInstance  # EvalSnapshot
@@ -30,15 +46,24 @@ class TrainingWorkerApi(Protocol):
     weights_copied: SignalInstance  # TrainingOutcome (reason "running"): the weights asked for by request_weights
     outcome: TrainingOutcome | None
 
-    def moveToThread(self, thread: QThread) -> bool: ...  # Qt's name
-    def run(self) -> None: ...
     def request_stop(self) -> None: ...
     def request_pause(self) -> None: ...
     def request_resume(self) -> None: ...
     def request_weights(self) -> None: ...
 
 
-WorkerFactory = Callable[[torch.nn.Module, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingWorkerApi]
+class TrainingRunApi(Protocol):
+    """One run's worker on a thread the run owns (workers/training_worker.TrainingRun), not started until `start`."""
+
+    worker: TrainingWorkerApi
+    thread: QThread  # read only: tests and shutdown checks look at it
+    ended: SignalInstance  # the thread has finished, delivered on the GUI thread
+
+    def start(self) -> None: ...
+    def join(self, timeout_ms: int | None = None) -> bool: ...  # quit and wait; False when it still runs
+
+
+RunFactory = Callable[[torch.nn.Module, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingRunApi]
 
 
 class TaskStateApi(Protocol):
@@ -59,17 +84,22 @@ class TaskSlotApi(Protocol):
     progressed: SignalInstance  # what the task reported
     finished: SignalInstance  # its result
     failed: SignalInstance  # "<what> failed: <first line of the error>"
+    error_line: SignalInstance  # that first line alone, for a caller whose own sentence says what failed
     cancelled: SignalInstance
-    idle: SignalInstance  # the latest submission has ended
+    idle: SignalInstance  # the latest submission has ended (coalescing: nothing is left to run)
 
     @property
     def running(self) -> bool: ...
-    def submit(self, fn: Callable[..., Any], *inputs: Any) -> int: ...
+    def submit(self, fn: Callable[..., Any], *inputs: Any) -> None: ...
+    def submit_ordered(self, fn: Callable[..., Any], *inputs: Any) -> None: ...  # coalescing slots: run in order
     def cancel(self) -> None: ...
+    def discard(self) -> None: ...  # drop the latest submission unseen
     def shutdown(self, timeout_ms: int = 5000) -> bool: ...
 
 
 class SlotFactory(Protocol):
-    """workers/tasks.TaskSlot itself: `TaskSlot(what, parent, pause_gc=...)`."""
+    """workers/tasks.TaskSlot itself: `TaskSlot(what, parent, pause_gc=..., coalesce=...)`."""
 
-    def __call__(self, what: str, parent: QObject | None = None, *, pause_gc: bool = False) -> TaskSlotApi: ...
+    def __call__(
+        self, what: str, parent: QObject | None = None, *, pause_gc: bool = False, coalesce: bool = False
+    ) -> TaskSlotApi: ...

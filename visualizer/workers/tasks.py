@@ -7,91 +7,51 @@ feature's tasks: submitting a new one supersedes the older (its cancel is reques
 a token per submission is the one stale-result check), `cancel()` stops the latest cooperatively, and `shutdown()`
 cancels and waits a bounded time. Outcomes arrive as queued signals on the GUI thread; a slot that was deleted
 meanwhile simply receives nothing, and the task is told to stop.
+
+A coalescing slot (`coalesce=True`: the keystroke path, model B, a cell) never runs two tasks at once: while one
+runs, a newer submission replaces the single waiting one, and the running one's outcome, now stale, is dropped when
+it ends; then the waiting one starts. The next task starts after the previous outcome has been handled on the GUI
+thread, so it does not compete with drawing that outcome. `submit_ordered` queues tasks that run in order in front
+of the waiting one, each outcome delivered. An optional Pacing may hold the waiting task back a little.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal, SignalInstance, Slot
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
 from visualizer.workers.gc_policy import GcHold
+from visualizer.workers.task_state import Cancelled, TaskState, emit_safely, failure_message, first_line
 from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
 Task = Callable[..., Any]  # fn(state: TaskState, *inputs) -> result
 
 
-class Cancelled(Exception):
-    """Raised by TaskState.check() once the task's cancel was requested."""
+class Pacing(Protocol):
+    """When a coalescing slot starts its waiting task (the keystroke path waits for a pause in the typing)."""
 
-
-def first_line(exc: BaseException) -> str:
-    """The error as one line for a status bar: its message's first line, or its type when it has none."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def failure_message(what: str, exc: BaseException) -> str:
-    """The one sentence every failed task shows: "<what> failed: <first line of the error>"."""
-    return f"{what} failed: {first_line(exc)}"
-
-
-def emit_safely(signal: SignalInstance, *args: Any) -> bool:
-    """Emit from a worker thread; False, dropping the value, when the signal's QObject has been deleted (PySide would
-    raise "Signal source has been deleted" into the worker thread instead)."""
-    try:
-        signal.emit(*args)
-    except RuntimeError:
-        log.debug("a task's message was dropped: its receiver has been deleted", exc_info=True)
-        return False
-    return True
-
-
-class TaskState:
-    """What a task holds while it runs: where to report, and whether it should stop. Thread-safe."""
-
-    def __init__(self, send: Callable[[Any], bool]) -> None:
-        self._send = send
-        self._cancel = threading.Event()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def cancel(self) -> None:
-        """Ask the task to stop at its next poll (any thread)."""
-        self._cancel.set()
-
-    def check(self) -> None:
-        """Raise Cancelled when the task should stop: one call between units of work."""
-        if self._cancel.is_set():
-            raise Cancelled
-
-    def report(self, snapshot: Any) -> None:
-        """Send an immutable snapshot (progress or a partial result) to the GUI thread; a slot deleted meanwhile
-        has cancelled the task already."""
-        if not self._send(snapshot):
-            self._cancel.set()
-
-    def step(self, snapshot: Any) -> None:
-        """The hook of a step-wise loop: stop if asked, else report the step and stop if nobody is listening."""
-        self.check()
-        self.report(snapshot)
-        self.check()
+    def submitted(self, running: bool) -> None: ...  # a plain submission arrived; whether a task was running
+    def delay_s(self) -> float: ...  # how long the waiting task should still wait; 0: start it now
+    def started(self) -> None: ...  # a task started
+    def ran(self, seconds: float) -> None: ...  # a task finished (not failed) after this long on its thread
 
 
 class _Run:
     """One submission, called on a pool thread: runs the task and sends exactly one outcome."""
 
-    def __init__(
-        self, fn: Task, inputs: tuple, state: TaskState, send: Callable[[str, Any], bool], what: str, pause_gc: bool
-    ) -> None:
-        self.fn, self.inputs, self.state, self.send, self.what, self.pause_gc = fn, inputs, state, send, what, pause_gc
+    def __init__(self, fn: Task, inputs: tuple, send: Callable[[str, Any], bool], slot: TaskSlot, ordered: bool):
+        self.fn, self.inputs, self.send, self.ordered = fn, inputs, send, ordered
+        self.what, self.pause_gc, self.threads = slot.what, slot.pause_gc, slot.threads
+        self.state = TaskState(lambda snapshot: send("progress", snapshot))
+        self.seconds = 0.0  # how long the task ran, set before its outcome is sent
         self.done = threading.Event()
 
     def __call__(self) -> None:
@@ -103,16 +63,18 @@ class _Run:
 
     def _outcome(self) -> tuple[str, Any]:
         """Run the task; the collector hold (when asked) ends before the outcome is sent."""
-        use_background_threads()
+        self.threads()
         hold = GcHold() if self.pause_gc else None  # a full collection mid-task would stall the GUI
+        started = time.monotonic()
         try:
             return "finished", self.fn(self.state, *self.inputs)
         except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
             if isinstance(exc, Cancelled) or self.state.cancelled:  # stopped as asked, in whatever way it stopped
                 return "cancelled", None
             log.warning("%s failed", self.what, exc_info=True)
-            return "failed", failure_message(self.what, exc)
+            return "failed", (self.what, first_line(exc))
         finally:
+            self.seconds = time.monotonic() - started
             if hold is not None:
                 hold.end()
 
@@ -131,56 +93,74 @@ class TaskSlot(QObject):
 
     progressed = Signal(object)  # what the task reported, in order
     finished = Signal(object)  # the task's return value
-    failed = Signal(str)  # failure_message(what, error)
+    failed = Signal(str)  # the one sentence: "<what> failed: <first line of the error>"
+    error_line = Signal(str)  # the same failure's first line alone, for a caller whose own sentence says what failed
     cancelled = Signal()  # the task stopped after cancel()
-    idle = Signal()  # the latest submission has ended: a new one may start
+    idle = Signal()  # the latest submission has ended (a coalescing slot: nothing is left to run)
 
     def __init__(
-        self, what: str, parent: QObject | None = None, *, pause_gc: bool = False, pool: QThreadPool | None = None
+        self,
+        what: str,
+        parent: QObject | None = None,
+        *,
+        pause_gc: bool = False,
+        pool: QThreadPool | None = None,
+        coalesce: bool = False,
+        pacing: Pacing | None = None,
+        threads: Callable[[], None] = use_background_threads,
     ) -> None:
+        """pacing implies coalesce; threads: called on the pool thread before each task (torch's thread count)."""
         super().__init__(parent)
-        self.what, self._pause_gc, self._pool = what, pause_gc, pool or QThreadPool.globalInstance()
+        self.what, self.pause_gc, self.threads = what, pause_gc, threads
+        self._pool = pool or QThreadPool.globalInstance()
+        self._coalesce, self._pacing = coalesce or pacing is not None, pacing
+        self.started = 0  # how many tasks began (benchmarks count the passes a burst of keys costs)
         self._token = 0
-        self._current: tuple[int, TaskState] | None = None
+        self._current: tuple[int, _Run] | None = None
+        self._handing_over = False  # an outcome's signals are being handled: the next task starts after them
+        self._waiting: tuple[Task, tuple] | None = None  # a coalescing slot's next plain task
+        self._ordered: deque[tuple[Task, tuple]] = deque()  # ... and its ordered ones, run first, oldest first
         self._live: dict[int, _Run] = {}  # submissions whose thread has not ended (superseded ones too)
         live = self._live  # not self: the handler runs while this object is being destroyed
         self.destroyed.connect(lambda: [run.state.cancel() for run in list(live.values())])
+        self._timer = QTimer(self)  # a paced slot's waiting task starts when it fires
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._start_next)
 
     @property
     def running(self) -> bool:
-        """The latest submission has not delivered its outcome yet."""
-        return self._current is not None
+        """Some submission has not delivered its outcome yet (or, coalescing, still waits to run)."""
+        return self._current is not None or self._waiting is not None or bool(self._ordered)
 
     @property
     def active(self) -> int:
         """Submissions whose task has not ended, superseded ones included (tests wait for 0)."""
         return len(self._live)
 
-    def submit(self, fn: Task, *inputs: Any) -> int:
-        """Start fn(state, *inputs) now; an earlier submission still running is cancelled and its outcome dropped."""
-        self._supersede()
-        self._token += 1
-        token, relay = self._token, _Relay()
-        relay.sent.connect(self._deliver, Qt.ConnectionType.QueuedConnection)  # cut by Qt if this slot is deleted
-        relay.moveToThread(None)  # bound to no thread: the pool thread may emit it and drop it
+    def submit(self, fn: Task, *inputs: Any) -> None:
+        """Start fn(state, *inputs); an earlier submission still running is superseded (coalescing: it goes on, its
+        outcome dropped, and this one waits for it, replacing any other waiting one)."""
+        if not self._coalesce:
+            self._supersede()
+            self._launch(fn, inputs, ordered=False)
+            return
+        if self._pacing is not None:
+            self._pacing.submitted(self._current is not None)
+        self._waiting = (fn, inputs)
+        self._start_next()
 
-        def send(kind: str, payload: Any) -> bool:
-            return emit_safely(relay.sent, token, kind, payload)
-
-        run = _Run(fn, inputs, TaskState(lambda snapshot: send("progress", snapshot)), send, self.what, self._pause_gc)
-        self._current, self._live[token] = (token, run.state), run
-        pool = self._pool
-        if (
-            pool.activeThreadCount() >= pool.maxThreadCount()
-        ):  # every task starts at once: none queues behind a long one
-            pool.setMaxThreadCount(pool.activeThreadCount() + 1)
-        pool.start(run)
-        return token
+    def submit_ordered(self, fn: Task, *inputs: Any) -> None:
+        """A coalescing slot's task that runs after the ordered ones before it, its outcome always delivered; it
+        replaces the waiting plain task (whose inputs it describes already)."""
+        self._ordered.append((fn, inputs))
+        self._waiting = None
+        self._start_next()
 
     def cancel(self) -> None:
         """Ask the latest task to stop; its cancelled (or, if it returns a partial result, finished) still follows."""
         if self._current is not None:
-            self._current[1].cancel()
+            self._current[1].state.cancel()
 
     def discard(self) -> None:
         """Drop the latest submission (the user went back): its cancel is requested and nothing of it is shown."""
@@ -197,30 +177,91 @@ class TaskSlot(QObject):
             log.warning("%s did not stop within %d ms", self.what, timeout_ms)
         return ended
 
+    def _launch(self, fn: Task, inputs: tuple, ordered: bool) -> None:
+        self._token += 1
+        token, relay = self._token, _Relay()
+        relay.sent.connect(self._deliver, Qt.ConnectionType.QueuedConnection)  # cut by Qt if this slot is deleted
+        relay.moveToThread(None)  # bound to no thread: the pool thread may emit it and drop it
+
+        def send(kind: str, payload: Any) -> bool:
+            return emit_safely(relay.sent, token, kind, payload)
+
+        run = _Run(fn, inputs, send, self, ordered)
+        self._current, self._live[token] = (token, run), run
+        self.started += 1
+        pool = self._pool
+        if pool.activeThreadCount() >= pool.maxThreadCount():  # every task starts at once: none queues behind another
+            pool.setMaxThreadCount(pool.activeThreadCount() + 1)
+        pool.start(run)
+
+    def _start_next(self) -> None:
+        """A coalescing slot with nothing running starts its next task: an ordered one, else the waiting one."""
+        if self._current is not None or self._handing_over:
+            return
+        if self._ordered:
+            (fn, inputs), ordered = self._ordered.popleft(), True
+        elif self._waiting is not None:
+            delay = self._pacing.delay_s() if self._pacing is not None else 0.0
+            if delay > 0:
+                self._timer.start(max(1, math.ceil(delay * 1000)))
+                return
+            (fn, inputs), ordered, self._waiting = self._waiting, False, None
+        else:
+            return
+        self._timer.stop()
+        if self._pacing is not None:
+            self._pacing.started()
+        self._launch(fn, inputs, ordered)
+
     def _supersede(self) -> None:
-        """The current submission becomes stale: asked to stop, its outcome never shown."""
+        """The current submission becomes stale: asked to stop, its outcome never shown; nothing waits any more."""
         if self._current is not None:
-            self._current[1].cancel()
+            self._current[1].state.cancel()
             self._current = None
+        self._waiting = None
+        self._ordered.clear()
+        self._timer.stop()
         self._token += 1
 
     @Slot(int, str, object)  # a real slot: the relay's connection is plain Qt, with no Python receiver object
     def _deliver(self, token: int, kind: str, payload: Any) -> None:
-        if kind != "progress":
-            self._live.pop(token, None)
-        if self._current is None or token != self._current[0]:
+        run = self._live.get(token) if kind == "progress" else self._live.pop(token, None)
+        if self._current is None or token != self._current[0] or run is None:
             return  # a superseded or shut-down submission: dropped unseen
         if kind == "progress":
             self.progressed.emit(payload)
             return
         self._current = None
+        if self._pacing is not None and kind == "finished":
+            self._pacing.ran(run.seconds)
+        if run.ordered or (self._waiting is None and not self._ordered):  # else stale: a newer task waits
+            self._handing_over = True
+            try:
+                self._emit_outcome(kind, payload)
+            finally:
+                self._handing_over = False
+        self._start_next()
+        if not self._coalesce or not self.running:
+            self.idle.emit()
+
+    def _emit_outcome(self, kind: str, payload: Any) -> None:
         if kind == "finished":
             self.finished.emit(payload)
         elif kind == "failed":
-            self.failed.emit(payload)
+            what, line = payload
+            self.error_line.emit(line)
+            self.failed.emit(failure_message(what, line))
         else:
             self.cancelled.emit()
-        self.idle.emit()
+
+
+def one_warm_thread() -> QThreadPool:
+    """A pool of one thread that never expires, for a coalescing slot on a hot path (the keystroke passes): each
+    task runs on the same warm thread, as the global pool's first-in-first-out reuse of idle threads would not."""
+    pool = QThreadPool()
+    pool.setMaxThreadCount(1)
+    pool.setExpiryTimeout(-1)
+    return pool
 
 
 def run_task(
@@ -235,7 +276,7 @@ def run_task(
     slot = TaskSlot(what, pool=pool)
     slot.keep_alive = slot  # released on delivery: callers need not keep a reference to get the callback
     slot.finished.connect(on_done)
-    slot.failed.connect(lambda message: on_error(message.removeprefix(f"{what} failed: ")))
+    slot.error_line.connect(on_error)
     slot.idle.connect(lambda: setattr(slot, "keep_alive", None))
     slot.submit(lambda _state: fn())
     return slot

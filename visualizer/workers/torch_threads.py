@@ -28,3 +28,8 @@ def use_background_threads() -> None:
     """BACKGROUND_THREADS for the calling pool thread, when torch is loaded (a job that runs before it needs none)."""
     if "torch" in sys.modules:
         use_torch_threads(BACKGROUND_THREADS)
+
+
+def use_inference_threads() -> None:
+    """INFERENCE_THREADS for the calling pool thread, read when the pass starts (a benchmark may change it)."""
+    use_torch_threads(INFERENCE_THREADS)

@@ -1,4 +1,8 @@
-"""Signal plumbing around core_model's training loop: a QObject moved to a QThread that turns hooks into signals."""
+"""Signal plumbing around core_model's training loop: a QObject on a QThread of its own that turns hooks into signals.
+
+TrainingRun is the one place that makes that thread; the training state receives runs from a factory (the
+composition root passes TrainingRun) and so never creates a thread itself.
+"""
 
 from __future__ import annotations
 
@@ -117,7 +121,7 @@ class TrainingWorker(QObject):
         self.finished.emit(self.outcome)
         # No moveToThread back to the GUI thread here: Qt takes its signal-slot mutexes there while this thread
         # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocked CI.
-        # The state keeps this object until the thread has finished, so deleting it from the GUI thread is safe.
+        # Its TrainingRun keeps this object until the thread has finished, so deleting it from the GUI thread is safe.
         QThread.currentThread().quit()
 
     def _train(self) -> TrainingOutcome:
@@ -185,3 +189,33 @@ class TrainingWorker(QObject):
         history = self.options.history_prefix + tuple(asdict(m) for m in (self.trainer.history if self.trainer else ()))
         step = self.trainer.step if self.trainer else self.options.start_step
         return TrainingOutcome(step, self.config.steps, reason, state, history, message)
+
+
+class TrainingRun(QObject):
+    """One run: a TrainingWorker already moved to a QThread of its own, started by `start` once its signals are
+    connected. Lives on the GUI thread, so `ended` arrives there after the thread has finished."""
+
+    ended = Signal()  # the thread has finished; its worker and thread may be dropped once this has arrived
+
+    def __init__(
+        self,
+        model: Seq2SeqTransformer,
+        task: TaskSpec,
+        config: TrainConfig,
+        device: torch.device,
+        options: WorkerOptions | None = None,
+    ) -> None:
+        super().__init__()
+        self.worker = TrainingWorker(model, task, config, device, options)
+        self.thread = QThread()
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.run)
+        self.thread.finished.connect(self.ended)  # queued: this object lives on the GUI thread
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def join(self, timeout_ms: int | None = None) -> bool:
+        """Quit the thread's loop and wait for it (forever when timeout_ms is None); False when it still runs."""
+        self.thread.quit()
+        return self.thread.wait() if timeout_ms is None else self.thread.wait(timeout_ms)

@@ -15,6 +15,7 @@ from PySide6.QtCore import SignalInstance
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
+from visualizer.state.worker_api import JobRunner, run_inline
 from visualizer.widgets.lazy_tab import LazyTab
 from visualizer.widgets.trainer.keys import install_shortcuts
 
@@ -23,8 +24,8 @@ if TYPE_CHECKING:  # its module imports pyqtgraph
 
 
 class TrainerPage(LazyTab):
-    """The tab page; `tab()` builds the TrainerTab on demand. The probe hears of the Playground's head switches
-    (its "mean of heads on") from the moment it exists."""
+    """The tab page; `tab()` builds the TrainerTab on demand with what the composition root handed in. The probe
+    hears of the Playground's head switches (its "mean of heads on") from the moment it exists."""
 
     def __init__(
         self,
@@ -32,17 +33,27 @@ class TrainerPage(LazyTab):
         state: TrainingState,
         gates: Callable[[], dict[str, np.ndarray]],
         gates_changed: SignalInstance,
+        *,
+        confirm_discard: Callable[[str], bool] | None = None,
+        run_job: JobRunner = run_inline,
     ) -> None:
         self._hub, self._state = hub, state
         self._gates, self._gates_changed = gates, gates_changed
-        self.confirm_discard: Callable[[str], bool] | None = None  # the composition root sets the window's question
+        self._confirm_discard = confirm_discard  # the app's Save, Discard or Cancel; None: the tab asks itself
+        self._run_job = run_job  # the app's task layer: the movie export runs off the GUI thread
         super().__init__(self._make)
         self.shortcuts = install_shortcuts(self, self.tab)  # here from the start: F1 lists them before a first visit
 
     def _make(self) -> TrainerTab:
         from visualizer.widgets.trainer.tab import TrainerTab
 
-        tab = TrainerTab(self._hub, self._state, own_shortcuts=False, confirm_discard=self.confirm_discard)
+        tab = TrainerTab(
+            self._hub,
+            self._state,
+            own_shortcuts=False,
+            confirm_discard=self._confirm_discard,
+            run_job=self._run_job,
+        )
         self._gates_changed.connect(tab.probe.set_head_gates)
         tab.probe.set_head_gates(self._gates())
         return tab

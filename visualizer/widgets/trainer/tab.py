@@ -6,21 +6,13 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
+from visualizer.state.worker_api import JobRunner, run_inline
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.forming import FormingCurves, beside
@@ -34,7 +26,7 @@ from visualizer.widgets.trainer.questions import (  # tests replace _ask_yes_no 
 from visualizer.widgets.trainer.questions import (
     choose_folder as _choose_folder,
 )
-from visualizer.workers.tasks import run_task
+from visualizer.widgets.trainer.run_figures import RunFigures
 
 __all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
 log = logging.getLogger(__name__)
@@ -47,7 +39,6 @@ STATE_TEXT = {
     "failed": "Failed",
 }
 CURVE_REFRESH_MS = 250  # curves redraw at most 4 times a second while training: each redraw costs ~10 ms
-IDLE_FORMAT, RUN_FORMAT = "not training", "step %v / %m"
 
 
 class TrainerTab(QWidget):
@@ -63,17 +54,18 @@ class TrainerTab(QWidget):
         *,
         own_shortcuts: bool = True,
         confirm_discard: ConfirmDiscard | None = None,
+        run_job: JobRunner = run_inline,
     ) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
         self._confirm_discard = confirm_discard or (lambda text: ask_discard(self, text))  # False: nothing changes
+        self._run_job = run_job  # the app passes the task layer's: the movie is written off the GUI thread
         self._own_shortcuts = own_shortcuts  # False: the page holding this tab owns them (keys.py)
         self.form = TrainerForm()
         self.curves = Curves()
         self.probe = ProbeView()
         self._build_controls()
         self._layout()
-        self._jobs: set[QObject] = set()
         self._pending_oom: str | None = None
         self._metrics = state.metrics
         self._snapshots: tuple | None = None
@@ -106,19 +98,13 @@ class TrainerTab(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("Stop after the current step and keep the weights so far (Esc or Ctrl+.)")
         self.state_label = QLabel()
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setFormat(IDLE_FORMAT)  # until a run (or a loaded history) gives it steps
-        self.progress_bar.setRange(0, 1)
-        self.progress_bar.setValue(0)
+        self.figures = RunFigures()  # progress bar, speed, elapsed time, ETA (named here too, as a person reads them)
+        self.progress_bar, self.speed_label = self.figures.progress_bar, self.figures.speed_label
+        self.elapsed_label, self.eta_label = self.figures.elapsed_label, self.figures.eta_label
         self._curve_timer = QTimer(self)  # coalesces curve redraws while a run streams progress
         self._curve_timer.setSingleShot(True)
         self._curve_timer.setInterval(CURVE_REFRESH_MS)
         self._curve_timer.timeout.connect(self._draw_curves)
-        self.speed_label, self.elapsed_label, self.eta_label = (
-            QLabel("– tokens/s"),
-            QLabel("elapsed –"),
-            QLabel("ETA –"),
-        )
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -131,16 +117,12 @@ class TrainerTab(QWidget):
         state_row = QHBoxLayout()
         state_row.addWidget(self.state_label, 1)
         state_row.addWidget(self.clear_previous_button)
-        stats = QGridLayout()
-        stats.addWidget(self.progress_bar, 0, 0, 1, 3)
-        for col, label in enumerate((self.speed_label, self.elapsed_label, self.eta_label)):
-            stats.addWidget(label, 1, col)
         left = QWidget()
         column = QVBoxLayout(left)
         column.addWidget(self.form)
         column.addLayout(buttons)
         column.addLayout(state_row)
-        column.addLayout(stats)
+        column.addWidget(self.figures)
         column.addWidget(self.status_label)
         column.addStretch(1)
         scroll = QScrollArea()
@@ -195,9 +177,8 @@ class TrainerTab(QWidget):
             self._curve_timer.stop()
             self._draw_curves()
         self._refresh_buttons()
-        if state != "running":  # no run is going on: no speed, no time left (elapsed stays: the run's own time)
-            self.speed_label.setText("– tokens/s")
-            self.eta_label.setText("ETA –")
+        if state != "running":
+            self.figures.clear_rates()
         if state == "failed" and self._pending_oom is not None:
             text, self._pending_oom = self._pending_oom, None
             if _ask_yes_no(self, "Out of GPU memory", f"{text}\n\nContinue on the CPU from the last good weights?"):
@@ -213,9 +194,7 @@ class TrainerTab(QWidget):
         except ValueError as exc:  # the inline checks should have caught it; say so rather than crash
             self.status_label.setText(f"Cannot start training: {exc}")
             return
-        self.progress_bar.setFormat(RUN_FORMAT)
-        self.progress_bar.setRange(0, config.steps)
-        self.progress_bar.setValue(0)
+        self.figures.start(config.steps)
         self.status_label.setText("")
         start = self.state.start_from_scratch if from_scratch else self.state.start
         start(config, task, probe_text=self.form.probe_edit.text(), rates=self.form.rates())
@@ -242,19 +221,7 @@ class TrainerTab(QWidget):
             self._draw_curves()
         elif not self._curve_timer.isActive():
             self._curve_timer.start()
-        p = metrics.progress
-        if p is None:
-            self.progress_bar.setFormat(IDLE_FORMAT)
-            self.progress_bar.setRange(0, 1)
-            self.progress_bar.setValue(0)
-            return
-        self.progress_bar.setFormat(RUN_FORMAT)
-        self.progress_bar.setRange(0, p.total)
-        self.progress_bar.setValue(p.step)
-        self.elapsed_label.setText(f"elapsed {_clock(p.elapsed_s)}")
-        if self.state.state == "running":  # a late report after Stop must not bring the ETA back
-            self.speed_label.setText(f"{p.tokens_per_s:,.0f} tokens/s")
-            self.eta_label.setText(f"ETA {_clock(p.eta_s)}")
+        self.figures.show_progress(metrics.progress, running=self.state.state == "running")
 
     def _draw_curves(self) -> None:
         self.curves.set_series(self._metrics)
@@ -298,29 +265,20 @@ class TrainerTab(QWidget):
             self.export_movie(Path(folder))
 
     def export_movie(self, folder: Path) -> None:
-        """Write the snapshot movie in the background; `movie_exported` reports it."""
+        """Write the snapshot movie with the injected runner (off the GUI thread in the app); `movie_exported` says."""
         snapshots = self.state.snapshots  # an immutable tuple: safe to hand to the background job
         if not snapshots:
             return
         self.probe.export_button.setEnabled(False)
 
         def done(result: dict) -> None:
-            self._jobs.discard(job)
             self.probe.export_button.setEnabled(True)
             gif = f" and {Path(result['gif']).name}" if result["gif"] else " (install Pillow for an animated GIF)"
             self.status_label.setText(f"Exported {result['frames']} frames to {result['folder']}{gif}.")
             self.movie_exported.emit(result)
 
         def failed(text: str) -> None:
-            self._jobs.discard(job)
             self.probe.export_button.setEnabled(True)
             self.status_label.setText(f"Could not export the movie: {text}")
 
-        job = run_task("Exporting the movie", lambda: write_movie(snapshots, folder), done, failed)
-        self._jobs.add(job)
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+        self._run_job(lambda: write_movie(snapshots, folder), done, failed)
