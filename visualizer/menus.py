@@ -1,4 +1,4 @@
-"""The window's menus: File (open, save, export, quit), View (tabs, analyses, square cells), Model (undo, device).
+"""The window's menus: File (open, save, export, quit), View (tabs, analyses, square cells), Model (undo, redo, device).
 
 Built once the tabs exist, from the actions their controllers own; the composition root calls `build_menus`.
 """
@@ -9,11 +9,13 @@ from typing import Any
 
 from PySide6.QtGui import QAction, QActionGroup
 
+REDO_KEY = "Ctrl+Alt+Shift+Z"  # Model > Undo's Ctrl+Alt+Z plus Shift, as Ctrl+Shift+Z redoes Ctrl+Z in editors
+
 
 def build_menus(app: Any) -> None:
     """Fill the menu bar of `app` (the composition's Application, untyped here: it imports this module).
 
-    Keeps on `app` the actions other code toggles: square cells, undo, the device menu.
+    Keeps on `app` the actions other code toggles: square cells, undo and redo, the device menu.
     """
     win, ck, fm = app.window, app.checkpoints, app.window.file_menu
     fm.addAction(ck.open_action)
@@ -56,7 +58,14 @@ def build_menus(app: Any) -> None:
         "Ctrl+Alt+Z",
         tip="Bring back the model before the last architecture change, weights included",
     )
-    app.architecture.track_undo(app.undo_action)  # names what it undoes: Apply, Train from scratch, a task switch
+    app.redo_action = win.add_action(
+        win.model_menu,
+        "&Redo",
+        app.architecture.restore_next,
+        REDO_KEY,
+        tip="Bring back the model the last Undo replaced, weights and training included",
+    )
+    app.architecture.track_undo(app.undo_action, app.redo_action)  # names what they do: Apply, a task switch...
     _build_device_menu(app)
 
 

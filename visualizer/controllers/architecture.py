@@ -3,7 +3,7 @@
 Building (up to d_model 1024, 8+8 layers: ~100 M parameters) happens on the thread pool; the window stays live and
 says so in the status bar. The newest request wins: a build that finishes after a newer request was made is dropped,
 as is one whose hub got another model meanwhile (File > Open, Undo, training). What the controller says about a
-model leaves the status bar when the model changes, and Model > Undo names what it undoes.
+model leaves the status bar when the model changes, and Model > Undo and Redo name what they undo and redo.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.checkpoint import Checkpoint, CheckpointError
 from core_model.recipe import anchored_by_default
 from core_model.shipped import find_shipped_checkpoint, is_shipped
-from visualizer.state.model_hub import UNDO_DEPTH, ModelHub
+from visualizer.controllers.history_actions import show_history
+from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot, run_task
 
@@ -119,7 +120,7 @@ class ArchitectureController(QObject):
         self._builds.finished.connect(self._apply)
         self._builds.failed.connect(self._failed)
         self._asked_at = hub.generation  # the hub's model when the newest build was asked for
-        self._undo_action: QAction | None = None  # Model > Undo, once track_undo is given it
+        self._history_actions: tuple[QAction, QAction] | None = None  # Model > Undo and Redo, once tracked
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
 
     @property
@@ -258,31 +259,29 @@ class ArchitectureController(QObject):
 
     def restore_previous(self) -> None:
         """Model > Undo: bring back the model before the newest replacement and say which one it is."""
-        undone = self.hub.undo_label
-        if not self.hub.restore_previous():
-            self._status("There is no previous model to restore", SHORT_MS)
+        self._step("Undid", self.hub.undo_label, self.hub.restore_previous, "There is no previous model to restore")
+
+    def restore_next(self) -> None:
+        """Model > Redo: bring back the model the last Undo replaced, as it was then, and say which one it is."""
+        self._step("Redid", self.hub.redo_label, self.hub.restore_next, "There is no undone model change to redo")
+
+    def _step(self, done: str, label: str | None, step: Callable[[], bool], nothing: str) -> None:
+        if not step():
+            self._status(nothing, SHORT_MS)
             return
         name = self.hub.path.name if self.hub.path is not None else self.hub.origin
-        self._say(f"Undid {undone}: the model is {name} again ({self.hub.task.task} task).", MEDIUM_MS)
+        self._say(f"{done} {label}: the model is {name} again ({self.hub.task.task} task).", MEDIUM_MS)
 
-    def track_undo(self, action: QAction) -> None:
-        """Keep Model > Undo's text, tip and state naming what it would undo, whatever replaced the model."""
-        self._undo_action = action
-        self.hub.model_changed.connect(self._show_undo)  # a bound slot: disconnected when this controller goes
-        self._show_undo()
+    def track_undo(self, undo: QAction, redo: QAction) -> None:
+        """Keep Model > Undo's and Redo's texts, tips and states naming what they would do, whatever replaced the
+        model."""
+        self._history_actions = (undo, redo)
+        self.hub.model_changed.connect(self._show_history)  # a bound slot: disconnected when this controller goes
+        self._show_history()
 
-    def _show_undo(self) -> None:
-        action, label = self._undo_action, self.hub.undo_label
-        if action is None:
-            return
-        action.setEnabled(label is not None)
-        action.setText(f"&Undo {label}" if label else "&Undo")
-        kept = f"{self.hub.undo_depth} of up to {UNDO_DEPTH} kept"
-        action.setStatusTip(
-            f"Bring back the model before the last {label}, weights included ({kept})"
-            if label
-            else "No earlier model to restore"
-        )
+    def _show_history(self) -> None:
+        if self._history_actions is not None:
+            show_history(self.hub, *self._history_actions)
 
     def switch_device(self, name: str) -> None:
         """Move the inference model (training picks its own device in the Trainer tab)."""

@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
+from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
 from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
-UNDO_DEPTH = 5  # models kept for Model > Undo, each with its trained weights and what replaced it
-
-
-@dataclass(frozen=True)
-class UndoEntry:
-    """A replaced model that Model > Undo can bring back as it was, and what replaced it ("Train from scratch")."""
-
-    model: Seq2SeqTransformer
-    task: TaskSpec
-    origin: str
-    history: list[dict]
-    path: Path | None
-    dirty: bool
-    extra: dict
-    label: str
+__all__ = ["UNDO_DEPTH", "ModelHub"]
 
 
 class ModelHub(QObject):
@@ -58,7 +45,10 @@ class ModelHub(QObject):
         self.history: list[dict] = list(history or [])
         self.extra: dict = dict(extra or {})
         self.path, self.dirty, self._training = path, False, False
-        self._undo: deque[UndoEntry] = deque(maxlen=UNDO_DEPTH)  # newest last; the oldest falls off
+        self.undo_stack = QUndoStack(self)  # Model > Undo and Redo: one ModelSwap per replacement
+        self.undo_stack.setUndoLimit(UNDO_DEPTH)  # the oldest falls off, its model with it
+        self.undo_stack.indexChanged.connect(self._after_swap)
+        self._swapped = False  # a command swapped models: say so once the stack has moved (its texts are right)
         self._generation = 0
 
     @property
@@ -77,12 +67,17 @@ class ModelHub(QObject):
     @property
     def undo_depth(self) -> int:
         """How many earlier models restore_previous() can bring back, newest first."""
-        return len(self._undo)
+        return self.undo_stack.index()
 
     @property
     def undo_label(self) -> str | None:
         """What restore_previous() would undo ("architecture change", "Train from scratch"); None: nothing."""
-        return self._undo[-1].label if self._undo else None
+        return self.undo_stack.undoText() if self.undo_stack.canUndo() else None
+
+    @property
+    def redo_label(self) -> str | None:
+        """What restore_next() would redo (the label of the last undone replacement); None: nothing."""
+        return self.undo_stack.redoText() if self.undo_stack.canRedo() else None
 
     @property
     def trained_lengths(self) -> TrainedLengths | None:
@@ -122,14 +117,30 @@ class ModelHub(QObject):
     ) -> None:
         """Replace the model wholesale (load, new architecture). With `undo_as`, what the user did (read after
         "Undo ": "architecture change", "Train from scratch"), restore_previous() can bring the old one back."""
-        if undo_as is not None:
-            self._undo.append(
-                UndoEntry(self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra, undo_as)
-            )
-        self._model, self.task, self.origin = model.to(self.device).eval(), task, origin
-        self.history, self.path, self.dirty = list(history or []), path, dirty
-        self.extra = dict(extra or {})
-        self._changed()
+        state = ModelState(model, task, origin, list(history or []), path, dirty, dict(extra or {}))
+        if undo_as is None:
+            self._install(state)
+            self._changed()
+        else:
+            self.undo_stack.push(ModelSwap(state, undo_as, self._swap))  # its redo makes the replacement
+
+    def _install(self, state: ModelState) -> ModelState:
+        """Make `state` the hub's model and return the one it replaces."""
+        old = ModelState(self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
+        self._model, self.task, self.origin = state.model.to(self.device).eval(), state.task, state.origin
+        self.history, self.path, self.dirty = list(state.history), state.path, state.dirty
+        self.extra = dict(state.extra)
+        return old
+
+    def _swap(self, state: ModelState) -> ModelState:
+        """A command's swap: installed now, announced once the stack has moved (undoText is right by then)."""
+        self._swapped = True
+        return self._install(state)
+
+    def _after_swap(self, _index: int) -> None:
+        if self._swapped:
+            self._swapped = False
+            self._changed()
 
     def new_untrained(
         self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0, undo_as: str = "architecture change"
@@ -141,19 +152,23 @@ class ModelHub(QObject):
 
     def restore_previous(self) -> bool:
         """Undo the newest model replacement (up to UNDO_DEPTH deep); False when there is nothing to restore."""
-        if not self._undo:
+        if not self.undo_stack.canUndo():
             return False
-        old = self._undo.pop()
-        self.set_model(
-            old.model, old.task, origin=old.origin, history=old.history, path=old.path, dirty=old.dirty, extra=old.extra
-        )
+        self.undo_stack.undo()
+        return True
+
+    def restore_next(self) -> bool:
+        """Redo the last undone replacement: its model comes back as it was undone; False when there is none."""
+        if not self.undo_stack.canRedo():
+            return False
+        self.undo_stack.redo()
         return True
 
     def previous_model(self) -> tuple[Seq2SeqTransformer, TaskSpec, str] | None:
         """The model restore_previous() would bring back (model, task, origin), left in place (A/B compare)."""
-        if not self._undo:
+        if not self.undo_stack.canUndo():
             return None
-        old = self._undo[-1]
+        old = self.undo_stack.command(self.undo_stack.index() - 1).other
         return old.model, old.task, old.origin
 
     def training_copy(self) -> Seq2SeqTransformer:

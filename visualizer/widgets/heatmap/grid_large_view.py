@@ -13,8 +13,8 @@ from visualizer.widgets.heatmap.large_view import MapDialog
 class GridLargeView:
     """A grid's one large view: made on first use, reused, and kept on its (layer, head) as new maps arrive.
 
-    With tools attached (a CellInspector and a MaskPainter, see state/cell_tools.py) its clicks take cells apart
-    and its strokes paint masks; without them (a grid on its own) the map is only shown.
+    With tools attached (a CellInspector and a MaskPainter, see state/cell_tools.py and state/mask_painter.py) its
+    clicks take cells apart and its strokes paint masks; without them (a grid on its own) the map is only shown.
     """
 
     def __init__(self, parent: QWidget) -> None:
@@ -30,7 +30,7 @@ class GridLargeView:
         self.inspector, self.painter = inspector, painter
         inspector.cell_changed.connect(self._show_cell)
         inspector.failed.connect(lambda message: self._dialog and self._dialog.cell_panel.show_message(message))
-        painter.history_changed.connect(lambda can: self._dialog and self._dialog.set_can_undo(can))
+        painter.history_changed.connect(lambda _can: self._dialog and self._show_history(self._dialog))
         if self._dialog is not None:
             self._connect(self._dialog)
 
@@ -53,8 +53,12 @@ class GridLargeView:
         dialog.cells_painted.connect(lambda cells, erase: self.painter.paint(self._kind, cells, erase))
         dialog.stroke_finished.connect(self.painter.end_stroke)
         dialog.undo_requested.connect(self.painter.undo)
-        dialog.set_can_undo(self.painter.can_undo)
+        dialog.redo_requested.connect(self.painter.redo)
+        self._show_history(dialog)
         dialog.set_tools_enabled(True)
+
+    def _show_history(self, dialog: MapDialog) -> None:
+        dialog.set_history(self.painter.can_undo, self.painter.can_redo)
 
     def _inspect(self, query: int, key: int) -> None:
         if self._target is None or not self._kind:

@@ -1,5 +1,6 @@
 """One attention map shown large, with token labels on both axes, its own exports, the cell panel (click a cell
-to take it apart) and mask painting (Paint mask, then click or drag over cells; Ctrl+Z undoes a stroke)."""
+to take it apart) and mask painting (Paint mask, then click or drag over cells;
+Ctrl+Z undoes a stroke, Ctrl+Shift+Z redoes it)."""
 
 from __future__ import annotations
 
@@ -40,11 +41,12 @@ class MapDialog(QDialog):
     cells_painted = Signal(object, bool)  # frozenset of (query, key), erase?
     stroke_finished = Signal()
     undo_requested = Signal()
+    redo_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None, colormap: str = DEFAULT_COLORMAP) -> None:
         super().__init__(parent)
         self.setWindowTitle("Attention map")
-        self.setAccessibleName("large map view")  # also how F1 names where its keys (P, Ctrl+Z) work
+        self.setAccessibleName("large map view")  # also how F1 names where its keys (P, Ctrl+Z...) work
         self.resize(640, 560)  # the cell tools, when attached, widen it
         self._painted: frozenset[tuple[int, int]] = frozenset()
         self._lut = make_lut(colormap)
@@ -81,7 +83,7 @@ class MapDialog(QDialog):
 
     def set_tools_enabled(self, on: bool) -> None:
         """Show the cell panel and the paint tools (only where something answers their signals)."""
-        for widget in (self.cell_panel, self.paint_button, self.undo_button, self.hint_label):
+        for widget in (self.cell_panel, self.paint_button, self.undo_button, self.redo_button, self.hint_label):
             widget.setVisible(on)
         if on and self.width() < 1000:
             self.resize(1180, 680)
@@ -102,9 +104,10 @@ class MapDialog(QDialog):
 
     def _build_layout(self) -> None:
         """Title, plot, the tool and export buttons on the left; the cell panel on the right."""
-        self.paint_button, self.undo_button = paint_buttons()
+        self.paint_button, self.undo_button, self.redo_button = paint_buttons()
         self.paint_button.toggled.connect(self._on_paint_toggled)
         self.undo_button.clicked.connect(self.undo_requested)
+        self.redo_button.clicked.connect(self.redo_requested)
         self.empty_label = QLabel()  # rows whose every key is masked: the model gives them zeros
         self.empty_label.setStyleSheet("color: #b26a00;")
         self.hint_label = QLabel(HINT)
@@ -112,6 +115,7 @@ class MapDialog(QDialog):
         tools = QHBoxLayout()
         tools.addWidget(self.paint_button)
         tools.addWidget(self.undo_button)
+        tools.addWidget(self.redo_button)
         tools.addWidget(self.hint_label, 1)
         buttons = exporters.export_buttons(
             self, "map", {"PNG": self.export_png, "SVG": self.export_svg, "CSV": self.export_csv}
@@ -144,8 +148,10 @@ class MapDialog(QDialog):
     def painted(self) -> frozenset[tuple[int, int]]:
         return self._painted
 
-    def set_can_undo(self, can: bool) -> None:
-        self.undo_button.setEnabled(can)
+    def set_history(self, can_undo: bool, can_redo: bool) -> None:
+        """Enable Undo paint and Redo paint while there is a stroke for them."""
+        self.undo_button.setEnabled(can_undo)
+        self.redo_button.setEnabled(can_redo)
 
     def show_cell(self, cell: object) -> None:
         """Draw a CellDecomposition (numpy) in the panel, with this map's labels and its figure for the cell."""

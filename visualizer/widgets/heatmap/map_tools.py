@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QPushButton
 Cell = tuple[int, int]
 PAINT_PEN = "#d50000"  # the x drawn on painted cells
 
-PAINT_KEY, UNDO_KEY = "P", "Ctrl+Z"
+PAINT_KEY, UNDO_KEY, REDO_KEY = "P", "Ctrl+Z", "Ctrl+Shift+Z"
 HINT = (
     f"Click a cell to take it apart on the right. Paint mask ({PAINT_KEY}): click or drag over cells to hide keys "
     "from queries (drag from a painted cell to show them again)."
@@ -87,8 +87,8 @@ def painted_marks(cells: frozenset[Cell], shape: tuple[int, int]) -> tuple[np.nd
     return rows[:, 1] + 0.5, rows[:, 0] + 0.5
 
 
-def paint_buttons() -> tuple[QPushButton, QPushButton]:
-    """The large view's "Paint mask" toggle and its "Undo paint" button, with their keys and tooltips."""
+def paint_buttons() -> tuple[QPushButton, QPushButton, QPushButton]:
+    """The large view's "Paint mask" toggle and its "Undo paint" and "Redo paint" buttons, with keys and tooltips."""
     paint = QPushButton(f"Paint mask ({PAINT_KEY})")
     paint.setCheckable(True)
     paint.setShortcut(PAINT_KEY)
@@ -101,4 +101,8 @@ def paint_buttons() -> tuple[QPushButton, QPushButton]:
     undo.setShortcut(UNDO_KEY)
     undo.setToolTip(f"Undo the last paint stroke ({UNDO_KEY}); Reset masks clears all painting.")
     undo.setEnabled(False)
-    return paint, undo
+    redo = QPushButton("Redo paint (Ctrl+Shift+Z)")
+    redo.setShortcut(REDO_KEY)
+    redo.setToolTip(f"Paint the last undone stroke again ({REDO_KEY}); a new stroke drops it.")
+    redo.setEnabled(False)
+    return paint, undo, redo
