@@ -26,7 +26,7 @@ def shown_menu(widget) -> QMenu | None:
 
 def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
     """Wait until the session's newest forward pass has been drawn (the app runs passes on a worker thread)."""
-    qtbot.waitUntil(lambda: session.idle and session.runner.wait_idle(0.0), timeout=timeout_ms)
+    qtbot.waitUntil(lambda: session.idle, timeout=timeout_ms)
 
 
 def show_grid(qtbot, kind: str, size: tuple[int, int]):

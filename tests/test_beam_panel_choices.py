@@ -10,6 +10,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from test_beam_panel import open_beam_app as open_app
+from widget_readers import chip_states, force_buttons
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
@@ -88,12 +89,12 @@ def test_stepping_and_searching_a_model_that_prefers_other_ids_shows_only_the_ta
     path = leaning(tmp_path)
     allowed = {*"01234", "<eos>"}
     view, session, beam, panel = open_app(qtbot, path, "012")
-    labels = [b.text().split(" ")[1] for b in view.decoder_panel.force_buttons()]  # "force 3 (0.01)"
+    labels = [b.text().split(" ")[1] for b in force_buttons(view.decoder_panel)]  # "force 3 (0.01)"
     assert labels and set(labels) <= allowed
     qtbot.mouseClick(view.decoder_panel.buttons["run"], Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: len(view.decoder_panel.chip_states()) > 0 and session.idle, timeout=10_000)
+    qtbot.waitUntil(lambda: len(chip_states(view.decoder_panel)) > 0 and session.idle, timeout=10_000)
     qtbot.waitUntil(lambda: not view.decoder_panel.buttons["run"].isEnabled(), timeout=10_000)
-    chips = [label for label, _ in view.decoder_panel.chip_states()]
+    chips = [label for label, _ in chip_states(view.decoder_panel)]
     assert chips and set(chips) <= allowed
     type_into(qtbot, panel.width_spin, "4")
     outcome = run_search(qtbot, beam, panel)

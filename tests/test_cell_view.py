@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 from qt_helpers import show_playground
+from widget_readers import bar_heights, step_texts
 
 from core_model import MaskSpec, ModelConfig, build_model
 from core_model.cell_decomposition import decompose_cell
@@ -70,17 +71,17 @@ def test_clicking_a_cell_shows_the_core_numbers_and_the_maps_value(qtbot, view, 
     assert panel.cell is not None and (panel.cell.query, panel.cell.key) == (3, 2)
     core = core_cell(view, kind, 1, 1, 3, 2)
     charts = panel.charts
-    np.testing.assert_array_equal(charts["q"].bar_heights(-1), core.q)  # the last series: after RoPE (or the only)
-    np.testing.assert_array_equal(charts["k"].bar_heights(-1), core.k)
+    np.testing.assert_array_equal(bar_heights(charts["q"], -1), core.q)  # the last series: after RoPE (or the only)
+    np.testing.assert_array_equal(bar_heights(charts["k"], -1), core.k)
     if core.rope:
-        np.testing.assert_array_equal(charts["q"].bar_heights(0), core.q_raw)
-    np.testing.assert_array_equal(charts["product"].bar_heights(), core.product)
-    np.testing.assert_array_equal(charts["softmax"].bar_heights(), core.row_weights)
+        np.testing.assert_array_equal(bar_heights(charts["q"], 0), core.q_raw)
+    np.testing.assert_array_equal(bar_heights(charts["product"]), core.product)
+    np.testing.assert_array_equal(bar_heights(charts["softmax"]), core.row_weights)
     np.testing.assert_array_equal(charts["mask"].values("score"), core.row_scores)  # -inf where masked
-    np.testing.assert_array_equal(charts["mask"].bar_heights(), np.where(core.row_visible, core.row_scores, 0.0))
-    np.testing.assert_array_equal(charts["values"].matrix(), core.weighted_values)
-    np.testing.assert_array_equal(charts["output"].bar_heights(), core.gated_output)
-    texts = panel.step_texts()
+    np.testing.assert_array_equal(bar_heights(charts["mask"]), np.where(core.row_visible, core.row_scores, 0.0))
+    np.testing.assert_array_equal(charts["values"].image.image, core.weighted_values)
+    np.testing.assert_array_equal(bar_heights(charts["output"]), core.gated_output)
+    texts = step_texts(panel)
     assert f"{core.dot:.4f}" in texts["sum"] and f"{core.scaled:.4f}" in texts["scale"]
     assert f"{core.weight:.6f}" in texts["softmax"] and f"{core.weight:.6f}" in texts["final"]
     assert f"{core.numerator:.6f} / {core.denominator:.6f}" in texts["softmax"]
@@ -112,13 +113,13 @@ def test_hovering_a_dimension_highlights_it_in_every_chart(qtbot, view):
         assert other.band.isVisible() == (name not in ("mask", "softmax")), name
     assert dialog.cell_panel.charts["q"].band.getRegion() == (4.5, 5.5)
     core = core_cell(view, "cross", 0, 0, 1, 1)
-    assert f"Dimension 5: q = {core.q[5]:.4f}" in dialog.cell_panel.step_texts()["dimension"]
+    assert f"Dimension 5: q = {core.q[5]:.4f}" in step_texts(dialog.cell_panel)["dimension"]
 
 
 def test_average_column_says_to_pick_one_head(qtbot, view):
     dialog = open_dialog(qtbot, view, "encoder_self", 0, -1)
     click_cell(qtbot, dialog, 0, 0)
-    assert "one head" in dialog.cell_panel.step_texts()["header"]
+    assert "one head" in step_texts(dialog.cell_panel)["header"]
 
 
 def test_a_painted_drag_hides_cells_everywhere_and_undo_and_reset_bring_them_back(qtbot, view):
@@ -134,7 +135,7 @@ def test_a_painted_drag_hides_cells_everywhere_and_undo_and_reset_bring_them_bac
     shown = dialog.displayed_matrix()
     assert all(np.isnan(shown[i, j]) for i, j in cells) and not np.isnan(shown[0, 0])
     assert dialog.graphics.grab().toImage() != before
-    preview = view.mask_panel.preview_matrix("cross")
+    preview = view.mask_panel.preview_widget.matrix("cross")
     assert not any(preview[i, j] for i, j in cells) and preview[0, 0]
     assert "3 cross" in view.mask_panel.painted_label.text()
     with torch.no_grad():  # the maps are the model's under the painted mask, every layer and head
@@ -187,7 +188,7 @@ def test_an_emptied_row_is_zeros_and_shown(qtbot, view):
     assert view.mask_panel.preview_widget.empty_rows("encoder_self") == 1
     qtbot.mouseClick(dialog.paint_button, Qt.MouseButton.LeftButton)  # back to inspecting
     click_cell(qtbot, dialog, 2, 1)
-    assert "every key of this row is masked" in dialog.cell_panel.step_texts()["softmax"]
+    assert "every key of this row is masked" in step_texts(dialog.cell_panel)["softmax"]
 
 
 def test_the_panel_follows_a_new_pass(qtbot, view):
@@ -199,25 +200,29 @@ def test_the_panel_follows_a_new_pass(qtbot, view):
     assert dialog.cell_panel.cell.weight == core.weight != first
 
 
-def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot, view):
+def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot):
     import threading
 
-    from visualizer.workers.tasks import run_task
+    from visualizer.state.cell_tools import cell_inspectors
+    from visualizer.workers.tasks import TaskSlot
 
     threads = []
 
-    def job_thread(job, done, fail):
-        return run_task("Taking the cell apart", lambda: (threads.append(threading.get_ident()), job())[1], done, fail)
+    def make_slot(what, parent=None, **options):  # the task layer's slot, noting the thread each task runs on
+        return TaskSlot(what, parent, threads=lambda: threads.append(threading.get_ident()), **options)
 
+    model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32), seed=3).eval()
+    session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
+    view = show_playground(qtbot, session, (1200, 800), inspectors=cell_inspectors(session.cell_inputs, make_slot))
     inspector = view.inspectors["cross"]
-    inspector.set_runner(job_thread)
     dialog = open_dialog(qtbot, view, "cross", 0, 1)
     with qtbot.waitSignal(inspector.cell_changed, timeout=10_000):
         click_cell(qtbot, dialog, 2, 3)
     assert threads and threads[0] != threading.get_ident()
     core = core_cell(view, "cross", 0, 1, 2, 3)
     assert dialog.cell_panel.cell.weight == core.weight
-    np.testing.assert_array_equal(dialog.cell_panel.charts["product"].bar_heights(), core.product)
+    np.testing.assert_array_equal(bar_heights(dialog.cell_panel.charts["product"]), core.product)
+    dialog.close()  # a large view left open would take later tests' mouse
 
 
 def test_in_scores_mode_the_final_figure_is_the_maps_score(qtbot, view):
@@ -229,7 +234,7 @@ def test_in_scores_mode_the_final_figure_is_the_maps_score(qtbot, view):
     core = core_cell(view, "decoder_self", 1, 0, 3, 1)
     shown = float(dialog.displayed_matrix()[3, 1])
     assert abs(core.scaled - shown) < 1e-5
-    final = dialog.cell_panel.step_texts()["final"]
+    final = step_texts(dialog.cell_panel)["final"]
     assert f"score s = {core.scaled:.4f}" in final and f"the map shows {shown:.3f}" in final
 
 
@@ -264,6 +269,6 @@ def test_in_another_view_the_panel_says_the_map_shows_another_quantity(qtbot, vi
     combo.setCurrentIndex(combo.findData("norms"))
     dialog = open_dialog(qtbot, view, "cross", 0, 0)
     click_cell(qtbot, dialog, 1, 1)
-    final = dialog.cell_panel.step_texts()["final"]
+    final = step_texts(dialog.cell_panel)["final"]
     core = core_cell(view, "cross", 0, 0, 1, 1)
     assert f"weight = {core.weight:.6f}" in final and "switch the view to weights or scores" in final

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPointF, Qt
+from widget_readers import step_texts
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint, save_checkpoint
@@ -71,8 +72,8 @@ def test_cli_numbers_equal_the_gui_panel(qtbot, capsys, ckpt):
     assert (cell.query, cell.key) == (2, 1)
     for name in ("q_raw", "k_raw", "q", "k", "product", "row_weights", "head_output", "angle_q"):
         np.testing.assert_array_equal(np.asarray(data[name], float), getattr(cell, name), err_msg=name)
-    np.testing.assert_array_equal(np.asarray(data["weighted_values"]), dialog.cell_panel.charts["values"].matrix())
-    assert data["weight"] == cell.weight and f"{data['weight']:.6f}" in dialog.cell_panel.step_texts()["final"]
+    np.testing.assert_array_equal(np.asarray(data["weighted_values"]), dialog.cell_panel.charts["values"].image.image)
+    assert data["weight"] == cell.weight and f"{data['weight']:.6f}" in step_texts(dialog.cell_panel)["final"]
     assert data["source_tokens"] == ["3", "1", "4", "1", "<pad>", "<pad>"]
     dialog.close()
 

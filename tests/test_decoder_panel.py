@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QWidget
+from widget_readers import candidate_rect, candidate_widths, chip_states, force_buttons
 
 from visualizer.widgets.playground.chip import CHIP_COLOURS
 from visualizer.widgets.playground.decoder_panel import DecoderPanel, DecoderView
@@ -139,7 +140,7 @@ def _chip_pixel(panel, chip) -> str:
 
 
 def test_chips_show_labels_states_and_forced_marker(panel):
-    assert panel.chip_states() == [("3", "correct"), ("1", "wrong"), ("4", "unknown")]
+    assert chip_states(panel) == [("3", "correct"), ("1", "wrong"), ("4", "unknown")]
     chips = panel.token_chips.chips(0)
     assert [c.text for c in chips] == ["3", "1", "4"]
     for chip, state in zip(chips, ("correct", "wrong", "unknown")):
@@ -170,12 +171,12 @@ def test_chip_tooltip_names_token_and_state(qtbot, panel):
 
 def test_chips_shrink_when_going_back(panel):
     panel.set_view(DecoderView(("3",), (True,), ("3", "5", "<eos>"), TOP_K, False, True, 1))
-    assert panel.chip_states() == [("3", "correct")]
+    assert chip_states(panel) == [("3", "correct")]
     assert [c.text for c in panel.token_chips.chips(0)] == ["3"]
 
 
 def test_bars_equal_probabilities_with_labels(panel):
-    np.testing.assert_allclose(panel.chart.bar_values(), [p for _, _, p in TOP_K])
+    np.testing.assert_allclose(candidate_widths(panel.chart), [p for _, _, p in TOP_K])
     np.testing.assert_allclose(panel.chart._bars.opts["width"], [p for _, _, p in TOP_K])
     ticks = panel.chart.getPlotItem().getAxis("left")._tickLevels[0]
     assert [label for _, label in ticks] == ["4", "3", "<eos>", "9"]
@@ -190,13 +191,13 @@ def test_bars_update_in_place(panel):
         DecoderView(("3", "1"), (True, False), ("3", "5", "<eos>"), ((1, "x", 0.9), (2, "y", 0.1)), False, True, 2)
     )
     assert panel.chart._bars is bars
-    np.testing.assert_allclose(panel.chart.bar_values(), [0.9, 0.1])
+    np.testing.assert_allclose(candidate_widths(panel.chart), [0.9, 0.1])
 
 
 def _bar_pixel(panel: DecoderPanel, index: int) -> QPoint:
     """Centre of bar `index` in the chart viewport: view coords -> scene -> widget."""
     chart = panel.chart
-    centre = chart.candidate_bar_rect(index).center()
+    centre = candidate_rect(chart, index).center()
     scene_pos = chart.getPlotItem().vb.mapViewToScene(centre)
     return chart.mapFromScene(scene_pos)
 
@@ -217,7 +218,7 @@ def test_clicking_between_bars_forces_nothing(qtbot, panel):
 
 
 def test_force_buttons_for_keyboard_users(qtbot, panel):
-    buttons = panel.force_buttons()
+    buttons = force_buttons(panel)
     assert [b.text() for b in buttons] == ["force 4 (0.62)", "force 3 (0.25)", "force <eos> (0.09)", "force 9 (0.04)"]
     buttons[2].setFocus()
     qtbot.waitUntil(buttons[2].hasFocus)
@@ -229,14 +230,14 @@ def test_force_buttons_for_keyboard_users(qtbot, panel):
 def test_force_buttons_follow_each_new_set_of_candidates(qtbot, panel):
     """A keystroke that leaves the buttons' texts as they were sets nothing; any change of token, order or shown
     probability reaches the buttons, and a shorter list hides the buttons left over."""
-    texts = lambda: [b.text() for b in panel.force_buttons()]  # noqa: E731
+    texts = lambda: [b.text() for b in force_buttons(panel)]  # noqa: E731
     before = texts()
     panel.set_view(dataclasses.replace(RUNNING, top_k=tuple((i, t, p + 0.001) for i, t, p in TOP_K)))
     assert texts() == before  # 0.621 shows as 0.62 again
     panel.set_view(dataclasses.replace(RUNNING, top_k=((5, "2", 0.7), (4, "1", 0.3))))
     assert texts() == ["force 2 (0.70)", "force 1 (0.30)"]
     with qtbot.waitSignal(panel.token_forced, timeout=1000) as blocker:
-        qtbot.mouseClick(panel.force_buttons()[1], Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(force_buttons(panel)[1], Qt.MouseButton.LeftButton)
     assert blocker.args == [4]
     panel.set_view(dataclasses.replace(RUNNING, top_k=((5, "2", 0.694), (4, "1", 0.306))))
     assert texts() == ["force 2 (0.69)", "force 1 (0.31)"]
@@ -248,8 +249,8 @@ def test_finished_disables_step_and_run_and_clears_candidates(qtbot, panel):
     panel.set_view(FINISHED_OK)
     assert not panel.buttons["step"].isEnabled() and not panel.buttons["run"].isEnabled()
     assert panel.buttons["back"].isEnabled() and panel.buttons["reset"].isEnabled()
-    assert panel.chart.bar_values().size == 0
-    assert panel.force_buttons() == []
+    assert candidate_widths(panel.chart).size == 0
+    assert force_buttons(panel) == []
     assert "<eos>" in panel.caption.text() and panel.caption.isVisibleTo(panel)
     assert panel.summary.text() == "Done: output matches the expected output"
     with qtbot.assertNotEmitted(panel.step_requested):
@@ -276,19 +277,9 @@ def test_back_disabled_at_the_start(panel):
     assert panel.summary.text() == "Nothing decoded yet: press Step"
 
 
-def test_set_enabled_all_blocks_everything(qtbot, panel):
-    panel.set_enabled_all(False)
-    assert not any(b.isEnabled() for b in panel.buttons.values())
-    assert not any(b.isEnabled() for b in panel.force_buttons())
-    with qtbot.assertNotEmitted(panel.token_forced):
-        qtbot.mouseClick(panel.chart.viewport(), Qt.MouseButton.LeftButton, pos=_bar_pixel(panel, 1))
-    panel.set_enabled_all(True)
-    assert panel.buttons["step"].isEnabled() and panel.buttons["back"].isEnabled()
-
-
 def test_no_expectation_summary(panel):
     panel.set_view(DecoderView(("a", "b"), (None, None), (), TOP_K, False, True, 2))
-    assert panel.chip_states() == [("a", "unknown"), ("b", "unknown")]
+    assert chip_states(panel) == [("a", "unknown"), ("b", "unknown")]
     assert panel.summary.text() == "2 tokens decoded"
     assert panel.token_chips.chips(1) == []
 

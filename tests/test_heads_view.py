@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from widget_readers import badge_corners, table_cell_text, table_row_texts
 
 from core_model.head_roles import ROLE_LABELS
 from visualizer.composition import Application
@@ -67,12 +68,15 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     assert app.heads.analysis.to_dict() == cli  # every float identical: same functions, sequences and device
     assert f"{cli['baseline']['exact_match']:.3f}" in view.maps.baseline_label.text()
     for row in cli["heads"]:  # what the user reads in each cell: the CLI's delta, rounded for display
-        assert view.maps.cell_text(row["kind"], row["layer"], row["head"]) == f"{row['delta_exact_match']:+.3f}"
+        assert (
+            table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"])
+            == f"{row['delta_exact_match']:+.3f}"
+        )
     view.maps.metric.setCurrentIndex(1)
     for row in cli["heads"]:
-        assert view.maps.cell_text(row["kind"], row["layer"], row["head"]) == f"{row['delta_loss']:+.3f}"
+        assert table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"]) == f"{row['delta_loss']:+.3f}"
     for i, row in enumerate(cli["heads"]):  # the roles table, row by row in the CLI's order
-        texts = view.roles.row_texts(i)
+        texts = table_row_texts(view.roles, i)
         assert texts[1:5] == [
             f"L{row['layer'] + 1}",
             f"H{row['head'] + 1}",
@@ -137,7 +141,7 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
     _type_value(qtbot, view.n_box, 20)
     with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
-    assert view.maps.cell_text("cross", 0, 0) != ""
+    assert table_cell_text(view.maps.tables["cross"], 0, 0) != ""
     old_cross = app.badges["cross"].texts()
     assert old_cross
     app.hub.new_untrained(
@@ -146,7 +150,7 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
     assert app.badges["cross"].texts() == {}  # the old model's roles never sit on the new maps
     with qtbot.waitSignal(app.heads.roles_changed, timeout=60000, check_params_cb=lambda roles: roles is not None):
         pass
-    assert app.heads.analysis is None and view.maps.cell_text("cross", 0, 0) == ""
+    assert app.heads.analysis is None and table_cell_text(view.maps.tables["cross"], 0, 0) == ""
     assert "No importance for this model yet" in view.maps.baseline_label.text()
     app.window.tabs.setCurrentWidget(app.playground)
     app.playground.grid_tabs.setCurrentWidget(app.playground.grids["cross"])
@@ -180,7 +184,7 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     assert sorted((c.x(), c.y()) for c, _ in drawn) == sorted(
         (lay.map_rect(layer, head).topRight().x(), lay.map_rect(layer, head).topRight().y()) for layer, head in roles
     )
-    assert badges.corners() == {key: lay.map_rect(*key).topRight() for key in roles}
+    assert badge_corners(badges) == {key: lay.map_rect(*key).topRight() for key in roles}
     # each badge's box lies inside its own map on screen, filled with the badge colour laid over the map's own
     # pixels (grabbed once with the badges and once without)
     badges.layer.setVisible(False)
@@ -188,7 +192,7 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     badges.layer.setVisible(True)
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
     alpha = BADGE_FILL.alphaF()
-    for (corner, _), box in zip(drawn, badges.layer.screen_rects(to_device)):
+    for (corner, _), (box, _) in zip(drawn, badges.layer.fitted(to_device)):
         map_box = to_device.mapRect(QRectF(corner.x() - lay.tk, corner.y(), lay.tk, lay.tq))
         assert map_box.adjusted(-1, -1, 1, 1).contains(box), (corner, box, map_box)
         x, y = int(box.left()) + 1, int(box.bottom()) - 1  # padding: no glyph there

@@ -15,6 +15,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLabel, QWidget
 from qt_helpers import start_app, wait_frame
 from test_playground_column import clipped_widgets
+from widget_readers import force_buttons
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE_40 = "0123456789" * 4
@@ -73,7 +74,7 @@ def test_a_forty_symbol_source_in_teacher_forcing_fits_the_column_at_1280(qtbot,
     click(qtbot, app, view.decoder_panel.mode_buttons["stepping"])
     for _ in range(3):
         click(qtbot, app, view.decoder_panel.buttons["step"])
-    assert view.decoder_panel.force_buttons() and clipped_widgets(app) == []
+    assert force_buttons(view.decoder_panel) and clipped_widgets(app) == []
     panel = view.model_panel
     panel.spins["n_heads"].setValue(2)
     view.control_scroll.ensureWidgetVisible(panel.apply_button)

@@ -135,7 +135,7 @@ def _seen_mask(panel, kind: str) -> np.ndarray:
     image = preview.grab().toImage()
     ratio = image.devicePixelRatio()
     rect = preview.image_rect(kind)
-    tq, tk = panel.preview_matrix(kind).shape
+    tq, tk = panel.preview_widget.matrix(kind).shape
     seen = np.zeros((tq, tk), bool)
     for i in range(tq):
         for j in range(tk):
@@ -154,15 +154,15 @@ def test_previews_show_the_given_masks(qtbot, panel):
     np.testing.assert_array_equal(_seen_mask(panel, "decoder_self"), causal)
     np.testing.assert_array_equal(_seen_mask(panel, "cross"), cross)
     np.testing.assert_array_equal(_seen_mask(panel, "encoder_self"), np.ones((4, 4), bool))
-    np.testing.assert_array_equal(panel.preview_matrix("cross"), cross)
+    np.testing.assert_array_equal(panel.preview_widget.matrix("cross"), cross)
     assert "Decoder self: 15 of 25 query-key pairs may attend" in panel.preview_widget.accessibleDescription()
-    assert panel.preview_matrix("decoder_self").dtype == bool
+    assert panel.preview_widget.matrix("decoder_self").dtype == bool
     assert MASK_LUT[1].sum() > MASK_LUT[0].sum()  # allowed is the light colour
     rect = panel.preview_widget.image_rect("cross")
     assert abs(rect.width() / 3 - rect.height() / 2) <= 1  # square cells
     panel.set_previews({"cross": cross.T})
     np.testing.assert_array_equal(_seen_mask(panel, "cross"), cross.T)
-    np.testing.assert_array_equal(panel.preview_matrix("cross"), cross.T)
+    np.testing.assert_array_equal(panel.preview_widget.matrix("cross"), cross.T)
     np.testing.assert_array_equal(_seen_mask(panel, "decoder_self"), causal)  # not given: kept
 
 
@@ -178,7 +178,7 @@ def test_preview_tooltip_names_the_cell(qtbot, panel):
 
 
 def test_previews_start_empty_and_reject_bad_input(panel):
-    assert panel.preview_matrix("cross").shape == (0, 0)
+    assert panel.preview_widget.matrix("cross").shape == (0, 0)
     with pytest.raises(ValueError, match="kind"):
         panel.set_previews({"nope": np.ones((2, 2), dtype=bool)})
     with pytest.raises(ValueError, match="matrix"):

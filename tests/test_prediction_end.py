@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 from qt_helpers import start_app, wait_frame
+from widget_readers import chip_states, force_buttons
 
 END = "<eos>"
 
@@ -96,13 +97,13 @@ def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qt
     wait_frame(qtbot, app.session)
     qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
     wait_frame(qtbot, app.session)
-    wrong = next(b for b in panel.force_buttons() if "force 1 " not in b.text() and "<eos>" not in b.text())
+    wrong = next(b for b in force_buttons(panel) if "force 1 " not in b.text() and "<eos>" not in b.text())
     qtbot.mouseClick(wrong, Qt.MouseButton.LeftButton)  # a wrong second token, forced
     wait_frame(qtbot, app.session)
     qtbot.mouseClick(panel.buttons["run"], Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.summary.text().startswith("Done"), timeout=30_000)
     wait_frame(qtbot, app.session)
-    chips = panel.chip_states()
+    chips = chip_states(panel)
     assert chips[-1][0] == END
     n_wrong = sum(state == "wrong" for _, state in chips)
     assert n_wrong >= 1 and panel.summary.text() == f"Done: {n_wrong} token{'s' * (n_wrong != 1)} wrong"

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QTabWidget, QWidget
 from qt_helpers import retype, start_app, wait_frame
+from widget_readers import chip_states, shown_groups
 
 from visualizer.widgets.heatmap.large_view import MapDialog
 
@@ -103,8 +104,8 @@ def installed_keys(window) -> list[tuple[str, str, str]]:
 def test_f1_lists_every_key_grouped_and_fits_a_1280x800_screen(qtbot, app):
     qtbot.keyClick(app.window, Qt.Key.Key_F1)
     dialog = shown_dialog(qtbot)
-    groups = dict(dialog.shown_groups())
-    headings = [h for h, _ in dialog.shown_groups()]
+    groups = dict(shown_groups(dialog))
+    headings = [h for h, _ in shown_groups(dialog)]
     assert headings[0] == ANYWHERE and headings[-1] == LARGE_VIEW
     tab_headings = [f"{plain(app.window.tabs.tabText(i))} tab" for i in range(app.window.tabs.count())]
     assert [h for h in headings if h.endswith(" tab")] == [h for h in tab_headings if h in groups]  # tab order
@@ -142,12 +143,12 @@ def test_ctrl_right_and_left_step_the_decoder_while_typing_in_source(qtbot, app)
     assert panel.mode_label.text() == "decoder input: the expected output"
 
     qtbot.keyClick(source, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: [label for label, _ in panel.chip_states()] == ["3"], timeout=10_000)
+    qtbot.waitUntil(lambda: [label for label, _ in chip_states(panel)] == ["3"], timeout=10_000)
     assert panel.mode_label.text() == "decoder input: decoded so far"
     qtbot.keyClick(source, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: [label for label, _ in panel.chip_states()] == ["3", "1"], timeout=10_000)
+    qtbot.waitUntil(lambda: [label for label, _ in chip_states(panel)] == ["3", "1"], timeout=10_000)
     qtbot.keyClick(source, Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: [label for label, _ in panel.chip_states()] == ["3"], timeout=10_000)
+    qtbot.waitUntil(lambda: [label for label, _ in chip_states(panel)] == ["3"], timeout=10_000)
     assert source.hasFocus() and source.text() == "31415" and source.cursorPosition() == 2  # no word jump
 
 
@@ -159,5 +160,5 @@ def test_f1_works_from_the_large_map_view(qtbot, app):
         large.activateWindow()
     qtbot.keyClick(large, Qt.Key.Key_F1)
     dialog = shown_dialog(qtbot)
-    assert ("P", "Paint mask") in dict(dialog.shown_groups())[LARGE_VIEW]
+    assert ("P", "Paint mask") in dict(shown_groups(dialog))[LARGE_VIEW]
     large.close()

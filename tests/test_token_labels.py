@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 from qt_helpers import retype, start_app, wait_frame
+from widget_readers import axis_title
 
 from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.heatmap.atlas import abbreviate
@@ -86,7 +87,7 @@ class Walk:
     def axis(self, axis: pg.AxisItem, tokens, where: str) -> None:
         self.tokens[id(axis)] = (tuple(str(t) for t in tokens), where)
         if isinstance(axis, TokenAxis):
-            self.hover[id(axis)] = axis.title_text
+            self.hover[id(axis)] = lambda: axis_title(axis)
 
     def check(self, widget, size) -> None:
         for _ in range(2):  # paint, then the relayout an axis asks for when its labels need more room
@@ -306,5 +307,5 @@ def test_two_axes_at_the_edge_of_fitting_settle_instead_of_repainting_forever(qt
     for axis in (bottom, left):
         texts = tuple(text for _, text in drawn(axis))
         assert texts in ((), tokens, tuple(map(abbreviate, tokens))), texts
-        note = axis.title_text()
+        note = axis_title(axis)
         assert ("hover" in note) if not texts else (("B = <bos>" in note) == (texts != tokens)), (texts, note)

@@ -80,21 +80,6 @@ class ShortcutDialog(QDialog):
         self.scroll.setWidget(content)  # the old content is deleted with the scroll area's previous widget
         self._content = content
 
-    def shown_groups(self) -> list[tuple[str, list[tuple[str, str]]]]:
-        """What the dialog shows, read back from its labels in layout order (for tests and screen readers)."""
-        groups: list[tuple[str, list[tuple[str, str]]]] = []
-        grid = self._content.layout() if self._content is not None else None
-        for row in range(grid.rowCount() if grid is not None else 0):
-            first, second = grid.itemAtPosition(row, 0), grid.itemAtPosition(row, 1)
-            label = first.widget() if first is not None else None
-            if label is None:
-                continue
-            if label.objectName() == "shortcut_heading":
-                groups.append((label.text(), []))
-            elif groups and second is not None:
-                groups[-1][1].append((label.text(), second.widget().text()))
-        return groups
-
     def fit_to_screen(self) -> None:
         """As tall as the list, never taller than the screen; centred on the parent window, inside the screen.
 

@@ -43,10 +43,6 @@ class BadgeLayer(QGraphicsItem):
         """What is drawn: (top-right corner in parent coordinates, text) per badge."""
         return self._badges
 
-    def screen_rects(self, transform: QTransform) -> list[QRectF]:
-        """Each badge's filled rectangle in the device pixels of `transform` (item -> device), in badge order."""
-        return [rect for rect, _ in self.fitted(transform)]
-
     def fitted(self, transform: QTransform) -> list[tuple[QRectF, str]]:
         """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
         else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map, so a badge

@@ -61,12 +61,6 @@ class RoleBadges(QObject):
             self.refresh()
         return {key: text for key, (_, text) in zip(self._placed, self.layer.badges())}
 
-    def corners(self) -> dict[tuple[int, int], QPointF]:
-        """(layer, head) -> the point (atlas coordinates) the badge's top-right corner is pinned to."""
-        if self._dirty:
-            self.refresh()
-        return {key: corner for key, (corner, _) in zip(self._placed, self.layer.badges())}
-
     def on_frame(self, _frame: object) -> None:
         """A new forward pass: the maps' shape may have changed, so place the badges again (when seen; a hidden
         grid places them when it shows)."""

@@ -103,10 +103,6 @@ class ImportanceMaps(QWidget):
             )
         self._fill()
 
-    def cell_text(self, kind: str, layer: int, head: int) -> str:
-        item = self.tables[kind].item(layer, head)
-        return "" if item is None else item.text()
-
     def _fill(self) -> None:
         metric = self.metric.currentData()
         rows = self._analysis.heads if self._analysis is not None else ()

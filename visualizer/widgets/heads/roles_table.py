@@ -34,9 +34,6 @@ class RolesTable(QTableWidget):
         self._analysis = analysis
         self._fill()
 
-    def row_texts(self, row: int) -> list[str]:
-        return [self.item(row, c).text() for c in range(self.columnCount())]
-
     def _fill(self) -> None:
         deltas = {(h.kind, h.layer, h.head): h for h in self._analysis.heads} if self._analysis else {}
         self.setRowCount(len(self._roles))

@@ -186,10 +186,6 @@ class AtlasPlot:
         """A scene point in atlas coordinates (the view's matrix brought up to date first)."""
         return self.atlas_space.mapFromParent(self.plot_item.getViewBox().mapSceneToView(scene_pos))
 
-    def labels_shown(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
-        """The query (right) and key (bottom) token labels drawn now; None = too small, the hover line names them."""
-        return (self._ticks_key[1], self._ticks_key[2]) if len(self._ticks_key) == 3 else (None, None)
-
     def _cell_pixels(self, lay: AtlasLayout) -> tuple[float, float]:
         """On-screen width and height of one cell (the view spans the slots plus 1% padding each side)."""
         vb = self.plot_item.getViewBox()

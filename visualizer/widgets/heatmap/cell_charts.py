@@ -106,10 +106,6 @@ class BarChart(pg.PlotWidget):
         """The numbers a series was drawn from (the bar heights, NaN-free)."""
         return self._series[name].copy()
 
-    def bar_heights(self, index: int = 0) -> np.ndarray:
-        """What series `index` draws: the heights of its bars."""
-        return np.asarray(self._bars[index].opts["height"], np.float64).copy()
-
     def set_highlight(self, index: int | None) -> None:
         visible = index is not None and 0 <= index < self._n
         self.band.setVisible(visible)
@@ -170,9 +166,6 @@ class MatrixChart(pg.PlotWidget):
         self.getAxis("bottom").setTicks([[(d + 0.5, str(d)) for d in range(0, cols, step)]])
         self.row_line.setRegion((picked, picked + 1))
         self.getPlotItem().getViewBox().setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
-
-    def matrix(self) -> np.ndarray:
-        return self._matrix.copy()
 
     def set_highlight(self, index: int | None) -> None:
         visible = index is not None and 0 <= index < self._matrix.shape[1]

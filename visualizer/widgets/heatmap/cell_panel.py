@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core_model.cell_decomposition import CellDecomposition
@@ -228,12 +227,3 @@ class CellPanel(QWidget):
             f"Dimension {d}: q = {fmt(c.q[d])}, k = {fmt(c.k[d])}{rope}, q·k = {fmt(c.product[d])}, "
             f"output = {fmt(c.gated_output[d])}"
         )
-
-    def step_texts(self) -> dict[str, str]:
-        """What each step's label says, as plain text (tests read what the user reads)."""
-        out = {}
-        for name, label in {"header": self.header, **self.steps, "dimension": self.dim_info}.items():
-            doc = QTextDocument()
-            doc.setHtml(label.text())
-            out[name] = doc.toPlainText()
-        return out

@@ -166,12 +166,6 @@ class AttentionGrid(QWidget):
         self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
         self.atlas_plot.set_hover(lay, cell)
 
-    def set_highlight_row(self, row: int | None) -> None:
-        """Outline query row `row` in every map (None removes the outline)."""
-        self._catch_up()
-        self._highlight_row = row
-        self._update_highlight()
-
     # ----- public queries -----------------------------------------------------------------------------------
     def current_maps(self) -> KindMaps | None:
         return self._maps
@@ -183,9 +177,6 @@ class AttentionGrid(QWidget):
         """Geometry of the current atlas (None before the first non-empty maps)."""
         self._catch_up()
         return None if self._frame is None else self._frame.layout
-
-    def scale_mode(self) -> str:
-        return self._scale_mode
 
     def map_rect(self, layer: int, head: int) -> QRectF:
         """A map's rectangle in atlas coordinates (image pixels; atlas_space maps them to the scene); head -1 = avg."""

@@ -159,10 +159,6 @@ class TokenAxis(pg.AxisItem):
         self._label_text = self._titled(self.shown)
         self._apply_title()
 
-    def title_text(self) -> str:
-        """The axis title (plain text) for the labels the last layout drew; on screen once that paint is over."""
-        return self._label_text
-
 
 def token_axes(**sides: str) -> dict[str, TokenAxis]:
     """{side: TokenAxis(side, title)} for PlotItem(axisItems=...)."""

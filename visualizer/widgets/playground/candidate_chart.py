@@ -9,7 +9,7 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
@@ -74,15 +74,6 @@ class CandidateChart(pg.PlotWidget):
         if title != self._title:
             self._title = title
             self.setTitle(title)
-
-    def bar_values(self) -> np.ndarray:
-        """The bar lengths drawn (the probabilities), best first."""
-        return np.asarray(self._bars.opts["width"], dtype=np.float64)
-
-    def candidate_bar_rect(self, index: int) -> QRectF:
-        """Bar `index` in view (data) coordinates."""
-        width = float(self.bar_values()[index])
-        return QRectF(0.0, index - BAR_THICKNESS / 2, width, BAR_THICKNESS)
 
     def _update_texts(self, probs: np.ndarray) -> None:
         while len(self._texts) < len(probs):

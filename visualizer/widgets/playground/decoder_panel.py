@@ -108,7 +108,6 @@ class DecoderPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._view: DecoderView | None = None
-        self._enabled = True
         self.buttons: dict[str, QPushButton] = {}
         self._shortcuts: dict[str, list[QShortcut]] = {}
         self.token_chips = TokenChips()
@@ -222,29 +221,13 @@ class DecoderPanel(QWidget):
         self._set_force_buttons(candidates)
         self._apply_enabled()
 
-    def set_enabled_all(self, enabled: bool) -> None:
-        """Enable or disable every control (e.g. while no model is loaded)."""
-        self._enabled = enabled
-        self._apply_enabled()
-
-    def chip_states(self) -> list[tuple[str, str]]:
-        """(label, state) per output chip; state is "correct", "wrong" or "unknown"."""
-        return self.token_chips.chip_states()
-
-    def force_buttons(self) -> list[QPushButton]:
-        """The visible keyboard-accessible force buttons, best candidate first."""
-        return [b for b in self._force_buttons if not b.isHidden()]
-
     def _apply_enabled(self) -> None:
-        view, on = self._view, self._enabled
+        """Step and Run wait for an unfinished sequence, Back for a step to undo."""
+        view = self._view
         finished = view is not None and view.finished
-        self.buttons["step"].setEnabled(on and not finished)
-        self.buttons["run"].setEnabled(on and not finished)
-        self.buttons["back"].setEnabled(on and view is not None and view.can_back)
-        self.buttons["reset"].setEnabled(on)
-        self.chart.setEnabled(on)
-        for button in self._force_buttons:
-            button.setEnabled(on)
+        self.buttons["step"].setEnabled(not finished)
+        self.buttons["run"].setEnabled(not finished)
+        self.buttons["back"].setEnabled(view is not None and view.can_back)
 
     def _set_force_buttons(self, top_k: tuple[tuple[int, str, float], ...]) -> None:
         shown = tuple((token_id, label, f"{prob:.2f}") for token_id, label, prob in top_k)
@@ -253,6 +236,7 @@ class DecoderPanel(QWidget):
         self._forces_shown = shown
         while len(self._force_buttons) < len(top_k):
             button = QPushButton()
+            button.setObjectName("force_button")
             button.clicked.connect(lambda _=False, b=button: self.token_forced.emit(int(b.property("token_id"))))
             n = len(self._force_buttons)
             self._force_grid.addWidget(button, n // FORCE_COLUMNS, n % FORCE_COLUMNS)

@@ -168,10 +168,6 @@ class MaskPanel(QWidget):
                 raise ValueError(f"preview {kind!r} must be a (Tq, Tk) matrix, got shape {np.shape(mask)}")
         self.preview_widget.set_masks(previews)
 
-    def preview_matrix(self, kind: str) -> np.ndarray:
-        """What the preview of `kind` shows, as bool (Tq, Tk); empty when nothing is shown."""
-        return self.preview_widget.matrix(kind)
-
     def _on_window_toggled(self, field: str, checked: bool) -> None:
         self._sync_spin_enabled()
         self._user_changed(**{field: self.window_spin.value() if checked else None})

@@ -35,6 +35,3 @@ class Section(QFrame):
         self.header.setChecked(expanded)
         self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
         self.body.setVisible(expanded)
-
-    def is_expanded(self) -> bool:
-        return self.header.isChecked()

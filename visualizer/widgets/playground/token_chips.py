@@ -78,10 +78,6 @@ class TokenChips(QWidget):
         """The chips of a row (0 = output, 1 = expected) as drawn, rectangles in this widget's coordinates."""
         return [chip for chip in self._chips if chip.row == row]
 
-    def chip_states(self) -> list[tuple[str, str]]:
-        """(label, state) per output chip; state is "correct", "wrong" or "unknown"."""
-        return [(chip.text, chip.state) for chip in self.chips(0)]
-
     def chip_at(self, pos: QPoint) -> Chip | None:
         return next((chip for chip in self._chips if chip.rect.contains(pos)), None)
 
