@@ -333,6 +333,19 @@ def test_workers_depend_only_on_core_model_and_the_message_types(project_graph: 
     assert not wrong, "workers import beyond core_model and state.snapshots:\n" + "\n".join(sorted(wrong))
 
 
+def test_widgets_never_import_the_workers(project_graph: ImportGraph) -> None:
+    """A widget renders the state it is given; the composition root builds that state and injects its workers."""
+    assert any(m.startswith("visualizer.widgets.") for m in project_graph.modules)  # guard against a vacuous pass
+    wrong = sorted(
+        f"{module} imports {name}"
+        for module, names in project_graph.imported_names.items()
+        if module.startswith("visualizer.widgets")
+        for name in names
+        if name == "visualizer.workers" or name.startswith("visualizer.workers.")
+    )
+    assert not wrong, "widgets must be given their workers by the composition root:\n  " + "\n  ".join(wrong)
+
+
 def test_every_package_is_installed():
     """pyproject lists packages by name, so a new folder left out works from a checkout (tests run from the root)
     but is missing after `pip install .`: the installed app then fails at start-up with ModuleNotFoundError."""
@@ -352,10 +365,7 @@ def test_every_package_is_installed():
 THREAD_MAKERS = ("threading.Thread(", "QThread(", "QRunnable", "QThreadPool", "moveToThread")
 THREAD_OWNERS = {
     "visualizer/workers/tasks.py",  # the task layer: every other piece of background work goes through it
-    "visualizer/workers/inference.py",  # the keystroke path's coalescing thread
-    "visualizer/workers/training_worker.py",  # training's worker ...
-    "visualizer/state/training.py",  # ... and the QThread its state moves it to
-    "visualizer/state/worker_api.py",  # the training worker's Protocol names Qt's moveToThread
+    "visualizer/workers/training_worker.py",  # training's worker and the QThread each TrainingRun moves it to
 }
 
 

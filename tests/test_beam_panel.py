@@ -11,6 +11,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from qt_helpers import retype
+from widget_readers import chip_states
 
 from core_model import BOS
 from core_model.checkpoint import load_checkpoint
@@ -33,10 +34,9 @@ def open_beam_app(qtbot, path: Path, source: str):
     ckpt = load_checkpoint(path)
     hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="test")
     session = PlaygroundSession(hub)
-    view = PlaygroundView(session)
     beam = BeamState(session, TaskSlot)
     panel = BeamPanel(beam)
-    view.decoder_panel.add_extension(panel)
+    view = PlaygroundView(session, beam_panel=panel)  # as the composition root builds it
     qtbot.addWidget(view)
     view.resize(1400, 900)
     with qtbot.waitExposed(view):
@@ -60,7 +60,7 @@ def type_into(qtbot, box, text: str) -> None:
 
 def chips_show(qtbot, view, words) -> None:
     """Wait until the stepper's output chips read `words` (the session may answer from a worker thread)."""
-    qtbot.waitUntil(lambda: [label for label, _ in view.decoder_panel.chip_states()] == list(words), timeout=10_000)
+    qtbot.waitUntil(lambda: [label for label, _ in chip_states(view.decoder_panel)] == list(words), timeout=10_000)
 
 
 def run_search(qtbot, beam, panel):

@@ -17,9 +17,9 @@ from core_model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig, Trainer
 from visualizer.cli import main
-from visualizer.state.lab_snapshots import ModelSource
+from visualizer.state.lab_snapshots import ModelSource, shipped_sources
 from visualizer.state.length_lab import LengthLabState
-from visualizer.widgets.lengthlab.view import LengthLabTab, shipped_sources
+from visualizer.widgets.lengthlab.view import LengthLabTab
 from visualizer.workers.tasks import TaskSlot
 
 TASK = TaskSpec("copy", n_symbols=5, min_len=1, max_len=4)

@@ -48,6 +48,12 @@ def patch(qtbot, view, clean: str, corrupt: str) -> None:
     qtbot.waitUntil(lambda: view.status.text().startswith("Metric"), timeout=30_000)
 
 
+def two_decimals(value: float) -> str:
+    """As a person reads it: a sign and two decimals, and nothing that rounds to zero shown as negative."""
+    text = f"{value:+.2f}"
+    return "+0.00" if text == "-0.00" else text
+
+
 def shown_errors(view) -> dict[str, str]:
     return {field: label.text() for field, label in view.errors.items() if label.isVisible()}
 
@@ -63,7 +69,7 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
     assert f"position {data['position']}" in view.status.text() and "'1'" in view.status.text()
     for h in data["heads"]:
         item = view.heads.tables[h["kind"]].item(h["layer"], h["head"])
-        assert item.text().splitlines()[0] == f"{h['effect']:+.2f}", h
+        assert item.text().splitlines()[0] == two_decimals(h["effect"]), h
         assert f"{h['effect']:+.4f}" in item.toolTip()
     table = view.positions
     assert [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())][:6] == [
@@ -75,7 +81,7 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
         "5",
     ]
     for layer, row in enumerate(data["positions"]):
-        assert [table.item(layer, j).text() for j in range(len(row))] == [f"{v:+.2f}" for v in row]
+        assert [table.item(layer, j).text() for j in range(len(row))] == [two_decimals(v) for v in row]
 
 
 def test_ctrl_return_patches_and_the_changed_cell_is_green(qtbot, view):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from widget_readers import chip_states, force_buttons
 
 from core_model import BOS, MaskSpec, ModelConfig, build_model
 from core_model.tasks import TaskSpec
@@ -84,12 +85,12 @@ def test_causal_mask_toggle_controls_the_upper_triangle(qtbot, view):
     maps = view.grids["decoder_self"].current_maps()
     upper = np.triu(np.ones(maps.values.shape[-2:], dtype=bool), k=1) & maps.valid
     assert upper.any() and (maps.values[..., upper] > 0).all()
-    assert view.mask_panel.preview_matrix("decoder_self")[upper].all()
+    assert view.mask_panel.preview_widget.matrix("decoder_self")[upper].all()
     qtbot.mouseClick(box, Qt.MouseButton.LeftButton)  # causal on again
     maps = view.grids["decoder_self"].current_maps()
     upper = np.triu(np.ones(maps.values.shape[-2:], dtype=bool), k=1)
     assert (maps.values[..., upper] == 0).all()
-    assert not view.mask_panel.preview_matrix("decoder_self")[upper].any()
+    assert not view.mask_panel.preview_widget.matrix("decoder_self")[upper].any()
     assert np.isnan(shown(view, "decoder_self", 0, 0)[upper]).all()  # drawn blank, not as a colour
 
 
@@ -98,11 +99,11 @@ def test_padding_and_window_toggles_change_preview_and_maps(qtbot, view):
     n_real = 4
     assert np.isnan(shown(view, "encoder_self", 0, 0)[:, n_real:]).all()  # pads hidden by default
     qtbot.mouseClick(view.mask_panel.flag_boxes["encoder_padding"], Qt.MouseButton.LeftButton)
-    assert view.mask_panel.preview_matrix("encoder_self")[:, n_real:].all()
+    assert view.mask_panel.preview_widget.matrix("encoder_self")[:, n_real:].all()
     assert (enc.current_maps().values[..., n_real:] > 0).all()
     qtbot.mouseClick(view.mask_panel.window_boxes["encoder_window"], Qt.MouseButton.LeftButton)
     width = view.mask_panel.window_spin.value()
-    preview = view.mask_panel.preview_matrix("encoder_self")
+    preview = view.mask_panel.preview_widget.matrix("encoder_self")
     i, j = np.indices(preview.shape)
     assert np.array_equal(preview, np.abs(i - j) < width)
     assert (enc.current_maps().values[..., np.abs(i - j) >= width] == 0).all()
@@ -117,12 +118,12 @@ def test_step_back_run_reset_and_force(qtbot, view):
     assert view.grids["decoder_self"].current_maps().values.shape[-1] == 3
     qtbot.mouseClick(panel.buttons["back"], Qt.MouseButton.LeftButton)
     assert len(session.decode_snapshot().output_ids) == 1
-    force = panel.force_buttons()[1]
+    force = force_buttons(panel)[1]
     forced_label = force.text().split()[1]
     qtbot.mouseClick(force, Qt.MouseButton.LeftButton)
     snap = session.decode_snapshot()
     assert snap.output_labels[-1] == forced_label and snap.forced[-1]
-    assert panel.chip_states()[1][0] == forced_label
+    assert chip_states(panel)[1][0] == forced_label
     qtbot.mouseClick(panel.buttons["run"], Qt.MouseButton.LeftButton)
     snap = session.decode_snapshot()
     assert snap.finished and not panel.buttons["step"].isEnabled()

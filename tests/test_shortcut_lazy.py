@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from test_shortcut_help import app, shown_dialog  # noqa: F401 - app: the fixture (active window, every tab)
+from widget_readers import shown_groups
 
 from visualizer.shortcut_list import LAZY_TAB_KEYS
 from visualizer.widgets.lazy_tab import LazyTab
@@ -18,7 +19,7 @@ def press_f1(qtbot, app) -> list[tuple[str, list[tuple[str, str]]]]:
         app.window.activateWindow()
     qtbot.keyClick(app.window, Qt.Key.Key_F1)
     dialog = shown_dialog(qtbot)
-    groups = dialog.shown_groups()
+    groups = shown_groups(dialog)
     dialog.close()
     QApplication.processEvents()
     return groups
@@ -27,7 +28,9 @@ def press_f1(qtbot, app) -> list[tuple[str, list[tuple[str, str]]]]:
 def test_f1_lists_the_lazy_tabs_keys_without_building_them(qtbot, app):
     pages = app.window.findChildren(LazyTab)
     names = {f"{app.window.tabs.tabText(app.window.tabs.indexOf(p)).replace('&', '')} tab": p for p in pages}
-    assert set(names) == {"Positional encoding tab", "Trainer tab", "Length lab tab"} == set(LAZY_TAB_KEYS)
+    assert (
+        set(names) == {"Positional encoding tab", "Trainer tab", "Length lab tab", "Causal tab"} == set(LAZY_TAB_KEYS)
+    )
     assert not any(p.built for p in pages)
     before = press_f1(qtbot, app)
     assert [name for name, page in names.items() if page.built] == []  # the GUI thread built nothing

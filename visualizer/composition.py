@@ -19,25 +19,30 @@ from visualizer.controllers.settings_file import avoid_unusable_settings
 from visualizer.main_window import MainWindow
 from visualizer.menus import build_menus
 from visualizer.preload import import_gui_modules
-from visualizer.shortcut_list import ShortcutGroup, shortcut_groups
+from visualizer.shortcut_list import shortcut_groups
 from visualizer.workers.loader import StartupModel, load_startup_model
 from visualizer.workers.tasks import TaskSlot, run_task, wait_for_tasks
 
 if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's first paint (they import torch)
+    from visualizer.analysis_tabs import AnalysisTabs
     from visualizer.controllers.architecture import ArchitectureController
     from visualizer.controllers.checkpoints import CheckpointActions
     from visualizer.controllers.export import Exporter
     from visualizer.controllers.preferences import Preferences
     from visualizer.controllers.recovery import Recovery
+    from visualizer.state.beam import BeamState
+    from visualizer.state.compare import CompareSession
     from visualizer.state.length_lab import LengthLabState
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.playground import PlaygroundSession
     from visualizer.state.snapshots import ModelInfo
     from visualizer.state.training import TrainingState
+    from visualizer.widgets.lengthlab.page import LengthLabPage
     from visualizer.widgets.lengthlab.view import LengthLabTab
     from visualizer.widgets.pe.page import PEPage
     from visualizer.widgets.pe.tab import PETab
+    from visualizer.widgets.playground.beam_panel import BeamPanel
     from visualizer.widgets.playground.view import PlaygroundView
     from visualizer.widgets.trainer.page import TrainerPage
     from visualizer.widgets.trainer.tab import TrainerTab
@@ -67,16 +72,22 @@ class Application(QObject):
         self.session: PlaygroundSession | None = None
         self.training: TrainingState | None = None
         self.pe_state: PELabState | None = None
+        self.compare: CompareSession | None = None
+        self.beam: BeamState | None = None  # beam search / sampling under the stepper, and its panel
+        self.beam_panel: BeamPanel | None = None
+        self.length_lab: LengthLabState | None = None
         self.playground: PlaygroundView | None = None
         self._pe_page: PEPage | None = None
         self.trainer_page: TrainerPage | None = None  # the window's tab page; the tab is built inside it
+        self._lab_page: LengthLabPage | None = None
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
-        self.device_menu = None
-        self.heads = self.heads_view = None  # the Heads tab: state, view and the playground's role badges
-        self.badges = {}
+        self.device_menu = self.square_cells_action = self.undo_action = self.redo_action = None  # by build_menus
+        self.analysis: AnalysisTabs | None = None  # the Heads and Causal tabs
+        self.heads = self.heads_view = None  # the Heads tab's state and view (in analysis too)
+        self.badges = {}  # the playground's role badges, by attention kind
         self.loaded_at: float | None = None
         self._loading = self._preloading = None
         if QCoreApplication.instance() is not None:
@@ -118,24 +129,29 @@ class Application(QObject):
     # ----- building -----
     def _build(self, startup: StartupModel) -> None:
         """Create the state objects, controllers and tabs, connect them, restore the user's last session."""
+        from visualizer.analysis_tabs import build_analysis_tabs
         from visualizer.controllers.architecture import ArchitectureController
         from visualizer.controllers.checkpoints import CheckpointActions
         from visualizer.controllers.export import Exporter
         from visualizer.controllers.preferences import Preferences
         from visualizer.controllers.recovery import Recovery
         from visualizer.state.beam import BeamState
+        from visualizer.state.cell_tools import cell_inspectors
         from visualizer.state.compare import CompareSession
+        from visualizer.state.lab_snapshots import shipped_sources
+        from visualizer.state.length_lab import LengthLabState
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
+        from visualizer.widgets.lazy_tab import install_page
         from visualizer.widgets.lengthlab.page import install_length_lab
         from visualizer.widgets.pe.page import PEPage
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
         from visualizer.widgets.trainer.page import TrainerPage
-        from visualizer.workers.inference import ThreadedRunner
-        from visualizer.workers.training_worker import TrainingWorker
+        from visualizer.workers.inference import keystroke_slot
+        from visualizer.workers.training_worker import TrainingRun
 
         win = self.window
         hub = self.hub = ModelHub(
@@ -147,74 +163,43 @@ class Application(QObject):
             path=startup.path,
             extra=startup.extra,
         )
-        self.session = PlaygroundSession(hub, runner=ThreadedRunner())  # forward passes off the GUI thread
-        self.training = TrainingState(hub, TrainingWorker)
+        self.session = PlaygroundSession(hub, runner=keystroke_slot())  # forward passes off the GUI thread
+        self.training = TrainingState(hub, TrainingRun)  # each run's worker on a thread the run owns
         self.pe_state = PELabState()
-        self.compare = CompareSession(self.session, partial(run_task, "Running model B"))
-        self.playground = PlaygroundView(self.session, compare=self.compare)
-        for inspector in self.playground.inspectors.values():  # a cell's recomputation is a forward pass: off the GUI
-            inspector.set_runner(partial(run_task, "Taking the cell apart"))
+        self.compare = CompareSession(self.session, TaskSlot)
         self.beam = BeamState(self.session, TaskSlot)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
-        self.playground.decoder_panel.add_extension(self.beam_panel)
+        cells = cell_inspectors(self.session.cell_inputs, TaskSlot)  # a cell's decomposition: off the GUI thread
+        self.playground = PlaygroundView(
+            self.session, compare=self.compare, beam_panel=self.beam_panel, inspectors=cells
+        )
         self._pe_page = PEPage(self.pe_state)  # built when first shown
-        self.trainer_page = TrainerPage(hub, self.training, self.session.gates, self.session.gates_changed)  # lazy
+        self.checkpoints = CheckpointActions(hub, win, self.training)
+        ask, movie = self.checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks
+        self.trainer_page = TrainerPage(  # built when first shown
+            hub, self.training, self.session.gates, self.session.gates_changed, confirm_discard=ask, run_job=movie
+        )
         for widget, title in zip((self.playground, self._pe_page, self.trainer_page), TAB_TITLES):
             win.add_tab(widget, title)
-        self._build_heads()
-        self.checkpoints = CheckpointActions(hub, win, self.training)
-        self.trainer_page.confirm_discard = self.checkpoints.confirm_discard  # Save, Discard or Cancel, as File > Open
-        self.exporter = Exporter(
-            self.playground.grid_tabs.currentWidget, lambda: self.pe_tab.plot_items(), win.show_message, win
-        )
+        analysis = self.analysis = build_analysis_tabs(hub, self.session, self.playground, win)
+        self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
+        self.exporter = Exporter(self.playground.current_grid, lambda: self.pe_tab.plot_items(), win.show_message, win)
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
         build_menus(self)
-        self._lab_page = install_length_lab(self, win)  # built when first shown: a fifth of the start-up
+        self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
+        self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
+        install_page(analysis.causal_page, "Causal", win)  # built when first shown
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)
-        self._restore_preferences()
+        if problem := self.preferences.restore_or_reset():  # the user's last session, else the defaults
+            win.show_message(problem, 15000)
         self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
         self.recovery.start()
-
-    def _build_heads(self) -> None:
-        """The Heads tab, its worker, and a role badge overlay on every playground grid."""
-        from visualizer.state.heads import HeadsState
-        from visualizer.widgets.heads.badges import RoleBadges
-        from visualizer.widgets.heads.view import HeadsView
-
-        self.heads = HeadsState(self.hub, TaskSlot)
-        self.heads_view = HeadsView(self.heads)
-        self.window.add_tab(self.heads_view, "Heads")  # no Alt+H: the Help menu has it (Ctrl+4)
-        self.badges = {kind: RoleBadges(grid) for kind, grid in self.playground.grids.items()}
-        for badges in self.badges.values():
-            self.heads.roles_changed.connect(badges.set_roles)
-            self.session.frame_changed.connect(badges.on_frame)
-        self.heads_view.head_chosen.connect(self.ablate_head)
-        self.heads.refresh_roles()
-
-    def ablate_head(self, kind: str, layer: int, head: int) -> None:
-        """A click on the importance map: switch that head off in the Playground and show its grid."""
-        self.session.set_head_enabled(kind, layer, head, False)
-        self.window.tabs.setCurrentWidget(self.playground)
-        self.playground.grid_tabs.setCurrentWidget(self.playground.grids[kind])
-        self.window.show_message(f"Ablated {kind} layer {layer + 1} head {head + 1} (right-click a map to restore)")
-
-    def _restore_preferences(self) -> None:
-        """The user's last session; settings that break the restore are dropped and the defaults used instead."""
-        try:
-            self.preferences.restore()
-        except Exception as exc:  # noqa: BLE001 - a settings file is user-editable text: never let it block start-up
-            log.warning("could not restore the saved preferences; using the defaults", exc_info=True)
-            self.preferences.forget()
-            self.preferences.restore()
-            self.window.show_message(
-                f"Your saved preferences could not be restored ({exc}); the defaults are used.", 15000
-            )
 
     def _wire(self) -> None:
         hub, win = self.hub, self.window
@@ -224,13 +209,13 @@ class Application(QObject):
         hub.training_active_changed.connect(win.set_training_active)
         hub.training_active_changed.connect(self.playground.input_panel.set_task_locked)
         self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
-        self.session.pass_failed.connect(lambda message: win.show_message(f"Forward pass failed: {message}", 10000))
+        self.session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
         self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
         self.playground.input_panel.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
-        win.set_shortcut_help(self.shortcut_help)
+        win.set_shortcut_help(partial(shortcut_groups, win))  # F1 reads the real actions, so it cannot drift
 
     def set_square_cells(self, square: bool) -> None:
         for grid in self.playground.grids.values():
@@ -244,10 +229,6 @@ class Application(QObject):
         self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self._pe_page.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
-    def shortcut_help(self) -> list[ShortcutGroup]:
-        """What F1 lists: read from the window's real actions, shortcuts and buttons, so it cannot drift."""
-        return shortcut_groups(self.window)
-
     @property
     def pe_tab(self) -> PETab:  # built now if it was not yet
         return self._pe_page.tab()
@@ -258,11 +239,7 @@ class Application(QObject):
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet
-        return self._lab_page.content()
-
-    @property
-    def length_lab(self) -> LengthLabState:
-        return self._lab_page.built_state()
+        return self._lab_page.tab()
 
     # ----- closing -----
     def quit_on_signal(self, signum: int) -> None:
@@ -292,12 +269,9 @@ class Application(QObject):
             self.training.shutdown(5000)  # its last weights reach the hub before the recovery file is settled
         if self.recovery is not None:
             self.recovery.finish(keep=self._quitting)  # else saved or let go: nothing left to recover
-        if getattr(self, "_lab_page", None) is not None and self._lab_page.state is not None:
-            self._lab_page.state.shutdown(5000)
-        if self.heads is not None:
-            self.heads.shutdown(5000)
-        if getattr(self, "beam", None) is not None:
-            self.beam.shutdown(5000)
+        for lab in (self.length_lab, self.analysis, self.beam):  # their jobs end before the objects they report to
+            if lab is not None:
+                lab.shutdown(5000)
         if self.session is not None:
             self.session.runner.shutdown()
         if self.preferences is not None:

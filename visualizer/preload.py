@@ -23,6 +23,10 @@ MODULES = (
             "controllers.checkpoints",
             "controllers.preferences",
             "state.heads",
+            "state.length_lab",
+            "state.patching",
+            "state.attribution",
+            "analysis_tabs",
             "workers.tasks",
             "workers.training_worker",
         )

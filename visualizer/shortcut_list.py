@@ -12,18 +12,19 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QGroupBox, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
 
-from visualizer.widgets.heatmap.map_tools import PAINT_KEY, UNDO_KEY
+from visualizer.widgets.heatmap.map_tools import PAINT_KEY, REDO_KEY, UNDO_KEY
 from visualizer.widgets.lazy_tab import LazyTab
 
 NATIVE = QKeySequence.SequenceFormat.NativeText
 ANYWHERE = "Anywhere in the window"
 LARGE_VIEW = "large map view"  # MapDialog's accessible name
 WINDOW_HEADINGS = {LARGE_VIEW: "Large map view (click a map in the Playground)"}
-ON_DEMAND_KEYS = {LARGE_VIEW: ((PAINT_KEY, "Paint mask"), (UNDO_KEY, "Undo paint"))}
+ON_DEMAND_KEYS = {LARGE_VIEW: ((PAINT_KEY, "Paint mask"), (UNDO_KEY, "Undo paint"), (REDO_KEY, "Redo paint"))}
 LAZY_TAB_KEYS: dict[str, tuple[tuple[str, str], ...]] = {  # heading -> (key, what) of the keys its built widgets have
     "Positional encoding tab": (),
     "Trainer tab": (),  # its Ctrl+Return, Ctrl+P and Esc belong to the page itself and are read from it
     "Length lab tab": (("Alt+E", "Evaluate"), ("Alt+L", "Cancel"), ("Alt+R", "Train both now")),
+    "Causal tab": (("Ctrl+Return", "Patch (Patching page)"), ("Ctrl+Return", "Analyse (Lens and attribution page)")),
 }
 ShortcutGroup = tuple[str, list[tuple[str, str]]]  # heading, [(keys, what they do)]
 

@@ -114,6 +114,17 @@ class Preferences:
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
 
+    def restore_or_reset(self) -> str | None:
+        """Restore the last session, or the defaults when the saved settings break it; returns what went wrong."""
+        try:
+            self.restore()
+        except Exception as exc:  # noqa: BLE001 - a settings file is user-editable text: never let it block start-up
+            log.warning("could not restore the saved preferences; using the defaults", exc_info=True)
+            self.forget()
+            self.restore()
+            return f"Your saved preferences could not be restored ({exc}); the defaults are used."
+        return None
+
     def forget(self) -> None:
         """Drop the restorable values (not the geometry or recent files): the next restore uses the defaults."""
         st = QSettings()

@@ -1,4 +1,7 @@
-"""Immutable messages of the length lab: which models, the curves so far, one source through both models."""
+"""Immutable messages of the length lab: which models, the curves so far, one source through both models.
+
+The shipped pair (SHIPPED) is the lab's default choice of models.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,13 @@ from pathlib import Path
 from core_model.checkpoint import Checkpoint, load_checkpoint
 from core_model.length_eval import LengthResult
 from core_model.length_probe import LengthProbe
+from core_model.shipped import resource_path
 from core_model.tasks import TaskSpec, max_source_len
+
+SHIPPED = (
+    ("Shipped RoPE (copy_rope.pt)", "copy_rope.pt"),
+    ("Shipped sinusoidal (copy_sinusoidal.pt)", "copy_sinusoidal.pt"),
+)  # the lab's default pair: (label in the model boxes, resource name)
 
 
 @dataclass(frozen=True)
@@ -18,6 +27,12 @@ class ModelSource:
     label: str
     path: Path | None = None
     checkpoint: Checkpoint | None = None
+
+
+def shipped_sources() -> tuple[ModelSource, ModelSource]:
+    """The two shipped copy models, the lab's default pair."""
+    a, b = (ModelSource(label.split(" (")[0], resource_path(name)) for label, name in SHIPPED)
+    return a, b
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,45 +1,28 @@
 """The length lab's view model: two models, their exact match vs source length, and one source's cross-attention.
 
-Every number comes from core_model (`length_curve`, `run_probe`, the trainer); the jobs run on worker threads
-through task slots (the task layer) with progress and cancel, and reach the view as immutable snapshots
-(lab_snapshots.py).
+Every number comes from core_model through the jobs in length_jobs.py; they run on worker threads through task slots
+(the task layer) with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from contextlib import nullcontext
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core_model.checkpoint import Checkpoint
 from core_model.lab_training import TrainProgress, train_pair
-from core_model.length_curves import length_curve, rope_length_scaling
-from core_model.length_eval import LengthResult
-from core_model.length_probe import probe_source, run_probe
 from core_model.rope_scaling import ROPE_SCALING_KINDS
-from core_model.tasks import TaskSpec, max_source_len
+from core_model.tasks import TaskSpec
 
-from .lab_snapshots import (
-    CurvePoint,
-    LabCurves,
-    LabModel,
-    ModelSource,
-    ProbePair,
-    curve_keys,
-    load_source,
-    source_key,
-    sweep_plan,
-)
+from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, source_key
+from .length_jobs import evaluate_pair, probe_pair
 from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)
-SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
 REDRAW_MS = 100  # the plot and the progress bar are redrawn at most 10 times a second while points arrive
-YIELD_S = 0.002  # the job sleeps this long at each poll (between batches) so the GUI thread gets the GIL and a core
-DEFAULT_N, DEFAULT_SEED, PROBE_SEED = 100, 1234, 0  # n: 40 lengths x 2 models in ~30 s on one core
+DEFAULT_N, DEFAULT_SEED = 100, 1234  # n: 40 lengths x 2 models in ~30 s on one core
 STALE_TEXT = "Settings changed: press Evaluate"
 
 
@@ -151,35 +134,10 @@ class LengthLabState(QObject):
         """Score both models at every length from 1 to twice the longer training maximum."""
         sources, n, seed, scaling = self.sources, self.n, self.seed, self.scaling
         self._evaluating = (sources, n, seed, scaling)
-
-        def job(report, stop_requested):
-            def should_stop() -> bool:  # polled between batches: also hand the GIL and the core to the GUI
-                time.sleep(YIELD_S)
-                return stop_requested()
-
-            models = tuple(load_source(s) for s in sources)
-            plan = sweep_plan(models, n, seed, scaling)
-            report(("plan", models, plan))
-            curves: list[tuple[LengthResult, ...]] = []
-            for slot, lab_model in enumerate(models):
-                model = lab_model.checkpoint.build()
-                kind = scaling if lab_model.positional == "rope" else "none"
-                lengths = [x for x in plan.lengths if x <= max_source_len(model.config.max_len)]
-                curves.append(
-                    length_curve(
-                        model,
-                        lab_model.task,
-                        lengths,
-                        n=n,
-                        seed=seed,
-                        scaling=kind,
-                        progress=lambda p, slot=slot: report(CurvePoint(slot, p)),
-                        should_stop=should_stop,
-                    )
-                )
-            return models, plan, tuple(curves)
-
-        return self._start(job, "Evaluating")
+        return self._start(
+            lambda report, stop_requested: evaluate_pair(sources, n, seed, scaling, report, stop_requested),
+            "Evaluating",
+        )
 
     def _start(self, job, what: str) -> bool:
         if self._runner.running:
@@ -289,28 +247,8 @@ class LengthLabState(QObject):
         """The cross-attention of both models for one source of `length` (the slot: the latest request wins, an
         older one stops before its next model and is never shown)."""
         self._last_probe = (length, kind)
-        source_kind, sources, models, scaling = kind, self.sources, self.models, self.scaling
-
-        def job(state):
-            loaded = models or tuple(load_source(s) for s in sources)
-            probes = []
-            for lab_model in loaded:
-                state.check()
-                model, task = lab_model.checkpoint.build(), lab_model.task
-                if length > max_source_len(model.config.max_len):
-                    probes.append(None)
-                    continue
-                kind = scaling if lab_model.positional == "rope" else "none"
-                hook = rope_length_scaling(model, kind, task.max_len)  # as the curve: stretched to this length
-                with hook(model, length) if hook is not None else nullcontext():
-                    probes.append(run_probe(model, task, probe_source(task, length, PROBE_SEED, source_kind)))
-            labels = tuple(
-                m.label + (SCALED[scaling] if m.positional == "rope" and length > m.task.max_len else "")
-                for m in loaded
-            )  # the maps say when a RoPE model was stretched to this length
-            return ProbePair(length, source_kind, labels, tuple(m.task for m in loaded), tuple(probes))
-
-        self._probe_runner.submit(job)
+        sources, models, scaling = self.sources, self.models, self.scaling
+        self._probe_runner.submit(lambda state: probe_pair(length, kind, sources, models, scaling, state.check))
 
     def _on_probe(self, pair: ProbePair) -> None:
         self.probe = pair

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
-from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QShowEvent
+from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from visualizer.widgets.common.wheel_guard import guard_wheel
 
@@ -58,3 +59,26 @@ class LazyTab(QWidget):
             )
             self.error_label.setVisible(True)
         super().showEvent(event)
+
+
+class TabWindow(Protocol):
+    """What a page needs of the main window (which sits above the widgets) to add itself."""
+
+    tabs: QTabWidget
+    view_menu: QMenu
+
+    def add_tab(self, widget: QWidget, title: str) -> int: ...
+
+    def add_action(
+        self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None, tip: str = ""
+    ) -> QAction: ...
+
+
+def install_page(page: QWidget, title: str, win: TabWindow) -> int:
+    """Add a tab page and its Ctrl+N entry among the View menu's tabs (before its first separator); its index."""
+    index = win.add_tab(page, title)
+    action = win.add_action(
+        win.view_menu, f"&{index + 1} {title}", lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}"
+    )
+    win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
+    return index

@@ -49,6 +49,11 @@ def _table(tip: str) -> QTableWidget:
     return table
 
 
+def signed(value: float) -> str:
+    """Two decimals with a sign; a value that rounds to zero reads "+0.00", never "-0.00"."""
+    return f"{round(value, 2) + 0.0:+.2f}"
+
+
 def _item(text: str, effect: float, tip: str) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -106,7 +111,7 @@ class HeadEffectTables(QWidget):
                     + (f"; role {role_text} (Heads tab)" if role else "; role not scored yet")
                     + ". Click to see its maps in the Playground."
                 )
-                text = f"{e.effect:+.2f}" + (f"\n{role_text}" if role_text else "")
+                text = signed(e.effect) + (f"\n{role_text}" if role_text else "")
                 table.setItem(e.layer, e.head, _item(text, e.effect, tip))
 
 
@@ -138,4 +143,4 @@ class PositionTable(QTableWidget):
                     + (f", changed to {corrupt[j]!r}" if j in changed else "")
                     + f"): patching effect {effect:+.4f}"
                 )
-                self.setItem(layer, j, _item(f"{effect:+.2f}", effect, tip))
+                self.setItem(layer, j, _item(signed(effect), effect, tip))

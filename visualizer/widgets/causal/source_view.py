@@ -68,6 +68,10 @@ class AgreementTable(QTableWidget):
                 per_position = ", ".join("—" if r is None else f"{r:+.2f}" for r in table[method][view])
                 item.setToolTip(f"{METHOD_TITLES[method]} vs {view}, per output position: {per_position}")
                 self.setItem(row, col, item)
+        if table:  # every row in view: the table is short, and a scrolled-away method would read as missing
+            self.setFixedHeight(
+                self.horizontalHeader().height() + self.verticalHeader().length() + 2 * self.frameWidth()
+            )
 
 
 class SourceView(QWidget):
@@ -83,12 +87,13 @@ class SourceView(QWidget):
         self.error.setObjectName("attribution_error")
         self.error.setStyleSheet("color: #c0392b;")
         self.error.setVisible(False)
-        self.run_button = QPushButton("&Analyse")
+        self.run_button = QPushButton("Analyse")
         self.run_button.setToolTip(f"Run the logit lens and the three attributions ({RUN_KEY})")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
+        self.progress.setTextVisible(False)  # "0%" when idle would read as a failed run
         self.status = QLabel()
         self.status.setObjectName("attribution_status")
         self.status.setWordWrap(True)
@@ -106,7 +111,9 @@ class SourceView(QWidget):
 
     def _layout(self) -> None:
         bar = QHBoxLayout()
-        for widget in (QLabel("Source:"), self.source, self.run_button, self.cancel_button):
+        bar.addWidget(QLabel("Source:"))
+        bar.addWidget(self.source, 2)
+        for widget in (self.run_button, self.cancel_button):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
         lens_box = QWidget()
@@ -129,7 +136,8 @@ class SourceView(QWidget):
         st = self.state
         self.run_button.clicked.connect(self.run)
         self.source.returnPressed.connect(self.run)
-        QShortcut(QKeySequence(RUN_KEY), self, self.run)
+        run = QShortcut(QKeySequence(RUN_KEY), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        run.setWhatsThis("Analyse (Lens and attribution page)")
         self.cancel_button.clicked.connect(st.cancel)
         st.frame_changed.connect(self.show_frame)
         st.running_changed.connect(self._on_running)
@@ -151,6 +159,8 @@ class SourceView(QWidget):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
+        self.progress.setTextVisible(total > 0)
+        self.progress.setFormat("gradients: %v of %m output tokens")
 
     def show_frame(self, frame: AttributionFrame | None) -> None:
         vocab = self.state.hub.task.vocabulary

@@ -16,7 +16,7 @@ class CausalTab(QTabWidget):
         super().__init__(parent)
         self.patching, self.source = patching, source
         self.addTab(patching, "Patching")
-        self.addTab(source, "Lens && attribution")
+        self.addTab(source, "Lens and attribution")
         self.setTabToolTip(0, "Which heads carry the answer from a clean source into a corrupted one")
         self.setTabToolTip(
             1, "The logit lens, and gradient, integrated-gradient and occlusion attribution beside attention"

@@ -66,7 +66,7 @@ class PatchingView(QWidget):
         self.position.setSpecialValueText("first difference")
         self.position.setValue(-1)
         self.position.setToolTip("The output position the metric reads (0-based); default: the first that differs")
-        self.run_button = QPushButton("&Patch")
+        self.run_button = QPushButton("Patch")
         self.run_button.setToolTip(f"Patch every head and every encoder position ({RUN_KEY})")
         self.errors = {field: _error_label(f"patch_error_{field}") for field in ("clean", "corrupt", "position")}
         self.status = QLabel()
@@ -112,7 +112,8 @@ class PatchingView(QWidget):
     def _wire(self) -> None:
         st = self.state
         self.run_button.clicked.connect(self.run)
-        QShortcut(QKeySequence(RUN_KEY), self, self.run)
+        run = QShortcut(QKeySequence(RUN_KEY), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        run.setWhatsThis("Patch (Patching page)")
         self.clean.returnPressed.connect(self.run)
         self.corrupt.returnPressed.connect(self.run)
         self.propose_button.clicked.connect(lambda: self.corrupt.setText(st.propose(self.clean.text())))

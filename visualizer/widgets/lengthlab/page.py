@@ -2,60 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
-
-from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QTabWidget, QWidget
+from typing import TYPE_CHECKING
 
 from visualizer.state.length_lab import LengthLabState
-from visualizer.widgets.lazy_tab import LazyTab
+from visualizer.widgets.lazy_tab import LazyTab, TabWindow, install_page
 
 if TYPE_CHECKING:  # its module imports pyqtgraph: loaded when the page is first built
     from visualizer.widgets.lengthlab.view import LengthLabTab
 
 
-class _Window(Protocol):
-    """What the lab needs of the main window (which sits above the widgets)."""
-
-    tabs: QTabWidget
-    view_menu: QMenu
-
-    def add_tab(self, widget: QWidget, title: str) -> int: ...
-
-    def add_action(
-        self, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None, tip: str = ""
-    ) -> QAction: ...
-
-
 class LengthLabPage(LazyTab):
-    """The tab page; `state` is None until the lab is first built."""
+    """The tab page; `tab()` builds the LengthLabTab on demand, which evaluates the state's pair when first shown."""
 
-    def __init__(self, owner: QObject) -> None:
-        self.state: LengthLabState | None = None
-        self._owner = owner
+    def __init__(self, state: LengthLabState) -> None:
+        self._state = state
         super().__init__(self._make)
 
     def _make(self) -> LengthLabTab:
-        from visualizer.widgets.lengthlab.view import make_length_lab
+        from visualizer.widgets.lengthlab.view import LengthLabTab
 
-        self.state, tab = make_length_lab(self._owner)
-        return tab
+        return LengthLabTab(self._state, auto_evaluate=True)
 
-    def built_state(self) -> LengthLabState:
-        """The lab's state, building the page if it was not yet."""
-        self.content()
-        assert self.state is not None
-        return self.state
+    def tab(self) -> LengthLabTab:
+        return self.content()  # type: ignore[return-value]
 
 
-def install_length_lab(owner: QObject, win: _Window) -> LengthLabPage:
+def install_length_lab(state: LengthLabState, win: TabWindow) -> LengthLabPage:
     """Add the (not yet built) Length lab tab and its Ctrl+N entry in the View menu."""
-    page = LengthLabPage(owner)
-    index = win.add_tab(page, "Length lab")
-    action = win.add_action(
-        win.view_menu, f"&{index + 1} Length lab", lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}"
-    )
-    win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
+    page = LengthLabPage(state)
+    install_page(page, "Length lab", win)
     return page

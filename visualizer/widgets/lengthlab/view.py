@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -24,16 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.shipped import resource_path
-from visualizer.state.lab_snapshots import LabCurves, ModelSource, ProbePair
+from visualizer.state.lab_snapshots import SHIPPED, LabCurves, ModelSource, ProbePair
 from visualizer.state.length_lab import LengthLabState
 
 from .maps import ProbeMaps
 from .plot import COLOURS, LengthPlot
 
-SHIPPED = (
-    ("Shipped RoPE (copy_rope.pt)", "copy_rope.pt"),
-    ("Shipped sinusoidal (copy_sinusoidal.pt)", "copy_sinusoidal.pt"),
-)
 OPEN_FILE = "Open a checkpoint file…"
 SCALINGS = (("None", "none"), ("Position interpolation (PI)", "pi"), ("NTK-aware", "ntk"))
 SCALING_TIP = (
@@ -41,19 +37,6 @@ SCALING_TIP = (
     "multiplies positions by train_len / eval_len; NTK-aware enlarges the rotary base by "
     "s^(d/(d-2)), s = eval_len / train_len. Sinusoidal models are unaffected."
 )
-
-
-def shipped_sources() -> tuple[ModelSource, ModelSource]:
-    """The two shipped copy models, the lab's default pair."""
-    return tuple(ModelSource(label.split(" (")[0], resource_path(name)) for label, name in SHIPPED)  # type: ignore
-
-
-def make_length_lab(parent: QObject) -> tuple[LengthLabState, LengthLabTab]:
-    """The lab's state (its jobs run in the task layer) and its tab: the shipped pair, evaluated when first shown."""
-    from visualizer.workers.tasks import TaskSlot
-
-    state = LengthLabState(TaskSlot, shipped_sources(), parent)
-    return state, LengthLabTab(state, auto_evaluate=True)
 
 
 def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.model import ATTENTION_KINDS
-from visualizer.state.cell_tools import CellInspector, MaskPainter
+from visualizer.state.cell_tools import CellInspector, cell_inspectors
 from visualizer.state.compare import CompareSession
+from visualizer.state.mask_painter import MaskPainter
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
 from visualizer.state.source_check import TrainedNote
@@ -73,12 +74,17 @@ class PlaygroundView(QWidget):
         *,
         compare: CompareSession | None = None,
         ask_b_path: PathProvider = ask_checkpoint_path,
+        beam_panel: QWidget | None = None,
+        inspectors: dict[str, CellInspector] | None = None,
     ) -> None:
-        """compare: the A/B compare state; without it the view has no Compare button."""
+        """compare: the A/B compare state; without it the view has no Compare button. beam_panel: shown under the
+        stepper's controls. inspectors: one per kind (the app's compute off the GUI thread); inline by default."""
         super().__init__(parent)
         self.session = session
         self.model_panel, self.input_panel = ModelPanel(), InputPanel()
         self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
+        if beam_panel is not None:
+            self.decoder_panel.add_extension(beam_panel)
         left = QWidget()
         left_lay = QVBoxLayout(left)
         self.sections = {
@@ -174,11 +180,19 @@ class PlaygroundView(QWidget):
         lay.addWidget(self.splitter)
         # the large views' tools: one inspector per kind (each view follows its own cell), one painter for all
         self.painter = MaskPainter(lambda: session.masks, self._apply_painted)
-        self.inspectors = {kind: CellInspector(session.cell_inputs) for kind in ATTENTION_KINDS}
+        self.inspectors = inspectors or cell_inspectors(session.cell_inputs)
         for kind, grid in self.grids.items():
             grid.large_view.attach(self.inspectors[kind], self.painter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
+
+    def show_grid(self, kind: str) -> None:
+        """Bring one kind's grid (encoder self, decoder self, cross) to the front."""
+        self.grid_tabs.setCurrentWidget(self.grids[kind])
+
+    def current_grid(self) -> AttentionGrid:
+        """The grid in front: what File > Export writes."""
+        return self.grid_tabs.currentWidget()  # type: ignore[return-value]
 
     @property
     def compare_panel(self) -> ComparePanel | None:
