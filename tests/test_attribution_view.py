@@ -97,4 +97,3 @@ def test_a_new_model_clears_the_page(qtbot, view):
     view.state.hub.set_model(ckpt.build(), ckpt.task, origin="reverse_rope.pt")
     assert view.lens.rowCount() == 0 and view.agreement.rowCount() == 0 and not view.maps.plots
     assert "model changed" in view.status.text()
-
