@@ -53,11 +53,13 @@ def test_the_lens_table_is_the_lens_verb(qtbot, view, capsys):
     data = cli(capsys, "lens")
     table = view.lens
     headers = [table.horizontalHeaderItem(t).text() for t in range(table.columnCount())]
-    assert headers == [f"{t}: {tok}" for t, tok in enumerate(data["output_tokens"])]
+    assert headers == [f"out {t}: {tok}" for t, tok in enumerate(data["output_tokens"])]
     for layer, row in enumerate(data["layers"]):
-        assert [table.item(layer, t).text() for t in range(table.columnCount())] == row["top_tokens"]
-        for t, log_p in enumerate(row["top_log_probs"]):
+        for t, (top, log_p) in enumerate(zip(row["top_tokens"], row["top_log_probs"])):
+            written = data["output_tokens"][t]
+            assert table.item(layer, t).text() == f"{top}{' ✓' if top == written else ''}\n{np.exp(log_p):.2f}"
             assert f"p = {np.exp(log_p):.3f}" in table.item(layer, t).toolTip()
+    assert all(" ✓" in table.item(table.rowCount() - 1, t).text() for t in range(table.columnCount()))
 
 
 def test_the_maps_and_agreement_are_the_attribute_verb(qtbot, view, capsys):
@@ -76,10 +78,14 @@ def test_the_maps_and_agreement_are_the_attribute_verb(qtbot, view, capsys):
             assert table.item(row, col).text() == f"{np.mean(rhos):+.2f}", (method, name)
 
 
-def test_a_saturated_model_gets_the_note(qtbot, view):
+def test_a_saturated_model_gets_the_note_and_its_gradient_row_is_greyed(qtbot, view):
     assert not view.saturation.isVisible()
     analyse(qtbot, view, "31415926")
     assert view.saturation.isVisible() and "saturated" in view.saturation.text()
+    greys = [view.agreement.item(row, 0).foreground().color().name() for row in range(3)]
+    assert greys[0] == "#9e9e9e" and greys[1] != "#9e9e9e" and greys[2] != "#9e9e9e"
+    levels = {name: view.maps.images[name].levels for name in METHOD_TITLES.values()}
+    assert len({tuple(np.round(v, 9)) for v in levels.values()}) == 1  # one scale for the three attributions
 
 
 def test_a_bad_source_is_explained_under_the_field(qtbot, view):

@@ -16,9 +16,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget
 
 from core_model import MaskSpec
 from core_model.tasks import TASK_NAMES
-from visualizer.state.playground import DEFAULT_SOURCE, PlaygroundSession
-from visualizer.widgets.playground.input_panel import MAX_EXTRA_PADS
-from visualizer.widgets.playground.mask_panel import WINDOW_RANGE
+from visualizer.state.playground import DEFAULT_SOURCE, MAX_EXTRA_PADS, WINDOW_RANGE, PlaygroundSession
 from visualizer.widgets.playground.view import PlaygroundView
 
 log = logging.getLogger(__name__)

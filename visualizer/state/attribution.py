@@ -139,7 +139,11 @@ class AttributionState(QObject):
         )
         self.frame_changed.emit(self.frame)
         gap = float(np.abs(result.completeness_gap).max())
-        self._end(f"Integrated gradients with {result.ig_steps} steps: largest completeness gap {gap:.3f}.")
+        span = float(np.abs(result.f_input - result.f_baseline).max())
+        self._end(
+            f"Integrated gradients with {result.ig_steps} steps: largest completeness gap {gap:.3f} nats, against "
+            f"f(x) − f(baseline) of up to {span:.2f} (more steps shrink the gap)."
+        )
 
     def _end(self, text: str) -> None:
         self.running_changed.emit(False)

@@ -82,6 +82,11 @@ def check_pair(
     return clean_ids, corrupt_ids
 
 
+def _minus(value: float) -> str:
+    """Three decimals with a typographic minus, as the formula beside it writes one."""
+    return f"{value:.3f}".replace("-", "−")
+
+
 def propose_corruption(text: str, task: TaskSpec) -> str:
     """The source with its middle symbol replaced by the next symbol of the task's vocabulary (wrapping round)."""
     symbols = task.vocabulary.symbols
@@ -180,9 +185,9 @@ class PatchState(QObject):
         )
         self.frame_changed.emit(self.frame)
         self._end(
-            f"Metric at output position {result.position}: log p({self.frame.clean_token!r}) − "
-            f"log p({self.frame.corrupt_token!r}) = {result.clean_metric:.3f} clean, "
-            f"{result.corrupt_metric:.3f} corrupted."
+            f"Metric at output position {result.position} (0-based): log p({self.frame.clean_token!r}) − "
+            f"log p({self.frame.corrupt_token!r}) = {_minus(result.clean_metric)} clean, "
+            f"{_minus(result.corrupt_metric)} corrupted."
         )
 
     def _on_failed(self, sentence: str) -> None:

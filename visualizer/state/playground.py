@@ -34,6 +34,8 @@ from .worker_api import TaskSlotApi
 
 log = logging.getLogger(__name__)
 MODES = VIEW_MODES  # post-softmax weights, pre-softmax scores, norm-weighted, rollout
+MAX_EXTRA_PADS = 16  # <pad> tokens the Playground appends to source and target (the input panel's range)
+WINDOW_RANGE = (1, 512)  # a sliding-window mask's width in the Playground (the mask panel's range)
 
 
 class PlaygroundSession(QObject):
@@ -158,7 +160,7 @@ class PlaygroundSession(QObject):
         self.recompute()
 
     def set_extra_pads(self, n: int) -> None:
-        self.extra_pads = max(0, int(n))
+        self.extra_pads = min(MAX_EXTRA_PADS, max(0, int(n)))
         self.recompute()
 
     def set_head_enabled(self, kind: str, layer: int, head: int, enabled: bool) -> None:

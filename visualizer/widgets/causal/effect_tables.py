@@ -134,7 +134,7 @@ class PositionTable(QTableWidget):
         self.clearContents()
         self.setRowCount(len(sweep))
         self.setColumnCount(len(tokens))
-        self.setVerticalHeaderLabels([f"after L{i + 1}" for i in range(len(sweep))])
+        self.setVerticalHeaderLabels([f"after enc L{i + 1}" for i in range(len(sweep))])
         self.setHorizontalHeaderLabels([f"{t}→{corrupt[j]}" if j in changed else t for j, t in enumerate(tokens)])
         for layer, row in enumerate(sweep):
             for j, effect in enumerate(row):

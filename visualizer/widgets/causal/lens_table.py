@@ -1,5 +1,6 @@
 """The logit lens as a table: rows decoder layers, columns output positions, each cell the token that layer would
-write, shaded by its probability (white = unsure, dark = certain); the header names the token actually written."""
+write and its probability, shaded by it (white = unsure, dark = sure, which is not the same as right); a tick marks
+the cells whose token is the one the model writes there, named in the column header."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class LensTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # two lines a cell
         self.setToolTip("If the decoder stopped after this layer, it would write this token (shade: its probability)")
 
     def set_lens(self, lens: LogitLens | None, output_tokens: Sequence[str], token: Callable[[int], str]) -> None:
@@ -40,18 +41,19 @@ class LensTable(QTableWidget):
         layers, positions = lens.top_tokens.shape
         self.setRowCount(layers)
         self.setColumnCount(positions)
-        self.setVerticalHeaderLabels([f"after L{i + 1}" for i in range(layers)])
-        self.setHorizontalHeaderLabels([f"{t}: {output_tokens[t]}" for t in range(positions)])
+        self.setVerticalHeaderLabels([f"after dec L{i + 1}" for i in range(layers)])
+        self.setHorizontalHeaderLabels([f"out {t}: {output_tokens[t]}" for t in range(positions)])
         for layer in range(layers):
             for t in range(positions):
                 p = math.exp(float(lens.top_log_probs[layer, t]))
                 written = math.exp(float(lens.output_log_probs[layer, t]))
-                item = QTableWidgetItem(token(int(lens.top_tokens[layer, t])))
+                top = token(int(lens.top_tokens[layer, t]))
+                item = QTableWidgetItem(f"{top}{' ✓' if top == output_tokens[t] else ''}\n{p:.2f}")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(probability_colour(p)))
                 item.setForeground(QBrush(QColor(255, 255, 255) if p > 0.6 else QColor(0, 0, 0)))
                 item.setToolTip(
-                    f"After decoder layer {layer + 1}, position {t}: top token {item.text()!r} with p = {p:.3f}; "
+                    f"After decoder layer {layer + 1}, output position {t}: top token {top!r} with p = {p:.3f}; "
                     f"the token written, {output_tokens[t]!r}, has p = {written:.3f}"
                 )
                 self.setItem(layer, t, item)

@@ -1,8 +1,9 @@
 """Output x source maps side by side with shared token labels: the three attributions, then the attention views.
 
-Render only. Attributions are signed: a diverging scale centred on 0, each map to its own largest magnitude (so
-gradient x delta's near-zero values still show their pattern; its range is in the title). Attention views are
-shares: 0 to each map's maximum. Hovering a cell names its output and source tokens and the value.
+Render only. Attributions are signed, all in nats of log p: one diverging scale centred on 0 for the three, set by
+the largest magnitude among them, so a method that is near 0 everywhere (a saturated gradient) looks near 0 instead
+of being blown up to the others' contrast; each title gives its own range. Attention views are shares: 0 to each
+map's maximum. Hovering a cell names its output and source tokens and the value.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 
-from visualizer.widgets.heatmap.token_axis import token_axes
+from visualizer.widgets.heatmap.token_axis import TokenAxis
 
 METHOD_TITLES = {
     "gradient_x_delta": "gradient × delta",
@@ -52,12 +53,13 @@ class SourceMaps(pg.GraphicsLayoutWidget):
         if list(maps) != list(self.plots):
             self._rebuild(list(maps))
         self._values, self._tokens = dict(maps), (tuple(output_tokens), tuple(source_tokens))
+        shared = max((float(np.abs(maps[name]).max(initial=0.0)) for name in signed if name in maps), default=0.0)
         for name, values in maps.items():
             plot, image = self.plots[name], self.images[name]
             if name in signed:
-                top = float(np.abs(values).max(initial=0.0)) or 1.0
+                top = float(np.abs(values).max(initial=0.0))
                 image.setColorMap(pg.colormap.get("CET-D1"))
-                image.setImage(values.T, levels=(-top, top))
+                image.setImage(values.T, levels=(-(shared or 1.0), shared or 1.0))
                 plot.setTitle(f"{name}: ±{top:.3g}", size="9pt")
             else:
                 top = float(values.max(initial=0.0)) or 1.0
@@ -78,7 +80,8 @@ class SourceMaps(pg.GraphicsLayoutWidget):
         self.clear()
         self.plots, self.images = {}, {}
         for k, name in enumerate(names):
-            plot = self.addPlot(row=k // COLUMNS, col=k % COLUMNS, axisItems=token_axes(left="output", bottom="source"))
+            axes = {"left": TokenAxis("left", "output", hidden_note="hover"), "bottom": TokenAxis("bottom", "source")}
+            plot = self.addPlot(row=k // COLUMNS, col=k % COLUMNS, axisItems=axes)
             plot.invertY(True)
             plot.setMouseEnabled(x=False, y=False)
             plot.setMenuEnabled(False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -37,10 +36,42 @@ SATURATION_NOTE = (
     "that the log-probability hardly changes near the input, so the gradient at the input says little; integrated "
     "gradients walk from the baseline, where the change happens, and occlusion simply removes the symbol."
 )
+LENS_CAPTION = (
+    "Logit lens: the token the decoder would write if it stopped after each decoder layer, and its probability. "
+    "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write."
+)
+MAPS_CAPTION = (
+    "Attributions (rows: output tokens, columns: source tokens; red raises the output's log p, blue lowers it, one "
+    "scale for the three) beside the attention views of the same pass (dark = 0, yellow = the map's maximum)."
+)
+AGREEMENT_CAPTION = (
+    "Agreement: Spearman rank correlation between |attribution| and each attention view over the source's symbols, "
+    "the mean over output positions (1 = same order, 0 = unrelated; hover for each position). Ranks among cells "
+    "near 0 are mostly noise, and a saturated method's row ranks noise."
+)
 AGREEMENT_TIP = (
     "Spearman rank correlation, averaged over the output positions, between |attribution| and the attention view "
     "over the source's symbols (1 = same order, 0 = unrelated, -1 = reversed); hover for each position's value"
 )
+
+
+def fit_rows(table: QTableWidget) -> None:
+    """Make a short table exactly as tall as its rows: a row scrolled out of view would read as missing."""
+    table.resizeRowsToContents()
+    header = table.horizontalHeader().sizeHint().height()
+    table.setFixedHeight(header + table.verticalHeader().length() + 2 * table.frameWidth())
+
+
+def _captioned(text: str, widget: QWidget) -> QWidget:
+    """The widget under a one-line caption that says how to read it."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    caption = QLabel(text)
+    caption.setWordWrap(True)
+    layout.addWidget(caption)
+    layout.addWidget(widget, 1)
+    return box
 
 
 class AgreementTable(QTableWidget):
@@ -53,7 +84,8 @@ class AgreementTable(QTableWidget):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.setToolTip(AGREEMENT_TIP)
 
-    def set_agreement(self, table: dict[str, dict[str, list[float | None]]] | None) -> None:
+    def set_agreement(self, table: dict[str, dict[str, list[float | None]]] | None, muted: str | None = None) -> None:
+        """`muted`: a method whose row is greyed (a saturated gradient: its ranks are those of noise)."""
         self.clearContents()
         views = list(next(iter(table.values()))) if table else []
         self.setRowCount(len(table or {}))
@@ -67,11 +99,13 @@ class AgreementTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 per_position = ", ".join("—" if r is None else f"{r:+.2f}" for r in table[method][view])
                 item.setToolTip(f"{METHOD_TITLES[method]} vs {view}, per output position: {per_position}")
+                if method == muted:
+                    item.setForeground(QBrush(QColor("#9e9e9e")))
+                    item.setToolTip(
+                        f"Saturated: this method is near 0 everywhere, so its ranks are noise. {per_position}"
+                    )
                 self.setItem(row, col, item)
-        if table:  # every row in view: the table is short, and a scrolled-away method would read as missing
-            self.setFixedHeight(
-                self.horizontalHeader().height() + self.verticalHeader().length() + 2 * self.frameWidth()
-            )
+        fit_rows(self)
 
 
 class SourceView(QWidget):
@@ -94,6 +128,7 @@ class SourceView(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setTextVisible(False)  # "0%" when idle would read as a failed run
+        self.progress.setVisible(False)
         self.status = QLabel()
         self.status.setObjectName("attribution_status")
         self.status.setWordWrap(True)
@@ -116,21 +151,15 @@ class SourceView(QWidget):
         for widget in (self.run_button, self.cancel_button):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
-        lens_box = QWidget()
-        lens_layout = QVBoxLayout(lens_box)
-        lens_layout.setContentsMargins(0, 0, 0, 0)
-        lens_layout.addWidget(QLabel("Logit lens: what the decoder would write if it stopped after each layer"))
-        lens_layout.addWidget(self.lens)
-        split = QSplitter(Qt.Orientation.Vertical)
-        for widget, stretch in ((lens_box, 1), (self.maps, 4), (self.agreement, 1)):
-            split.addWidget(widget)
-            split.setStretchFactor(split.count() - 1, stretch)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.error)
         layout.addWidget(self.status)
         layout.addWidget(self.saturation)
-        layout.addWidget(split, 1)
+        # the two tables keep the height of their rows (fit_rows); the maps take the rest
+        layout.addWidget(_captioned(LENS_CAPTION, self.lens))
+        layout.addWidget(_captioned(MAPS_CAPTION, self.maps), 1)
+        layout.addWidget(_captioned(AGREEMENT_CAPTION, self.agreement))
 
     def _wire(self) -> None:
         st = self.state
@@ -155,6 +184,7 @@ class SourceView(QWidget):
     def _on_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
+        self.progress.setVisible(running)  # idle, an empty bar reads as a field to type into
 
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
@@ -166,13 +196,15 @@ class SourceView(QWidget):
         vocab = self.state.hub.task.vocabulary
         if frame is None:
             self.lens.set_lens(None, (), vocab.token)
+            fit_rows(self.lens)
             self.maps.set_maps({}, set(), (), ())
             self.agreement.set_agreement(None)
             self.saturation.setVisible(False)
             return
         self.lens.set_lens(frame.lens, frame.output_tokens, vocab.token)
+        fit_rows(self.lens)
         maps = {METHOD_TITLES[m]: getattr(frame.attribution, m) for m in METHODS} | frame.views
         signed = {METHOD_TITLES[m] for m in METHODS}
         self.maps.set_maps(maps, signed, frame.output_tokens, frame.source_tokens)
-        self.agreement.set_agreement(frame.agreement)
+        self.agreement.set_agreement(frame.agreement, "gradient_x_delta" if frame.saturated else None)
         self.saturation.setVisible(frame.saturated)

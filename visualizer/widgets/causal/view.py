@@ -25,13 +25,15 @@ from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
 from .effect_tables import HeadEffectTables, PositionTable
 
 RUN_KEY = "Ctrl+Return"
+SWEEP_CAPTION = "Encoder residual stream, patched at one source position after each encoder layer:"
 ERROR_STYLE = "color: #c0392b;"
 EXPLANATION = (
     "Both sources are teacher-forced with the clean source's expected output. The metric at the output position is "
     "m = log p(clean token) − log p(corrupted token). A head's effect is (m_patched − m_corrupted) / (m_clean − "
     "m_corrupted) when its output, at every query position, is copied from the clean run into the corrupted one: "
     "1 = this head alone restores the clean answer, 0 = it carries nothing the change touched, below 0 = it works "
-    "against it. Green = carries the answer; the role beside it is what the Heads tab says the head looks at."
+    "against it. Green = carries the answer, red = works against it. Beside each effect: the head's role and how well "
+    "it fits it (0-1), from the Heads tab. Click a head to see its map large in the Playground."
 )
 
 
@@ -77,7 +79,7 @@ class PatchingView(QWidget):
         self.positions = PositionTable()
         explanation = QLabel(EXPLANATION)
         explanation.setWordWrap(True)
-        explanation.setStyleSheet("color: gray")
+        explanation.setStyleSheet("color: #444")
         self._layout(explanation)
         self._wire()
         self.show_frame(state.frame)
@@ -100,7 +102,12 @@ class PatchingView(QWidget):
             form.addRow(label, cell)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.heads)
-        split.addWidget(self.positions)
+        sweep = QWidget()
+        sweep_layout = QVBoxLayout(sweep)
+        sweep_layout.setContentsMargins(0, 0, 0, 0)
+        sweep_layout.addWidget(QLabel(SWEEP_CAPTION))
+        sweep_layout.addWidget(self.positions, 1)
+        split.addWidget(sweep)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)

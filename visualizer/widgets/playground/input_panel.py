@@ -7,13 +7,13 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
+from visualizer.state.playground import MAX_EXTRA_PADS
 from visualizer.state.snapshots import InputError
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 OUTSIDE_STYLE = "color: #b35c00; font-weight: bold;"  # amber: a warning, not the red of an error
 TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
-MAX_EXTRA_PADS = 16
 TASK_TIP = (
     "What the output should be: decoded tokens are marked right or wrong against it.\n"
     "Picking a task loads the shipped model trained on it (asks first if you have your own)"

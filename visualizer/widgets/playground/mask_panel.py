@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.masks import PAINTED_FIELDS, MaskSpec
+from visualizer.state.playground import WINDOW_RANGE
 
 from .mask_preview import PREVIEW_KINDS, MaskPreview
 
 log = logging.getLogger(__name__)
 
-WINDOW_RANGE = (1, 512)
 DEFAULT_WINDOW = 3
 PAINTED_NAMES = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
 # field -> (checkbox text with mnemonic, one-sentence tooltip). Mnemonics avoid the window's Alt+E/D/R/P/T/F/M/V/H/S.
