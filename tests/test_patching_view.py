@@ -148,3 +148,8 @@ def test_a_new_model_clears_the_tables(qtbot, view):
     for kind in ATTENTION_KINDS:
         assert view.heads.tables[kind].rowCount() == 0
     assert view.positions.rowCount() == 0 and "model changed" in view.status.text()
+
+
+def test_before_the_first_run_the_page_says_what_fills_it(view):
+    assert view.status.text() == "Press Patch (Ctrl+Return) to patch every head and every encoder position."
+    assert view.heads.tables["cross"].rowCount() == 0

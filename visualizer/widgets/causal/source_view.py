@@ -200,6 +200,7 @@ class SourceView(QWidget):
             self.maps.set_maps({}, set(), (), ())
             self.agreement.set_agreement(None)
             self.saturation.setVisible(False)
+            self.status.setText(f"Press Analyse ({RUN_KEY}) for the logit lens and the three attributions.")
             return
         self.lens.set_lens(frame.lens, frame.output_tokens, vocab.token)
         fit_rows(self.lens)

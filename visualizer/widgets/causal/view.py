@@ -145,9 +145,10 @@ class PatchingView(QWidget):
             label.setVisible(shown)
 
     def show_frame(self, frame: PatchFrame | None) -> None:
-        if frame is None:
+        if frame is None:  # empty tables say nothing: say what fills them
             self.heads.set_effects(())
             self.positions.set_sweep((), (), ())
+            self.status.setText(f"Press Patch ({RUN_KEY}) to patch every head and every encoder position.")
             return
         self.heads.set_effects(frame.result.heads)
         self.positions.set_sweep(frame.result.positions.tolist(), frame.source_tokens, frame.corrupt_tokens)
