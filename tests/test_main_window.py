@@ -17,6 +17,7 @@ from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
 from visualizer.state.snapshots import ProbeSnapshot
+from visualizer.state.source_check import DEFAULT_SOURCE
 
 IGNORED_QT = ("propagateSizeHints",)  # the offscreen platform's own notice, not ours
 
@@ -168,6 +169,25 @@ def test_settings_survive_a_restart(qtbot, tiny_checkpoint):
     assert not again.session.masks.decoder_causal
     assert not again.playground.mask_panel.spec().decoder_causal
     assert again.playground.grids["encoder_self"].current_maps().key_labels[:5] == tuple("97531")
+    close_window(qtbot, again)
+
+
+def test_the_fields_show_what_the_session_restored_and_a_refused_source_falls_back_in_both(qtbot, tiny_checkpoint):
+    """The session owns the inputs: the fields follow whatever it restored, including its fallback."""
+    app = open_window(qtbot, tiny_checkpoint)
+    panel = app.playground.input_panel
+    panel.prefix.selectAll()
+    qtbot.keyClicks(panel.prefix, "9")
+    panel.pads.selectAll()
+    qtbot.keyClicks(panel.pads, "4")
+    close_window(qtbot, app)
+    assert (QSettings().value("input/prefix"), int(QSettings().value("input/pads"))) == ("9", 4)
+    QSettings().setValue("input/source", "12x4")  # a symbol this model refuses
+    again = open_window(qtbot, tiny_checkpoint)
+    shown = again.playground.input_panel
+    assert (shown.prefix.text(), shown.pads.value()) == ("9", 4)
+    assert (again.session.target_prefix, again.session.extra_pads) == ("9", 4)
+    assert shown.source.text() == again.session.source_text == DEFAULT_SOURCE
     close_window(qtbot, again)
 
 

@@ -89,7 +89,7 @@ class Preferences:
         return self.view.splitter
 
     def restore(self) -> None:
-        """Put the last session back: fields first (silently), then the session's setters in dependency order."""
+        """Put the last session back through the session's setters, in dependency order (the fields follow it)."""
         st, session = QSettings(), self.session
         source = str(st.value("input/source", DEFAULT_SOURCE))
         task = str(st.value("input/task", session.task))
@@ -97,13 +97,10 @@ class Preferences:
         prefix = str(st.value("input/prefix", ""))
         pads = clamped_int(st.value("input/pads", 2), 0, MAX_EXTRA_PADS, 2)
         spec = mask_spec_from_dict(load_json(st, "masks/spec", {}))
-        self.view.input_panel.set_values(source, task, prefix, pads)
-        self.view.mask_panel.set_spec(spec)
         session.set_extra_pads(pads)
         session.set_task(task)
         session.set_masks(spec)
         if not session.set_source(source):
-            self.view.input_panel.set_values(DEFAULT_SOURCE, task, prefix, pads)
             session.set_source(DEFAULT_SOURCE)
         if prefix:
             session.set_target_prefix(prefix)
@@ -132,9 +129,9 @@ class Preferences:
     def save(self) -> None:
         st = QSettings()
         st.setValue("window/geometry", self.window.saveGeometry())
-        st.setValue("input/source", self.view.input_panel.source.text())
+        st.setValue("input/source", self.session.typed_source)
         st.setValue("input/task", self.session.task)
-        st.setValue("input/prefix", self.view.input_panel.prefix.text())
+        st.setValue("input/prefix", self.session.typed_prefix)
         st.setValue("input/pads", self.session.extra_pads)
         save_json(st, "masks/spec", mask_spec_to_dict(self.session.masks))
         st.setValue("window/tab", self.tabs.currentIndex())

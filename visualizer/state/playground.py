@@ -1,7 +1,10 @@
 """The playground's view model: source text, task, masks, head gates and the decoder stepper -> one frame per pass.
 
-It owns no widgets. Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's
-model and emits one `frame_changed(PlaygroundFrame)`; views draw that frame. Each kind of change has one signal.
+It owns no widgets, and it owns the inputs: the text as typed (accepted or not), the task, the padding and the masks.
+Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's model and emits one
+`frame_changed(PlaygroundFrame)`; views draw that frame. The fields follow `inputs_changed` and `masks_changed`, so a
+value set by code (restored preferences, a paint stroke) reaches them as a typed one does. Each kind of change has
+one signal.
 Decoder stepper actions are commands that run in order on the slot's threads, each followed by one frame; the
 session only knows the stepper through the snapshots those frames carry. The passes and their frames are
 FramePasses' (state/inference.py); this module turns the user's choices into requests.
@@ -16,7 +19,7 @@ import numpy as np
 import torch
 from PySide6.QtCore import QObject, Signal
 
-from core_model import MaskSpec, Vocabulary, VocabularyError
+from core_model import MaskSpec, Vocabulary
 from core_model.attention_views import VIEW_MODES
 from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
@@ -27,8 +30,8 @@ from .cell_tools import CellInputs
 from .inference import FramePasses, PassRequest
 from .inline_slot import InlineSlot
 from .model_hub import ModelHub
-from .snapshots import DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
-from .source_check import DEFAULT_SOURCE, check_source
+from .snapshots import DecodeSnapshot, InputError, InputValues, MapsSnapshot, PlaygroundFrame
+from .source_check import DEFAULT_SOURCE, check_prefix, check_source
 from .stepper import StepCommand, Stepper
 from .worker_api import TaskSlotApi
 
@@ -47,6 +50,8 @@ class PlaygroundSession(QObject):
     task_changed = Signal(str)  # the task followed a new model (the one it was trained on)
     busy_changed = Signal(bool)  # True while the newest pass has run longer than BUSY_AFTER_MS
     pass_failed = Signal(str)  # the newest pass raised: a sentence for the status bar
+    inputs_changed = Signal(object)  # InputValues, after any of them changed (typed or set by code)
+    masks_changed = Signal(object)  # the MaskSpec now in use
 
     def __init__(self, hub: ModelHub, top_k: int = 5, runner: TaskSlotApi | None = None) -> None:
         """runner: a coalescing task slot (the app injects workers/inference.keystroke_slot); inline by default."""
@@ -57,8 +62,8 @@ class PlaygroundSession(QObject):
         self.passes.frame_changed.connect(self.frame_changed)
         self.passes.busy_changed.connect(self.busy_changed)
         self.passes.pass_failed.connect(self.pass_failed)
-        self.source_text, self.target_prefix = DEFAULT_SOURCE, ""
-        self._typed_source = DEFAULT_SOURCE
+        self.source_text, self.target_prefix = DEFAULT_SOURCE, ""  # the last accepted ones
+        self.typed_source, self.typed_prefix = DEFAULT_SOURCE, ""  # as typed: a new model checks them again
         self.task = hub.task.task
         self.extra_pads = 2
         self.masks = MaskSpec()
@@ -105,9 +110,16 @@ class PlaygroundSession(QObject):
         return {k: v.copy() for k, v in self._gates.items()}
 
     # ----- user actions (every restored setting goes through these too) -----
+    def inputs(self) -> InputValues:
+        return InputValues(self.typed_source, self.task, self.typed_prefix, self.extra_pads)
+
+    def _publish_inputs(self) -> None:
+        self.inputs_changed.emit(self.inputs())
+
     def set_source(self, text: str) -> bool:
         """Validate and use new source text; on error the last good maps stay and the error is reported."""
-        self._typed_source = text  # what the field shows, accepted or not: a new model checks this again
+        self.typed_source = text
+        self._publish_inputs()
         error, ids = self._check_source(text)
         self._set_error(error)
         if error:
@@ -118,22 +130,11 @@ class PlaygroundSession(QObject):
 
     def set_target_prefix(self, text: str) -> bool:
         """Tokens forced at the start of decoding; validated like the source."""
-        try:
-            ids = self.vocabulary.encode(text)
-        except VocabularyError as exc:
-            self._set_error(
-                InputError(
-                    "prefix",
-                    f"Target prefix: unknown symbol {exc.symbol!r} at position "
-                    f"{exc.position + 1}. Allowed: {' '.join(exc.allowed)}",
-                    exc.position,
-                )
-            )
-            return False
-        if len(ids) > self.max_source_len:
-            self._set_error(
-                InputError("prefix", f"Target prefix is too long ({len(ids)} symbols; at most {self.max_source_len})")
-            )
+        self.typed_prefix = text
+        self._publish_inputs()
+        error, ids = check_prefix(text, self.vocabulary, self.max_source_len)
+        if error is not None:
+            self._set_error(error)
             return False
         self.target_prefix = text
         self._set_error(None)
@@ -147,10 +148,12 @@ class PlaygroundSession(QObject):
         if task not in TASK_NAMES:
             raise ValueError(f"task must be one of {list(TASK_NAMES)}, got {task!r}")
         self.task = task
+        self._publish_inputs()
         self.recompute()
 
     def set_masks(self, spec: MaskSpec) -> None:
         self.masks = spec
+        self.masks_changed.emit(spec)
         self._command("replay")
 
     def set_mode(self, mode: str) -> None:
@@ -161,6 +164,7 @@ class PlaygroundSession(QObject):
 
     def set_extra_pads(self, n: int) -> None:
         self.extra_pads = min(MAX_EXTRA_PADS, max(0, int(n)))
+        self._publish_inputs()
         self.recompute()
 
     def set_head_enabled(self, kind: str, layer: int, head: int, enabled: bool) -> None:
@@ -229,10 +233,11 @@ class PlaygroundSession(QObject):
         if self.hub.task.task != self.task:
             self.task = self.hub.task.task
             self.task_changed.emit(self.task)
+            self._publish_inputs()
         self._reset_gates()
-        error, ids = self._check_source(self._typed_source)  # a new vocabulary or max_len may accept or refuse it
+        error, ids = self._check_source(self.typed_source)  # a new vocabulary or max_len may accept or refuse it
         if error is None:
-            self.source_text, self._src_ids = self._typed_source, ids
+            self.source_text, self._src_ids = self.typed_source, ids
         self._set_error(error)
         self.stop_stepping()
 

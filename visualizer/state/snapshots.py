@@ -94,6 +94,16 @@ class InputError:
 
 
 @dataclass(frozen=True)
+class InputValues:
+    """What the input fields show: the source and prefix as typed (accepted or not), the task, the extra pads."""
+
+    source: str
+    task: str
+    prefix: str
+    pads: int
+
+
+@dataclass(frozen=True)
 class PlaygroundFrame:
     """Everything one forward pass of the playground shows: maps, decoder state, mask previews, expected output."""
 

@@ -34,6 +34,22 @@ def check_source(text: str, vocabulary: Vocabulary, limit: int) -> tuple[InputEr
     return None, ids
 
 
+def check_prefix(text: str, vocabulary: Vocabulary, limit: int) -> tuple[InputError | None, list[int]]:
+    """(None, ids) for a usable target prefix (empty is fine) of at most `limit` symbols, else (the error, [])."""
+    try:
+        ids = vocabulary.encode(text)
+    except VocabularyError as exc:
+        return InputError(
+            "prefix",
+            f"Target prefix: unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
+            f"Allowed: {' '.join(exc.allowed)}",
+            exc.position,
+        ), []
+    if len(ids) > limit:
+        return InputError("prefix", f"Target prefix is too long ({len(ids)} symbols; at most {limit})"), []
+    return None, ids
+
+
 def length_note(length: int, trained: TrainedLengths | None, described: str) -> tuple[str, str, bool]:
     """(line, tooltip, outside): how a source of `length` symbols stands to the lengths the model was trained on.
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from visualizer.state.playground import MAX_EXTRA_PADS
-from visualizer.state.snapshots import InputError
+from visualizer.state.snapshots import InputError, InputValues
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
@@ -82,16 +82,21 @@ class InputPanel(QWidget):
         self.task.currentIndexChanged.connect(lambda _i: self.task_selected.emit(self.task.currentData()))
         self.pads.valueChanged.connect(self.pads_changed)
 
-    def set_values(self, source: str, task: str, prefix: str, pads: int) -> None:
-        """Fill the fields without emitting edits (restoring settings)."""
+    def show_values(self, values: InputValues) -> None:
+        """Show the session's inputs without emitting edits; a field already showing its value is left alone (its
+        cursor and selection stay where the person left them)."""
         for w in (self.source, self.prefix, self.task, self.pads):
             w.blockSignals(True)
-        self.source.setText(source)
-        self.prefix.setText(prefix)
-        self.task.setCurrentIndex(max(0, self.task.findData(task)))
-        self.pads.setValue(pads)
-        for w in (self.source, self.prefix, self.task, self.pads):
-            w.blockSignals(False)
+        try:
+            if self.source.text() != values.source:
+                self.source.setText(values.source)
+            if self.prefix.text() != values.prefix:
+                self.prefix.setText(values.prefix)
+            self.task.setCurrentIndex(max(0, self.task.findData(values.task)))
+            self.pads.setValue(values.pads)
+        finally:
+            for w in (self.source, self.prefix, self.task, self.pads):
+                w.blockSignals(False)
 
     def set_error(self, error: InputError | None) -> None:
         """Show (or clear) the message at the field it is about: red border, the offending symbol marked in red."""
@@ -115,12 +120,6 @@ class InputPanel(QWidget):
             f"<br><tt>{'…' if lo else ''}{before}<span style='background:#d9534f;color:white'>{bad}</span>"
             f"{after}{'…' if hi < len(text) else ''}</tt>"
         )
-
-    def set_task(self, task: str) -> None:
-        """Show `task` as selected without emitting (the model decided it)."""
-        self.task.blockSignals(True)
-        self.task.setCurrentIndex(max(0, self.task.findData(task)))
-        self.task.blockSignals(False)
 
     def set_task_locked(self, locked: bool) -> None:
         """While training runs the task is the one being trained: the combo is disabled and says so."""

@@ -179,7 +179,7 @@ class PlaygroundView(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
         # the large views' tools: one inspector per kind (each view follows its own cell), one painter for all
-        self.painter = MaskPainter(lambda: session.masks, self._apply_painted)
+        self.painter = MaskPainter(lambda: session.masks, session.set_masks)
         self.inspectors = inspectors or cell_inspectors(session.cell_inputs)
         for kind, grid in self.grids.items():
             grid.large_view.attach(self.inspectors[kind], self.painter)
@@ -225,7 +225,10 @@ class PlaygroundView(QWidget):
         ip.task_selected.connect(s.set_task)
         ip.pads_changed.connect(s.set_extra_pads)
         s.input_error_changed.connect(ip.set_error)
-        s.task_changed.connect(ip.set_task)
+        s.inputs_changed.connect(ip.show_values)  # the fields follow the session, whoever changed it
+        s.masks_changed.connect(self.mask_panel.set_spec)
+        ip.show_values(s.inputs())
+        self.mask_panel.set_spec(s.masks)
         self.mask_panel.spec_changed.connect(s.set_masks)
         self.view_modes.mode_changed.connect(s.set_mode)
         self.mask_panel.reset_requested.connect(self.painter.forget)
@@ -251,11 +254,6 @@ class PlaygroundView(QWidget):
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
-
-    def _apply_painted(self, spec: object) -> None:
-        """A paint stroke or undo: the mask panel shows the new spec (keeping the painting), the session runs it."""
-        self.mask_panel.set_spec(spec)
-        self.session.set_masks(spec)
 
     def _show_length_note(self, _frame: object) -> None:
         self.input_panel.set_length_note(*self._trained_note(self.session.source_length))
