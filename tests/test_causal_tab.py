@@ -46,6 +46,32 @@ def test_the_tab_is_built_when_shown_and_starts_from_the_playgrounds_input(qtbot
     assert sum(a != b for a, b in zip(view.clean.text(), view.corrupt.text())) == 1
 
 
+def _type(qtbot, field, text: str) -> None:
+    field.selectAll()
+    qtbot.keyClicks(field, text)
+
+
+def test_both_pages_follow_the_playgrounds_input_until_edited_here(qtbot, app):
+    """A learner who changes the Playground's input and comes back expects the Causal tab to be about it."""
+    page, win = app.analysis.causal_page, app.window
+    field = app.playground.input_panel.source
+    win.tabs.setCurrentWidget(page)
+    patching, source = page.tab().patching, page.tab().source
+    win.tabs.setCurrentWidget(app.playground)
+    _type(qtbot, field, "2718281")
+    qtbot.waitUntil(lambda: app.session.source_text == "2718281", timeout=10_000)
+    win.tabs.setCurrentWidget(page)
+    assert (patching.clean.text(), source.source.text()) == ("2718281", "2718281")
+    assert sum(a != b for a, b in zip(patching.clean.text(), patching.corrupt.text())) == 1
+    _type(qtbot, patching.corrupt, "2718282")  # edited here: patching keeps its pair, the other page still follows
+    win.tabs.setCurrentWidget(app.playground)
+    _type(qtbot, field, "1234")
+    qtbot.waitUntil(lambda: app.session.source_text == "1234", timeout=10_000)
+    win.tabs.setCurrentWidget(page)
+    assert (patching.clean.text(), patching.corrupt.text()) == ("2718281", "2718282")
+    assert source.source.text() == "1234"
+
+
 def test_roles_sit_beside_effects_and_a_click_shows_the_head_large(qtbot, app):
     win, page = app.window, app.analysis.causal_page
     win.tabs.setCurrentWidget(page)

@@ -67,6 +67,7 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
     patch(qtbot, view, "31415926", "31475926")
     data = cli(capsys, "31415926", "31475926")
     assert f"position {data['position']}" in view.status.text() and "'1'" in view.status.text()
+    assert view.status.text().splitlines()[1] == "Expected outputs: 314[1]5926 clean, 314[7]5926 corrupted."
     for h in data["heads"]:
         item = view.heads.tables[h["kind"]].item(h["layer"], h["head"])
         assert item.text().splitlines()[0] == two_decimals(h["effect"]), h

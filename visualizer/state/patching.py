@@ -35,6 +35,8 @@ class PatchFrame:
     corrupt_tokens: tuple[str, ...]  # the corrupted encoder input
     clean_token: str  # the tokens the metric compares at result.position
     corrupt_token: str
+    clean_output: tuple[str, ...] = ()  # the expected outputs the decoder is scored on (with <eos>)
+    corrupt_output: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,12 @@ def patch_copy(
         )
 
 
+def marked(tokens: tuple[str, ...], position: int) -> str:
+    """An output as one string with the token at `position` in brackets (<eos> only when it is the one marked)."""
+    shown = tokens if position >= len(tokens) - 1 else tokens[:-1]
+    return "".join(f"[{t}]" if i == position else t for i, t in enumerate(shown))
+
+
 class PatchState(QObject):
     """The two sources and the chosen position; `run` patches every head; errors name the field they belong to."""
 
@@ -182,12 +190,16 @@ class PatchState(QObject):
             tuple(vocab.tokens(corrupt_ids)),
             vocab.token(result.clean_token),
             vocab.token(result.corrupt_token),
+            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(clean))))),
+            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(corrupt))))),
         )
         self.frame_changed.emit(self.frame)
         self._end(
-            f"Metric at output position {result.position} (0-based): log p({self.frame.clean_token!r}) − "
-            f"log p({self.frame.corrupt_token!r}) = {_minus(result.clean_metric)} clean, "
-            f"{_minus(result.corrupt_metric)} corrupted."
+            f"Metric at output position {result.position} (0-based, in brackets below): "
+            f"log p({self.frame.clean_token!r}) − log p({self.frame.corrupt_token!r}) = "
+            f"{_minus(result.clean_metric)} clean, {_minus(result.corrupt_metric)} corrupted.\n"
+            f"Expected outputs: {marked(self.frame.clean_output, result.position)} clean, "
+            f"{marked(self.frame.corrupt_output, result.position)} corrupted."
         )
 
     def _on_failed(self, sentence: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
 
 from core_model.head_roles import HeadRole
 from visualizer.state.attribution import AttributionState
@@ -22,7 +23,7 @@ class CausalPage(LazyTab):
     head_chosen = Signal(str, int, int)  # kind, layer, head: show that head's maps in the Playground
 
     def __init__(self, patching: PatchState, attribution: AttributionState, default_source: Callable[[], str]) -> None:
-        """default_source: read when the page is built (the Playground's input then)."""
+        """default_source: the Playground's input, read each time the page is shown."""
         self._states = (patching, attribution)
         self._source = default_source
         self._roles: tuple[HeadRole, ...] | None = None
@@ -39,6 +40,11 @@ class CausalPage(LazyTab):
         tab.patching.set_roles(self._roles)
         tab.patching.head_chosen.connect(self.head_chosen)
         return tab
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        super().showEvent(event)  # builds the page the first time
+        if self.built:
+            self.tab().follow_source(self._source())
 
     def tab(self) -> CausalTab:
         return self.content()  # type: ignore[return-value]

@@ -116,7 +116,10 @@ class SourceView(QWidget):
         self.state = state
         self.source = QLineEdit(default_source)
         self.source.setObjectName("attribution_source")
-        self.source.setToolTip("The source: the model's own greedy output for it is what every number here explains")
+        self.source.setToolTip(
+            "The source: the model's own greedy output for it is what every number here explains. It follows the "
+            "Playground's input until you edit it here"
+        )
         self.error = QLabel()
         self.error.setObjectName("attribution_error")
         self.error.setStyleSheet("color: #c0392b;")
@@ -164,6 +167,8 @@ class SourceView(QWidget):
     def _wire(self) -> None:
         st = self.state
         self.run_button.clicked.connect(self.run)
+        self._edited = False  # typed into: the Playground's input no longer replaces it
+        self.source.textEdited.connect(self._mark_edited)
         self.source.returnPressed.connect(self.run)
         run = QShortcut(QKeySequence(RUN_KEY), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         run.setWhatsThis("Analyse (Lens and attribution page)")
@@ -173,6 +178,14 @@ class SourceView(QWidget):
         st.progress_changed.connect(self._on_progress)
         st.message.connect(self.status.setText)
         st.input_error.connect(self.show_error)
+
+    def _mark_edited(self) -> None:
+        self._edited = True
+
+    def follow_source(self, text: str) -> None:
+        """Take the Playground's input as the source unless it was edited here."""
+        if not self._edited:
+            self.source.setText(text)
 
     def run(self) -> None:
         self.state.run(self.source.text())

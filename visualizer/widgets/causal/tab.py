@@ -21,3 +21,8 @@ class CausalTab(QTabWidget):
         self.setTabToolTip(
             1, "The logit lens, and gradient, integrated-gradient and occlusion attribution beside attention"
         )
+
+    def follow_source(self, text: str) -> None:
+        """The Playground's input, for each page whose source was not edited here."""
+        self.patching.follow_source(text)
+        self.source.follow_source(text)

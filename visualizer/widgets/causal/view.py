@@ -56,7 +56,10 @@ class PatchingView(QWidget):
         self.state = state
         self.clean = QLineEdit(default_source)
         self.clean.setObjectName("patch_clean")
-        self.clean.setToolTip("The clean source: the model's answer for it is the one patching tries to restore")
+        self.clean.setToolTip(
+            "The clean source: the model's answer for it is the one patching tries to restore. It follows the "
+            "Playground's input until you edit either source here"
+        )
         self.corrupt = QLineEdit(state.propose(default_source))
         self.corrupt.setObjectName("patch_corrupt")
         self.corrupt.setToolTip("The corrupted source: as long as the clean one, with a symbol or two changed")
@@ -119,6 +122,9 @@ class PatchingView(QWidget):
     def _wire(self) -> None:
         st = self.state
         self.run_button.clicked.connect(self.run)
+        self._edited = False  # typed into either field: the Playground's input no longer replaces them
+        self.clean.textEdited.connect(self._mark_edited)
+        self.corrupt.textEdited.connect(self._mark_edited)
         run = QShortcut(QKeySequence(RUN_KEY), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         run.setWhatsThis("Patch (Patching page)")
         self.clean.returnPressed.connect(self.run)
@@ -132,6 +138,15 @@ class PatchingView(QWidget):
 
     def set_roles(self, roles: tuple[HeadRole, ...] | None) -> None:
         self.heads.set_roles(roles)
+
+    def _mark_edited(self) -> None:
+        self._edited = True
+
+    def follow_source(self, text: str) -> None:
+        """Take the Playground's input as the clean source, and propose its corruption, unless edited here."""
+        if not self._edited and text != self.clean.text():
+            self.clean.setText(text)
+            self.corrupt.setText(self.state.propose(text))
 
     def run(self) -> None:
         position = self.position.value()
