@@ -6,11 +6,15 @@ attributions score: the cross-attention weights of every decoder layer (head mea
 magnitude (a large negative attribution is influence too), over the source's symbol positions only: the gradient
 methods and occlusion give special tokens exactly 0 by construction, which would reward attention on <bos> for
 nothing. A row with fewer than two symbols, or a constant row, has no rank correlation: None.
+
+Spearman weighs the whole order, so where most cells are near 0 it mostly ranks noise; `top1_agreement` asks the
+question the maps answer at a glance: does the most-attributed symbol get the most attention?
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -22,6 +26,7 @@ from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
 
 METHODS = ("gradient_x_delta", "integrated_gradients", "occlusion")
+T = TypeVar("T")
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
@@ -76,16 +81,47 @@ def attention_views(
     return views
 
 
+def _per_row(
+    attribution: Attribution,
+    views: Mapping[str, np.ndarray],
+    symbol_positions: Sequence[int],
+    compare: Callable[[np.ndarray, np.ndarray], T],
+) -> dict[str, dict[str, list[T]]]:
+    """method -> view -> compare(|attribution| row, view row) per output position, over the symbol positions."""
+    columns = list(symbol_positions)
+    result: dict[str, dict[str, list[T]]] = {}
+    for method in METHODS:
+        scores = np.abs(getattr(attribution, method))[:, columns]
+        result[method] = {
+            name: [compare(scores[i], view[i, columns]) for i in range(scores.shape[0])] for name, view in views.items()
+        }
+    return result
+
+
 def agreement(
     attribution: Attribution, views: Mapping[str, np.ndarray], symbol_positions: Sequence[int]
 ) -> dict[str, dict[str, list[float | None]]]:
     """method -> view -> one Spearman correlation per output position, over `symbol_positions` of the source."""
-    columns = list(symbol_positions)
-    result: dict[str, dict[str, list[float | None]]] = {}
-    for method in METHODS:
-        scores = np.abs(getattr(attribution, method))[:, columns]
-        result[method] = {
-            name: [spearman(scores[i], view[i, columns]) for i in range(scores.shape[0])]
-            for name, view in views.items()
-        }
-    return result
+    return _per_row(attribution, views, symbol_positions, spearman)
+
+
+def same_top(a: np.ndarray, b: np.ndarray) -> bool | None:
+    """Whether a and b peak at the same index; None when shorter than 2 or either maximum is shared (no single top)."""
+    if len(a) < 2:
+        return None
+    tops_a, tops_b = np.flatnonzero(a == a.max()), np.flatnonzero(b == b.max())
+    if len(tops_a) > 1 or len(tops_b) > 1:
+        return None
+    return bool(tops_a[0] == tops_b[0])
+
+
+def top1_agreement(
+    attribution: Attribution, views: Mapping[str, np.ndarray], symbol_positions: Sequence[int]
+) -> dict[str, dict[str, list[bool | None]]]:
+    """method -> view -> per output position: does the symbol of largest |attribution| get the most attention?
+
+    Over `symbol_positions` of the source, as `agreement`. None where the row has fewer than two symbols, or where
+    either side's maximum is shared by two or more symbols (an all-equal row included): a tie has no single top
+    symbol, and picking one (the first, say) would make the answer depend on the order of the source.
+    """
+    return _per_row(attribution, views, symbol_positions, same_top)

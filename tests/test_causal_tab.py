@@ -81,7 +81,7 @@ def test_roles_sit_beside_effects_and_a_click_shows_the_head_large(qtbot, app):
     roles = {(r.kind, r.layer, r.head): r for r in app.heads.roles}
     table = view.heads.tables["cross"]
     role = roles[("cross", 1, 2)]
-    assert table.item(1, 2).text().splitlines()[1] == f"{ROLE_LABELS[role.role]} {role.score:.2f}"
+    assert table.item(1, 2).text().splitlines()[1] == f"{ROLE_LABELS[role.role]} fit {role.score:.2f}"
     rect = table.visualItemRect(table.item(1, 2))
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert win.tabs.currentWidget() is app.playground

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core_model.attribution import attribute
-from core_model.attribution_agreement import agreement, attention_views
+from core_model.attribution_agreement import agreement, attention_views, top1_agreement
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
 from visualizer.cli import main
@@ -36,7 +36,8 @@ def test_the_json_holds_the_core_numbers(capsys):
     for method in ("gradient_x_delta", "integrated_gradients", "occlusion"):
         np.testing.assert_allclose(data["methods"][method], getattr(expected, method), atol=1e-5)
     np.testing.assert_allclose(data["completeness_gap"], expected.completeness_gap, atol=1e-5)
-    table = agreement(expected, attention_views(model, src, output), [1, 2, 3, 4, 5])
+    views = attention_views(model, src, output)
+    table = agreement(expected, views, [1, 2, 3, 4, 5])
     assert data["agreement"]["occlusion"]["rollout"] == pytest.approx(table["occlusion"]["rollout"], abs=1e-6)
     assert set(data["agreement"]["integrated_gradients"]) == {
         "cross L1",
@@ -45,6 +46,18 @@ def test_the_json_holds_the_core_numbers(capsys):
         "norm-weighted L2",
         "rollout",
     }
+    assert data["top1_agreement"] == top1_agreement(expected, views, [1, 2, 3, 4, 5])
+
+
+def test_top1_agreement_says_what_the_copy_models_diagonal_maps_show(capsys):
+    """Occlusion and attention both peak on the symbol being copied: top-1 agrees at every symbol output position."""
+    data = run_cli(capsys, COPY, "--source", "31415926", "--ig-steps", "8")
+    top1 = data["top1_agreement"]
+    assert list(top1) == ["gradient_x_delta", "integrated_gradients", "occlusion"]
+    for view in ("cross L1", "cross L2", "norm-weighted L1", "norm-weighted L2", "rollout"):
+        assert top1["occlusion"][view][:8] == [True] * 8, view
+        assert len(top1["occlusion"][view]) == len(data["output_tokens"])
+        assert all(value in (True, False, None) for value in top1["integrated_gradients"][view])
 
 
 def test_a_confident_model_saturates_gradient_x_delta_but_not_occlusion(capsys):

@@ -70,7 +70,7 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
     assert view.status.text().splitlines()[1] == "Expected outputs: 314[1]5926 clean, 314[7]5926 corrupted."
     for h in data["heads"]:
         item = view.heads.tables[h["kind"]].item(h["layer"], h["head"])
-        assert item.text().splitlines()[0] == two_decimals(h["effect"]), h
+        assert item.text().splitlines()[0] == "effect " + two_decimals(h["effect"]), h
         assert f"{h['effect']:+.4f}" in item.toolTip()
     table = view.positions
     assert [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())][:6] == [
@@ -136,7 +136,7 @@ def test_the_heads_roles_sit_beside_their_effects(qtbot, view):
     view.set_roles(roles)
     for r in roles:
         lines = view.heads.tables[r.kind].item(r.layer, r.head).text().splitlines()
-        assert lines[1] == f"{ROLE_LABELS[r.role]} {r.score:.2f}"
+        assert lines[1] == f"{ROLE_LABELS[r.role]} fit {r.score:.2f}"
     view.set_roles(None)
     assert all(len(table.item(0, 0).text().splitlines()) == 1 for table in view.heads.tables.values())
 

@@ -1,8 +1,9 @@
 """`attribute`: each output token attributed to each source token three ways, and how attention agrees, as JSON.
 
 The output is the model's own greedy output, teacher-forced (core_model.attribution); the agreement is the Spearman
-rank correlation per output position of each method's magnitude with each attention view over the source's symbols
-(core_model.attribution_agreement). No sampling: --seed is accepted like every verb's and changes nothing.
+rank correlation per output position of each method's magnitude with each attention view over the source's symbols,
+and whether the symbol of largest magnitude is the one attended most (core_model.attribution_agreement). No
+sampling: --seed is accepted like every verb's and changes nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Attribute, compare with attention and print one JSON line; a bad source exits 2 naming --source."""
     from core_model.attribution import attribute
-    from core_model.attribution_agreement import agreement, attention_views
+    from core_model.attribution_agreement import agreement, attention_views, top1_agreement
     from core_model.decoding import greedy_output
     from core_model.tasks import max_source_len
 
@@ -48,6 +49,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     output = greedy_output(model, src, n_tokens=len(vocab))
     result = attribute(model, src, output, vocab.symbol_ids, ig_steps=ns.ig_steps)
     symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
+    views = attention_views(model, src, output)
     out = {
         "source_tokens": vocab.tokens(src),
         "output_tokens": vocab.tokens(output),
@@ -60,7 +62,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "f": result.f_input.tolist(),
         "f_baseline": result.f_baseline.tolist(),
         "completeness_gap": result.completeness_gap.tolist(),
-        "agreement": agreement(result, attention_views(model, src, output), symbols),
+        "agreement": agreement(result, views, symbols),
+        "top1_agreement": top1_agreement(result, views, symbols),
         "task": task.task,
         **trained_fields(trained, len(ids)),
         "device": str(device),

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core_model.attribution import Attribution, attribute
-from core_model.attribution_agreement import agreement, attention_views
+from core_model.attribution import MAX_IG_STEPS, Attribution, attribute
+from core_model.attribution_agreement import agreement, attention_views, top1_agreement
 from core_model.decoding import greedy_output
 from core_model.logit_lens import LogitLens, logit_lens
 from core_model.model import Seq2SeqTransformer
@@ -26,6 +26,7 @@ from .worker_api import SlotFactory, TaskStateApi
 
 DEFAULT_IG_STEPS = 32  # the CLI's default
 SATURATED = 0.05  # gradient x delta below this share of occlusion's largest magnitude: saturated
+ROUGH_IG = 0.10  # a completeness gap above this share of f(x) - f(baseline): too few integrated-gradient steps
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,19 @@ class AttributionFrame:
     attribution: Attribution
     views: dict[str, np.ndarray]  # attention view name -> (T, S)
     agreement: dict[str, dict[str, list[float | None]]]  # method -> view -> rho per output position
+    top1: dict[str, dict[str, list[bool | None]]]  # method -> view -> same top symbol, per output position
+
+    @property
+    def ig_gap_share(self) -> float:
+        """The largest completeness gap as a share of the largest f(x) − f(baseline): how much of the change
+        integrated gradients leave unexplained (0 = exact; a Riemann sum with few steps leaves more)."""
+        span = float(np.abs(self.attribution.f_input - self.attribution.f_baseline).max(initial=0.0))
+        gap = float(np.abs(self.attribution.completeness_gap).max(initial=0.0))
+        return gap / span if span > 0 else 0.0
+
+    @property
+    def rough_ig(self) -> bool:
+        return self.ig_gap_share > ROUGH_IG
 
     @property
     def saturated(self) -> bool:
@@ -58,7 +72,7 @@ class AnalysisInputs:
 
 
 def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[int], LogitLens, Attribution, dict]:
-    """A task: greedy output, lens, attribution (progress per output position), views and agreement, on a copy."""
+    """A task: greedy output, lens, attribution (progress per output position), views and both agreements, on a copy."""
     model = copy.deepcopy(inputs.model).eval()
     task, vocab = inputs.task, inputs.task.vocabulary
     src = task.source_ids(inputs.ids)
@@ -72,7 +86,12 @@ def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[in
     result = attribute(model, src, output, vocab.symbol_ids, ig_steps=inputs.ig_steps, progress=progress)
     views = attention_views(model, src, output)
     symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
-    return output, lens, result, {"views": views, "agreement": agreement(result, views, symbols)}
+    extra = {
+        "views": views,
+        "agreement": agreement(result, views, symbols),
+        "top1": top1_agreement(result, views, symbols),
+    }
+    return output, lens, result, extra
 
 
 class AttributionState(QObject):
@@ -101,8 +120,11 @@ class AttributionState(QObject):
     def running(self) -> bool:
         return self._slot.running
 
-    def run(self, text: str) -> bool:
-        """Check the source and start; False (and input_error) when it cannot be analysed."""
+    def run(self, text: str, ig_steps: int | None = None) -> bool:
+        """Check the source and start (with `ig_steps`, else the last used); False (and input_error) when it cannot
+        be analysed."""
+        if ig_steps is not None:
+            self.ig_steps = max(1, min(MAX_IG_STEPS, int(ig_steps)))
         error, ids = check_source(text, self.hub.task.vocabulary, max_source_len(self.hub.model.config.max_len))
         self.input_error.emit(error)
         if error is not None:
@@ -136,6 +158,7 @@ class AttributionState(QObject):
             result,
             extra["views"],
             extra["agreement"],
+            extra["top1"],
         )
         self.frame_changed.emit(self.frame)
         gap = float(np.abs(result.completeness_gap).max())

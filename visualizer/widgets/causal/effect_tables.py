@@ -54,6 +54,11 @@ def signed(value: float) -> str:
     return f"{round(value, 2) + 0.0:+.2f}"
 
 
+def role_line(role: HeadRole) -> str:
+    """The head's role and how well it fits it, worded apart from the effect so the two 0-1 numbers are not mixed up."""
+    return f"{ROLE_LABELS[role.role]} fit {role.score:.2f}"
+
+
 def _item(text: str, effect: float, tip: str) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -105,13 +110,13 @@ class HeadEffectTables(QWidget):
             table.setHorizontalHeaderLabels([f"H{i + 1}" for i in range(n_heads)])
             for e in mine:
                 role = self._roles.get((kind, e.layer, e.head))
-                role_text = "" if role is None else f"{ROLE_LABELS[role.role]} {role.score:.2f}"
+                role_text = "" if role is None else role_line(role)
                 tip = (
                     f"{KIND_NAMES[kind]} layer {e.layer + 1} head {e.head + 1}: patching effect {e.effect:+.4f}"
                     + (f"; role {role_text} (Heads tab)" if role else "; role not scored yet")
                     + ". Click to see its maps in the Playground."
                 )
-                text = signed(e.effect) + (f"\n{role_text}" if role_text else "")
+                text = f"effect {signed(e.effect)}" + (f"\n{role_text}" if role_text else "")
                 table.setItem(e.layer, e.head, _item(text, e.effect, tip))
 
 

@@ -14,6 +14,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from core_model.logit_lens import LogitLens
 
 
+def fit_rows(table: QTableWidget) -> None:
+    """Make a short table exactly as tall as its rows: a row scrolled out of view would read as missing."""
+    table.resizeRowsToContents()
+    header = table.horizontalHeader().sizeHint().height()
+    table.setFixedHeight(header + table.verticalHeader().length() + 2 * table.frameWidth())
+
+
 def probability_colour(p: float) -> QColor:
     """White at 0 through blue at 1; text turns white on the darker half."""
     t = max(0.0, min(1.0, p))

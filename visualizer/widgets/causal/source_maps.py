@@ -2,8 +2,9 @@
 
 Render only. Attributions are signed, all in nats of log p: one diverging scale centred on 0 for the three, set by
 the largest magnitude among them, so a method that is near 0 everywhere (a saturated gradient) looks near 0 instead
-of being blown up to the others' contrast; each title gives its own range. Attention views are shares: 0 to each
-map's maximum. Hovering a cell names its output and source tokens and the value.
+of being blown up to the others' contrast; each title gives its own largest magnitude. Green raises the output's
+log p and red lowers it, the colours the patching tables use for "carries the answer" and "works against it".
+Attention views are shares: 0 to each map's maximum. Hovering a cell names its output and source tokens and the value.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ METHOD_TITLES = {
     "occlusion": "occlusion",
 }
 COLUMNS = 4
+SIGNED_COLOURS = pg.ColorMap([0.0, 0.5, 1.0], [(192, 57, 43), (255, 255, 255), (39, 174, 96)])  # red, white, green
+
+
+def view_title(name: str) -> str:
+    """An attention view's name as a student reads it: "cross L1" could be read as an L1 norm, "cross, layer 1" not."""
+    base, _, layer = name.rpartition(" L")
+    return f"{base}, layer {layer}" if base and layer.isdigit() else name
 
 
 class _HoverImage(pg.ImageItem):
@@ -58,14 +66,14 @@ class SourceMaps(pg.GraphicsLayoutWidget):
             plot, image = self.plots[name], self.images[name]
             if name in signed:
                 top = float(np.abs(values).max(initial=0.0))
-                image.setColorMap(pg.colormap.get("CET-D1"))
+                image.setColorMap(SIGNED_COLOURS)
                 image.setImage(values.T, levels=(-(shared or 1.0), shared or 1.0))
-                plot.setTitle(f"{name}: ±{top:.3g}", size="9pt")
+                plot.setTitle(f"{name}: largest |value| {top:.3g}", size="9pt")
             else:
                 top = float(values.max(initial=0.0)) or 1.0
                 image.setColorMap(pg.colormap.get("viridis"))
                 image.setImage(values.T, levels=(0.0, top))
-                plot.setTitle(f"{name}: 0–{top:.3g}", size="9pt")
+                plot.setTitle(f"{view_title(name)}: 0–{top:.3g}", size="9pt")
             image.setRect(QRectF(0, 0, values.shape[1], values.shape[0]))
             plot.getAxis("left").set_tokens(output_tokens)
             plot.getAxis("bottom").set_tokens(source_tokens)

@@ -6,28 +6,26 @@ delta vanishes while occlusion does not, a note says why (saturation), which is 
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from core_model.attribution import MAX_IG_STEPS
 from core_model.attribution_agreement import METHODS
 from visualizer.state.attribution import AttributionFrame, AttributionState
 from visualizer.state.snapshots import InputError
 
-from .lens_table import LensTable
+from .agreement_table import AGREEMENT_CAPTION, AgreementTable
+from .lens_table import LensTable, fit_rows
 from .source_maps import METHOD_TITLES, SourceMaps
 
 RUN_KEY = "Ctrl+Return"
@@ -36,30 +34,20 @@ SATURATION_NOTE = (
     "that the log-probability hardly changes near the input, so the gradient at the input says little; integrated "
     "gradients walk from the baseline, where the change happens, and occlusion simply removes the symbol."
 )
+ROUGH_IG_NOTE = (
+    "Integrated gradients leave {share:.0%} of f(x) − f(baseline) unexplained with {steps} steps (the completeness "
+    "gap): their map is rough. Raise IG steps and press Analyse again."
+)
 LENS_CAPTION = (
     "Logit lens: the token the decoder would write if it stopped after each decoder layer, and its probability. "
-    "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write."
+    "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write. "
+    "Only the last layer was trained to be read out: an early layer sure of a wrong token is normal."
 )
 MAPS_CAPTION = (
-    "Attributions (rows: output tokens, columns: source tokens; red raises the output's log p, blue lowers it, one "
-    "scale for the three) beside the attention views of the same pass (dark = 0, yellow = the map's maximum)."
+    "Attributions (rows: output tokens, columns: source tokens; green raises the output's log p, red lowers it; one "
+    "colour scale for the three, set by the largest) beside the attention views of the same pass (dark = 0, yellow = "
+    "the map's maximum)."
 )
-AGREEMENT_CAPTION = (
-    "Agreement: Spearman rank correlation between |attribution| and each attention view over the source's symbols, "
-    "the mean over output positions (1 = same order, 0 = unrelated; hover for each position). Ranks among cells "
-    "near 0 are mostly noise, and a saturated method's row ranks noise."
-)
-AGREEMENT_TIP = (
-    "Spearman rank correlation, averaged over the output positions, between |attribution| and the attention view "
-    "over the source's symbols (1 = same order, 0 = unrelated, -1 = reversed); hover for each position's value"
-)
-
-
-def fit_rows(table: QTableWidget) -> None:
-    """Make a short table exactly as tall as its rows: a row scrolled out of view would read as missing."""
-    table.resizeRowsToContents()
-    header = table.horizontalHeader().sizeHint().height()
-    table.setFixedHeight(header + table.verticalHeader().length() + 2 * table.frameWidth())
 
 
 def _captioned(text: str, widget: QWidget) -> QWidget:
@@ -72,40 +60,6 @@ def _captioned(text: str, widget: QWidget) -> QWidget:
     layout.addWidget(caption)
     layout.addWidget(widget, 1)
     return box
-
-
-class AgreementTable(QTableWidget):
-    """Methods x attention views: the mean rank correlation; each position's in the tooltip."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.setToolTip(AGREEMENT_TIP)
-
-    def set_agreement(self, table: dict[str, dict[str, list[float | None]]] | None, muted: str | None = None) -> None:
-        """`muted`: a method whose row is greyed (a saturated gradient: its ranks are those of noise)."""
-        self.clearContents()
-        views = list(next(iter(table.values()))) if table else []
-        self.setRowCount(len(table or {}))
-        self.setColumnCount(len(views))
-        self.setVerticalHeaderLabels([METHOD_TITLES[m] for m in (table or {})])
-        self.setHorizontalHeaderLabels(views)
-        for row, method in enumerate(table or {}):
-            for col, view in enumerate(views):
-                rhos = [r for r in table[method][view] if r is not None]
-                item = QTableWidgetItem("—" if not rhos else f"{np.mean(rhos):+.2f}")
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                per_position = ", ".join("—" if r is None else f"{r:+.2f}" for r in table[method][view])
-                item.setToolTip(f"{METHOD_TITLES[method]} vs {view}, per output position: {per_position}")
-                if method == muted:
-                    item.setForeground(QBrush(QColor("#9e9e9e")))
-                    item.setToolTip(
-                        f"Saturated: this method is near 0 everywhere, so its ranks are noise. {per_position}"
-                    )
-                self.setItem(row, col, item)
-        fit_rows(self)
 
 
 class SourceView(QWidget):
@@ -128,6 +82,14 @@ class SourceView(QWidget):
         self.run_button.setToolTip(f"Run the logit lens and the three attributions ({RUN_KEY})")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
+        self.steps = QSpinBox()
+        self.steps.setObjectName("ig_steps")
+        self.steps.setRange(1, MAX_IG_STEPS)
+        self.steps.setValue(state.ig_steps)
+        self.steps.setToolTip(
+            f"Integrated gradients' steps from the baseline to the input (1-{MAX_IG_STEPS}, the CLI's --ig-steps): "
+            "more steps shrink the completeness gap and take longer"
+        )
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setTextVisible(False)  # "0%" when idle would read as a failed run
@@ -140,6 +102,11 @@ class SourceView(QWidget):
         self.saturation.setWordWrap(True)
         self.saturation.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 3px 6px;")
         self.saturation.setVisible(False)
+        self.rough = QLabel()
+        self.rough.setObjectName("rough_ig_note")
+        self.rough.setWordWrap(True)
+        self.rough.setStyleSheet(self.saturation.styleSheet())
+        self.rough.setVisible(False)
         self.lens = LensTable()
         self.maps = SourceMaps()
         self.agreement = AgreementTable()
@@ -151,6 +118,8 @@ class SourceView(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Source:"))
         bar.addWidget(self.source, 2)
+        bar.addWidget(QLabel("IG steps:"))
+        bar.addWidget(self.steps)
         for widget in (self.run_button, self.cancel_button):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
@@ -159,6 +128,7 @@ class SourceView(QWidget):
         layout.addWidget(self.error)
         layout.addWidget(self.status)
         layout.addWidget(self.saturation)
+        layout.addWidget(self.rough)
         # the two tables keep the height of their rows (fit_rows); the maps take the rest
         layout.addWidget(_captioned(LENS_CAPTION, self.lens))
         layout.addWidget(_captioned(MAPS_CAPTION, self.maps), 1)
@@ -188,7 +158,7 @@ class SourceView(QWidget):
             self.source.setText(text)
 
     def run(self) -> None:
-        self.state.run(self.source.text())
+        self.state.run(self.source.text(), self.steps.value())
 
     def show_error(self, error: InputError | None) -> None:
         self.error.setText("" if error is None else error.message)
@@ -213,6 +183,7 @@ class SourceView(QWidget):
             self.maps.set_maps({}, set(), (), ())
             self.agreement.set_agreement(None)
             self.saturation.setVisible(False)
+            self.rough.setVisible(False)
             self.status.setText(f"Press Analyse ({RUN_KEY}) for the logit lens and the three attributions.")
             return
         self.lens.set_lens(frame.lens, frame.output_tokens, vocab.token)
@@ -220,5 +191,7 @@ class SourceView(QWidget):
         maps = {METHOD_TITLES[m]: getattr(frame.attribution, m) for m in METHODS} | frame.views
         signed = {METHOD_TITLES[m] for m in METHODS}
         self.maps.set_maps(maps, signed, frame.output_tokens, frame.source_tokens)
-        self.agreement.set_agreement(frame.agreement, "gradient_x_delta" if frame.saturated else None)
+        self.agreement.set_agreement(frame.agreement, frame.top1, "gradient_x_delta" if frame.saturated else None)
         self.saturation.setVisible(frame.saturated)
+        self.rough.setText(ROUGH_IG_NOTE.format(share=frame.ig_gap_share, steps=frame.attribution.ig_steps))
+        self.rough.setVisible(frame.rough_ig)

@@ -25,15 +25,20 @@ from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
 from .effect_tables import HeadEffectTables, PositionTable
 
 RUN_KEY = "Ctrl+Return"
-SWEEP_CAPTION = "Encoder residual stream, patched at one source position after each encoder layer:"
+SWEEP_CAPTION = (
+    "Encoder residual stream, patched at one source position after each encoder layer (1 = all the change did still "
+    "sits at that position after that layer; spread over several positions = attention has moved it):"
+)
 ERROR_STYLE = "color: #c0392b;"
 EXPLANATION = (
     "Both sources are teacher-forced with the clean source's expected output. The metric at the output position is "
     "m = log p(clean token) − log p(corrupted token). A head's effect is (m_patched − m_corrupted) / (m_clean − "
     "m_corrupted) when its output, at every query position, is copied from the clean run into the corrupted one: "
     "1 = this head alone restores the clean answer, 0 = it carries nothing the change touched, below 0 = it works "
-    "against it. Green = carries the answer, red = works against it. Beside each effect: the head's role and how well "
-    "it fits it (0-1), from the Heads tab. Click a head to see its map large in the Playground."
+    "against it. Green = carries the answer, red = works against it. Effects need not add up to 1: heads share the "
+    "work, and some of it bypasses attention through the residual stream. Under each effect: the head's role from the "
+    "Heads tab and how well it fits it (0-1), a different scale: a head can fit a clear role and carry nothing. Click "
+    "a head to see its map large in the Playground."
 )
 
 
@@ -71,6 +76,7 @@ class PatchingView(QWidget):
         self.position.setSpecialValueText("first difference")
         self.position.setValue(-1)
         self.position.setToolTip("The output position the metric reads (0-based); default: the first that differs")
+        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance("first difference") + 40)
         self.run_button = QPushButton("Patch")
         self.run_button.setToolTip(f"Patch every head and every encoder position ({RUN_KEY})")
         self.errors = {field: _error_label(f"patch_error_{field}") for field in ("clean", "corrupt", "position")}
@@ -95,7 +101,9 @@ class PatchingView(QWidget):
             ("Output position:", self.position, self.run_button),
         ):
             row = QHBoxLayout()
-            row.addWidget(field, 1)
+            row.addWidget(field, 0 if field is self.position else 1)
+            if field is self.position:
+                row.addStretch(1)
             if extra is not None:
                 row.addWidget(extra)
             cell = QVBoxLayout()
