@@ -185,7 +185,7 @@ class Application(QObject):
         self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
         self.exporter = Exporter(self.playground.current_grid, lambda: self.pe_tab.plot_items(), win.show_message, win)
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
-        self.preferences = Preferences(win, win.tabs, self.session, self.playground)
+        self.preferences = Preferences(win, win.tabs, self.session, self.playground.splitter)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
         build_menus(self)

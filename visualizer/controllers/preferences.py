@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget
 from core_model import MaskSpec
 from core_model.tasks import TASK_NAMES
 from visualizer.state.playground import DEFAULT_SOURCE, MAX_EXTRA_PADS, WINDOW_RANGE, PlaygroundSession
-from visualizer.widgets.playground.view import PlaygroundView
 
 log = logging.getLogger(__name__)
 WINDOW_FIELDS = ("encoder_window", "decoder_window")
@@ -81,12 +80,8 @@ class Preferences:
 
     window: QMainWindow
     tabs: QTabWidget
-    session: PlaygroundSession
-    view: PlaygroundView
-
-    @property
-    def splitter(self) -> QSplitter:
-        return self.view.splitter
+    session: PlaygroundSession  # the inputs and masks: the fields follow the session
+    splitter: QSplitter  # the Playground's maps/panels split
 
     def restore(self) -> None:
         """Put the last session back through the session's setters, in dependency order (the fields follow it)."""
