@@ -58,11 +58,11 @@ def test_the_lens_table_is_the_lens_verb(qtbot, view, capsys):
     data = cli(capsys, "lens")
     table = view.lens
     headers = [table.horizontalHeaderItem(t).text() for t in range(table.columnCount())]
-    assert headers == [f"out {t}: {tok}" for t, tok in enumerate(data["output_tokens"])]
+    assert headers == [f"out {t}\n{tok}" for t, tok in enumerate(data["output_tokens"])]
     for layer, row in enumerate(data["layers"]):
         for t, (top, log_p) in enumerate(zip(row["top_tokens"], row["top_log_probs"])):
             written = data["output_tokens"][t]
-            assert table.item(layer, t).text() == f"{top}{' ✓' if top == written else ''}\n{np.exp(log_p):.2f}"
+            assert table.item(layer, t).text() == f"{top} {'✓' if top == written else '✗'}\n{np.exp(log_p):.2f}"
             assert f"p = {np.exp(log_p):.3f}" in table.item(layer, t).toolTip()
     assert all(" ✓" in table.item(table.rowCount() - 1, t).text() for t in range(table.columnCount()))
 

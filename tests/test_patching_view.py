@@ -85,6 +85,17 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
         assert [table.item(layer, j).text() for j in range(len(row))] == [two_decimals(v) for v in row]
 
 
+def test_decoder_layer_1_self_attention_is_greyed_as_out_of_this_tests_reach(qtbot, view):
+    """Teacher forcing gives it the same input in both runs: its 0 is not a finding about the head."""
+    patch(qtbot, view, "31415926", "31475926")
+    first, second = view.heads.tables["decoder_self"], view.heads.tables["cross"]
+    for head in range(first.columnCount()):
+        item = first.item(0, head)
+        assert item.background().color().name() == "#e6e6e6" and "cannot change anything" in item.toolTip()
+        assert first.item(1, head).background().color().name() != "#e6e6e6"
+        assert second.item(0, head).background().color().name() != "#e6e6e6"
+
+
 def test_ctrl_return_patches_and_the_changed_cell_is_green(qtbot, view):
     retype(qtbot, view.corrupt, "0133")
     qtbot.keyClick(view.corrupt, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)

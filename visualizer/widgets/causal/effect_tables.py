@@ -59,12 +59,19 @@ def role_line(role: HeadRole) -> str:
     return f"{ROLE_LABELS[role.role]} fit {role.score:.2f}"
 
 
-def _item(text: str, effect: float, tip: str) -> QTableWidgetItem:
+UNREACHABLE = QColor("#e6e6e6")  # a head this test cannot reach: not "a head that does nothing"
+UNREACHABLE_TIP = (
+    "Decoder layer 1's self-attention sees only the teacher-forced output, the same in both runs: patching it "
+    "cannot change anything, so its 0 says nothing about the head"
+)
+
+
+def _item(text: str, effect: float, tip: str, reachable: bool = True) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-    item.setBackground(QBrush(effect_colour(effect)))
-    item.setForeground(QBrush(QColor(0, 0, 0)))
-    item.setToolTip(tip)
+    item.setBackground(QBrush(effect_colour(effect) if reachable else UNREACHABLE))
+    item.setForeground(QBrush(QColor(0, 0, 0) if reachable else QColor("#6e6e6e")))
+    item.setToolTip(tip if reachable else f"{UNREACHABLE_TIP}. {tip}")
     return item
 
 
@@ -117,7 +124,8 @@ class HeadEffectTables(QWidget):
                     + ". Click to see its maps in the Playground."
                 )
                 text = f"effect {signed(e.effect)}" + (f"\n{role_text}" if role_text else "")
-                table.setItem(e.layer, e.head, _item(text, e.effect, tip))
+                reachable = not (kind == "decoder_self" and e.layer == 0)  # teacher forcing: same input in both runs
+                table.setItem(e.layer, e.head, _item(text, e.effect, tip, reachable))
 
 
 class PositionTable(QTableWidget):

@@ -1,6 +1,7 @@
 """The logit lens as a table: rows decoder layers, columns output positions, each cell the token that layer would
 write and its probability, shaded by it (white = unsure, dark = sure, which is not the same as right); a tick marks
-the cells whose token is the one the model writes there, named in the column header."""
+the cells whose token is the one the model writes there, named in the column header, and a cross the others (the
+shade alone would make a sure wrong guess look like a sure right one)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,13 @@ class LensTable(QTableWidget):
         self.setRowCount(layers)
         self.setColumnCount(positions)
         self.setVerticalHeaderLabels([f"after dec L{i + 1}" for i in range(layers)])
-        self.setHorizontalHeaderLabels([f"out {t}: {output_tokens[t]}" for t in range(positions)])
+        self.setHorizontalHeaderLabels([f"out {t}\n{output_tokens[t]}" for t in range(positions)])  # fits 17
         for layer in range(layers):
             for t in range(positions):
                 p = math.exp(float(lens.top_log_probs[layer, t]))
                 written = math.exp(float(lens.output_log_probs[layer, t]))
                 top = token(int(lens.top_tokens[layer, t]))
-                item = QTableWidgetItem(f"{top}{' ✓' if top == output_tokens[t] else ''}\n{p:.2f}")
+                item = QTableWidgetItem(f"{top} {'✓' if top == output_tokens[t] else '✗'}\n{p:.2f}")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(probability_colour(p)))
                 item.setForeground(QBrush(QColor(255, 255, 255) if p > 0.6 else QColor(0, 0, 0)))

@@ -40,7 +40,8 @@ ROUGH_IG_NOTE = (
 )
 LENS_CAPTION = (
     "Logit lens: the token the decoder would write if it stopped after each decoder layer, and its probability. "
-    "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write. "
+    "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write, "
+    "✗ = another. "
     "Only the last layer was trained to be read out: an early layer sure of a wrong token is normal."
 )
 MAPS_CAPTION = (

@@ -26,8 +26,8 @@ from .effect_tables import HeadEffectTables, PositionTable
 
 RUN_KEY = "Ctrl+Return"
 SWEEP_CAPTION = (
-    "Encoder residual stream, patched at one source position after each encoder layer (1 = all the change did still "
-    "sits at that position after that layer; spread over several positions = attention has moved it):"
+    "Encoder residual stream, patched at one source position after each encoder layer (1 = everything the change "
+    "did is still at that position after that layer; spread over several positions = attention has moved it):"
 )
 ERROR_STYLE = "color: #c0392b;"
 EXPLANATION = (
@@ -35,8 +35,10 @@ EXPLANATION = (
     "m = log p(clean token) − log p(corrupted token). A head's effect is (m_patched − m_corrupted) / (m_clean − "
     "m_corrupted) when its output, at every query position, is copied from the clean run into the corrupted one: "
     "1 = this head alone restores the clean answer, 0 = it carries nothing the change touched, below 0 = it works "
-    "against it. Green = carries the answer, red = works against it. Effects need not add up to 1: heads share the "
-    "work, and some of it bypasses attention through the residual stream. Under each effect: the head's role from the "
+    "against it. Green = carries the answer, red = works against it. Effects need not add up to 1: each head is "
+    "patched alone, and heads that share the work each restore only part of it. Grey: decoder layer 1's "
+    "self-attention gets the same teacher-forced input in both runs, so this test cannot reach it. Under each "
+    "effect: the head's role from the "
     "Heads tab and how well it fits it (0-1), a different scale: a head can fit a clear role and carry nothing. Click "
     "a head to see its map large in the Playground."
 )
