@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from widget_readers import legend_curves
 
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec, expected_output
@@ -84,7 +85,7 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
     qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=60000)
     snaps = state.snapshots
     assert len(snaps) >= 3
-    curves = forming.curve_data()
+    curves = legend_curves(forming.plot)
     assert sorted(curves) == ["L1H1 align", "L1H2 align"]
     for head in range(2):
         xs, ys = curves[f"L1H{head + 1} align"]
@@ -96,7 +97,7 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
     assert forming.cursor.isVisible() and forming.cursor.value() == snaps[1].step
     assert tab.curves.cursors["loss"].value() == snaps[1].step
     forming.kind.setCurrentIndex(1)  # decoder self-attention: each head under the role it ended with
-    names = sorted(forming.curve_data())
+    names = sorted(legend_curves(forming.plot))
     assert len(names) == 2 and all(n.startswith("L1H") for n in names)
 
 

@@ -96,3 +96,8 @@ def shown_groups(dialog) -> list[tuple[str, list[tuple[str, str]]]]:
         elif groups and second is not None:
             groups[-1][1].append((label.text(), second.widget().text()))
     return groups
+
+
+def legend_curves(plot: pg.PlotWidget) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The curves a plot's legend names, by the name shown, with the data each one draws."""
+    return {label.text: sample.item.getData() for sample, label in plot.getPlotItem().legend.items}

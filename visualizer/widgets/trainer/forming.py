@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
@@ -58,7 +57,6 @@ class FormingCurves(QWidget):
         self.plot.setLabel("left", "role score")
         self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
-        self._named: dict[str, pg.PlotDataItem] = {}
         self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
         self.previous_curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
@@ -96,10 +94,6 @@ class FormingCurves(QWidget):
         if step is not None:
             self.cursor.setValue(step)
 
-    def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """The curves drawn now, by legend name (what a test reads)."""
-        return {name: item.getData() for name, item in self._named.items()}
-
     def _draw(self) -> None:
         kind = self.kind.currentData()
         series = self.series
@@ -133,7 +127,6 @@ class FormingCurves(QWidget):
             for name, item in named.items():
                 legend.addItem(item, name)
             self._legend_entries = entries
-        self._named = named
 
     def _draw_previous(self, kind: str) -> dict[str, pg.PlotDataItem]:
         """One grey dashed curve per head of the previous run, each scored by its own final role there; its
