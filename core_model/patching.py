@@ -5,8 +5,10 @@ decoder is teacher-forced with the clean expected output on both, and the metric
 m = log p(clean token at P) - log p(corrupt token at P). Patching one head means running the corrupted source with
 that head's output (its slice of the output projection's input, at every query position) taken from the clean run;
 its effect is (m_patched - m_corrupt) / (m_clean - m_corrupt): 0 when the head carries nothing the clean source
-changed, 1 when that head alone restores the clean answer. The same is done for the residual stream after each
-encoder layer at one source position (which position, at which depth, holds what the answer needs).
+changed, 1 when that head alone restores the clean answer. All the heads of one attention layer are also patched
+together: heads that share the work each restore only part of it alone, and the layer's effect says how much they
+carry between them. The same is done for the residual stream after each encoder layer at one source position
+(which position, at which depth, holds what the answer needs).
 
 Every patched run is one row of a single batched forward pass: forward pre-hooks on the heads' output projections
 and forward hooks on the encoder layers overwrite each row's own slice with the clean run's values.
@@ -41,6 +43,15 @@ class HeadEffect:
 
 
 @dataclass(frozen=True)
+class LayerEffect:
+    """The effect of patching every head of one attention layer at once (its whole output projection input)."""
+
+    kind: AttentionKind
+    layer: int
+    effect: float
+
+
+@dataclass(frozen=True)
 class PatchResult:
     """Every head's effect and the encoder residual sweep, with the metric's two ends they are measured between."""
 
@@ -51,6 +62,7 @@ class PatchResult:
     corrupt_metric: float
     heads: tuple[HeadEffect, ...]  # encoder self, decoder self, cross; layer by layer, head by head
     positions: np.ndarray  # (encoder layers, source length): the residual after layer l patched at position j
+    layers: tuple[LayerEffect, ...] = ()  # in the order of `heads`: each attention layer's heads patched together
 
 
 def labels_for(target: Sequence[int]) -> list[int]:
@@ -132,13 +144,14 @@ def _clean_run(
 
 
 def _patch_heads(rows: Tensor, heads: Tensor, clean: Tensor, head_dim: int) -> Callable[..., tuple[Tensor]]:
-    """A pre-hook: row rows[i] gets head heads[i]'s slice of the clean (Tq, d) projection input."""
+    """A pre-hook: row rows[i] gets the slices of the heads marked in heads[i] (an (n_heads,) bool row) of the clean
+    (Tq, d) projection input."""
 
     def pre_hook(_module: nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor]:
         x = args[0]
         mask = torch.zeros(x.shape[0], 1, x.shape[2], dtype=torch.bool, device=x.device)
         columns = torch.arange(x.shape[2], device=x.device) // head_dim
-        mask[rows, 0] = columns[None, :] == heads[:, None]
+        mask[rows, 0] = heads[:, columns]
         return (torch.where(mask, clean[None], x),)
 
     return pre_hook
@@ -203,8 +216,12 @@ def patch_effects(
         for i, (kind, layer, _module) in enumerate(modules)
         for head in range(n_heads)
     )
-    sweep = effects[len(modules) * n_heads :].reshape(len(model.encoder_layers), len(clean_src))
-    return PatchResult(position, good, bad, m_clean, m_corrupt, heads, sweep)
+    first = len(modules) * n_heads
+    layers = tuple(
+        LayerEffect(kind, layer, float(effects[first + i])) for i, (kind, layer, _module) in enumerate(modules)
+    )
+    sweep = effects[first + len(modules) :].reshape(len(model.encoder_layers), len(clean_src))
+    return PatchResult(position, good, bad, m_clean, m_corrupt, heads, sweep, layers)
 
 
 def _patched_metrics(
@@ -215,17 +232,21 @@ def _patched_metrics(
     options: tuple[MaskSpec | None, HeadGates | None],
     metric: tuple[int, int, int],
 ) -> np.ndarray:
-    """One batched pass of the corrupted source: a row per head, then a row per (encoder layer, source position)."""
+    """One batched pass of the corrupted source: a row per head, a row per attention layer (all its heads), then a
+    row per (encoder layer, source position)."""
     modules = _attention(model)
     n_heads, n_enc, length = model.config.n_heads, len(model.encoder_layers), corrupt.shape[0]
-    n_rows = len(modules) * n_heads + n_enc * length
+    n_rows = len(modules) * (n_heads + 1) + n_enc * length
     device = corrupt.device
+    one_each = torch.eye(n_heads, dtype=torch.bool, device=device)
+    every = torch.ones(1, n_heads, dtype=torch.bool, device=device)
     with _Hooks() as hooks:
         for i, (kind, layer, module) in enumerate(modules):
-            rows = torch.arange(i * n_heads, (i + 1) * n_heads, device=device)
-            hook = _patch_heads(rows, torch.arange(n_heads, device=device), clean[(kind, layer)], module.head_dim)
+            own = torch.arange(i * n_heads, (i + 1) * n_heads, device=device)
+            rows = torch.cat([own, torch.tensor([len(modules) * n_heads + i], device=device)])
+            hook = _patch_heads(rows, torch.cat([one_each, every]), clean[(kind, layer)], module.head_dim)
             hooks.handles.append(module.out_proj.register_forward_pre_hook(hook))
-        first = len(modules) * n_heads
+        first = len(modules) * (n_heads + 1)
         for layer, encoder_layer in enumerate(model.encoder_layers):
             rows = torch.arange(first + layer * length, first + (layer + 1) * length, device=device)
             position_hook = _patch_positions(rows, torch.arange(length, device=device), clean[("residual", layer)])

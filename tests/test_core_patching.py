@@ -79,6 +79,31 @@ def patched_head_metric(model, kind, layer, head, position, good, bad) -> float:
         del module.forward
 
 
+def patched_layer_metric(model, kind, layer, position, good, bad) -> float:
+    """The corrupted run with one attention module's whole output taken from the clean run."""
+    module = attention_module(model, kind, layer)
+    original = module.forward
+    clean = {}
+
+    def capture(*args, **kwargs):
+        result = original(*args, **kwargs)
+        clean["output"] = result.output.clone()
+        return result
+
+    def swap(*args, **kwargs):
+        result = original(*args, **kwargs)
+        result.output = clean["output"]
+        return result
+
+    try:
+        module.forward = capture
+        run(model, CLEAN, CLEAN)
+        module.forward = swap
+        return metric(run(model, CORRUPT, CLEAN), position, good, bad)
+    finally:
+        del module.forward
+
+
 def patched_residual_metric(model, layer, source_position, position, good, bad) -> float:
     """The corrupted run with encoder layer `layer`'s output at one source position taken from the clean run."""
     module = model.encoder_layers[layer]
@@ -119,6 +144,12 @@ def test_every_effect_equals_patching_one_run_at_a_time(norm_position, positiona
     for h in result.heads:
         patched = patched_head_metric(model, h.kind, h.layer, h.head, position, good, bad)
         assert h.effect == pytest.approx((patched - m_corrupt) / (m_clean - m_corrupt), abs=EXACT), h
+    assert [(e.kind, e.layer) for e in result.layers] == [
+        (kind, layer) for kind in ("encoder_self", "decoder_self", "cross") for layer in range(2)
+    ]
+    for e in result.layers:
+        patched = patched_layer_metric(model, e.kind, e.layer, position, good, bad)
+        assert e.effect == pytest.approx((patched - m_corrupt) / (m_clean - m_corrupt), abs=EXACT), e
     assert result.positions.shape == (2, len(CLEAN))
     for layer in range(2):
         for j in range(len(CLEAN)):
@@ -132,6 +163,8 @@ def test_the_first_decoder_self_attention_carries_nothing_the_source_changed():
     result = patch_effects(tiny(), CLEAN, CORRUPT, CLEAN, CORRUPT)
     first = [h.effect for h in result.heads if h.kind == "decoder_self" and h.layer == 0]
     assert first == pytest.approx([0.0, 0.0], abs=EXACT)
+    together = [e.effect for e in result.layers if e.kind == "decoder_self" and e.layer == 0]
+    assert together == pytest.approx([0.0], abs=EXACT)
     assert any(abs(h.effect) > 1e-3 for h in result.heads if h.kind == "cross"), "the cross heads read the source"
 
 

@@ -72,6 +72,10 @@ def test_the_tables_show_what_the_cli_prints(qtbot, view, capsys):
         item = view.heads.tables[h["kind"]].item(h["layer"], h["head"])
         assert item.text().splitlines()[0] == "effect " + two_decimals(h["effect"]), h
         assert f"{h['effect']:+.4f}" in item.toolTip()
+    for e in data["layers"]:
+        table = view.heads.tables[e["kind"]]
+        assert table.horizontalHeaderItem(table.columnCount() - 1).text() == "all heads"
+        assert table.item(e["layer"], table.columnCount() - 1).text() == "effect " + two_decimals(e["effect"]), e
     table = view.positions
     assert [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())][:6] == [
         "<bos>",
@@ -94,6 +98,17 @@ def test_decoder_layer_1_self_attention_is_greyed_as_out_of_this_tests_reach(qtb
         assert item.background().color().name() == "#e6e6e6" and "cannot change anything" in item.toolTip()
         assert first.item(1, head).background().color().name() != "#e6e6e6"
         assert second.item(0, head).background().color().name() != "#e6e6e6"
+
+
+def test_the_all_heads_column_is_no_head_to_open(qtbot, view):
+    patch(qtbot, view, "31415926", "31475926")
+    table = view.heads.tables["cross"]
+    chosen = []
+    view.head_chosen.connect(lambda *head: chosen.append(head))
+    for column in (table.columnCount() - 1, 1):
+        rect = table.visualItemRect(table.item(1, column))
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert chosen == [("cross", 1, 1)]
 
 
 def test_ctrl_return_patches_and_the_changed_cell_is_green(qtbot, view):

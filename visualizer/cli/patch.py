@@ -72,6 +72,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "clean_metric": result.clean_metric,
         "corrupt_metric": result.corrupt_metric,
         "heads": [{"kind": h.kind, "layer": h.layer, "head": h.head, "effect": h.effect} for h in result.heads],
+        "layers": [{"kind": e.kind, "layer": e.layer, "effect": e.effect} for e in result.layers],
         "positions": result.positions.tolist(),
         "clean_tokens": vocab.tokens(src_clean),
         "corrupt_tokens": vocab.tokens(src_corrupt),

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
 from core_model.model import ATTENTION_KINDS
-from core_model.patching import HeadEffect
+from core_model.patching import HeadEffect, LayerEffect
 
 KIND_NAMES = {
     "encoder_self": "Encoder self-attention",
@@ -84,19 +84,28 @@ class HeadEffectTables(QWidget):
         super().__init__(parent)
         self.tables: dict[str, QTableWidget] = {}
         self._effects: tuple[HeadEffect, ...] = ()
+        self._layers: tuple[LayerEffect, ...] = ()
         self._roles: dict[tuple[str, int, int], HeadRole] = {}
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         for col, kind in enumerate(ATTENTION_KINDS):
             table = _table("Click a head to see its maps in the Playground")
-            table.cellClicked.connect(lambda r, c, kind=kind: self.head_chosen.emit(kind, r, c))
+            table.cellClicked.connect(lambda r, c, kind=kind: self._clicked(kind, r, c))
             grid.addWidget(QLabel(KIND_NAMES[kind]), 0, col)
             grid.addWidget(table, 1, col)
             self.tables[kind] = table
 
-    def set_effects(self, effects: Sequence[HeadEffect]) -> None:
-        self._effects = tuple(effects)
+    def set_effects(self, effects: Sequence[HeadEffect], layers: Sequence[LayerEffect] = ()) -> None:
+        """Each head's effect, and each layer's heads patched together (an "all heads" column after the heads)."""
+        self._effects, self._layers = tuple(effects), tuple(layers)
         self._fill()
+
+    def _clicked(self, kind: str, row: int, column: int) -> None:
+        if column < self._n_heads(kind):  # the "all heads" column is no single head's map
+            self.head_chosen.emit(kind, row, column)
+
+    def _n_heads(self, kind: str) -> int:
+        return 1 + max((e.head for e in self._effects if e.kind == kind), default=-1)
 
     def set_roles(self, roles: Sequence[HeadRole] | None) -> None:
         """The Heads tab's roles of the model shown (None: not scored yet); drawn beside each effect."""
@@ -106,15 +115,20 @@ class HeadEffectTables(QWidget):
     def _fill(self) -> None:
         for kind, table in self.tables.items():
             mine = [e for e in self._effects if e.kind == kind]
-            n_layers, n_heads = (
-                1 + max((e.layer for e in mine), default=-1),
-                1 + max((e.head for e in mine), default=-1),
-            )
+            together = [e for e in self._layers if e.kind == kind]
+            n_layers, n_heads = 1 + max((e.layer for e in mine), default=-1), self._n_heads(kind)
             table.clearContents()
             table.setRowCount(n_layers)
-            table.setColumnCount(n_heads)
+            table.setColumnCount(n_heads + (1 if together else 0))
             table.setVerticalHeaderLabels([f"L{i + 1}" for i in range(n_layers)])
-            table.setHorizontalHeaderLabels([f"H{i + 1}" for i in range(n_heads)])
+            table.setHorizontalHeaderLabels([f"H{i + 1}" for i in range(n_heads)] + (["all heads"] if together else []))
+            for e in together:
+                tip = (
+                    f"{KIND_NAMES[kind]} layer {e.layer + 1}, all its heads patched at once: effect {e.effect:+.4f}. "
+                    "Heads that share the work each restore only part of it alone"
+                )
+                reachable = not (kind == "decoder_self" and e.layer == 0)
+                table.setItem(e.layer, n_heads, _item(f"effect {signed(e.effect)}", e.effect, tip, reachable))
             for e in mine:
                 role = self._roles.get((kind, e.layer, e.head))
                 role_text = "" if role is None else role_line(role)

@@ -36,7 +36,8 @@ EXPLANATION = (
     "m_corrupted) when its output, at every query position, is copied from the clean run into the corrupted one: "
     "1 = this head alone restores the clean answer, 0 = it carries nothing the change touched, below 0 = it works "
     "against it. Green = carries the answer, red = works against it. Effects need not add up to 1: each head is "
-    "patched alone, and heads that share the work each restore only part of it. Grey: decoder layer 1's "
+    'patched alone, and heads that share the work each restore only part of it; "all heads" patches a layer\'s '
+    "heads at once. Grey: decoder layer 1's "
     "self-attention gets the same teacher-forced input in both runs, so this test cannot reach it. Under each "
     "effect: the head's role from the "
     "Heads tab and how well it fits it (0-1), a different scale: a head can fit a clear role and carry nothing. Click "
@@ -175,5 +176,5 @@ class PatchingView(QWidget):
             self.positions.set_sweep((), (), ())
             self.status.setText(f"Press Patch ({RUN_KEY}) to patch every head and every encoder position.")
             return
-        self.heads.set_effects(frame.result.heads)
+        self.heads.set_effects(frame.result.heads, frame.result.layers)
         self.positions.set_sweep(frame.result.positions.tolist(), frame.source_tokens, frame.corrupt_tokens)
