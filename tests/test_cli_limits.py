@@ -46,6 +46,7 @@ REST = {
     "patch": [CKPT, "--clean", "01", "--corrupt", "02"],
     "lens": [CKPT, "--source", "01"],
     "attribute": [CKPT, "--source", "01"],
+    "circuits": [CKPT],
 }
 ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in (VERBS if row.verbs == EVERY_VERB else row.verbs)]
 MAX_CALL_S = 2.0  # parsing only: no model is loaded, no tensor made

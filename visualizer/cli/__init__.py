@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from visualizer.cli import attribute, cell, decode, evaluate, heads, lens, patch, train, views
+from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, patch, train, views
 from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, Verb, printable
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
@@ -29,6 +29,7 @@ VERBS: dict[str, Verb] = {
         patch.VERB,
         lens.VERB,
         attribute.VERB,
+        circuits.VERB,
     )
 }
 

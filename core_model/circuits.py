@@ -1,0 +1,164 @@
+"""Per-head QK and OV circuits over tokens and the OV circuit's copying score, read from the weights alone.
+
+Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits": each table is a head's direct path, what it
+computes when the residual stream holds one token's embedding and nothing else. What is in and what is left out:
+
+- Embeddings: E[t] = sqrt(d_model) * table.weight[t] (model.scale, paper §3.4), over the model's whole vocabulary
+  (specials included). Encoder-side tokens use src_embed (encoder queries, keys, values; cross-attention keys and
+  values, which read the memory); decoder-side tokens use tgt_embed (decoder-self queries, keys, values;
+  cross-attention queries).
+- Norms, pre-norm models: only each norm's gain (its weight) is folded in, as diag(g): the sublayer's own norm
+  (sub_attn.norm, sub_self.norm, sub_cross.norm) in front of the queries and in front of self-attention's keys and
+  values; model.encoder_norm in front of cross-attention's keys and values (it makes the memory); model.decoder_norm
+  in front of the output layer. The centring, the division by the standard deviation (RMS) and the norm's bias are
+  left out: they depend on the whole stream, not on the token. Post-norm models have no norm between the embedding
+  and an attention sublayer's input on this path, and their final norms are the identity: nothing is folded.
+- Biases: all left out, as Elhage et al. do (q, k, v projections and the output layer; out_proj has none). The QK
+  table is then a bilinear form and the OV table a linear map of the embeddings, and the copying score is the
+  spectrum of the very OV table returned.
+- Positions: left out. RoPE rotates q and k by position and the sinusoids add a position vector; neither depends on
+  the token, so the circuits are position-free.
+
+QK[a, b] = (W_Q^h g_q*E_q[a]) . (W_K^h g_k*E_k[b]) / sqrt(head_dim): the score query token a gives key token b.
+OV[b, c] = (W_U g_f*(W_O^h W_V^h g_k*E_k[b]))_c, W_U = generator.weight: the logit of output token c the head adds
+when it attends wholly to token b. Encoder heads are read through the same output layer, as a lens: the model itself
+reads the encoder stream only through cross-attention.
+Copying score = sum(lambda) / sum(|lambda|) over the eigenvalues of the OV table (Elhage et al. 2021, "OV circuits",
+their summary of the eigenvalue spectrum): complex eigenvalues come in conjugate pairs, so the numerator is real
+(it equals the trace). It is 1 for a head whose eigenvalues are all positive (it raises the token it attends to),
+-1 when they are all negative, and NaN when every eigenvalue is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from .cell_decomposition import attention_module
+from .config import ModelConfig
+from .model import ATTENTION_KINDS, AttentionKind, Seq2SeqTransformer
+
+NORM_SLOTS = {"encoder_self": "sub_attn", "decoder_self": "sub_self", "cross": "sub_cross"}  # layers.NormSlot names
+
+
+@dataclass(frozen=True)
+class HeadRef:
+    """One head by attention kind, layer and head index (0-based)."""
+
+    kind: AttentionKind
+    layer: int
+    head: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "layer": self.layer, "head": self.head}
+
+
+@dataclass(frozen=True)
+class HeadMatrices:
+    """One head's slices of its projections, float64 on the CPU, in PyTorch's y = W x convention."""
+
+    w_q: Tensor  # (D, d): rows h*D..(h+1)*D of q_proj.weight
+    w_k: Tensor  # (D, d)
+    w_v: Tensor  # (D, d)
+    w_o: Tensor  # (d, D): columns h*D..(h+1)*D of out_proj.weight
+
+    @property
+    def qk(self) -> Tensor:
+        """W_QK = W_Q^T W_K (d, d): score(x_q, x_k) = x_q^T W_QK x_k, biases left out."""
+        return self.w_q.T @ self.w_k
+
+    @property
+    def ov(self) -> Tensor:
+        """W_OV = W_O W_V (d, d): what the head writes for a residual x it attends to, W_OV x."""
+        return self.w_o @ self.w_v
+
+
+@dataclass(frozen=True)
+class HeadCircuit:
+    """One head's circuits over tokens."""
+
+    ref: HeadRef
+    qk: np.ndarray  # (V, V): query token x key token, pre-softmax score
+    ov: np.ndarray  # (V, V): attended token x output token, logit added
+    copying_score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.ref.to_dict(),
+            "copying_score": self.copying_score,
+            "qk": self.qk.tolist(),
+            "ov": self.ov.tolist(),
+        }
+
+
+def head_refs(config: ModelConfig) -> list[HeadRef]:
+    """Every head of the model: encoder self, decoder self, cross; each by layer, then head."""
+    layers = {"encoder_self": config.n_encoder_layers, "decoder_self": config.n_decoder_layers}
+    layers["cross"] = config.n_decoder_layers
+    return [
+        HeadRef(kind, layer, head)
+        for kind in ATTENTION_KINDS
+        for layer in range(layers[kind])
+        for head in range(config.n_heads)
+    ]
+
+
+def head_matrices(model: Seq2SeqTransformer, ref: HeadRef) -> HeadMatrices:
+    """The head's W_Q, W_K, W_V (its rows of each projection) and W_O (its columns of out_proj), float64."""
+    attn = attention_module(model, ref.kind, ref.layer)
+    rows = slice(ref.head * attn.head_dim, (ref.head + 1) * attn.head_dim)
+    w_q, w_k, w_v, w_o = (_f64(m.weight) for m in (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj))
+    return HeadMatrices(w_q[rows], w_k[rows], w_v[rows], w_o[:, rows])
+
+
+def token_circuits(model: Seq2SeqTransformer) -> list[HeadCircuit]:
+    """Every head's QK and OV tables over the whole vocabulary, and its copying score (see the module docstring)."""
+    unembed = _f64(model.generator.weight) * _gain(model, model.decoder_norm)  # (V, d): W_U diag(g_f)
+    out = []
+    for ref in head_refs(model.config):
+        w = head_matrices(model, ref)
+        e_q, e_k = _token_sides(model, ref)  # (V, d) each, gains folded
+        qk = (e_q @ w.w_q.T) @ (e_k @ w.w_k.T).T / math.sqrt(w.w_q.shape[0])  # (V, D) @ (D, V) -> (V, V)
+        ov = e_k @ w.ov.T @ unembed.T  # (V, d) @ (d, d) @ (d, V) -> (V, V)
+        ov_np = ov.numpy()
+        out.append(HeadCircuit(ref, qk.numpy(), ov_np, copying_score(ov_np)))
+    return out
+
+
+def copying_score(ov: np.ndarray) -> float:
+    """sum(lambda) / sum(|lambda|) over the eigenvalues of a square matrix (Elhage et al. 2021); NaN if all are 0."""
+    eigenvalues = np.linalg.eigvals(ov)
+    magnitude = float(np.abs(eigenvalues).sum())
+    return float(eigenvalues.sum().real) / magnitude if magnitude > 0 else math.nan
+
+
+def _token_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[Tensor, Tensor]:
+    """(query-side, key/value-side) scaled embeddings of every token, each norm's gain folded in: (V, d) each."""
+    layer = (model.encoder_layers if ref.kind == "encoder_self" else model.decoder_layers)[ref.layer]
+    own_norm: nn.Module = getattr(layer, NORM_SLOTS[ref.kind]).norm  # the norm in front of this sublayer
+    query_table = model.src_embed if ref.kind == "encoder_self" else model.tgt_embed
+    e_q = _embedding(model, query_table) * _gain(model, own_norm)
+    if ref.kind != "cross":
+        return e_q, e_q
+    return e_q, _embedding(model, model.src_embed) * _gain(model, model.encoder_norm)  # the memory's tokens
+
+
+def _embedding(model: Seq2SeqTransformer, table: nn.Embedding) -> Tensor:
+    return _f64(table.weight) * model.scale  # (V, d); paper §3.4
+
+
+def _gain(model: Seq2SeqTransformer, norm: nn.Module) -> Tensor | float:
+    """The norm's gain (d,) when it sits before the sublayer (pre-norm); 1 for post-norm or a norm without one."""
+    weight = getattr(norm, "weight", None)
+    if model.config.norm_position != "pre" or weight is None:
+        return 1.0
+    return _f64(weight)
+
+
+def _f64(t: Tensor) -> Tensor:
+    return t.detach().to("cpu", torch.float64)

@@ -1,0 +1,91 @@
+"""`attention-playground circuits`: one JSON line holding core_model.circuits' and core_model.head_composition's numbers
+for the checkpoint, its token labels and baseline; bad arguments and files are one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core_model.checkpoint import load_checkpoint
+from core_model.circuits import token_circuits
+from core_model.head_composition import MAX_BASELINE_SAMPLES, composition_scores, random_baseline
+from core_model.shipped import resource_path
+from visualizer.cli import main
+from visualizer.cli.limits import limit
+
+COPY = str(resource_path("copy_rope.pt"))
+
+
+def run_cli(capsys, *args: str) -> dict:
+    assert main(["circuits", *args]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+def test_the_json_holds_every_heads_circuits_the_composition_and_the_baseline(capsys):
+    data = run_cli(capsys, COPY, "--json")
+    ckpt = load_checkpoint(COPY)
+    model = ckpt.build().eval()
+    assert data["tokens"] == ["<pad>", "<bos>", "<eos>", *"0123456789"]
+    assert (data["task"], data["device"], data["path"]) == ("copy", "cpu", COPY)
+    circuits = token_circuits(model)
+    assert len(data["heads"]) == len(circuits) == 24
+    for row, circuit in zip(data["heads"], circuits):
+        assert (row["kind"], row["layer"], row["head"]) == (circuit.ref.kind, circuit.ref.layer, circuit.ref.head)
+        assert row["copying_score"] == circuit.copying_score
+        np.testing.assert_array_equal(np.array(row["qk"]), circuit.qk)
+        np.testing.assert_array_equal(np.array(row["ov"]), circuit.ov)
+        assert np.array(row["qk"]).shape == np.array(row["ov"]).shape == (13, 13)
+    scores = composition_scores(model)
+    assert [(c["from"], c["to"], c["type"], c["score"]) for c in data["composition"]] == [
+        (s.source.to_dict(), s.target.to_dict(), s.type, s.score) for s in scores
+    ]
+    assert data["baseline"] == random_baseline(model.config, 100, 0).scores
+    assert (data["baseline_samples"], data["seed"]) == (100, 0)
+
+
+def test_the_seed_and_sample_count_change_the_baseline_only(capsys):
+    plain = run_cli(capsys, COPY)
+    other = run_cli(capsys, COPY, "--seed", "9", "--baseline-samples", "20")
+    assert other["baseline"] != plain["baseline"] and (other["seed"], other["baseline_samples"]) == (9, 20)
+    assert other["baseline"] == random_baseline(load_checkpoint(COPY).config, 20, 9).scores
+    for key in ("heads", "composition", "tokens"):
+        assert other[key] == plain[key]
+
+
+def test_the_sample_limit_is_core_models():
+    assert limit("circuits", "--baseline-samples").high == MAX_BASELINE_SAMPLES
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        ([COPY, "--baseline-samples", "0"], 2, "argument --baseline-samples: must be an integer from 1 to 10000"),
+        ([COPY, "--baseline-samples", "10001"], 2, "argument --baseline-samples: must be an integer from 1 to"),
+        (["/nonexistent/model.pt"], 1, "attention-playground: error: "),
+        ([COPY, "--device", "banana"], 2, "argument --device: unknown device"),
+    ],
+)
+def test_bad_arguments_and_files_are_one_line(capsys, args, status, message):
+    assert main(["circuits", *args]) == status
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and captured.err.count("\n") == 1
+    assert "Traceback" not in captured.err
+
+
+def test_a_file_that_is_not_a_checkpoint_is_one_line_in_a_real_process(tmp_path):
+    bad = tmp_path / "not-a-model.pt"
+    bad.write_bytes(b"\x00" * 64)
+    done = subprocess.run(
+        [sys.executable, "-m", "visualizer", "circuits", str(bad), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,67 @@
+"""`circuits`: every head's QK and OV circuit over tokens, its copying score, and how heads compose, as JSON.
+
+Read from the weights alone (core_model.circuits, core_model.head_composition; Elhage et al. 2021): no source is run.
+The arithmetic is float64 on the CPU whatever --device says, so every device prints the same numbers. --seed seeds
+the random matrices of the composition baseline, and --baseline-samples says how many pairs it averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from visualizer.cli.common import Verb, device_arg, load_trained
+from visualizer.cli.limits import ranged
+from visualizer.cli.options import device_option, seed_option
+from visualizer.cli.output import json_line
+
+DEFAULT_BASELINE_SAMPLES = 100
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """The `circuits` subcommand's options."""
+    p.add_argument("path", type=Path, help="checkpoint file")
+    p.add_argument(
+        "--baseline-samples",
+        default=DEFAULT_BASELINE_SAMPLES,
+        **ranged(
+            "circuits",
+            "--baseline-samples",
+            f"pairs of random heads the composition baseline averages (default {DEFAULT_BASELINE_SAMPLES})",
+        ),
+    )
+    seed_option(p, "circuits", "seed of the random matrices of the composition baseline (default 0)", 0)
+    device_option(p, "cpu; the circuits are computed in float64 on the CPU whatever the device")
+
+
+def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Read the circuits and composition scores from the checkpoint and print one JSON line."""
+    from core_model.circuits import token_circuits
+    from core_model.head_composition import composition_scores, random_baseline
+
+    device = device_arg(ns.device or "cpu")
+    model, task, _trained = load_trained(ns.path, device)
+    baseline = random_baseline(model.config, ns.baseline_samples, ns.seed)
+    out = {
+        "tokens": task.vocabulary.tokens(range(model.config.vocab_size)),
+        "heads": [circuit.to_dict() for circuit in token_circuits(model)],
+        "composition": [score.to_dict() for score in composition_scores(model)],
+        "baseline": dict(baseline.scores),
+        "baseline_samples": baseline.samples,
+        "seed": baseline.seed,
+        "task": task.task,
+        "device": str(device),
+        "path": str(ns.path),
+    }
+    sys.stdout.write(json_line(out))
+    return 0
+
+
+VERB = Verb(
+    "circuits",
+    "FILE [--baseline-samples N] [--seed S] [options]",
+    "each head's QK and OV circuit over tokens, its copying score, and how heads compose",
+    add_options,
+    run,
+)
