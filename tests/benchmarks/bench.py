@@ -629,6 +629,14 @@ def causal_rows(device: torch.device, quick: bool) -> list[Row]:
             note="baseline: the sweep's two batched passes without hooks",
         ),
         Row("attribution: 32 IG steps + occlusion", t.attribute_s, "s", "attribute_s", Bar("<=", 1.0), note=note),
+        Row(
+            "circuits: every head's QK/OV, composition, baseline",
+            t.circuits_s,
+            "s",
+            "circuits_s",
+            Bar("<=", 1.0),
+            note=f"shipped copy model, 100 baseline samples, median of {2 if quick else 5}",
+        ),
     ]
 
 

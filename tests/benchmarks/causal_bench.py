@@ -1,7 +1,8 @@
-"""The causal lab's costs: a full head-patching sweep and attribution at source length 16, on a shipped model.
+"""The causal lab's costs: a full head-patching sweep and attribution at source length 16, on a shipped model, and
+reading every head's circuits and composition scores from the weights.
 
 The patching baseline is the same two batched forward passes the sweep makes (clean and corrupt together, then one
-row per patched head and encoder position) with no hooks: the ratio is what patching adds to them.
+row per patched head, per attention layer and per encoder position) with no hooks: the ratio is what patching adds.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import torch
 from core_model import EOS
 from core_model.attribution import attribute
 from core_model.checkpoint import load_checkpoint
+from core_model.circuits import token_circuits
+from core_model.head_composition import composition_scores, random_baseline
 from core_model.inputs import decoder_input
 from core_model.patching import patch_effects
 from core_model.shipped import resource_path
@@ -29,6 +32,7 @@ class CausalTimes:
     patch_sweep_s: float
     same_forwards_s: float
     attribute_s: float
+    circuits_s: float  # token circuits, composition scores and the 100-sample baseline (the Circuits tab's work)
 
 
 def _median_seconds(work: Callable[[], object], repeats: int) -> float:
@@ -49,8 +53,8 @@ def measure(device: torch.device, repeats: int = 5, ig_steps: int = 32) -> Causa
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
     targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
     config = model.config
-    rows = config.n_heads * (config.n_encoder_layers + 2 * config.n_decoder_layers)
-    rows += config.n_encoder_layers * len(src_clean)
+    modules = config.n_encoder_layers + 2 * config.n_decoder_layers
+    rows = (config.n_heads + 1) * modules + config.n_encoder_layers * len(src_clean)
     pair = torch.tensor([src_clean, src_corrupt], device=device)
     tgt = torch.tensor([decoder_input(targets[0])], device=device)
 
@@ -65,8 +69,16 @@ def measure(device: torch.device, repeats: int = 5, ig_steps: int = 32) -> Causa
     def attribution() -> None:
         attribute(model, src_clean, [*targets[0], EOS], vocab.symbol_ids, ig_steps=ig_steps)
 
-    for work in (forwards, sweep, attribution):
+    def circuits() -> None:
+        token_circuits(model)
+        composition_scores(model)
+        random_baseline(config)
+
+    for work in (forwards, sweep, attribution, circuits):
         work()
     return CausalTimes(
-        _median_seconds(sweep, repeats), _median_seconds(forwards, repeats), _median_seconds(attribution, repeats)
+        _median_seconds(sweep, repeats),
+        _median_seconds(forwards, repeats),
+        _median_seconds(attribution, repeats),
+        _median_seconds(circuits, repeats),
     )
