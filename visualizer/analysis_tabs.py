@@ -1,8 +1,8 @@
-"""The composition root's analysis tabs: Heads and Causal, each state paired with its view, and their links.
+"""The composition root's analysis tabs: Heads, Causal and Circuits, each state paired with its view, and their links.
 
 Called once by the composition root (composition.py) after the Playground is built. The Heads tab's roles label
-the playground's maps (badges) and the Causal tab's heads; a click on a head in either tab shows it in the
-Playground (Heads: switched off, to see what removing it does; Causal: its maps, large).
+the playground's maps (badges) and the Causal and Circuits tabs' heads; a click on a head in any of them shows it in
+the Playground (Heads: switched off, to see what removing it does; Causal and Circuits: its maps, large).
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from typing import Protocol
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from visualizer.state.attribution import AttributionState
+from visualizer.state.circuits import CircuitsState
 from visualizer.state.heads import HeadsState
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.patching import PatchState
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.causal.page import CausalPage
+from visualizer.widgets.circuits.page import CircuitsPage
 from visualizer.widgets.heads.badges import RoleBadges
 from visualizer.widgets.heads.view import HeadsView
 from visualizer.widgets.playground.view import PlaygroundView
@@ -34,7 +36,7 @@ class _Window(Protocol):
 
 @dataclass
 class AnalysisTabs:
-    """The Heads and Causal tabs' states and views (the app keeps them for closing, tests read them)."""
+    """The Heads, Causal and Circuits tabs' states and views (the app keeps them for closing, tests read them)."""
 
     heads: HeadsState
     heads_view: HeadsView
@@ -42,17 +44,19 @@ class AnalysisTabs:
     patching: PatchState
     attribution: AttributionState
     causal_page: CausalPage
+    circuits: CircuitsState
+    circuits_page: CircuitsPage
 
     def shutdown(self, timeout_ms: int) -> None:
         """Their jobs end before the objects they report to."""
-        for state in (self.heads, self.patching, self.attribution):
+        for state in (self.heads, self.patching, self.attribution, self.circuits):
             state.shutdown(timeout_ms)
 
 
 def build_analysis_tabs(
     hub: ModelHub, session: PlaygroundSession, playground: PlaygroundView, window: _Window
 ) -> AnalysisTabs:
-    """Add the Heads tab, make the Causal page (built when first shown), and link both to the Playground."""
+    """Add the Heads tab, make the Causal and Circuits pages (built when first shown), link them to the Playground."""
     heads = HeadsState(hub, TaskSlot)
     heads_view = HeadsView(heads)
     window.add_tab(heads_view, "Heads")  # no Alt+H: the Help menu has it (Ctrl+4)
@@ -65,8 +69,12 @@ def build_analysis_tabs(
     page = CausalPage(patching, attribution, lambda: session.source_text)  # the root adds it after the Length lab
     heads.roles_changed.connect(page.set_roles)
     page.head_chosen.connect(_show_in(playground, window))
+    circuits = CircuitsState(hub, TaskSlot)
+    circuits_page = CircuitsPage(circuits)  # the root adds it after the Causal page
+    heads.roles_changed.connect(circuits_page.set_roles)
+    circuits_page.head_chosen.connect(_show_in(playground, window))
     heads.refresh_roles()
-    return AnalysisTabs(heads, heads_view, badges, patching, attribution, page)
+    return AnalysisTabs(heads, heads_view, badges, patching, attribution, page, circuits, circuits_page)
 
 
 def _ablate_in(
@@ -84,7 +92,7 @@ def _ablate_in(
 
 def _show_in(playground: PlaygroundView, window: _Window) -> Callable[[str, int, int], None]:
     def show(kind: str, layer: int, head: int) -> None:
-        """A click on a patching effect: the head's map, large, over the Playground's grid of its kind."""
+        """A click on a patching effect or a circuits head: its map, large, over the Playground's grid of its kind."""
         window.tabs.setCurrentWidget(playground)
         playground.show_grid(kind)
         playground.grids[kind].open_large_view(layer, head)

@@ -85,7 +85,7 @@ class Application(QObject):
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
         self.device_menu = self.square_cells_action = self.undo_action = self.redo_action = None  # by build_menus
-        self.analysis: AnalysisTabs | None = None  # the Heads and Causal tabs
+        self.analysis: AnalysisTabs | None = None  # the Heads, Causal and Circuits tabs
         self.heads = self.heads_view = None  # the Heads tab's state and view (in analysis too)
         self.badges = {}  # the playground's role badges, by attention kind
         self.loaded_at: float | None = None
@@ -192,6 +192,7 @@ class Application(QObject):
         self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
         self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
         install_page(analysis.causal_page, "Causal", win)  # built when first shown
+        install_page(analysis.circuits_page, "Circuits", win)  # built when first shown
         self._wire()
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             self.training.restore(startup.history, startup.extra)

@@ -25,6 +25,7 @@ LAZY_TAB_KEYS: dict[str, tuple[tuple[str, str], ...]] = {  # heading -> (key, wh
     "Trainer tab": (),  # its Ctrl+Return, Ctrl+P and Esc belong to the page itself and are read from it
     "Length lab tab": (("Alt+E", "Evaluate"), ("Alt+L", "Cancel"), ("Alt+R", "Train both now")),
     "Causal tab": (("Ctrl+Return", "Patch (Patching page)"), ("Ctrl+Return", "Analyse (Lens and attribution page)")),
+    "Circuits tab": (("Ctrl+Return", "Compute the circuits"),),
 }
 ShortcutGroup = tuple[str, list[tuple[str, str]]]  # heading, [(keys, what they do)]
 

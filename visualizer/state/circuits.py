@@ -1,0 +1,151 @@
+"""The Circuits tab's model: every head's QK and OV circuits over tokens, its copying score, and how heads compose.
+
+The numbers are core_model.circuits' and core_model.head_composition's, with the baseline's samples and seed of
+`attention-playground circuits` (100, 0), so the tab shows what the CLI prints. They are read from the weights alone
+(no source is run), on a copy of the model, in a task slot that reports each of its three steps and stops between them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+
+from core_model.circuits import HeadCircuit, HeadRef, token_circuits
+from core_model.head_composition import CompositionBaseline, CompositionScore, composition_scores, random_baseline
+from core_model.model import Seq2SeqTransformer
+
+from .model_hub import ModelHub
+from .worker_api import SlotFactory, TaskStateApi
+
+DEFAULT_SAMPLES, DEFAULT_SEED = 100, 0  # the CLI's --baseline-samples and --seed
+STEPS = ("the QK and OV circuits", "the composition scores", "the random baseline")
+PRESS = "press Compute (Ctrl+Return) to read this model's circuits."
+
+
+@dataclass(frozen=True)
+class CircuitsFrame:
+    """One model's circuits, composition scores and baseline, with the tokens that label the tables."""
+
+    tokens: tuple[str, ...]  # the whole vocabulary, specials included: the tables' rows and columns
+    heads: tuple[HeadCircuit, ...]  # head_refs order
+    composition: tuple[CompositionScore, ...]
+    baseline: CompositionBaseline
+
+    def circuit(self, ref: HeadRef) -> HeadCircuit:
+        return next(h for h in self.heads if h.ref == ref)
+
+    def ratio(self, link: CompositionScore) -> float:
+        """The score as a multiple of what random heads of the same shapes give for its type."""
+        base = self.baseline.scores[link.type]
+        return link.score / base if base > 0 else math.nan
+
+    def strongest(self, n: int) -> tuple[CompositionScore, ...]:
+        """The n links furthest above the baseline (score / baseline, largest first), only those above it."""
+        above = [link for link in self.composition if self.ratio(link) > 1]
+        return tuple(sorted(above, key=self.ratio, reverse=True)[:n])
+
+    @property
+    def above_baseline(self) -> int:
+        return sum(1 for link in self.composition if self.ratio(link) > 1)
+
+
+def read_circuits(
+    state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int
+) -> tuple[tuple[HeadCircuit, ...], tuple[CompositionScore, ...], CompositionBaseline]:
+    """A task: the three analyses on a copy of `model` taken on the pool thread; progress and cancel between them."""
+    state.step((0, len(STEPS)))
+    model = copy.deepcopy(model).eval()
+    heads = tuple(token_circuits(model))
+    state.step((1, len(STEPS)))
+    composition = tuple(composition_scores(model))
+    state.step((2, len(STEPS)))
+    baseline = random_baseline(model.config, samples, seed)
+    state.report((3, len(STEPS)))
+    return heads, composition, baseline
+
+
+class CircuitsState(QObject):
+    """`compute` reads the hub's model in the background; a new model clears the result."""
+
+    frame_changed = Signal(object)  # CircuitsFrame | None (None: nothing yet, or the model changed since)
+    running_changed = Signal(bool)
+    progress_changed = Signal(int, int)  # steps done, steps in all (0, 0: idle)
+    message = Signal(str)
+
+    def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.hub = hub
+        self.samples, self.seed = DEFAULT_SAMPLES, DEFAULT_SEED
+        self.frame: CircuitsFrame | None = None
+        self._slot = make_slot("Reading the circuits", self)
+        self._slot.progressed.connect(self._on_progress)
+        self._slot.finished.connect(self._on_result)
+        self._slot.failed.connect(self._end)
+        self._slot.cancelled.connect(self._on_cancelled)
+        self._asked = hub.generation  # the model the latest run reads
+        hub.model_changed.connect(self._on_model_changed)
+
+    @property
+    def running(self) -> bool:
+        return self._slot.running
+
+    @property
+    def asked(self) -> int:
+        """The hub generation the latest run was started for."""
+        return self._asked
+
+    def compute(self) -> None:
+        """Read the hub's model (a running computation is superseded)."""
+        self._asked = self.hub.generation
+        self.running_changed.emit(True)
+        self.progress_changed.emit(0, len(STEPS))
+        self.message.emit("Reading the circuits from the weights...")
+        self._slot.submit(read_circuits, self.hub.model, self.samples, self.seed)
+
+    def cancel(self) -> None:
+        self._slot.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        return self._slot.shutdown(timeout_ms)
+
+    def _on_progress(self, done_total: tuple[int, int]) -> None:
+        done, total = done_total
+        self.progress_changed.emit(done, total)
+        if done < total:
+            self.message.emit(f"Step {done + 1} of {total}: {STEPS[done]}...")
+
+    def _on_result(self, found: tuple) -> None:
+        if self._asked != self.hub.generation:
+            self._end("The model changed while this ran: " + PRESS)
+            return
+        heads, composition, baseline = found
+        tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
+        self.frame = CircuitsFrame(tokens, heads, composition, baseline)
+        self.frame_changed.emit(self.frame)
+        self._end(
+            f"{len(heads)} heads over {len(tokens)} tokens; {len(composition)} composition links, "
+            f"{self.frame.above_baseline} above their random baseline."
+        )
+
+    def _on_cancelled(self) -> None:
+        if self._asked != self.hub.generation:  # cancelled by a new model, not by the person
+            self._end("The model changed: " + PRESS)
+        else:
+            self._end("Cancelled; the previous result (if any) stays.")
+
+    def _end(self, text: str) -> None:
+        self.running_changed.emit(False)
+        self.progress_changed.emit(0, 0)
+        self.message.emit(text)
+
+    def _on_model_changed(self) -> None:
+        if self._asked == self.hub.generation:  # the same weights on another device: the result still holds
+            return
+        self.cancel()
+        if self.frame is not None:
+            self.frame = None
+            self.frame_changed.emit(None)
+        self.message.emit("The model changed: " + PRESS)

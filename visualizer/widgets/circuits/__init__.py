@@ -1,0 +1,1 @@
+"""The Circuits tab: each head's QK and OV circuits over tokens, its copying score, and how heads compose."""

@@ -1,0 +1,71 @@
+"""The Circuits tab's composition table: the links between heads furthest above what random heads give.
+
+Render only. Each row: the head that writes, the head that reads, how (Q, K or V), the score and the score as a
+multiple of the random baseline; selecting a row asks to show the reading head.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
+
+from core_model.circuits import HeadRef
+from core_model.head_composition import CompositionScore
+from visualizer.state.circuits import CircuitsFrame
+
+from .head_list import head_label
+from .table_fit import fit_width
+
+SHOWN = 15  # the strongest links listed
+COLUMNS = ("From", "To", "Type", "Score", "× baseline")
+TYPE_WORDS = {"Q": "query", "K": "key", "V": "value"}
+
+
+def times(ratio: float) -> str:
+    """A score as a multiple of its baseline, as the table writes it: "3.2×"."""
+    return f"{ratio:.1f}×"
+
+
+class CompositionTable(QTableWidget):
+    """The strongest links by score / baseline, largest first."""
+
+    target_selected = Signal(object)  # HeadRef: the head a selected link feeds
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self.links: tuple[CompositionScore, ...] = ()
+        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # as wide as its columns (fit_width)
+        self.setToolTip("Select a link to see the head it feeds")
+        self.itemSelectionChanged.connect(self._on_selection)
+
+    def set_frame(self, frame: CircuitsFrame | None) -> None:
+        """The frame's strongest links (none: empty)."""
+        self.links = () if frame is None else frame.strongest(SHOWN)
+        self.clearContents()
+        self.setRowCount(len(self.links))
+        for row, link in enumerate(self.links):
+            ratio = frame.ratio(link) if frame is not None else 0.0
+            base = frame.baseline.scores[link.type] if frame is not None else 0.0
+            tip = (
+                f"{head_label(link.source)} writes into the {TYPE_WORDS[link.type]} of {head_label(link.target)}: "
+                f"{link.type}-composition {link.score:.4f}, {ratio:.2f} × the random baseline {base:.4f}"
+            )
+            texts = (head_label(link.source), head_label(link.target), link.type, f"{link.score:.3f}", times(ratio))
+            for column, text in enumerate(texts):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                item.setToolTip(tip)
+                self.setItem(row, column, item)
+        fit_width(self, stretch=1)
+
+    def _on_selection(self) -> None:
+        rows = self.selectionModel().selectedRows()
+        if rows and rows[0].row() < len(self.links):
+            target: HeadRef = self.links[rows[0].row()].target
+            self.target_selected.emit(target)
