@@ -119,7 +119,9 @@ class PatchingView(QWidget):
         sweep = QWidget()
         sweep_layout = QVBoxLayout(sweep)
         sweep_layout.setContentsMargins(0, 0, 0, 0)
-        sweep_layout.addWidget(QLabel(SWEEP_CAPTION))
+        caption = QLabel(SWEEP_CAPTION)
+        caption.setWordWrap(True)  # a long caption must not set the window's minimum width
+        sweep_layout.addWidget(caption)
         sweep_layout.addWidget(self.positions, 1)
         split.addWidget(sweep)
         split.setStretchFactor(0, 3)
