@@ -1,6 +1,6 @@
-"""F1 never builds a tab: the keys of the tabs built on first show (Positional encoding, Trainer, Length lab) are
-declared in shortcut_list.py, and the list F1 shows before those tabs exist is the one it shows once they are built
-(so the declaration names exactly the keys the real tabs have)."""
+"""F1 never builds a tab: the keys of the tabs built on first show (Positional encoding, Trainer, Length lab, Causal,
+Circuits) are declared in shortcut_list.py, and the list F1 shows before those tabs exist is the one it shows once
+they are built (so the declaration names exactly the keys the real tabs have)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def test_f1_lists_the_lazy_tabs_keys_without_building_them(qtbot, app):
     pages = app.window.findChildren(LazyTab)
     names = {f"{app.window.tabs.tabText(app.window.tabs.indexOf(p)).replace('&', '')} tab": p for p in pages}
     assert (
-        set(names) == {"Positional encoding tab", "Trainer tab", "Length lab tab", "Causal tab"} == set(LAZY_TAB_KEYS)
+        set(names)
+        == {"Positional encoding tab", "Trainer tab", "Length lab tab", "Causal tab", "Circuits tab"}
+        == set(LAZY_TAB_KEYS)
     )
     assert not any(p.built for p in pages)
     before = press_f1(qtbot, app)
