@@ -29,6 +29,12 @@ SATURATED = 0.05  # gradient x delta below this share of occlusion's largest mag
 ROUGH_IG = 0.10  # a completeness gap above this share of f(x) - f(baseline): too few integrated-gradient steps
 
 
+def ig_gap_and_span(attribution: Attribution) -> tuple[float, float]:
+    """The largest completeness gap and the largest f(x) − f(baseline), over the output positions."""
+    gap = float(np.abs(attribution.completeness_gap).max(initial=0.0))
+    return gap, float(np.abs(attribution.f_input - attribution.f_baseline).max(initial=0.0))
+
+
 @dataclass(frozen=True)
 class AttributionFrame:
     """One source's lens, attributions, attention views and agreement, with the tokens that label them."""
@@ -46,8 +52,7 @@ class AttributionFrame:
     def ig_gap_share(self) -> float:
         """The largest completeness gap as a share of the largest f(x) − f(baseline): how much of the change
         integrated gradients leave unexplained (0 = exact; a Riemann sum with few steps leaves more)."""
-        span = float(np.abs(self.attribution.f_input - self.attribution.f_baseline).max(initial=0.0))
-        gap = float(np.abs(self.attribution.completeness_gap).max(initial=0.0))
+        gap, span = ig_gap_and_span(self.attribution)
         return gap / span if span > 0 else 0.0
 
     @property
@@ -161,8 +166,7 @@ class AttributionState(QObject):
             extra["top1"],
         )
         self.frame_changed.emit(self.frame)
-        gap = float(np.abs(result.completeness_gap).max())
-        span = float(np.abs(result.f_input - result.f_baseline).max())
+        gap, span = ig_gap_and_span(result)
         self._end(
             f"Integrated gradients with {result.ig_steps} steps: largest completeness gap {gap:.3f} nats, against "
             f"f(x) − f(baseline) of up to {span:.2f} (more steps shrink the gap)."

@@ -7,14 +7,14 @@ multiple of the random baseline; selecting a row asks to show the reading head.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 
 from core_model.circuits import HeadRef
 from core_model.head_composition import CompositionScore
 from visualizer.state.circuits import CircuitsFrame
 
 from .head_list import head_label
-from .table_fit import fit_width
+from .table_fit import fit_width, make_side_table
 
 SHOWN = 15  # the strongest links listed
 COLUMNS = ("From", "To", "Type", "Score", "× baseline")
@@ -35,13 +35,7 @@ class CompositionTable(QTableWidget):
         super().__init__(0, len(COLUMNS), parent)
         self.links: tuple[CompositionScore, ...] = ()
         self.setHorizontalHeaderLabels(list(COLUMNS))
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # as wide as its columns (fit_width)
-        self.setToolTip("Select a link to see the head it feeds")
+        make_side_table(self, "Select a link to see the head it feeds")
         self.itemSelectionChanged.connect(self._on_selection)
 
     def set_frame(self, frame: CircuitsFrame | None) -> None:

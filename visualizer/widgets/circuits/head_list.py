@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 
 from core_model.circuits import HeadCircuit, HeadRef
 from core_model.head_roles import HeadRole
 from visualizer.widgets.causal.effect_tables import effect_colour, role_line, signed
 
-from .table_fit import fit_width
+from .table_fit import fit_width, make_side_table
 
 SHORT_KINDS = {"encoder_self": "enc self", "decoder_self": "dec self", "cross": "cross"}
 LONG_KINDS = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention", "cross": "cross"}
@@ -52,13 +52,7 @@ class HeadList(QTableWidget):
         self.setHorizontalHeaderLabels(list(COLUMNS))
         self.horizontalHeaderItem(2).setToolTip(COPYING_TIP)
         self.horizontalHeaderItem(3).setToolTip("The role the Heads tab scored: where the head looks on the task")
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # as wide as its columns (fit_width)
-        self.setToolTip("Select a head to see its circuits; double-click to see it in the Playground")
+        make_side_table(self, "Select a head to see its circuits; double-click to see it in the Playground")
         self.itemSelectionChanged.connect(lambda: self.head_selected.emit(self.selected()))
         self.cellDoubleClicked.connect(lambda row, _col: self._choose(row))
 

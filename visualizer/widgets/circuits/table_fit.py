@@ -8,9 +8,20 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 CELL_PAD, HEADER_PAD = 9, 10  # pixels beside a cell's or a header's text: Qt's margins (3 + 3) and a little air
+
+
+def make_side_table(table: QTableWidget, tip: str) -> None:
+    """A read-only list picked one row at a time, rows as tall as a line, as wide as its columns (fit_width)."""
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
+    table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.setToolTip(tip)
 
 
 def drawn_font(table: QTableWidget, item: QTableWidgetItem) -> QFont:
