@@ -17,7 +17,7 @@ computes when the residual stream holds one token's embedding and nothing else. 
   table is then a bilinear form and the OV table a linear map of the embeddings, and the copying score is the
   spectrum of the very OV table returned.
 - Positions: left out. RoPE rotates q and k by position and the sinusoids add a position vector; neither depends on
-  the token, so the circuits are position-free.
+  the token, so the circuits are position-free (core_model.position_circuits reads the same path over positions).
 
 QK[a, b] = (W_Q^h g_q*E_q[a]) . (W_K^h g_k*E_k[b]) / sqrt(head_dim): the score query token a gives key token b.
 OV[b, c] = (W_U g_f*(W_O^h W_V^h g_k*E_k[b]))_c, W_U = generator.weight: the logit of output token c the head adds
@@ -27,6 +27,13 @@ Copying score = sum(lambda) / sum(|lambda|) over the eigenvalues of the OV table
 their summary of the eigenvalue spectrum): complex eigenvalues come in conjugate pairs, so the numerator is real
 (it equals the trace). It is 1 for a head whose eigenvalues are all positive (it raises the token it attends to),
 -1 when they are all negative, and NaN when every eigenvalue is 0.
+Centred tables: `qk_centred` subtracts from each QK row its mean over the symbol keys (softmax over a row ignores a
+constant, so this is the part that decides), `ov_centred` from each OV column its mean over the attended symbols (a
+logit the head adds whatever it attends to says nothing about the token it read) and then from each row its mean
+over the output symbols (the output softmax ignores a logit added to every token). `centred_copying_score` is the
+copying score of ov_centred's symbol block: on the shipped copy model the last cross heads' raw scores are -0.6 to
+-0.8, dominated by such a constant push, while their centred scores are +0.96 to +0.99 (every row's winner on the
+diagonal).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from torch import Tensor, nn
 from .cell_decomposition import attention_module
 from .config import ModelConfig
 from .model import ATTENTION_KINDS, AttentionKind, Seq2SeqTransformer
+from .vocab import N_SPECIALS
 
 NORM_SLOTS = {"encoder_self": "sub_attn", "decoder_self": "sub_self", "cross": "sub_cross"}  # layers.NormSlot names
 
@@ -79,20 +87,50 @@ class HeadMatrices:
 
 
 @dataclass(frozen=True)
+class StreamSide:
+    """One side of a head's direct path: the embedding table that feeds it and the pre-norm gain folded in."""
+
+    table: nn.Embedding
+    gain: Tensor | float  # (d,) float64, or 1.0 where no gain sits before the head
+
+
+@dataclass(frozen=True)
 class HeadCircuit:
     """One head's circuits over tokens."""
 
     ref: HeadRef
     qk: np.ndarray  # (V, V): query token x key token, pre-softmax score
     ov: np.ndarray  # (V, V): attended token x output token, logit added
-    copying_score: float
+    copying_score: float  # Elhage et al.'s, over the whole OV table
+
+    @property
+    def qk_centred(self) -> np.ndarray:
+        """Each QK row minus its mean over the symbol keys (softmax ignores it): `centred(qk, axis=1)`."""
+        return centred(self.qk, axis=1)
+
+    @property
+    def ov_centred(self) -> np.ndarray:
+        """OV less each column's mean over the attended symbols, then each row's mean over the output symbols."""
+        return centred(centred(self.ov, axis=0), axis=1)
+
+    @property
+    def centred_copying_score(self) -> float:
+        """The copying score of `ov_centred`'s symbol block: how the head's output depends on the symbol it reads.
+
+        A head can add the same large logits whatever it attends to (a constant push towards a few outputs, a column
+        of the OV table); its eigenvalue then dominates Elhage et al.'s score and can hide a clean copying diagonal.
+        """
+        return copying_score(self.ov_centred[N_SPECIALS:, N_SPECIALS:])
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.ref.to_dict(),
             "copying_score": self.copying_score,
+            "centred_copying_score": self.centred_copying_score,
             "qk": self.qk.tolist(),
             "ov": self.ov.tolist(),
+            "qk_centred": self.qk_centred.tolist(),
+            "ov_centred": self.ov_centred.tolist(),
         }
 
 
@@ -137,19 +175,25 @@ def copying_score(ov: np.ndarray) -> float:
     return float(eigenvalues.sum().real) / magnitude if magnitude > 0 else math.nan
 
 
-def _token_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[Tensor, Tensor]:
-    """(query-side, key/value-side) scaled embeddings of every token, each norm's gain folded in: (V, d) each."""
+def head_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[StreamSide, StreamSide]:
+    """(query side, key/value side) of the head's direct path: which table feeds each, which gain sits before it."""
     layer = (model.encoder_layers if ref.kind == "encoder_self" else model.decoder_layers)[ref.layer]
     own_norm: nn.Module = getattr(layer, NORM_SLOTS[ref.kind]).norm  # the norm in front of this sublayer
-    query_table = model.src_embed if ref.kind == "encoder_self" else model.tgt_embed
-    e_q = _embedding(model, query_table) * _gain(model, own_norm)
+    query = StreamSide(model.src_embed if ref.kind == "encoder_self" else model.tgt_embed, _gain(model, own_norm))
     if ref.kind != "cross":
-        return e_q, e_q
-    return e_q, _embedding(model, model.src_embed) * _gain(model, model.encoder_norm)  # the memory's tokens
+        return query, query
+    return query, StreamSide(model.src_embed, _gain(model, model.encoder_norm))  # the memory's tokens
 
 
-def _embedding(model: Seq2SeqTransformer, table: nn.Embedding) -> Tensor:
-    return _f64(table.weight) * model.scale  # (V, d); paper §3.4
+def _token_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[Tensor, Tensor]:
+    """(query-side, key/value-side) scaled embeddings of every token, each norm's gain folded in: (V, d) each."""
+    query, key = head_sides(model, ref)
+    return scaled_embedding(model, query.table) * query.gain, scaled_embedding(model, key.table) * key.gain
+
+
+def scaled_embedding(model: Seq2SeqTransformer, table: nn.Embedding) -> Tensor:
+    """sqrt(d_model) * the table, float64 on the CPU: (V, d); paper §3.4, as the model's _embed scales it."""
+    return _f64(table.weight) * model.scale
 
 
 def _gain(model: Seq2SeqTransformer, norm: nn.Module) -> Tensor | float:
@@ -162,3 +206,14 @@ def _gain(model: Seq2SeqTransformer, norm: nn.Module) -> Tensor | float:
 
 def _f64(t: Tensor) -> Tensor:
     return t.detach().to("cpu", torch.float64)
+
+
+def centred(table: np.ndarray, axis: int, first_symbol: int = N_SPECIALS) -> np.ndarray:
+    """`table` minus its mean over the symbols along `axis`, the specials' entries left out of the mean.
+
+    QK, axis 1: each row minus its mean over the symbol keys; softmax over a row ignores a constant, so what is left
+    is the part that decides. OV, axis 0: each column minus its mean over the attended symbols; a column the head
+    raises whatever it attends to is a constant push, not a reading of the token.
+    """
+    symbols = table[:, first_symbol:] if axis == 1 else table[first_symbol:, :]
+    return table - symbols.mean(axis=axis, keepdims=True)

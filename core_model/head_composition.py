@@ -15,10 +15,10 @@ feeds a later decoder-self head (Q, K, V) and a later cross head (Q only: its ke
 Heads of one sublayer run in parallel and never compose.
 
 The baseline is the paper's yardstick: the same score for Gaussian matrices of the same shapes (W_Q, W_K, W_V of
-head_dim x d_model, W_O of d_model x head_dim, so every product has the rank a real head's has), averaged over
-`samples` draws from a torch.Generator seeded with `seed`. Each score is scale-free, so the unit variance does not
-matter. For these shapes E||A B||_F^2 / (E||A||_F^2 E||B||_F^2) = 1/d_model exactly, so the baseline sits near
-1/sqrt(d_model) for all three types.
+head_dim x d_model, W_O of d_model x head_dim, so every product has the rank a real head's has), over `samples`
+draws from a torch.Generator seeded with `seed`: their mean, 95th percentile and population std. Each score is
+scale-free, so the unit variance does not matter. For these shapes E||A B||_F^2 / (E||A||_F^2 E||B||_F^2) = 1/d_model
+exactly, so the mean sits near 1/sqrt(d_model) for all three types.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
 from .circuits import HeadMatrices, HeadRef, head_matrices, head_refs
@@ -52,11 +53,17 @@ class CompositionScore:
 
 @dataclass(frozen=True)
 class CompositionBaseline:
-    """Mean score of each composition type for random matrices of the model's shapes."""
+    """Each composition type's score for random matrices of the model's shapes: mean, 95th percentile, spread.
 
-    scores: dict[CompositionType, float]
+    A link above the mean is no sign of anything (about half of random pairs are); p95 is what only 1 in 20 random
+    pairs reach, and spread (the population std) says how far from the mean random pairs wander.
+    """
+
+    scores: dict[CompositionType, float]  # the mean over the samples
     samples: int
     seed: int
+    p95: dict[CompositionType, float]  # np.percentile(..., 95), linear interpolation
+    spread: dict[CompositionType, float]  # population std
 
 
 def composition_types(source: HeadRef, target: HeadRef) -> tuple[CompositionType, ...]:
@@ -99,15 +106,21 @@ def composition_scores(model: Seq2SeqTransformer) -> list[CompositionScore]:
 
 
 def random_baseline(config: ModelConfig, samples: int = 100, seed: int = 0) -> CompositionBaseline:
-    """Each type's mean score for Gaussian head matrices of the model's shapes (the paper's comparison)."""
+    """Each type's mean, 95th percentile and std of the score for Gaussian head matrices of the model's shapes."""
     check_int("samples", samples, 1, MAX_BASELINE_SAMPLES)
     generator = torch.Generator().manual_seed(seed)
-    totals = dict.fromkeys(COMPOSITION_TYPES, 0.0)
+    drawn: dict[CompositionType, list[float]] = {kind: [] for kind in COMPOSITION_TYPES}
     for _ in range(samples):
         source, target = _random_head(config, generator), _random_head(config, generator)
         for kind in COMPOSITION_TYPES:
-            totals[kind] += composition_score(source, target, kind)
-    return CompositionBaseline({kind: total / samples for kind, total in totals.items()}, samples, seed)
+            drawn[kind].append(composition_score(source, target, kind))
+    return CompositionBaseline(
+        {kind: sum(values) / samples for kind, values in drawn.items()},
+        samples,
+        seed,
+        {kind: float(np.percentile(values, 95)) for kind, values in drawn.items()},
+        {kind: float(np.std(values)) for kind, values in drawn.items()},
+    )
 
 
 def _random_head(config: ModelConfig, generator: torch.Generator) -> HeadMatrices:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
-from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QFontMetrics, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
@@ -20,6 +21,7 @@ from visualizer.composition import Application
 from visualizer.state.circuits import STEPS, CircuitsState, read_circuits
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.circuits.table_fit import drawn_font
+from visualizer.widgets.circuits.token_table import GREYED_BACKGROUND
 from visualizer.widgets.circuits.view import CircuitsView
 from visualizer.widgets.heatmap.large_view import MapDialog
 from visualizer.workers.task_state import Cancelled, TaskState
@@ -81,8 +83,10 @@ def click_row(qtbot, table, row: int, double: bool = False) -> None:
         QApplication.sendEvent(viewport, event)
 
 
-def assert_tables_match(view, head: dict, tokens: list[str]) -> None:
-    for table, key in ((view.qk, "qk"), (view.ov, "ov")):
+def assert_tables_match(view, head: dict, tokens: list[str], centred: bool = True) -> None:
+    """The QK and OV tables show the CLI's numbers: its centred tables while the Centre boxes are ticked."""
+    keys = ("qk_centred", "ov_centred") if centred else ("qk", "ov")
+    for table, key in zip((view.qk, view.ov), keys, strict=True):
         assert [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())] == tokens
         assert [table.verticalHeaderItem(i).text() for i in range(table.rowCount())] == tokens
         for i, row in enumerate(head[key]):
@@ -92,6 +96,13 @@ def assert_tables_match(view, head: dict, tokens: list[str]) -> None:
                 assert f"{value:+.4f}" in item.toolTip() and repr(tokens[i]) in item.toolTip(), (key, i, j)
 
 
+def opening_head(data: dict) -> dict:
+    """The head a fresh result shows: of the last cross layer, the one with the largest |centred copying score|."""
+    last = max(h["layer"] for h in data["heads"] if h["kind"] == "cross")
+    cross = [h for h in data["heads"] if h["kind"] == "cross" and h["layer"] == last]
+    return max(cross, key=lambda h: abs(h["centred_copying_score"]))
+
+
 def test_the_head_list_and_a_clicked_heads_tables_show_what_the_cli_prints(qtbot, view, capsys):
     data = cli(capsys, REVERSE)
     heads = view.heads
@@ -99,26 +110,37 @@ def test_the_head_list_and_a_clicked_heads_tables_show_what_the_cli_prints(qtbot
     for row, head in enumerate(data["heads"]):
         assert f"{heads.item(row, 0).text()} {heads.item(row, 1).text()}" == label(head)
         copying = heads.item(row, 2)
-        assert copying.text() == decimals(head["copying_score"], 2, "+"), row
-        assert f"{head['copying_score']:+.4f}" in copying.toolTip()
+        score = head["centred_copying_score"]  # the Centre OV box is ticked by default
+        assert copying.text() == decimals(score, 2, "+"), row
+        assert f"{score:+.4f}" in copying.toolTip()
         colour = copying.background().color()
-        if head["copying_score"] > 0.2:  # copies: green
+        if score > 0.2:  # copies: green
             assert colour.green() > colour.red(), row
-        elif head["copying_score"] < -0.2:  # suppresses: red
+        elif score < -0.2:  # suppresses: red
             assert colour.red() > colour.green(), row
-    assert_tables_match(view, data["heads"][0], data["tokens"])  # the first head is shown at first
-    assert "QK of enc self L1 H1" in view.qk_caption.text()
+        assert copying.font().italic() == (head["kind"] == "encoder_self"), row  # a lens reading
+        shares = data["positions"][row]
+        assert (shares["kind"], shares["layer"], shares["head"]) == (head["kind"], head["layer"], head["head"])
+        assert heads.item(row, 3).text() == f"{100 * shares['position_share']:.0f} %", row
+    opening = opening_head(data)
+    assert_tables_match(view, opening, data["tokens"])
+    assert f"QK of {label(opening)}" in view.qk_caption.text()
     row = next(i for i, h in enumerate(data["heads"]) if h["kind"] == "cross" and h["layer"] == 1 and h["head"] == 2)
     click_row(qtbot, heads, row)
     assert_tables_match(view, data["heads"][row], data["tokens"])
     assert "OV of cross L2 H3" in view.ov_caption.text() and "copies" in view.ov_caption.text()
+    view.centre_qk.click()  # the raw tables, and Elhage et al.'s copying score of the raw OV table
+    view.centre_ov.click()
+    assert_tables_match(view, data["heads"][row], data["tokens"], centred=False)
+    assert "minus" not in view.qk_caption.text() and "less" not in view.ov_caption.text()
+    assert [heads.item(r, 2).text() for r in range(24)] == [decimals(h["copying_score"], 2, "+") for h in data["heads"]]
 
 
 def test_composition_rows_are_the_clis_strongest_links_and_a_row_selects_the_head_it_feeds(qtbot, view, capsys):
     data = cli(capsys, REVERSE)
-    base = data["baseline"]
+    base, p95 = data["baseline"], data["baseline_p95"]
     ratio = {id(link): link["score"] / base[link["type"]] for link in data["composition"]}
-    above = [link for link in data["composition"] if ratio[id(link)] > 1]
+    above = [link for link in data["composition"] if link["score"] > p95[link["type"]]]
     strongest = sorted(above, key=lambda link: ratio[id(link)], reverse=True)[:15]
     table = view.composition
     assert table.rowCount() == 15
@@ -127,8 +149,11 @@ def test_composition_rows_are_the_clis_strongest_links_and_a_row_selects_the_hea
         expected = [label(link["from"]), label(link["to"]), link["type"], f"{link['score']:.3f}"]
         assert shown == expected + [f"{ratio[id(link)]:.1f}×"], row
     note = view.composition_note.text()
-    assert f"{len(data['composition'])} links ({len(above)} above" in note
-    assert all(f"{kind} {base[kind]:.3f}" in note for kind in "QKV") and "100 pairs" in note and "seed 0" in note
+    assert f"{len(above)} of all {len(data['composition'])} lie above 95 % of random heads' scores" in note
+    spread = data["baseline_spread"]
+    for kind in "QKV":
+        assert f"{kind} {base[kind]:.3f} (95 %: {p95[kind]:.3f}, spread {spread[kind]:.3f})" in note
+    assert "100 pairs" in note and "seed 0" in note
     click_row(qtbot, table, 3)
     target = strongest[3]["to"]
     assert view.heads.selected() is not None and label(view.heads.selected().to_dict()) == label(target)
@@ -147,8 +172,8 @@ def test_a_new_model_clears_the_tab_and_a_shown_tab_reads_the_new_one(qtbot, vie
     qtbot.waitUntil(lambda: view.frame is not None, timeout=30_000)
     data = cli(capsys, COPY)
     shown = [view.heads.item(row, 2).text() for row in range(view.heads.rowCount())]
-    assert shown == [decimals(h["copying_score"], 2, "+") for h in data["heads"]]
-    assert_tables_match(view, data["heads"][0], data["tokens"])
+    assert shown == [decimals(h["centred_copying_score"], 2, "+") for h in data["heads"]]
+    assert_tables_match(view, opening_head(data), data["tokens"])
 
 
 def test_ctrl_return_computes_again_with_progress_in_steps(qtbot, view):
@@ -158,7 +183,9 @@ def test_ctrl_return_computes_again_with_progress_in_steps(qtbot, view):
         qtbot.keyClick(view.heads, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert (0, len(STEPS)) in steps and (len(STEPS), len(STEPS)) in steps
     assert view.run_button.isEnabled() and not view.cancel_button.isEnabled() and not view.progress.isVisible()
-    assert view.status.text().startswith("24 heads over 13 tokens")
+    assert view.status.text().startswith(
+        "The reverse model (reverse_rope.pt): 24 heads over 13 tokens and 18 positions"
+    )
 
 
 def test_the_task_stops_between_its_steps_when_cancelled():
@@ -173,8 +200,8 @@ def test_the_task_stops_between_its_steps_when_cancelled():
 
     state = TaskState(send)
     with pytest.raises(Cancelled):
-        read_circuits(state, model, 100, 0)
-    assert sent == [(0, 3), (1, 3)]
+        read_circuits(state, model, 100, 0, 18)
+    assert sent == [(0, 4), (1, 4)]
 
 
 @pytest.fixture
@@ -208,7 +235,12 @@ def test_roles_sit_beside_heads_and_a_double_click_shows_the_head_in_the_playgro
     roles = {(r.kind, r.layer, r.head): r for r in app.heads.roles}
     for row, ref in enumerate(view.heads.refs):
         role = roles[(ref.kind, ref.layer, ref.head)]
-        assert view.heads.item(row, 3).text() == f"{ROLE_LABELS[role.role]} fit {role.score:.2f}", row
+        fit = f"{ROLE_LABELS[role.role]} fit {role.score:.2f}"
+        item = view.heads.item(row, 4)
+        if role.score >= 0.4:
+            assert item.text() == fit, row
+        else:  # a weak fit is not called a role; its best guess is in the tooltip
+            assert item.text() == "unclear" and fit in item.toolTip(), row
     row = next(i for i, ref in enumerate(view.heads.refs) if (ref.kind, ref.layer, ref.head) == ("cross", 1, 2))
     click_row(qtbot, view.heads, row, double=True)
     win = app.window
@@ -250,3 +282,105 @@ def test_at_1280x800_no_header_or_number_is_cut(qtbot, app):
         )
     for label in (view.qk_caption, view.ov_caption, view.composition_note, view.status):
         assert label.isVisible() and label.height() >= label.heightForWidth(label.width()), label.objectName()
+
+
+def test_pad_is_grey_outside_the_scale_and_each_rows_winner_is_bold(qtbot, view, capsys):
+    data = cli(capsys, REVERSE)
+    head = opening_head(data)
+    qk = np.array(head["qk_centred"])
+    table = view.qk
+    table.scrollToTop()
+    QApplication.processEvents()
+    image = table.viewport().grab().toImage()
+    for i in range(table.rowCount()):
+        counted = qk[i].copy()
+        counted[0] = -np.inf  # <pad>'s column is hidden by the padding mask: never a winner
+        winner = None if i == 0 else int(np.argmax(counted))
+        for j in range(table.columnCount()):
+            item = table.item(i, j)
+            grey = i == 0 or j == 0
+            corner = table.visualItemRect(item).topLeft() + QPoint(2, 2)  # beside the text: the cell's own colour
+            drawn = image.pixelColor(corner.x() * image.devicePixelRatio(), corner.y() * image.devicePixelRatio())
+            assert (drawn == GREYED_BACKGROUND) == grey, (i, j, drawn.name())
+            assert drawn_font(table, item).bold() == (j == winner), (i, j)
+    symbols = np.abs(qk[3:, 3:]).max()  # the symbols set the darkest colour, not <pad> or <eos>
+    assert f"±{symbols:.1f} darkest" in view.qk_caption.text()
+
+
+def test_the_position_tab_shows_the_clis_table_and_greys_keys_the_causal_mask_hides(qtbot, view, capsys):
+    data = cli(capsys, REVERSE)
+    heads = view.heads
+    row = next(i for i, h in enumerate(data["heads"]) if (h["kind"], h["layer"], h["head"]) == ("decoder_self", 1, 0))
+    click_row(qtbot, heads, row)
+    tabs = view.qk_tabs
+    qtbot.mouseClick(tabs.tabBar(), Qt.MouseButton.LeftButton, pos=tabs.tabBar().tabRect(1).center())
+    assert tabs.currentIndex() == 1 and view.positions.isVisible()
+    circuit = data["positions"][row]
+    share = circuit["position_share"]
+    assert tabs.tabText(1) == f"QK by position ({100 * share:.0f} %)"
+    assert tabs.tabText(0) == f"QK by token ({100 * (1 - share):.0f} %)"
+    scores = circuit["scores"]
+    table = view.positions
+    assert table.rowCount() == table.columnCount() == data["n_positions"] == 18
+    for i, values in enumerate(scores):
+        for j, value in enumerate(values):
+            item = table.item(i, j)
+            assert f"{value:+.4f}" in item.toolTip() and f"position {i} gives a key at position {j}" in item.toolTip()
+            assert (item.background().color() == GREYED_BACKGROUND) == (j > i), (i, j)
+            if not table.compact:
+                assert item.text() == decimals(value, 1 if abs(value) < 9.95 else 0)
+    assert "QK by position of dec self L2 H1" in view.position_caption.text()
+    assert "hidden by the causal mask" in view.position_caption.text()
+
+
+def test_numbers_that_do_not_fit_turn_to_colour_and_the_caption_says_hover(qtbot, view):
+    table = view.positions
+    view.qk_tabs.setCurrentIndex(1)
+    view.resize(900, 740)
+    qtbot.waitUntil(lambda: table.compact)
+    texts = {table.item(i, j).text() for i in range(table.rowCount()) for j in range(table.columnCount())}
+    assert texts <= {"", "●"} and "●" in texts
+    assert "hover a cell" in view.position_caption.text()
+    winners = [j for i in range(table.rowCount()) for j in range(table.columnCount()) if table.item(i, j).text()]
+    assert winners == [w for w in table.winners if w is not None]
+    view.resize(1900, 1000)
+    qtbot.waitUntil(lambda: not table.compact)
+    assert "hover a cell" not in view.position_caption.text()
+    assert all(table.item(0, j).text() not in ("", "●") for j in range(table.columnCount()))
+
+
+def test_sorting_by_copying_score_keeps_each_row_on_its_head(qtbot, view, capsys):
+    data = cli(capsys, REVERSE)
+    heads = view.heads
+    header = heads.horizontalHeader()
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(header.sectionViewportPosition(2) + 5, 5))
+    shown = [float(heads.item(r, 2).text()) for r in range(heads.rowCount())]
+    sizes = [abs(v) for v in shown]
+    assert sizes == sorted(sizes) or sizes == sorted(sizes, reverse=True)
+    by_label = {label(h): h for h in data["heads"]}
+    for r in (0, 7, 23):
+        click_row(qtbot, heads, r)
+        name = f"{heads.item(r, 0).text()} {heads.item(r, 1).text()}"
+        assert float(heads.item(r, 2).text()) == round(by_label[name]["centred_copying_score"], 2)
+        assert_tables_match(view, by_label[name], data["tokens"])
+
+
+def test_only_the_selected_heads_links_are_listed_when_asked(qtbot, view, capsys):
+    data = cli(capsys, REVERSE)
+    base, p95 = data["baseline"], data["baseline_p95"]
+    view.only_selected.click()
+    row = next(i for i, h in enumerate(data["heads"]) if label(h) == "cross L2 H4")
+    click_row(qtbot, view.heads, row)
+    mine = [
+        link
+        for link in data["composition"]
+        if link["score"] > p95[link["type"]] and "cross L2 H4" in (label(link["from"]), label(link["to"]))
+    ]
+    mine.sort(key=lambda link: link["score"] / base[link["type"]], reverse=True)
+    table = view.composition
+    assert 0 < table.rowCount() == min(15, len(mine))
+    for r, link in enumerate(mine[:15]):
+        assert [table.item(r, c).text() for c in range(3)] == [label(link["from"]), label(link["to"]), link["type"]]
+    assert "cross L2 H4's links" in view.composition_note.text()
+    view.only_selected.click()
+    assert table.rowCount() == 15 and "cross L2 H4's" not in view.composition_note.text()

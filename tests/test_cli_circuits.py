@@ -1,18 +1,24 @@
-"""`attention-playground circuits`: one JSON line holding core_model.circuits' and core_model.head_composition's numbers
-for the checkpoint, its token labels and baseline; bad arguments and files are one line, never a traceback."""
+"""`attention-playground circuits`: one JSON line holding core_model.circuits', core_model.position_circuits' and
+core_model.head_composition's numbers for the checkpoint, its token labels and baseline; bad arguments and files are
+one line, never a traceback."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import torch
 
-from core_model.checkpoint import load_checkpoint
+from core_model import ModelConfig, build_model
+from core_model.checkpoint import load_checkpoint, save_checkpoint
 from core_model.circuits import token_circuits
 from core_model.head_composition import MAX_BASELINE_SAMPLES, composition_scores, random_baseline
+from core_model.position_circuits import MAX_POSITION_TABLE, position_circuits
 from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.cli.limits import limit
@@ -38,8 +44,11 @@ def test_the_json_holds_every_heads_circuits_the_composition_and_the_baseline(ca
     for row, circuit in zip(data["heads"], circuits):
         assert (row["kind"], row["layer"], row["head"]) == (circuit.ref.kind, circuit.ref.layer, circuit.ref.head)
         assert row["copying_score"] == circuit.copying_score
+        assert row["centred_copying_score"] == circuit.centred_copying_score
         np.testing.assert_array_equal(np.array(row["qk"]), circuit.qk)
         np.testing.assert_array_equal(np.array(row["ov"]), circuit.ov)
+        np.testing.assert_array_equal(np.array(row["qk_centred"]), circuit.qk_centred)
+        np.testing.assert_array_equal(np.array(row["ov_centred"]), circuit.ov_centred)
         assert np.array(row["qk"]).shape == np.array(row["ov"]).shape == (13, 13)
     scores = composition_scores(model)
     assert [(c["from"], c["to"], c["type"], c["score"]) for c in data["composition"]] == [
@@ -62,11 +71,55 @@ def test_the_sample_limit_is_core_models():
     assert limit("circuits", "--baseline-samples").high == MAX_BASELINE_SAMPLES
 
 
+def test_the_positions_limit_is_core_models():
+    assert limit("circuits", "--positions").high == MAX_POSITION_TABLE
+
+
+def test_the_json_holds_every_heads_position_table_and_the_baselines_percentile_and_spread(capsys):
+    model = load_checkpoint(COPY).build().eval()
+    default, chosen = run_cli(capsys, COPY), run_cli(capsys, COPY, "--positions", "5", "--seed", "3")
+    assert default["n_positions"] == 18 and chosen["n_positions"] == 5  # 16 symbols + <bos> + <eos>
+    for data, n in ((default, 18), (chosen, 5)):
+        circuits = position_circuits(model, n)
+        assert len(data["positions"]) == len(circuits) == 24
+        for row, circuit in zip(data["positions"], circuits):
+            assert row == circuit.to_dict()
+            assert np.array(row["scores"]).shape == (n, n) and 0 <= row["position_share"] <= 1
+    baseline = random_baseline(model.config, 100, 3)
+    assert chosen["baseline_p95"] == baseline.p95 and chosen["baseline_spread"] == baseline.spread
+    assert all(chosen["baseline_p95"][kind] > chosen["baseline"][kind] for kind in "QKV")
+
+
+def test_a_head_without_spread_has_a_null_share_and_a_note(capsys, tmp_path):
+    ckpt = load_checkpoint(COPY)
+    model = ckpt.build().eval()
+    with torch.no_grad():
+        model.encoder_layers[0].self_attn.q_proj.weight[: model.config.head_dim].zero_()
+    path = save_checkpoint(tmp_path / "blind.pt", model, extra={"task": dataclasses.asdict(ckpt.task)})
+    data = run_cli(capsys, str(path), "--positions", "4")
+    assert data["positions"][0]["position_share"] is None and data["positions"][1]["position_share"] is not None
+    assert "positions[0].position_share was nan (not a JSON number), written as null" in data["notes"]
+    assert math.isnan(position_circuits(model, 4)[0].position_share)
+
+
+def test_more_positions_than_the_model_has_are_one_line_naming_its_max_len(capsys, tmp_path):
+    config = ModelConfig(vocab_size=13, d_model=16, n_heads=2, d_ff=32, max_len=12)
+    task = {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}
+    path = save_checkpoint(tmp_path / "short.pt", build_model(config, seed=0), extra={"task": task})
+    assert run_cli(capsys, str(path))["n_positions"] == 12  # the default stays within the model
+    assert main(["circuits", str(path), "--positions", "13"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "--positions 13 is more than this model's max_len 12" in captured.err
+
+
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
         ([COPY, "--baseline-samples", "0"], 2, "argument --baseline-samples: must be an integer from 1 to 10000"),
         ([COPY, "--baseline-samples", "10001"], 2, "argument --baseline-samples: must be an integer from 1 to"),
+        ([COPY, "--positions", "0"], 2, "argument --positions: must be an integer from 1 to 128, got 0"),
+        ([COPY, "--positions", "129"], 2, "argument --positions: must be an integer from 1 to 128, got 129"),
         (["/nonexistent/model.pt"], 1, "attention-playground: error: "),
         ([COPY, "--device", "banana"], 2, "argument --device: unknown device"),
     ],

@@ -162,3 +162,29 @@ def test_the_shipped_models_links_are_mostly_at_the_baseline_and_the_strongest_s
         baseline = random_baseline(model.config).scores
         ratios = [s.score / baseline[s.type] for s in composition_scores(model)]
         assert 0.9 < float(np.median(ratios)) < 1.4 and max(ratios) > 1.5, name
+
+
+def test_the_baselines_percentile_and_spread_are_those_of_the_same_random_heads_scored_here():
+    """The same draws as random_baseline (q, k, v, o of the source head, then of the target, per sample), each
+    score computed here in numpy, then np.percentile(95) and the population std."""
+    config, samples, seed = tiny().config, 60, 11
+    generator = torch.Generator().manual_seed(seed)
+    hd = D_MODEL // N_HEADS
+    scores: dict[str, list[float]] = {"Q": [], "K": [], "V": []}
+    for _ in range(samples):
+        heads = []
+        for _ in range(2):
+            q, k, v = (torch.randn(hd, D_MODEL, generator=generator, dtype=torch.float64).numpy() for _ in range(3))
+            o = torch.randn(D_MODEL, hd, generator=generator, dtype=torch.float64).numpy()
+            heads.append({"qk": q.T @ k, "ov": o @ v})
+        one, two = heads
+        norm = np.linalg.norm
+        scores["Q"].append(norm(two["qk"].T @ one["ov"]) / (norm(two["qk"]) * norm(one["ov"])))
+        scores["K"].append(norm(two["qk"] @ one["ov"]) / (norm(two["qk"]) * norm(one["ov"])))
+        scores["V"].append(norm(two["ov"] @ one["ov"]) / (norm(two["ov"]) * norm(one["ov"])))
+    baseline = random_baseline(config, samples, seed)
+    for kind, values in scores.items():
+        assert baseline.scores[kind] == pytest.approx(np.mean(values), abs=EXACT)
+        assert baseline.p95[kind] == pytest.approx(np.percentile(values, 95), abs=EXACT)
+        assert baseline.spread[kind] == pytest.approx(np.std(values), abs=EXACT)
+        assert baseline.scores[kind] < baseline.p95[kind] < max(values) and baseline.spread[kind] > 0

@@ -1,8 +1,10 @@
-"""`circuits`: every head's QK and OV circuit over tokens, its copying score, and how heads compose, as JSON.
+"""`circuits`: every head's QK and OV circuit over tokens, its copying score, its score over positions, and how heads
+compose, as JSON.
 
-Read from the weights alone (core_model.circuits, core_model.head_composition; Elhage et al. 2021): no source is run.
-The arithmetic is float64 on the CPU whatever --device says, so every device prints the same numbers. --seed seeds
-the random matrices of the composition baseline, and --baseline-samples says how many pairs it averages.
+Read from the weights alone (core_model.circuits, core_model.position_circuits, core_model.head_composition; Elhage
+et al. 2021): no source is run. The arithmetic is float64 on the CPU whatever --device says, so every device prints
+the same numbers. --seed seeds the random matrices of the composition baseline, --baseline-samples says how many
+pairs it draws, and --positions how many positions the position tables span.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from visualizer.cli.common import Verb, device_arg, load_trained
+from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option
 from visualizer.cli.output import json_line
@@ -31,6 +33,16 @@ def add_options(p: argparse.ArgumentParser) -> None:
             f"pairs of random heads the composition baseline averages (default {DEFAULT_BASELINE_SAMPLES})",
         ),
     )
+    p.add_argument(
+        "--positions",
+        default=None,
+        **ranged(
+            "circuits",
+            "--positions",
+            "positions each head's position table spans (default: the task's longest source plus <bos> and <eos>, "
+            "within the model's max_len)",
+        ),
+    )
     seed_option(p, "circuits", "seed of the random matrices of the composition baseline (default 0)", 0)
     device_option(p, "cpu; the circuits are computed in float64 on the CPU whatever the device")
 
@@ -39,15 +51,23 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Read the circuits and composition scores from the checkpoint and print one JSON line."""
     from core_model.circuits import token_circuits
     from core_model.head_composition import composition_scores, random_baseline
+    from core_model.position_circuits import default_positions, position_circuits
 
     device = device_arg(ns.device or "cpu")
     model, task, _trained = load_trained(ns.path, device)
+    n_positions = default_positions(model.config, task) if ns.positions is None else ns.positions
+    if n_positions > model.config.max_len:
+        raise ArgumentError(f"--positions {n_positions} is more than this model's max_len {model.config.max_len}")
     baseline = random_baseline(model.config, ns.baseline_samples, ns.seed)
     out = {
         "tokens": task.vocabulary.tokens(range(model.config.vocab_size)),
         "heads": [circuit.to_dict() for circuit in token_circuits(model)],
+        "positions": [circuit.to_dict() for circuit in position_circuits(model, n_positions)],
+        "n_positions": n_positions,
         "composition": [score.to_dict() for score in composition_scores(model)],
         "baseline": dict(baseline.scores),
+        "baseline_p95": dict(baseline.p95),
+        "baseline_spread": dict(baseline.spread),
         "baseline_samples": baseline.samples,
         "seed": baseline.seed,
         "task": task.task,
@@ -60,8 +80,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 VERB = Verb(
     "circuits",
-    "FILE [--baseline-samples N] [--seed S] [options]",
-    "each head's QK and OV circuit over tokens, its copying score, and how heads compose",
+    "FILE [--positions N] [--baseline-samples N] [--seed S] [options]",
+    "each head's QK and OV circuit over tokens and positions, its copying score, and how heads compose",
     add_options,
     run,
 )

@@ -99,6 +99,7 @@ TABLE: tuple[Row, ...] = (
     Row("--position", ("patch",), Limit(0, MAX_POSITIONS - 1)),
     Row("--ig-steps", ("attribute",), Limit(1, 512)),  # attribution.MAX_IG_STEPS: one batch of m + 1 sources
     Row("--baseline-samples", ("circuits",), Limit(1, 10_000)),  # head_composition.MAX_BASELINE_SAMPLES
+    Row("--positions", ("circuits",), Limit(1, 128)),  # position_circuits.MAX_POSITION_TABLE; n x n cells per head
 )
 LENGTHS = Limit(1, MAX_SOURCE)  # each end of eval's --lengths A-B
 DEVICE = re.compile(r"cpu|mps|cuda(?::\d{1,2})?|auto")

@@ -1,8 +1,10 @@
 """The Circuits tab's model: every head's QK and OV circuits over tokens, its copying score, and how heads compose.
 
-The numbers are core_model.circuits' and core_model.head_composition's, with the baseline's samples and seed of
-`attention-playground circuits` (100, 0), so the tab shows what the CLI prints. They are read from the weights alone
-(no source is run), on a copy of the model, in a task slot that reports each of its three steps and stops between them.
+The numbers are core_model.circuits', core_model.position_circuits' and core_model.head_composition's, with the
+defaults of `attention-playground circuits` (the baseline's 100 samples and seed 0, the task's positions), so the tab
+shows what the CLI prints. They are read from the weights alone (no source is run), on a copy of the model, in a task
+slot that reports each of its steps and stops between them. A link counts as composition only above the 95th
+percentile of random heads' scores: random scores pack tightly, and about half of them lie above their mean.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from PySide6.QtCore import QObject, Signal
 from core_model.circuits import HeadCircuit, HeadRef, token_circuits
 from core_model.head_composition import CompositionBaseline, CompositionScore, composition_scores, random_baseline
 from core_model.model import Seq2SeqTransformer
+from core_model.position_circuits import PositionCircuit, default_positions, position_circuits
 
 from .model_hub import ModelHub
 from .worker_api import SlotFactory, TaskStateApi
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 100, 0  # the CLI's --baseline-samples and --seed
-STEPS = ("the QK and OV circuits", "the composition scores", "the random baseline")
+STEPS = ("the QK and OV circuits", "the position circuits", "the composition scores", "the random baseline")
 PRESS = "press Compute (Ctrl+Return) to read this model's circuits."
 
 
@@ -31,40 +34,55 @@ class CircuitsFrame:
 
     tokens: tuple[str, ...]  # the whole vocabulary, specials included: the tables' rows and columns
     heads: tuple[HeadCircuit, ...]  # head_refs order
+    positions: tuple[PositionCircuit, ...]  # head_refs order
     composition: tuple[CompositionScore, ...]
     baseline: CompositionBaseline
+    model_name: str = ""  # "the reverse model (reverse_rope.pt)": what the status line names
 
     def circuit(self, ref: HeadRef) -> HeadCircuit:
         return next(h for h in self.heads if h.ref == ref)
+
+    def position(self, ref: HeadRef) -> PositionCircuit:
+        return next(p for p in self.positions if p.ref == ref)
+
+    def above_noise(self, link: CompositionScore) -> bool:
+        """Above the 95th percentile of random heads' scores of its type: 1 random pair in 20 gets there."""
+        return link.score > self.baseline.p95[link.type]
 
     def ratio(self, link: CompositionScore) -> float:
         """The score as a multiple of what random heads of the same shapes give for its type."""
         base = self.baseline.scores[link.type]
         return link.score / base if base > 0 else math.nan
 
-    def strongest(self, n: int) -> tuple[CompositionScore, ...]:
-        """The n links furthest above the baseline (score / baseline, largest first), only those above it."""
-        above = [link for link in self.composition if self.ratio(link) > 1]
-        return tuple(sorted(above, key=self.ratio, reverse=True)[:n])
+    def strongest(self, n: int, only: HeadRef | None = None) -> tuple[CompositionScore, ...]:
+        """The n links furthest above the baseline (score / baseline, largest first), only those above_noise; with
+        `only`, just the links into or out of that head."""
+        kept = [
+            link for link in self.composition if self.above_noise(link) and only in (None, link.source, link.target)
+        ]
+        return tuple(sorted(kept, key=self.ratio, reverse=True)[:n])
 
     @property
-    def above_baseline(self) -> int:
-        return sum(1 for link in self.composition if self.ratio(link) > 1)
+    def above_p95(self) -> int:
+        return sum(1 for link in self.composition if self.above_noise(link))
 
 
-def read_circuits(
-    state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int
-) -> tuple[tuple[HeadCircuit, ...], tuple[CompositionScore, ...], CompositionBaseline]:
-    """A task: the three analyses on a copy of `model` taken on the pool thread; progress and cancel between them."""
+Found = tuple[tuple[HeadCircuit, ...], tuple[PositionCircuit, ...], tuple[CompositionScore, ...], CompositionBaseline]
+
+
+def read_circuits(state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int, n_positions: int) -> Found:
+    """A task: the four analyses on a copy of `model` taken on the pool thread; progress and cancel between them."""
     state.step((0, len(STEPS)))
     model = copy.deepcopy(model).eval()
     heads = tuple(token_circuits(model))
     state.step((1, len(STEPS)))
-    composition = tuple(composition_scores(model))
+    positions = tuple(position_circuits(model, n_positions))
     state.step((2, len(STEPS)))
+    composition = tuple(composition_scores(model))
+    state.step((3, len(STEPS)))
     baseline = random_baseline(model.config, samples, seed)
-    state.report((3, len(STEPS)))
-    return heads, composition, baseline
+    state.report((4, len(STEPS)))
+    return heads, positions, composition, baseline
 
 
 class CircuitsState(QObject):
@@ -103,7 +121,8 @@ class CircuitsState(QObject):
         self.running_changed.emit(True)
         self.progress_changed.emit(0, len(STEPS))
         self.message.emit("Reading the circuits from the weights...")
-        self._slot.submit(read_circuits, self.hub.model, self.samples, self.seed)
+        n_positions = default_positions(self.hub.model.config, self.hub.task)  # the CLI's default --positions
+        self._slot.submit(read_circuits, self.hub.model, self.samples, self.seed, n_positions)
 
     def cancel(self) -> None:
         self._slot.cancel()
@@ -121,14 +140,20 @@ class CircuitsState(QObject):
         if self._asked != self.hub.generation:
             self._end("The model changed while this ran: " + PRESS)
             return
-        heads, composition, baseline = found
+        heads, positions, composition, baseline = found
         tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
-        self.frame = CircuitsFrame(tokens, heads, composition, baseline)
+        self.frame = CircuitsFrame(tokens, heads, positions, composition, baseline, self._model_name())
         self.frame_changed.emit(self.frame)
         self._end(
-            f"{len(heads)} heads over {len(tokens)} tokens; {len(composition)} composition links, "
-            f"{self.frame.above_baseline} above their random baseline."
+            f"The {self.frame.model_name}: {len(heads)} heads over {len(tokens)} tokens and "
+            f"{positions[0].scores.shape[0] if positions else 0} positions; {len(composition)} composition links, "
+            f"{self.frame.above_p95} above 95 % of random heads' scores."
         )
+
+    def _model_name(self) -> str:
+        """The task's model and where it came from: "reverse model (reverse_rope.pt)"."""
+        origin = self.hub.origin
+        return f"{self.hub.task.task} model" + (f" ({origin})" if origin else "")
 
     def _on_cancelled(self) -> None:
         if self._asked != self.hub.generation:  # cancelled by a new model, not by the person

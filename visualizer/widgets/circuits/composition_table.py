@@ -1,4 +1,5 @@
-"""The Circuits tab's composition table: the links between heads furthest above what random heads give.
+"""The Circuits tab's composition table: the links between heads furthest above what random heads give, only links
+above 95 % of random heads' scores.
 
 Render only. Each row: the head that writes, the head that reads, how (Q, K or V), the score and the score as a
 multiple of the random baseline; selecting a row asks to show the reading head.
@@ -38,17 +39,21 @@ class CompositionTable(QTableWidget):
         make_side_table(self, "Select a link to see the head it feeds")
         self.itemSelectionChanged.connect(self._on_selection)
 
-    def set_frame(self, frame: CircuitsFrame | None) -> None:
-        """The frame's strongest links (none: empty)."""
-        self.links = () if frame is None else frame.strongest(SHOWN)
+    def set_frame(self, frame: CircuitsFrame | None, only: HeadRef | None = None) -> None:
+        """The frame's strongest links, or `only` that head's (none: empty); a selected link stays selected."""
+        previous = self.selected()
+        self.links = () if frame is None else frame.strongest(SHOWN, only)
+        self.blockSignals(True)
         self.clearContents()
         self.setRowCount(len(self.links))
         for row, link in enumerate(self.links):
             ratio = frame.ratio(link) if frame is not None else 0.0
             base = frame.baseline.scores[link.type] if frame is not None else 0.0
+            p95 = frame.baseline.p95[link.type] if frame is not None else 0.0
             tip = (
                 f"{head_label(link.source)} writes into the {TYPE_WORDS[link.type]} of {head_label(link.target)}: "
-                f"{link.type}-composition {link.score:.4f}, {ratio:.2f} × the random baseline {base:.4f}"
+                f"{link.type}-composition {link.score:.4f}, {ratio:.2f} × random heads' mean {base:.4f} (95 % of "
+                f"random heads score below {p95:.4f})"
             )
             texts = (head_label(link.source), head_label(link.target), link.type, f"{link.score:.3f}", times(ratio))
             for column, text in enumerate(texts):
@@ -56,10 +61,16 @@ class CompositionTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setToolTip(tip)
                 self.setItem(row, column, item)
+            if link == previous:
+                self.selectRow(row)
+        self.blockSignals(False)
         fit_width(self, stretch=1)
 
-    def _on_selection(self) -> None:
+    def selected(self) -> CompositionScore | None:
         rows = self.selectionModel().selectedRows()
-        if rows and rows[0].row() < len(self.links):
-            target: HeadRef = self.links[rows[0].row()].target
-            self.target_selected.emit(target)
+        return self.links[rows[0].row()] if rows and rows[0].row() < len(self.links) else None
+
+    def _on_selection(self) -> None:
+        link = self.selected()
+        if link is not None:
+            self.target_selected.emit(link.target)

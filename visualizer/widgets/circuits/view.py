@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -27,8 +31,8 @@ from visualizer.state.circuits import PRESS, CircuitsFrame, CircuitsState
 
 from . import captions
 from .composition_table import CompositionTable
-from .head_list import HeadList
-from .token_table import TokenTable
+from .head_list import HeadList, share_text
+from .token_table import TokenTable, vocabulary_masks
 
 RUN_KEY = "Ctrl+Return"
 
@@ -71,8 +75,21 @@ class CircuitsView(QWidget):
         self.heads = HeadList()
         self.show_button = QPushButton("Show in Playground")
         self.show_button.setToolTip("The selected head's attention map, large, on the Playground's input")
-        self.qk, self.ov = TokenTable(), TokenTable()
+        self.qk, self.ov, self.positions = TokenTable(), TokenTable(), TokenTable()
+        self.position_caption = _label(name="position_caption")
+        self.qk_tabs = QTabWidget()
+        self._pick_tab = False  # a new result: open the QK tab that carries the opening head's choice
+        self.centre_qk = QCheckBox("Centre QK rows")
+        self.centre_qk.setToolTip(captions.CENTRE_QK_TIP)
+        self.centre_ov = QCheckBox("Centre OV columns")
+        self.centre_ov.setToolTip(captions.CENTRE_OV_TIP)
+        for box in (self.centre_qk, self.centre_ov):
+            box.setChecked(True)  # what decides and what depends on the token read; raw tables one click away
+        self.only_selected = QCheckBox("Only the selected head's links")
+        self.only_selected.setToolTip("List only the links into or out of the head selected on the left")
         self.qk_caption, self.ov_caption = _label(name="qk_caption"), _label(name="ov_caption")
+        for caption in (self.qk_caption, self.ov_caption, self.position_caption):
+            caption.setToolTip(captions.READING_TIP)
         self.composition = CompositionTable()
         self.composition_note = _label(name="composition_note")
         self._layout()
@@ -85,17 +102,39 @@ class CircuitsView(QWidget):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
         bar.addStretch()
+        for box in (self.centre_qk, self.centre_ov):
+            bar.addWidget(box)
         splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(_column(self.heads, self.show_button, stretch=(1,)))
         included = _label(captions.INCLUDED, "circuits_included")
         included.setStyleSheet("color: #555;")
-        splitter.addWidget(
-            _column(self.qk_caption, self.qk, self.ov_caption, self.ov, included, stretch=(0, 1, 0, 1, 0))
+        self.qk_tabs.addTab(_column(self.qk_caption, self.qk, stretch=(0, 1)), "QK by token")
+        self.qk_tabs.addTab(_column(self.position_caption, self.positions, stretch=(0, 1)), "QK by position")
+        self.qk_tabs.setTabToolTip(
+            0,
+            "Which key token each query token prefers (positions left out); in brackets, the share of the head's "
+            "choice among keys that moves with the key's symbol",
         )
-        splitter.addWidget(
-            _column(_label(captions.COMPOSITION_CAPTION), self.composition, self.composition_note, stretch=(0, 1))
+        self.qk_tabs.setTabToolTip(
+            1,
+            "Which key position each query position prefers (symbols averaged); in brackets, the share of the "
+            "head's choice among keys that moves with the key's position",
         )
+        splitter.addWidget(_column(self.qk_tabs, self.ov_caption, self.ov, included, stretch=(3, 0, 2, 0)))
+        links_caption = _label(captions.COMPOSITION_CAPTION)
+        for label in (links_caption, self.composition_note):  # they wrap to the table's width, never widen it
+            policy = label.sizePolicy()  # keeps the height-for-width a wrapped label needs
+            policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+            label.setSizePolicy(policy)
+        links_column = _column(
+            links_caption,
+            self.only_selected,
+            self.composition,
+            self.composition_note,
+            stretch=(0, 0, 1),
+        )
+        splitter.addWidget(links_column)
         for index, share in enumerate((0, 1, 0)):  # the side tables keep their width (fit_width), QK and OV the rest
             splitter.setStretchFactor(index, share)
         layout = QVBoxLayout(self)
@@ -115,6 +154,15 @@ class CircuitsView(QWidget):
         st.progress_changed.connect(self._on_progress)
         st.message.connect(self.status.setText)
         self.heads.head_selected.connect(self.show_head)
+        self.heads.head_selected.connect(
+            lambda ref: self._filter_links(ref) if self.only_selected.isChecked() else None
+        )
+        self.only_selected.toggled.connect(lambda _on: self._filter_links(self.heads.selected()))
+        self.centre_ov.toggled.connect(self.heads.set_centred)
+        for table in (self.qk, self.ov, self.positions):
+            table.compact_changed.connect(lambda _on: self._write_captions())
+        for box in (self.centre_qk, self.centre_ov):
+            box.toggled.connect(lambda _on: self.show_head(self.heads.selected()))
         self.heads.head_chosen.connect(self.head_chosen)
         self.show_button.clicked.connect(self.heads.choose_selected)
         self.composition.target_selected.connect(self.heads.select)
@@ -137,34 +185,74 @@ class CircuitsView(QWidget):
 
     def show_frame(self, frame: CircuitsFrame | None) -> None:
         self.frame = frame
-        self.heads.set_heads(() if frame is None else frame.heads)
+        self._pick_tab = frame is not None
+        self.heads.set_heads(() if frame is None else frame.heads, () if frame is None else frame.positions)
         if frame is None:  # a new model: read it now if the tab is on screen
             QTimer.singleShot(0, self, self._compute_if_due)
-        self.composition.set_frame(frame)
         self.show_button.setEnabled(frame is not None)
+        self._filter_links(self.heads.selected())
+
+    def _filter_links(self, ref: HeadRef | None) -> None:
+        """The composition table: the strongest links, or only the selected head's when that box is ticked."""
+        frame = self.frame
+        only = ref if self.only_selected.isChecked() else None
+        self.composition.set_frame(frame, only)
         if frame is None:
             self.composition_note.setText("")
             return
-        self.composition_note.setText(
-            captions.composition_note(
-                len(self.composition.links), len(frame.composition), frame.above_baseline, frame.baseline
-            )
-        )
+        self.composition_note.setText(captions.composition_note(self.composition.links, frame, only))
 
     def show_head(self, ref: HeadRef | None) -> None:
         """The head's QK and OV tables (None: empty tables)."""
         frame = self.frame
         if frame is None or ref is None:
-            for table, caption in ((self.qk, self.qk_caption), (self.ov, self.ov_caption)):
+            for table, caption in (
+                (self.qk, self.qk_caption),
+                (self.ov, self.ov_caption),
+                (self.positions, self.position_caption),
+            ):
                 table.setRowCount(0)
                 table.setColumnCount(0)
                 caption.setText("")
+            self._name_tabs(None)
             return
         circuit, tokens = frame.circuit(ref), frame.tokens
-        self.qk.set_table(circuit.qk, tokens, tokens, partial(captions.qk_tip, ref))
-        self.ov.set_table(circuit.ov, tokens, tokens, partial(captions.ov_tip, ref))
-        self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale))
-        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale))
+        greyed, scaled = vocabulary_masks(len(tokens))
+        centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
+        qk = circuit.qk_centred if centre_qk else circuit.qk
+        ov = circuit.ov_centred if centre_ov else circuit.ov
+        self.qk.set_table(qk, tokens, tokens, partial(captions.qk_tip, ref, centre_qk), greyed, scaled)
+        self.ov.set_table(ov, tokens, tokens, partial(captions.ov_tip, ref, centre_ov), greyed, scaled)
+        self._show_positions(frame, ref)
+        self._write_captions()
+
+    def _write_captions(self) -> None:
+        """The three tables' captions for the head shown (their scale, centring and whether numbers fit)."""
+        ref = self.heads.selected()
+        if self.frame is None or ref is None:
+            return
+        centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
+        self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale, centre_qk, self.qk.compact))
+        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact))
+        self.position_caption.setText(captions.position_caption(ref, self.positions.scale, self.positions.compact))
+
+    def _show_positions(self, frame: CircuitsFrame, ref: HeadRef) -> None:
+        """The head's QK by position; decoder self-attention's hidden keys (j > i) greyed."""
+        circuit = frame.position(ref)
+        n = circuit.scores.shape[0]
+        greyed = np.triu(np.ones((n, n), dtype=bool), 1) if ref.kind == "decoder_self" else None
+        labels = [str(i) for i in range(n)]
+        self.positions.set_table(circuit.scores, labels, labels, partial(captions.position_tip, ref), greyed)
+        self._name_tabs(circuit.position_share)
+        if self._pick_tab:
+            self._pick_tab = False
+            self.qk_tabs.setCurrentIndex(1 if circuit.position_share > 0.5 else 0)
+
+    def _name_tabs(self, share: float | None) -> None:
+        """The QK tabs' titles carry the head's split between symbol and position."""
+        known = share is not None and share == share
+        self.qk_tabs.setTabText(0, "QK by token" + (f" ({share_text(1 - share)})" if known else ""))
+        self.qk_tabs.setTabText(1, "QK by position" + (f" ({share_text(share)})" if known else ""))
 
     def _on_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
