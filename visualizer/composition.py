@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.export import Exporter
     from visualizer.controllers.preferences import Preferences
     from visualizer.controllers.recovery import Recovery
+    from visualizer.lesson_dock import Lessons
     from visualizer.state.beam import BeamState
     from visualizer.state.compare import CompareSession
     from visualizer.state.length_lab import LengthLabState
@@ -88,6 +89,7 @@ class Application(QObject):
         self.analysis: AnalysisTabs | None = None  # the Heads, Causal and Circuits tabs
         self.heads = self.heads_view = None  # the Heads tab's state and view (in analysis too)
         self.badges = {}  # the playground's role badges, by attention kind
+        self.lessons: Lessons | None = None  # the Lessons dock, its runner and Help > Lessons
         self.loaded_at: float | None = None
         self._loading = self._preloading = None
         if QCoreApplication.instance() is not None:
@@ -135,6 +137,7 @@ class Application(QObject):
         from visualizer.controllers.export import Exporter
         from visualizer.controllers.preferences import Preferences
         from visualizer.controllers.recovery import Recovery
+        from visualizer.lesson_dock import install_lessons
         from visualizer.state.beam import BeamState
         from visualizer.state.cell_tools import cell_inspectors
         from visualizer.state.compare import CompareSession
@@ -189,6 +192,7 @@ class Application(QObject):
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
         build_menus(self)
+        self.lessons = install_lessons(self)
         self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
         self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
         install_page(analysis.causal_page, "Causal", win)  # built when first shown

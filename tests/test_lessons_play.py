@@ -1,0 +1,145 @@
+"""Each shipped lesson played in the real window at 1280x800, as a learner does it: Help > Lessons (F9), Start,
+Next, the mouse on a cell. Each step completes only on its own action, and every number the explanation quotes is
+one the app shows for that cell (the readout above the grid, the row of the map as drawn)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, QSettings, Qt
+from PySide6.QtWidgets import QAbstractButton
+from qt_helpers import wait_frame
+
+from core_model.shipped import resource_path
+from visualizer.composition import Application
+from visualizer.lessons.vocabulary import EVENTS
+from visualizer.shortcut_list import shortcut_groups
+
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@pytest.fixture
+def app(qtbot):
+    app = Application(checkpoint=resource_path("copy_rope.pt"), device="cpu")
+    qtbot.addWidget(app.window)
+    app.window.resize(1280, 800)
+    app.window.show()
+    app.start_loading()
+    qtbot.waitUntil(lambda: app.lessons is not None, timeout=60_000)
+    # the heads' roles, analysed after loading, add a legend line above the grids: the cells move once, then stay
+    qtbot.waitUntil(lambda: app.heads.roles is not None and bool(app.badges["cross"].texts()), timeout=60_000)
+    wait_frame(qtbot, app.session)
+    yield app
+    app.hub.dirty = False
+    app.window.close()
+
+
+def open_lessons(qtbot, app):
+    with qtbot.waitActive(app.window):
+        app.window.activateWindow()
+    qtbot.keyClick(app.window, Qt.Key.Key_F9)
+    qtbot.waitUntil(app.lessons.dock.isVisible)
+    return app.lessons.panel
+
+
+def start(qtbot, app, title: str):
+    panel = open_lessons(qtbot, app)
+    row = next(i for i in range(panel.lesson_list.count()) if panel.lesson_list.item(i).text().endswith(title))
+    panel.lesson_list.setCurrentRow(row)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: app.lessons.runner.ready, timeout=30_000)
+    return panel
+
+
+def press_next(qtbot, app, panel) -> None:
+    assert panel.next_button.isEnabled()
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: app.lessons.runner.ready or app.lessons.runner.lesson is None, timeout=30_000)
+
+
+def hover(qtbot, grid, layer: int, head: int, i: int, j: int) -> str:
+    """Rest the mouse on a cell; returns the readout above the grid once it names that cell."""
+    rect = grid.map_rect(layer, head)
+    pos = grid.graphics.mapFromScene(grid.atlas_plot.to_scene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5)))
+    qtbot.mouseMove(grid.graphics.viewport(), pos)
+    qtbot.waitUntil(lambda: grid.header.hover_label.text().startswith(f"L{layer + 1} H{head + 1} query {i} "))
+    return grid.header.hover_label.text()
+
+
+def numbers_match_the_app(text: str, readout: str, grid, layer: int, head: int, i: int) -> str:
+    """Every number of the explanation is one the readout shows or the row's sum as drawn; returns the weight."""
+    weight = readout.rsplit(": ", 1)[1]
+    row_sum = f"{np.nansum(grid.displayed_matrix(layer, head)[i], dtype=np.float64):.3f}"
+    shown = set(NUMBER.findall(readout)) | {row_sum}
+    quoted = NUMBER.findall(text)
+    assert weight in quoted and set(quoted) <= shown, (text, readout, row_sum)
+    return weight
+
+
+def test_f9_opens_the_dock_and_closing_it_is_remembered(qtbot, app):
+    assert not app.lessons.dock.isVisible()  # closed until asked for
+    assert any(
+        keys == "F9" and what == "Help › Lessons" for _, group in shortcut_groups(app.window) for keys, what in group
+    )
+    open_lessons(qtbot, app)
+    assert QSettings().value("lessons/visible", type=bool) is True
+    dock = app.lessons.dock
+    assert (
+        dock.geometry().left()
+        > app.playground.grid_stack.mapTo(app.window, app.playground.grid_stack.rect().topRight()).x() - 2
+    )
+    close = next(b for b in dock.findChildren(QAbstractButton) if b.isVisible() and b.parent() is dock)
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dock.isVisible())
+    assert QSettings().value("lessons/visible", type=bool) is False
+
+
+def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtbot, app):
+    panel, runner = start(qtbot, app, "What one attention map is"), app.lessons.runner
+    grid = app.playground.grids["cross"]
+    assert panel.progress_label.text() == "Step 1 of 2" and app.session.source_text == "3141"
+    assert app.playground.grid_tabs.currentWidget() is grid and app.playground.view_modes.mode() == "weights"
+    assert app.lessons.highlighter.overlay.parentWidget() is grid and app.lessons.highlighter.overlay.isVisible()
+    assert panel.explain_label.text() == "The model is copy_rope.pt, reading the source 3141."
+    press_next(qtbot, app, panel)
+    assert panel.progress_label.text() == "Step 2 of 2" and not panel.next_button.isEnabled() and not runner.done
+    place = grid.geometry()
+    for layer, head, i, j in ((1, 0, 2, 3), (0, 2, 4, 1)):  # the text follows the mouse: a second cell, new numbers
+        readout = hover(qtbot, grid, layer, head, i, j)
+        qtbot.waitUntil(lambda readout=readout: runner.done and runner.payload["readout"] == readout)
+        assert grid.geometry() == place and grid.header.hover_label.text() == readout  # the text moved nothing
+        text = panel.explain_label.text()
+        assert text.startswith(f"In L{layer + 1} H{head + 1}, query {i} ") and f"on key {j} " in text
+        numbers_match_the_app(text, readout, grid, layer, head, i)
+        assert "adds up to 1.000" in text  # a softmax row
+        assert set(runner.payload) == set(EVENTS["cell_hovered"].payload)
+    assert panel.next_button.isEnabled() and panel.next_button.text() == "Finish"
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: runner.lesson is None)
+    assert (
+        panel.title_label.text() == "Pick a lesson and press Start lesson." and app.lessons.highlighter.overlay is None
+    )
+
+
+def test_lesson_two_completes_only_on_the_diagonal_of_the_last_layer(qtbot, app):
+    panel, runner = start(qtbot, app, "Copying is a diagonal"), app.lessons.runner
+    grid = app.playground.grids["cross"]
+    assert app.session.source_text == "31415" and grid.current_maps().values.shape[0] == 2
+    press_next(qtbot, app, panel)
+    hover(qtbot, grid, 1, 1, 2, 2)  # last layer, off the diagonal
+    hover(qtbot, grid, 0, 1, 2, 3)  # the diagonal, first layer
+    assert not runner.done and not panel.explain_label.isVisible()
+    readout = hover(qtbot, grid, 1, 1, 2, 3)  # the diagonal of the last layer: the step is done
+    qtbot.waitUntil(lambda: runner.done)
+    text = panel.explain_label.text()
+    on_diagonal = float(numbers_match_the_app(text, readout, grid, 1, 1, 2))
+    assert text.startswith("L2 H2: query 2 puts ") and "the source symbol '4'" in text
+    press_next(qtbot, app, panel)
+    assert panel.progress_label.text() == "Step 3 of 3" and not runner.done
+    readout = hover(qtbot, grid, 1, 1, 2, 2)
+    qtbot.waitUntil(lambda: runner.done)
+    text = panel.explain_label.text()
+    off_diagonal = float(numbers_match_the_app(text, readout, grid, 1, 1, 2))
+    assert text.startswith("L2 H2: query 2 puts only ") and off_diagonal < on_diagonal

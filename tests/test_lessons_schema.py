@@ -1,0 +1,132 @@
+"""Lesson files are checked on load: every kind of mistake gives one message naming the file and the field, and a
+broken file never stops the others from loading. No Qt needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core_model.shipped import resource_path
+from visualizer.lessons.schema import LessonError, load_lessons, parse_lesson, tomllib
+from visualizer.lessons.vocabulary import ACTIONS, EVENTS, HIGHLIGHTS
+
+GOOD = """
+title = "A lesson"
+order = 3
+[[steps]]
+say = "Hover a cell."
+setup = [{ action = "set_source", text = "12" }, { action = "show_grid", kind = "cross" }]
+highlight = "playground.cross"
+until = { event = "cell_hovered", kind = "cross", layer = "last", key_minus_query = 1 }
+explain = "Query {query} puts {weight:.3f} on key {key} ({model}, {source})."
+"""
+
+
+def broken(old: str, new: str) -> str:
+    assert old in GOOD  # the case really changes the good lesson
+    return GOOD.replace(old, new)
+
+
+CASES = [  # (lesson text, the message must start with, and it must also say)
+    (
+        broken('event = "cell_hovered"', 'event = "hovr"'),
+        "lesson x.toml: steps[0].until.event: ",
+        "unknown event 'hovr'",
+    ),
+    (
+        broken('action = "set_source"', 'action = "typ"'),
+        "lesson x.toml: steps[0].setup[0].action: ",
+        "known: open_model",
+    ),
+    (broken('text = "12"', 'txt = "12"'), "lesson x.toml: steps[0].setup[0].txt: ", "set_source takes no 'txt'"),
+    (broken(', text = "12"', ""), "lesson x.toml: steps[0].setup[0].text: ", "missing (set_source needs it)"),
+    (broken('kind = "cross" }]', 'kind = "crss" }]'), "lesson x.toml: steps[0].setup[1].kind: ", "'crss'"),
+    (broken('layer = "last"', "layer = 0"), "lesson x.toml: steps[0].until.layer: ", "from 1"),
+    (broken("key_minus_query = 1", 'key_minus_query = "1"'), "lesson x.toml: steps[0].until.key_minus_query: ", ""),
+    (broken('"playground.cross"', '"playground.crss"'), "lesson x.toml: steps[0].highlight: ", "playground.cross"),
+    (broken("{weight:.3f}", "{wieght:.3f}"), "lesson x.toml: steps[0].explain: ", "unknown placeholder {wieght}"),
+    (broken("{key}", "{key_token:.2f}"), "lesson x.toml: steps[0].explain: ", "does not fit a str"),
+    (broken("{query}", "{query"), "lesson x.toml: steps[0].explain: ", "broken placeholder"),
+    (
+        broken('until = { event = "cell_hovered", kind = "cross", layer = "last", key_minus_query = 1 }\n', ""),
+        "lesson x.toml: steps[0].explain: ",
+        "unknown placeholder {query}; this step provides: model, source",
+    ),
+    (broken('title = "A lesson"', ""), "lesson x.toml: title: ", "missing"),
+    (broken("order = 3", 'order = "3"'), "lesson x.toml: order: ", "whole number"),
+    (broken("order = 3", "order = 3\ntheme = 1"), "lesson x.toml: theme: ", "unknown field"),
+    (broken('say = "Hover a cell."', 'sya = "Hover a cell."'), "lesson x.toml: steps[0].sya: ", "unknown field"),
+    (broken('say = "Hover a cell."', 'say = ""'), "lesson x.toml: steps[0].say: ", "non-empty"),
+    (
+        broken('action = "set_source", text = "12"', 'action = "open_model", model = "x.pt"'),
+        "lesson x.toml: steps[0].setup[0].model: ",
+        "copy_rope.pt",
+    ),
+    ('title = "t"\norder = 1\n', "lesson x.toml: steps: ", "at least one"),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "says"), CASES)
+def test_each_mistake_names_the_file_and_the_field(text, where, says):
+    with pytest.raises(LessonError) as caught:
+        parse_lesson(tomllib.loads(text), "x.toml")
+    message = str(caught.value)
+    assert message.startswith(where) and says in message, message
+
+
+def test_the_good_lesson_loads_with_every_field():
+    lesson = parse_lesson(tomllib.loads(GOOD), "x.toml")
+    step = lesson.steps[0]
+    assert (lesson.title, lesson.order, len(lesson.steps)) == ("A lesson", 3, 1)
+    assert [c.name for c in step.setup] == ["set_source", "show_grid"] and step.setup[0].params == {"text": "12"}
+    assert step.until.name == "cell_hovered" and step.until.params["layer"] == "last"
+    assert step.highlight == "playground.cross"
+
+
+@given(st.text(min_size=1, max_size=12).filter(lambda name: name not in EVENTS))
+def test_any_unknown_event_is_named(name):
+    data = tomllib.loads(GOOD)
+    data["steps"][0]["until"]["event"] = name
+    with pytest.raises(LessonError, match=r"^lesson x\.toml: steps\[0\]\.until\.event: unknown event"):
+        parse_lesson(data, "x.toml")
+
+
+@given(st.sampled_from(sorted(EVENTS)), st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=10))
+def test_a_placeholder_is_accepted_exactly_when_the_event_provides_it(event, name):
+    data = tomllib.loads(GOOD)
+    data["steps"][0]["until"] = {"event": event, **({"kind": "cross"} if "kind" in EVENTS[event].params else {})}
+    data["steps"][0]["explain"] = f"{{{name}}}"
+    if name in EVENTS[event].payload or name in ("model", "source"):
+        parse_lesson(data, "x.toml")
+    else:
+        with pytest.raises(LessonError, match=rf"unknown placeholder \{{{name}\}}"):
+            parse_lesson(data, "x.toml")
+
+
+def test_a_broken_file_is_reported_and_the_others_still_load(tmp_path: Path):
+    (tmp_path / "01-good.toml").write_text(GOOD)
+    (tmp_path / "02-bad.toml").write_text(broken('event = "cell_hovered"', 'event = "hovr"'))
+    (tmp_path / "03-not-toml.toml").write_text("title = ")
+    lessons, problems = load_lessons(tmp_path)
+    assert [lesson.title for lesson in lessons] == ["A lesson"]
+    assert problems[0].startswith("lesson 02-bad.toml: steps[0].until.event: unknown event 'hovr'")
+    assert problems[1].startswith("lesson 03-not-toml.toml: not valid TOML")
+
+
+def test_the_shipped_lessons_load_in_order():
+    lessons, problems = load_lessons(resource_path("lessons"))
+    assert problems == []
+    assert [lesson.title for lesson in lessons][:2] == ["What one attention map is", "Copying is a diagonal"]
+
+
+def test_the_runtime_implements_exactly_the_names_a_file_may_use():
+    from visualizer.lessons.actions import ACTION_RUNNERS
+    from visualizer.lessons.events import EVENT_LISTENERS
+    from visualizer.lessons.targets import TARGETS
+
+    assert set(ACTION_RUNNERS) == set(ACTIONS)
+    assert set(EVENT_LISTENERS) == set(EVENTS)
+    assert tuple(TARGETS) == HIGHLIGHTS

@@ -1,0 +1,107 @@
+"""What a lesson file may name: set-up actions, completing events, highlight targets and placeholders.
+
+Qt-free, so a lesson file is checked without starting the app; the runtime registries (actions.py, events.py,
+targets.py) implement exactly these names, and a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+TABS = ("Playground", "Positional encoding", "Trainer", "Heads", "Length lab", "Causal", "Circuits")
+VIEWS = ("weights", "scores", "norms", "rollout")  # the Playground's "Show" choice
+
+
+def _text(value: object) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+
+
+def _choice(*allowed: str) -> Callable[[object], str | None]:
+    def check(value: object) -> str | None:
+        return None if value in allowed else f"unknown value {value!r}; known: {', '.join(allowed)}"
+
+    return check
+
+
+def _whole(value: object) -> str | None:
+    return None if isinstance(value, int) and not isinstance(value, bool) else "must be a whole number"
+
+
+def _counted(value: object) -> str | None:
+    """A 1-based layer or head as the app labels it ("L2 H1"), or "last"."""
+    ok = value == "last" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+    return None if ok else 'must be a number from 1 (as the app labels it) or "last"'
+
+
+def _shipped_model(value: object) -> str | None:
+    from core_model.shipped import SHIPPED_CHECKPOINTS
+
+    return _choice(*SHIPPED_CHECKPOINTS)(value)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an action or event: how to check its value, and whether a file must give it."""
+
+    check: Callable[[object], str | None]  # None when fine, else what is wrong
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    """An event that completes a step: its parameters (which occurrences count) and the payload it provides."""
+
+    params: dict[str, Param]
+    payload: dict[str, type]  # placeholder name -> type of its value
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    params: dict[str, Param] = field(default_factory=dict)
+    doc: str = ""
+
+
+ACTIONS: dict[str, ActionSpec] = {
+    "open_model": ActionSpec({"model": Param(_shipped_model, True)}, "open a shipped checkpoint (waits until loaded)"),
+    "set_source": ActionSpec({"text": Param(_text, True)}, "type a source into the Playground (waits for its maps)"),
+    "show_tab": ActionSpec({"tab": Param(_choice(*TABS), True)}, "bring a tab of the window to the front"),
+    "show_grid": ActionSpec({"kind": Param(_choice(*KINDS), True)}, "show one of the Playground's three grids"),
+    "set_view": ActionSpec({"view": Param(_choice(*VIEWS), True)}, "pick what the maps show (waits for its maps)"),
+}
+
+_MAP_FILTER = {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted), "head": Param(_counted)}
+_MAP_PAYLOAD = {"map": str, "layer": int, "head": str}  # "L2 H2" (or "L2 avg"), 2, "2" (or "avg")
+
+EVENTS: dict[str, EventSpec] = {
+    "cell_hovered": EventSpec(
+        {**_MAP_FILTER, "key_minus_query": Param(_whole)},
+        {
+            **_MAP_PAYLOAD,
+            "query": int,
+            "key": int,
+            "query_token": str,
+            "key_token": str,
+            "weight": float,
+            "row_sum": float,
+            "readout": str,
+        },
+        "the mouse rests on an unmasked cell of a Playground grid; the numbers are the ones shown",
+    ),
+    "map_clicked": EventSpec(dict(_MAP_FILTER), dict(_MAP_PAYLOAD), "a map of a Playground grid was clicked"),
+    "source_typed": EventSpec({"text": Param(_text)}, {"typed": str}, "the learner typed into the Source field"),
+}
+
+LIVE_VALUES: dict[str, type] = {"model": str, "source": str}  # every explanation may use these
+HIGHLIGHTS = (
+    "playground.encoder_self",
+    "playground.decoder_self",
+    "playground.cross",
+    "playground.grid_tabs",
+    "playground.source",
+    "playground.view",
+    "playground.prediction",
+)
+SAMPLES: dict[type, object] = {str: "x", int: 1, float: 0.5}  # a format spec is tried on these at load time

@@ -1,0 +1,146 @@
+"""The Lessons dock: pick a lesson, read the step, do it in the app, read the explanation, go on.
+
+Render only: it shows what the LessonRunner says and asks it to start, go back or go on.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from visualizer.lessons.runner import LessonRunner
+from visualizer.lessons.schema import Lesson
+
+ERROR_STYLE = "color: #a94442;"
+EXPLAIN_STYLE = "background: #eef6ee; border-left: 3px solid #4a9a4a; padding: 4px;"
+DOCK_WIDTH = 300  # beside the grids at 1280 px: the Playground's controls keep their 440 px
+
+
+def _wrapped(text: str = "", style: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setStyleSheet(style)
+    return label
+
+
+class LessonPanel(QWidget):
+    """The lesson list, then the current step: "Step 2 of 5", what to do, the explanation, Back and Next."""
+
+    def __init__(self, runner: LessonRunner, lessons: list[Lesson], problems: list[str]) -> None:
+        super().__init__()
+        self.runner, self.lessons = runner, lessons
+        self.lesson_list = QListWidget()
+        for lesson in lessons:
+            item = QListWidgetItem(f"{lesson.order}. {lesson.title}")
+            item.setToolTip(lesson.summary)
+            self.lesson_list.addItem(item)
+        self.lesson_list.setMaximumHeight(120)
+        self.start_button = QPushButton("Start lesson")
+        self.problems_label = _wrapped("\n".join(problems), ERROR_STYLE)
+        self.problems_label.setVisible(bool(problems))
+        self.title_label, self.progress_label = _wrapped(style="font-weight: bold;"), QLabel()
+        self.say_label, self.status_label = _wrapped(), _wrapped(style="color: gray;")
+        self.explain_label = _wrapped(style=EXPLAIN_STYLE)
+        self.back_button, self.next_button = QPushButton("Back"), QPushButton("Next")
+        self._lay_out()
+        self.lesson_list.itemActivated.connect(lambda _item: self._start_selected())
+        self.start_button.clicked.connect(self._start_selected)
+        self.back_button.clicked.connect(runner.back)
+        self.next_button.clicked.connect(runner.next)
+        runner.step_started.connect(self._show_step)
+        runner.step_ready.connect(self._show_ready)
+        runner.step_done.connect(self._show_done)
+        runner.failed.connect(self._show_failure)
+        runner.stopped.connect(self._show_no_lesson)
+        if lessons:
+            self.lesson_list.setCurrentRow(0)
+        self._show_no_lesson()
+
+    def _lay_out(self) -> None:
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.back_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.next_button)
+        layout = QVBoxLayout(self)
+        for widget in (self.lesson_list, self.start_button, self.problems_label, self.title_label):
+            layout.addWidget(widget)
+        for widget in (self.progress_label, self.say_label, self.status_label, self.explain_label):
+            layout.addWidget(widget)
+        layout.addLayout(buttons)
+        layout.addStretch(1)
+
+    def _start_selected(self) -> None:
+        row = self.lesson_list.currentRow()
+        if 0 <= row < len(self.lessons):
+            self.runner.start(self.lessons[row])
+
+    def _show_no_lesson(self) -> None:
+        self.title_label.setText("Pick a lesson and press Start lesson." if self.lessons else "No lessons found.")
+        for label in (self.progress_label, self.say_label, self.status_label, self.explain_label):
+            label.clear()
+        self.explain_label.hide()
+        self.back_button.setEnabled(False)
+        self.next_button.setEnabled(False)
+
+    def _show_step(self, index: int) -> None:
+        lesson = self.runner.lesson
+        assert lesson is not None
+        self.title_label.setText(lesson.title)
+        self.progress_label.setText(f"Step {index + 1} of {len(lesson.steps)}")
+        self.say_label.setText(lesson.steps[index].say)
+        self.status_label.setStyleSheet("color: gray;")
+        self.status_label.setText("Setting up the app…")
+        self.explain_label.clear()
+        self.explain_label.hide()
+        self.back_button.setEnabled(index > 0)
+        self.next_button.setEnabled(False)
+        self.next_button.setText("Finish" if index + 1 == len(lesson.steps) else "Next")
+
+    def _show_ready(self, _index: int) -> None:
+        waiting = self.runner.step.until is not None
+        self.status_label.setText("Your turn: do it in the window." if waiting else "")
+
+    def _show_done(self, _index: int, explanation: str) -> None:
+        self.status_label.setText("Done." if self.runner.step.until is not None else "")
+        self.explain_label.setText(explanation)
+        self.explain_label.setVisible(bool(explanation))
+        self.next_button.setEnabled(True)
+
+    def _show_failure(self, message: str) -> None:
+        self.status_label.setStyleSheet(ERROR_STYLE)
+        self.status_label.setText(message)
+
+
+class LessonDock(QDockWidget):
+    """The panel as a closable dock; `closed` says the learner closed it (the app remembers that)."""
+
+    closed = Signal()
+
+    def __init__(self, panel: LessonPanel) -> None:
+        super().__init__("Lessons")
+        self.setObjectName("lessons dock")  # saveState needs a name
+        scroll = QScrollArea()  # a longer explanation scrolls: it never widens the dock or moves the grids
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(panel)
+        self.setWidget(scroll)
+        self.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.setMinimumWidth(DOCK_WIDTH)
+        self.setMaximumWidth(DOCK_WIDTH + 120)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
+        super().closeEvent(event)
+        self.closed.emit()
