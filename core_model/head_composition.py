@@ -123,6 +123,35 @@ def random_baseline(config: ModelConfig, samples: int = 100, seed: int = 0) -> C
     )
 
 
+@dataclass(frozen=True)
+class UnlinkedScores:
+    """Each type's score between the model's own heads where no path exists: mean, 95th percentile, pair count.
+
+    Random matrices are full rank in every direction; trained heads are not, and their scores sit above random ones
+    whether or not they compose. The same score between trained heads that cannot feed each other (a head into an
+    earlier one, or into one of its own sublayer) is a yardstick made of trained weights: a link above its 95th
+    percentile stands out from what training alone gives.
+    """
+
+    mean: dict[CompositionType, float]
+    p95: dict[CompositionType, float]  # np.percentile(..., 95), linear interpolation
+    pairs: int  # ordered pairs of distinct heads without a path, each scored for every type
+
+
+def unlinked_scores(model: Seq2SeqTransformer) -> UnlinkedScores:
+    """The composition score of every type for every ordered pair of distinct heads with no path between them."""
+    refs = head_refs(model.config)
+    matrices = {ref: head_matrices(model, ref) for ref in refs}
+    # never empty: a cross head never feeds an encoder head, and every model has both
+    pairs = [(s, t) for s in refs for t in refs if s != t and not composition_types(s, t)]
+    scores = {kind: [composition_score(matrices[s], matrices[t], kind) for s, t in pairs] for kind in COMPOSITION_TYPES}
+    return UnlinkedScores(
+        {kind: float(np.mean(values)) for kind, values in scores.items()},
+        {kind: float(np.percentile(values, 95)) for kind, values in scores.items()},
+        len(pairs),
+    )
+
+
 def _random_head(config: ModelConfig, generator: torch.Generator) -> HeadMatrices:
     d, hd = config.d_model, config.head_dim
     draw = lambda *shape: torch.randn(*shape, generator=generator, dtype=torch.float64)  # noqa: E731

@@ -62,10 +62,20 @@ class PositionCircuit:
         total = self.position_spread + self.token_spread
         return self.position_spread / total if total > 0 else math.nan
 
+    @property
+    def scores_centred(self) -> np.ndarray:
+        """Each row less its mean over the keys it may attend to (j <= i for decoder self-attention): softmax ignores
+        a row's constant. Hidden cells keep their place, shifted by the same row mean."""
+        n = self.scores.shape[0]
+        allowed = np.tril(np.ones((n, n), dtype=bool)) if self.ref.kind == "decoder_self" else np.ones((n, n), bool)
+        means = np.array([row[keep].mean() for row, keep in zip(self.scores, allowed, strict=True)])
+        return self.scores - means[:, None]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.ref.to_dict(),
             "scores": self.scores.tolist(),
+            "scores_centred": self.scores_centred.tolist(),
             "position_spread": self.position_spread,
             "token_spread": self.token_spread,
             "position_share": self.position_share,

@@ -17,7 +17,7 @@ import torch
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint, save_checkpoint
 from core_model.circuits import token_circuits
-from core_model.head_composition import MAX_BASELINE_SAMPLES, composition_scores, random_baseline
+from core_model.head_composition import MAX_BASELINE_SAMPLES, composition_scores, random_baseline, unlinked_scores
 from core_model.position_circuits import MAX_POSITION_TABLE, position_circuits
 from core_model.shipped import resource_path
 from visualizer.cli import main
@@ -55,6 +55,8 @@ def test_the_json_holds_every_heads_circuits_the_composition_and_the_baseline(ca
         (s.source.to_dict(), s.target.to_dict(), s.type, s.score) for s in scores
     ]
     assert data["baseline"] == random_baseline(model.config, 100, 0).scores
+    unlinked = unlinked_scores(model)
+    assert data["unlinked"] == {"mean": unlinked.mean, "p95": unlinked.p95, "pairs": unlinked.pairs}
     assert (data["baseline_samples"], data["seed"]) == (100, 0)
 
 

@@ -16,6 +16,7 @@ from core_model.head_composition import (
     composition_pairs,
     composition_scores,
     random_baseline,
+    unlinked_scores,
 )
 from core_model.shipped import resource_path
 
@@ -188,3 +189,49 @@ def test_the_baselines_percentile_and_spread_are_those_of_the_same_random_heads_
         assert baseline.p95[kind] == pytest.approx(np.percentile(values, 95), abs=EXACT)
         assert baseline.spread[kind] == pytest.approx(np.std(values), abs=EXACT)
         assert baseline.scores[kind] < baseline.p95[kind] < max(values) and baseline.spread[kind] > 0
+
+
+def _ov_qk(model, kind: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """One head's W_OV and W_QK built from the module's weights with numpy, float64."""
+    attn = {
+        "encoder_self": lambda: model.encoder_layers[layer].self_attn,
+        "decoder_self": lambda: model.decoder_layers[layer].self_attn,
+        "cross": lambda: model.decoder_layers[layer].cross_attn,
+    }[kind]()
+    d = attn.head_dim
+    rows = slice(head * d, (head + 1) * d)
+    weight = lambda m: m.weight.detach().double().numpy()  # noqa: E731
+    w_q, w_k, w_v = weight(attn.q_proj)[rows], weight(attn.k_proj)[rows], weight(attn.v_proj)[rows]
+    return weight(attn.out_proj)[:, rows] @ w_v, w_q.T @ w_k
+
+
+def test_unlinked_scores_are_every_pair_without_a_path_scored_with_numpy():
+    model = load_checkpoint(resource_path("sort_rope.pt")).build().eval()
+    n_layers, n_heads = model.config.n_encoder_layers, model.config.n_heads
+    heads = [
+        (k, layer, h)
+        for k in ("encoder_self", "decoder_self", "cross")
+        for layer in range(n_layers)
+        for h in range(n_heads)
+    ]
+    step = lambda k, layer: -1 if k == "encoder_self" else 2 * layer + (k == "cross")  # noqa: E731
+
+    def linked(s, t) -> bool:
+        if s[0] == "encoder_self":
+            return t[0] == "cross" or (t[0] == "encoder_self" and t[1] > s[1])
+        return t[0] != "encoder_self" and step(t[0], t[1]) > step(s[0], s[1])
+
+    pairs = [(s, t) for s in heads for t in heads if s != t and not linked(s, t)]
+    fro = np.linalg.norm
+    scores = {"Q": [], "K": [], "V": []}
+    for s, t in pairs:
+        ov1, _ = _ov_qk(model, *s)
+        ov2, qk2 = _ov_qk(model, *t)
+        scores["Q"].append(fro(qk2.T @ ov1) / (fro(qk2) * fro(ov1)))
+        scores["K"].append(fro(qk2 @ ov1) / (fro(qk2) * fro(ov1)))
+        scores["V"].append(fro(ov2 @ ov1) / (fro(ov2) * fro(ov1)))
+    found = unlinked_scores(model)
+    assert found.pairs == len(pairs) == 376  # of 24 * 23 ordered pairs of distinct heads, 176 are linked
+    for kind in "QKV":
+        assert found.mean[kind] == pytest.approx(np.mean(scores[kind]), abs=1e-10)
+        assert found.p95[kind] == pytest.approx(np.percentile(scores[kind], 95), abs=1e-10)

@@ -157,6 +157,17 @@ def test_to_dict_holds_the_head_the_table_and_the_spreads():
     assert row["scores"] == circuit.scores.tolist() and np.array(row["scores"]).shape == (3, 3)
     assert (row["position_spread"], row["token_spread"]) == (circuit.position_spread, circuit.token_spread)
     assert row["position_share"] == circuit.position_share
+    assert row["scores_centred"] == circuit.scores_centred.tolist()
+
+
+@pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
+def test_centred_rows_lose_their_mean_over_the_keys_the_query_may_see(kind):
+    circuit = next(c for c in position_circuits(tiny("rope", "pre"), 5) if c.ref.kind == kind)
+    for i in range(5):
+        keys = range(i + 1) if kind == "decoder_self" else range(5)  # the causal mask hides j > i
+        mean = sum(circuit.scores[i, j] for j in keys) / len(keys)
+        for j in range(5):
+            assert circuit.scores_centred[i, j] == pytest.approx(circuit.scores[i, j] - mean, abs=1e-12)
 
 
 @pytest.mark.parametrize(

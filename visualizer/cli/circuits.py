@@ -50,7 +50,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Read the circuits and composition scores from the checkpoint and print one JSON line."""
     from core_model.circuits import token_circuits
-    from core_model.head_composition import composition_scores, random_baseline
+    from core_model.head_composition import composition_scores, random_baseline, unlinked_scores
     from core_model.position_circuits import default_positions, position_circuits
 
     device = device_arg(ns.device or "cpu")
@@ -59,6 +59,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if n_positions > model.config.max_len:
         raise ArgumentError(f"--positions {n_positions} is more than this model's max_len {model.config.max_len}")
     baseline = random_baseline(model.config, ns.baseline_samples, ns.seed)
+    unlinked = unlinked_scores(model)
     out = {
         "tokens": task.vocabulary.tokens(range(model.config.vocab_size)),
         "heads": [circuit.to_dict() for circuit in token_circuits(model)],
@@ -69,6 +70,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "baseline_p95": dict(baseline.p95),
         "baseline_spread": dict(baseline.spread),
         "baseline_samples": baseline.samples,
+        "unlinked": {"mean": dict(unlinked.mean), "p95": dict(unlinked.p95), "pairs": unlinked.pairs},
         "seed": baseline.seed,
         "task": task.task,
         "device": str(device),

@@ -3,8 +3,9 @@
 The numbers are core_model.circuits', core_model.position_circuits' and core_model.head_composition's, with the
 defaults of `attention-playground circuits` (the baseline's 100 samples and seed 0, the task's positions), so the tab
 shows what the CLI prints. They are read from the weights alone (no source is run), on a copy of the model, in a task
-slot that reports each of its steps and stops between them. A link counts as composition only above the 95th
-percentile of random heads' scores: random scores pack tightly, and about half of them lie above their mean.
+slot that reports each of its steps and stops between them. A link is listed only above the 95th percentile of two
+yardsticks: random heads' scores (which pack tightly, about half above their mean) and the model's own heads' scores
+where no path exists (trained heads score above random ones whether or not they compose).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal
 
 from core_model.circuits import HeadCircuit, HeadRef, token_circuits
-from core_model.head_composition import CompositionBaseline, CompositionScore, composition_scores, random_baseline
+from core_model.head_composition import (
+    CompositionBaseline,
+    CompositionScore,
+    CompositionType,
+    UnlinkedScores,
+    composition_scores,
+    random_baseline,
+    unlinked_scores,
+)
 from core_model.model import Seq2SeqTransformer
 from core_model.position_circuits import PositionCircuit, default_positions, position_circuits
 
@@ -37,7 +46,10 @@ class CircuitsFrame:
     positions: tuple[PositionCircuit, ...]  # head_refs order
     composition: tuple[CompositionScore, ...]
     baseline: CompositionBaseline
+    unlinked: UnlinkedScores
     model_name: str = ""  # "the reverse model (reverse_rope.pt)": what the status line names
+    anchored: bool = False  # sources are <bos> symbols <eos> (position 0 of a source is <bos>), else symbols alone
+    positional: str = "rope"  # the model's position encoding: "rope" or "sinusoidal"
 
     def circuit(self, ref: HeadRef) -> HeadCircuit:
         return next(h for h in self.heads if h.ref == ref)
@@ -45,9 +57,13 @@ class CircuitsFrame:
     def position(self, ref: HeadRef) -> PositionCircuit:
         return next(p for p in self.positions if p.ref == ref)
 
+    def bar(self, kind: CompositionType) -> float:
+        """The score a link of this type must pass: the higher of the two yardsticks' 95th percentiles."""
+        return max(self.baseline.p95[kind], self.unlinked.p95[kind])
+
     def above_noise(self, link: CompositionScore) -> bool:
-        """Above the 95th percentile of random heads' scores of its type: 1 random pair in 20 gets there."""
-        return link.score > self.baseline.p95[link.type]
+        """Above both yardsticks' 95th percentiles: 1 random pair in 20, 1 unlinked trained pair in 20, get there."""
+        return link.score > self.bar(link.type)
 
     def ratio(self, link: CompositionScore) -> float:
         """The score as a multiple of what random heads of the same shapes give for its type."""
@@ -63,7 +79,7 @@ class CircuitsFrame:
         return tuple(sorted(kept, key=self.ratio, reverse=True)[:n])
 
     @property
-    def above_p95(self) -> int:
+    def standing_out(self) -> int:
         return sum(1 for link in self.composition if self.above_noise(link))
 
 
@@ -78,11 +94,11 @@ def read_circuits(state: TaskStateApi, model: Seq2SeqTransformer, samples: int, 
     state.step((1, len(STEPS)))
     positions = tuple(position_circuits(model, n_positions))
     state.step((2, len(STEPS)))
-    composition = tuple(composition_scores(model))
+    composition, unlinked = tuple(composition_scores(model)), unlinked_scores(model)
     state.step((3, len(STEPS)))
     baseline = random_baseline(model.config, samples, seed)
     state.report((4, len(STEPS)))
-    return heads, positions, composition, baseline
+    return heads, positions, composition, baseline, unlinked
 
 
 class CircuitsState(QObject):
@@ -140,14 +156,24 @@ class CircuitsState(QObject):
         if self._asked != self.hub.generation:
             self._end("The model changed while this ran: " + PRESS)
             return
-        heads, positions, composition, baseline = found
+        heads, positions, composition, baseline, unlinked = found
         tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
-        self.frame = CircuitsFrame(tokens, heads, positions, composition, baseline, self._model_name())
+        self.frame = CircuitsFrame(
+            tokens,
+            heads,
+            positions,
+            composition,
+            baseline,
+            unlinked,
+            self._model_name(),
+            self.hub.task.anchored,
+            self.hub.model.config.positional,
+        )
         self.frame_changed.emit(self.frame)
         self._end(
             f"The {self.frame.model_name}: {len(heads)} heads over {len(tokens)} tokens and "
             f"{positions[0].scores.shape[0] if positions else 0} positions; {len(composition)} composition links, "
-            f"{self.frame.above_p95} above 95 % of random heads' scores."
+            f"{self.frame.standing_out} stand out (above 95 % of random heads' and of unlinked heads' scores)."
         )
 
     def _model_name(self) -> str:

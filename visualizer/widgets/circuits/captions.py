@@ -22,12 +22,13 @@ INTRO = (
 )
 INCLUDED = (
     "Direct path: each head on embeddings alone (× √d_model, pre-norm gains folded in). Left out: biases, the norms' "
-    "centring and scaling, and what earlier layers write. Encoder heads' OV is a lens through the output layer."
+    "centring and scaling (so compare cells within a table, not across), and what earlier layers write. Encoder "
+    "heads' OV is a lens through the output layer."
 )
 COMPOSITION_CAPTION = (
     "Composition (Elhage et al. 2021): how much one head's output feeds a later head's query (Q), key (K) or value "
-    "(V). Listed: links above 95 % of random heads' scores, sorted by × baseline (the score over random heads' mean "
-    "score; near 1× is what random heads give)."
+    "(V). Listed: links that stand out, above 95 % of random heads' scores and of the scores this model's own heads "
+    "get where no path joins them; sorted by × baseline (the score over random heads' mean)."
 )
 CENTRE_QK_TIP = (
     "Subtract from each QK row its mean over the symbol keys. Softmax ignores a constant added to a row, so what is "
@@ -40,7 +41,9 @@ CENTRE_OV_TIP = (
 )
 READING_TIP = (
     "Green = more, red = less, darkest at the largest size among the symbols (cells beyond it are drawn at full "
-    "colour). Bold: each row's highest cell, the one softmax favours. <pad> is grey: the padding mask always hides it. "
+    "colour). Bold: each row's highest cell, the one softmax favours. Grey: a token that never stands there (<pad>, "
+    "which the padding masks hide; <eos> as a decoder input; <bos> as an output; <bos> and <eos> in a source that is "
+    "not anchored). The sizes leave the norms' scaling out, so only comparisons within one table mean anything. "
     "Hover a cell for its exact value"
 )
 SIDES = {  # (query tokens, key tokens) of each kind
@@ -50,12 +53,20 @@ SIDES = {  # (query tokens, key tokens) of each kind
 }
 
 
-COMPACT_NOTE = " Too narrow for the numbers: hover a cell (● = row winner)."
+COMPACT_NOTE = " Hover for numbers (● = row winner)."
+
+
+def heads_legend(centred: bool) -> str:
+    table = "the centred OV table" if centred else "the raw OV table (Elhage et al.)"
+    return (
+        f"Copying: of {table}. Italic: encoder heads, read through the output layer as a lens. By pos.: how much the "
+        "head picks keys by position. Click a header to sort."
+    )
 
 
 def qk_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False) -> str:
     query, key = SIDES[ref.kind]
-    what = "score before softmax, minus the row's mean" if centred else "score before softmax"
+    what = "score before softmax, minus the row's mean over the symbols" if centred else "score before softmax"
     return (
         f"<b>QK of {head_label(ref)}</b>: row = query token ({query}), column = key token ({key}), cell = {what} "
         f"(±{scale:.1f} darkest). Bold: each row's winner." + (COMPACT_NOTE if compact else "")
@@ -67,32 +78,51 @@ def ov_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool 
     what = "logit the head adds, less its column's and row's means" if centred else "logit the head adds"
     return (
         f"<b>OV of {head_label(ref)}</b>: row = token attended to ({attended}), column = output token, cell = {what} "
-        f"(±{scale:.1f} darkest). A bold green diagonal: the head copies what it reads."
+        f"(±{scale:.1f} darkest). A green diagonal: it copies what it reads; red: it suppresses it."
         + (COMPACT_NOTE if compact else "")
     )
 
 
-def position_caption(ref: HeadRef, scale: float, compact: bool) -> str:
+def first_position(side: str, anchored: bool) -> str:
+    """What position 0 holds on a side: the decoder's input starts with <bos>, a source only when anchored."""
+    return "&lt;bos&gt;" if side == "output" or anchored else "the first symbol"
+
+
+def position_caption(
+    ref: HeadRef, scale: float, compact: bool, anchored: bool = True, centred: bool = True, positional: str = "rope"
+) -> str:
     query, key = SIDES[ref.kind]
-    hidden = " Grey: hidden by the causal mask." if ref.kind == "decoder_self" else ""
-    numbers = COMPACT_NOTE if compact else ""
+    firsts = {first_position(query, anchored), first_position(key, anchored)}
+    zero = (
+        f"0 = {firsts.pop()}"
+        if len(firsts) == 1
+        else f"0 = {first_position(query, anchored)} (rows), {first_position(key, anchored)} (columns)"
+    )
+    what = "score, symbols averaged" + (", less the row's mean" if centred else "")
+    diagonal = ""
+    if positional == "rope":
+        diagonal = (
+            " RoPE: raw scores are constant along each diagonal." if centred else " Constant along each diagonal."
+        )
+    hidden = " Grey: causal mask." if ref.kind == "decoder_self" else ""
+    numbers = " Hover for numbers." if compact else ""
     return (
         f"<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = key position ({key}), "
-        f"cell = score averaged over the symbols (±{scale:.1f} darkest). 0 is &lt;bos&gt;; under RoPE each diagonal "
-        f"is constant. On embeddings alone: in a real pass the offset a head prefers can differ (Show in Playground)."
-        f"{hidden}{numbers}"
+        f"{zero}; cell = {what} (±{scale:.1f}). It shows how much the head goes by position, not which offset the "
+        f"model uses (Show in Playground).{diagonal}{hidden}{numbers}"
     )
 
 
-def position_tip(ref: HeadRef, query: str, key: str, value: float) -> str:
+def position_tip(ref: HeadRef, centred: bool, query: str, key: str, value: float) -> str:
+    shift = ", less the row's mean" if centred else ""
     return (
         f"{head_label(ref)} QK by position: a query at position {query} gives a key at position {key} the score "
-        f"{value:+.4f} (before softmax, averaged over the symbols)"
+        f"{value:+.4f} (before softmax, averaged over the symbols{shift})"
     )
 
 
 def qk_tip(ref: HeadRef, centred: bool, query: str, key: str, value: float) -> str:
-    shift = " after subtracting the row's mean" if centred else ""
+    shift = " after subtracting the row's mean over the symbols" if centred else ""
     return f"{head_label(ref)} QK: query {query!r} gives key {key!r} the score {value:+.4f} (before softmax{shift})"
 
 
@@ -102,16 +132,15 @@ def ov_tip(ref: HeadRef, centred: bool, attended: str, output: str, value: float
 
 
 def composition_note(shown: Sequence[CompositionScore], frame: CircuitsFrame, only: HeadRef | None) -> str:
-    baseline = frame.baseline
-    kinds = baseline.scores
-    random = ", ".join(
-        f"{kind} {kinds[kind]:.3f} (95 %: {baseline.p95[kind]:.3f}, spread {baseline.spread[kind]:.3f})"
-        for kind in kinds
-    )
-    which = f"{head_label(only)}'s links" if only is not None else "links"
-    count = sum(1 for link in frame.composition if only in (None, link.source, link.target))
+    baseline, unlinked = frame.baseline, frame.unlinked
+    random = ", ".join(f"{kind} {mean:.3f} (95 %: {baseline.p95[kind]:.3f})" for kind, mean in baseline.scores.items())
+    own = ", ".join(f"{kind} {mean:.3f} (95 %: {unlinked.p95[kind]:.3f})" for kind, mean in unlinked.mean.items())
+    mine = [link for link in frame.composition if only in (None, link.source, link.target)]
+    standing = sum(1 for link in mine if frame.above_noise(link))
+    which = f"{head_label(only)}'s {len(mine)} links" if only is not None else f"all {len(mine)} links"
+    listed = f"the {len(shown)} strongest listed" if len(shown) < standing else "all listed"
     return (
-        f"The {len(shown)} strongest of {count} {which}; {frame.above_p95} of all {len(frame.composition)} lie above "
-        f"95 % of random heads' scores. Random heads ({baseline.samples} pairs, seed {baseline.seed}), mean: "
-        f"{random}. Select a link to see the head it feeds."
+        f"{standing} of {which} stand out ({listed}). Random heads ({baseline.samples} pairs, seed {baseline.seed}), "
+        f"mean: {random}. This model's heads where no path joins them ({unlinked.pairs} pairs), mean: {own}. Select "
+        "a link to see the head it feeds."
     )

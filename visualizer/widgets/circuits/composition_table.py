@@ -17,7 +17,7 @@ from visualizer.state.circuits import CircuitsFrame
 from .head_list import head_label
 from .table_fit import fit_width, make_side_table
 
-SHOWN = 15  # the strongest links listed
+SHOWN = 20  # the strongest links listed: what the column holds at 1280 x 800
 COLUMNS = ("From", "To", "Type", "Score", "× baseline")
 TYPE_WORDS = {"Q": "query", "K": "key", "V": "value"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 from core_model.circuits import HeadCircuit, HeadRef
 from core_model.head_roles import HeadRole
 from core_model.position_circuits import PositionCircuit
+from core_model.vocab import N_SPECIALS
 from visualizer.widgets.causal.effect_tables import effect_colour, role_line, signed
 
 from .table_fit import fit_width, make_side_table
@@ -40,7 +42,7 @@ COPYING_TIP = (
     "Copying score: sum of the OV table's eigenvalues / sum of their sizes (Elhage et al. 2021), of the table shown: "
     "with 'Centre OV columns' ticked, of its symbols once each output's constant push is taken out. +1 (green): "
     "attending to a token raises that token's logit, the head copies; −1 (red): it lowers it, the head suppresses; "
-    "near 0: neither"
+    "near 0: neither. A few rows with large logits can dominate it: read the table's bold cells too"
 )
 
 
@@ -198,13 +200,25 @@ def copying(circuit: HeadCircuit, centred: bool) -> float:
     return circuit.centred_copying_score if centred else circuit.copying_score
 
 
+def diagonal_rows(circuit: HeadCircuit, centred: bool) -> int:
+    """How many symbols' OV rows are won by that same symbol (the table shown: centred or raw)."""
+    ov = (circuit.ov_centred if centred else circuit.ov)[N_SPECIALS:, N_SPECIALS:]
+    return int((ov.argmax(axis=1) == np.arange(len(ov))).sum())
+
+
 def opening_head(heads: Sequence[HeadCircuit], centred: bool = True) -> HeadRef:
     """The head a new result opens on: of the last cross-attention layer (where the decoder reads the source, and so
-    where copy, reverse and sort pick their answer), the one whose OV copies or suppresses most."""
+    where copy, reverse and sort pick their answer), the clearest copier: most symbol rows won on the diagonal, then
+    the largest |copying score|."""
     cross = [h for h in heads if h.ref.kind == "cross"]
     last = max((h.ref.layer for h in cross), default=0)
     pool = [h for h in cross if h.ref.layer == last] or list(heads)
-    return max(pool, key=lambda h: abs(s) if (s := copying(h, centred)) == s else -1.0).ref
+
+    def clarity(h: HeadCircuit) -> tuple[int, float]:
+        score = copying(h, centred)
+        return diagonal_rows(h, centred), abs(score) if score == score else -1.0
+
+    return max(pool, key=clarity).ref
 
 
 def _copying_item(ref: HeadRef, score: float) -> QTableWidgetItem:

@@ -4,8 +4,9 @@ Render only. White is 0, green positive, red negative, darkest at the largest |v
 scale (the caller's `scaled`: the symbols, so that an <eos> column does not wash them out; cells beyond it are drawn
 at full colour), so a learner reads the sign and the pattern (a diagonal, a column) at a glance. Each row's highest
 counted cell is bold: softmax (over keys for QK, over output tokens for OV) works row by row, so the row's winner is
-what the head does. Greyed cells (<pad>, which the padding mask always hides; keys a causal mask hides) keep their
-numbers but take no part in the colour scale or the bold mark.
+what the head does. Greyed cells (tokens that never stand there, such as <pad>, which the padding masks hide, or <eos>
+as a decoder input; keys a causal mask hides) keep their numbers but take no part in the colour scale or the bold
+mark.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from core_model.vocab import N_SPECIALS, PAD
+from core_model.vocab import BOS, EOS, N_SPECIALS
 from visualizer.widgets.causal.effect_tables import effect_colour
 
 from .table_fit import natural_widths, spread_columns
@@ -37,8 +38,9 @@ class TokenTable(QTableWidget):
 
     compact_changed = Signal(bool)  # the numbers stopped (True) or started again (False) fitting the width
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, mark_winners: bool = True) -> None:
         super().__init__(parent)
+        self.mark_winners = mark_winners  # bold each row's highest counted cell (a dot when numbers do not fit)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # spread_columns sets them
@@ -91,7 +93,7 @@ class TokenTable(QTableWidget):
                     item.setBackground(QBrush(GREYED_BACKGROUND))
                     item.setForeground(QBrush(GREYED_TEXT))
                 item.setToolTip(tip(row_tokens[i], column_tokens[j], value))
-                if self.winners[i] == j:
+                if self.mark_winners and self.winners[i] == j:
                     item.setFont(bold)
                 self.setItem(i, j, item)
         self._fit()
@@ -117,7 +119,8 @@ class TokenTable(QTableWidget):
             for j, text in enumerate(row):
                 item = self.item(i, j)
                 if item is not None:
-                    item.setText(text if numbers else ("●" if self.winners[i] == j else ""))
+                    dot = self.mark_winners and self.winners[i] == j
+                    item.setText(text if numbers else ("●" if dot else ""))
 
 
 def row_winners(matrix: np.ndarray, counted: np.ndarray) -> list[int | None]:
@@ -126,10 +129,20 @@ def row_winners(matrix: np.ndarray, counted: np.ndarray) -> list[int | None]:
     return [int(np.argmax(row)) if np.isfinite(row).any() else None for row in masked]
 
 
-def vocabulary_masks(n_tokens: int) -> tuple[np.ndarray, np.ndarray]:
-    """(greyed, scaled) for a token x token table: <pad>'s row and column greyed, the symbols setting the scale."""
-    greyed = np.zeros((n_tokens, n_tokens), dtype=bool)
-    greyed[PAD, :] = greyed[:, PAD] = True
+def occurring(side: str, n_tokens: int, anchored: bool) -> set[int]:
+    """The token ids that can stand on a side of a table: "source" (the encoder's input: <bos> and <eos> only when
+    anchored), "decoder" (the decoder's input: <bos> then symbols) or "output" (what the model writes: symbols and
+    <eos>). <pad> is never among them: the padding masks hide it."""
+    symbols = set(range(N_SPECIALS, n_tokens))
+    extra = {"source": {BOS, EOS} if anchored else set(), "decoder": {BOS}, "output": {EOS}}[side]
+    return symbols | extra
+
+
+def vocabulary_masks(n_tokens: int, rows: set[int], columns: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(greyed, scaled) for a token x token table: rows and columns that never occur greyed, the symbols setting the
+    scale."""
+    ids = np.arange(n_tokens)
+    greyed = ~np.isin(ids, list(rows))[:, None] | ~np.isin(ids, list(columns))[None, :]
     scaled = np.zeros_like(greyed)
     scaled[N_SPECIALS:, N_SPECIALS:] = True
     return greyed, scaled

@@ -32,9 +32,14 @@ from visualizer.state.circuits import PRESS, CircuitsFrame, CircuitsState
 from . import captions
 from .composition_table import CompositionTable
 from .head_list import HeadList, share_text
-from .token_table import TokenTable, vocabulary_masks
+from .token_table import TokenTable, occurring, vocabulary_masks
 
 RUN_KEY = "Ctrl+Return"
+TABLE_SIDES = {  # (query side, key side) of each kind, as token_table.occurring names them
+    "encoder_self": ("source", "source"),
+    "decoder_self": ("decoder", "decoder"),
+    "cross": ("decoder", "source"),
+}
 
 
 def _label(text: str = "", name: str = "") -> QLabel:
@@ -75,7 +80,8 @@ class CircuitsView(QWidget):
         self.heads = HeadList()
         self.show_button = QPushButton("Show in Playground")
         self.show_button.setToolTip("The selected head's attention map, large, on the Playground's input")
-        self.qk, self.ov, self.positions = TokenTable(), TokenTable(), TokenTable()
+        self.qk, self.ov = TokenTable(), TokenTable()
+        self.positions = TokenTable(mark_winners=False)  # its winner is not the offset a real pass uses
         self.position_caption = _label(name="position_caption")
         self.qk_tabs = QTabWidget()
         self._pick_tab = False  # a new result: open the QK tab that carries the opening head's choice
@@ -94,6 +100,7 @@ class CircuitsView(QWidget):
         self.composition_note = _label(name="composition_note")
         self._layout()
         self._wire()
+        self._write_legend()
         self.show_frame(state.frame)
 
     def _layout(self) -> None:
@@ -106,7 +113,9 @@ class CircuitsView(QWidget):
             bar.addWidget(box)
         splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
-        splitter.addWidget(_column(self.heads, self.show_button, stretch=(1,)))
+        self.heads_legend = _label(name="heads_legend")
+        self.heads_legend.setStyleSheet("color: #555;")
+        splitter.addWidget(_column(self.heads, self.heads_legend, self.show_button, stretch=(1,)))
         included = _label(captions.INCLUDED, "circuits_included")
         included.setStyleSheet("color: #555;")
         self.qk_tabs.addTab(_column(self.qk_caption, self.qk, stretch=(0, 1)), "QK by token")
@@ -159,6 +168,7 @@ class CircuitsView(QWidget):
         )
         self.only_selected.toggled.connect(lambda _on: self._filter_links(self.heads.selected()))
         self.centre_ov.toggled.connect(self.heads.set_centred)
+        self.centre_ov.toggled.connect(self._write_legend)
         for table in (self.qk, self.ov, self.positions):
             table.compact_changed.connect(lambda _on: self._write_captions())
         for box in (self.centre_qk, self.centre_ov):
@@ -166,6 +176,9 @@ class CircuitsView(QWidget):
         self.heads.head_chosen.connect(self.head_chosen)
         self.show_button.clicked.connect(self.heads.choose_selected)
         self.composition.target_selected.connect(self.heads.select)
+
+    def _write_legend(self) -> None:
+        self.heads_legend.setText(captions.heads_legend(self.centre_ov.isChecked()))
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         super().showEvent(event)
@@ -217,11 +230,13 @@ class CircuitsView(QWidget):
             self._name_tabs(None)
             return
         circuit, tokens = frame.circuit(ref), frame.tokens
-        greyed, scaled = vocabulary_masks(len(tokens))
+        query, key = (occurring(side, len(tokens), frame.anchored) for side in TABLE_SIDES[ref.kind])
         centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
         qk = circuit.qk_centred if centre_qk else circuit.qk
         ov = circuit.ov_centred if centre_ov else circuit.ov
+        greyed, scaled = vocabulary_masks(len(tokens), query, key)
         self.qk.set_table(qk, tokens, tokens, partial(captions.qk_tip, ref, centre_qk), greyed, scaled)
+        greyed, scaled = vocabulary_masks(len(tokens), key, occurring("output", len(tokens), frame.anchored))
         self.ov.set_table(ov, tokens, tokens, partial(captions.ov_tip, ref, centre_ov), greyed, scaled)
         self._show_positions(frame, ref)
         self._write_captions()
@@ -234,7 +249,16 @@ class CircuitsView(QWidget):
         centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
         self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale, centre_qk, self.qk.compact))
         self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact))
-        self.position_caption.setText(captions.position_caption(ref, self.positions.scale, self.positions.compact))
+        self.position_caption.setText(
+            captions.position_caption(
+                ref,
+                self.positions.scale,
+                self.positions.compact,
+                self.frame.anchored,
+                self.centre_qk.isChecked(),
+                self.frame.positional,
+            )
+        )
 
     def _show_positions(self, frame: CircuitsFrame, ref: HeadRef) -> None:
         """The head's QK by position; decoder self-attention's hidden keys (j > i) greyed."""
@@ -242,7 +266,9 @@ class CircuitsView(QWidget):
         n = circuit.scores.shape[0]
         greyed = np.triu(np.ones((n, n), dtype=bool), 1) if ref.kind == "decoder_self" else None
         labels = [str(i) for i in range(n)]
-        self.positions.set_table(circuit.scores, labels, labels, partial(captions.position_tip, ref), greyed)
+        scores = circuit.scores_centred if self.centre_qk.isChecked() else circuit.scores
+        tip = partial(captions.position_tip, ref, self.centre_qk.isChecked())
+        self.positions.set_table(scores, labels, labels, tip, greyed)
         self._name_tabs(circuit.position_share)
         if self._pick_tab:
             self._pick_tab = False
