@@ -18,9 +18,10 @@ from core_model import EOS
 from core_model.attribution import attribute
 from core_model.checkpoint import load_checkpoint
 from core_model.circuits import token_circuits
-from core_model.head_composition import composition_scores, random_baseline
+from core_model.head_composition import composition_scores, random_baseline, unlinked_scores
 from core_model.inputs import decoder_input
 from core_model.patching import patch_effects
+from core_model.position_circuits import default_positions, position_circuits
 from core_model.shipped import resource_path
 from core_model.tasks import expected_output
 
@@ -32,7 +33,7 @@ class CausalTimes:
     patch_sweep_s: float
     same_forwards_s: float
     attribute_s: float
-    circuits_s: float  # token circuits, composition scores and the 100-sample baseline (the Circuits tab's work)
+    circuits_s: float  # token and position circuits, composition, both yardsticks (the Circuits tab's work)
 
 
 def _median_seconds(work: Callable[[], object], repeats: int) -> float:
@@ -71,7 +72,9 @@ def measure(device: torch.device, repeats: int = 5, ig_steps: int = 32) -> Causa
 
     def circuits() -> None:
         token_circuits(model)
+        position_circuits(model, default_positions(config, task))
         composition_scores(model)
+        unlinked_scores(model)
         random_baseline(config)
 
     for work in (forwards, sweep, attribution, circuits):
