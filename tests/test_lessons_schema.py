@@ -97,7 +97,9 @@ def test_any_unknown_event_is_named(name):
 @given(st.sampled_from(sorted(EVENTS)), st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=10))
 def test_a_placeholder_is_accepted_exactly_when_the_event_provides_it(event, name):
     data = tomllib.loads(GOOD)
-    data["steps"][0]["until"] = {"event": event, **({"kind": "cross"} if "kind" in EVENTS[event].params else {})}
+    given_values = {"kind": "cross", "layer": 1, "head": 1, "mask": "decoder_causal", "tab": "Heads"}
+    required = {name: given_values[name] for name, param in EVENTS[event].params.items() if param.required}
+    data["steps"][0]["until"] = {"event": event, **required}
     data["steps"][0]["explain"] = f"{{{name}}}"
     if name in EVENTS[event].payload or name in ("model", "source"):
         parse_lesson(data, "x.toml")
@@ -119,14 +121,24 @@ def test_a_broken_file_is_reported_and_the_others_still_load(tmp_path: Path):
 def test_the_shipped_lessons_load_in_order():
     lessons, problems = load_lessons(resource_path("lessons"))
     assert problems == []
+    assert [lesson.order for lesson in lessons] == list(range(1, 9))
     assert [lesson.title for lesson in lessons][:2] == ["What one attention map is", "Copying is a diagonal"]
 
 
 def test_the_runtime_implements_exactly_the_names_a_file_may_use():
     from visualizer.lessons.actions import ACTION_RUNNERS
-    from visualizer.lessons.events import EVENT_LISTENERS
+    from visualizer.lessons.listeners import EVENT_LISTENERS
     from visualizer.lessons.targets import TARGETS
 
     assert set(ACTION_RUNNERS) == set(ACTIONS)
     assert set(EVENT_LISTENERS) == set(EVENTS)
     assert tuple(TARGETS) == HIGHLIGHTS
+
+
+def test_the_readmes_example_lesson_loads(tmp_path):
+    """What a teacher copies from the README is a lesson the app takes."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```toml", readme.index("### Writing a lesson")) + len("```toml\n")
+    (tmp_path / "02-example.toml").write_text(readme[start : readme.index("```", start)], encoding="utf-8")
+    lessons, problems = load_lessons(tmp_path)
+    assert problems == [] and [lesson.title for lesson in lessons] == ["Copying is a diagonal"]

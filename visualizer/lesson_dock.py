@@ -11,15 +11,18 @@ from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core_model.shipped import resource_path
 from visualizer.lessons.runner import LessonRunner
 from visualizer.lessons.schema import load_lessons
 from visualizer.lessons.targets import target_widget
+from visualizer.widgets.lessons.first_card import FirstLessonCard
 from visualizer.widgets.lessons.frame_overlay import Highlighter
 from visualizer.widgets.lessons.panel import LessonDock, LessonPanel
 
 VISIBLE_KEY = "lessons/visible"
+CARD_KEY = "lessons/first_card_done"  # the first-launch card was answered (started or dismissed): never again
 LESSONS_KEY = "F9"  # F1 lists the keys; F2, F5 and F10 are taken
 
 
@@ -32,6 +35,7 @@ class Lessons:
     dock: LessonDock
     action: QAction
     highlighter: Highlighter
+    card: FirstLessonCard
 
     def open(self) -> None:
         """Help › Lessons: show the dock (remembered) and give it the keyboard."""
@@ -40,10 +44,32 @@ class Lessons:
         self.panel.lesson_list.setFocus()
         QSettings().setValue(VISIBLE_KEY, True)
 
+    def start_first(self) -> None:
+        """The card's Start: the dock opens on the first lesson; the card is answered."""
+        self.dismiss_card()
+        self.open()
+        if self.panel.lessons:
+            self.panel.lesson_list.setCurrentRow(0)
+            self.runner.start(self.panel.lessons[0])
+
+    def dismiss_card(self) -> None:
+        self.card.hide()
+        QSettings().setValue(CARD_KEY, True)
+
     def closed(self) -> None:
         """The learner closed the dock: the lesson ends and the dock stays closed next time."""
         self.runner.stop()
         QSettings().setValue(VISIBLE_KEY, False)
+
+
+def _point_at(highlighter: Highlighter, target: QWidget | None) -> None:
+    """Frame the target and scroll it into view (the Masks section sits below the fold of the control column)."""
+    highlighter.show_on(target)
+    parent = target.parentWidget() if target is not None else None
+    while parent is not None and not isinstance(parent, QScrollArea):
+        parent = parent.parentWidget()
+    if parent is not None:
+        parent.ensureWidgetVisible(target, 0, 0)
 
 
 def install_lessons(app: Any) -> Lessons:
@@ -56,15 +82,20 @@ def install_lessons(app: Any) -> Lessons:
     win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     highlighter = Highlighter()
     runner.step_started.connect(lambda _index: highlighter.clear())
-    runner.step_ready.connect(lambda _index: highlighter.show_on(target_widget(app, runner.step.highlight)))
+    runner.step_ready.connect(lambda _index: _point_at(highlighter, target_widget(app, runner.step.highlight)))
     runner.stopped.connect(highlighter.clear)
     action = win.add_action(
         win.help_menu, "&Lessons", lambda: None, LESSONS_KEY, tip="Guided lessons: the app shows, you do, it explains"
     )
     win.help_menu.removeAction(action)
     win.help_menu.insertAction(win.help_menu.actions()[0], action)  # first: where a newcomer looks
-    result = Lessons(runner, panel, dock, action, highlighter)
+    card = FirstLessonCard()
+    win.add_banner(card)
+    result = Lessons(runner, panel, dock, action, highlighter, card)
     action.triggered.connect(result.open)
+    card.start_requested.connect(result.start_first)
+    card.dismissed.connect(result.dismiss_card)
+    card.setVisible(bool(lessons) and not QSettings().value(CARD_KEY, False, type=bool))
     dock.closed.connect(result.closed)
     dock.setVisible(bool(QSettings().value(VISIBLE_KEY, False, type=bool)))
     return result

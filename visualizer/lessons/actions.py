@@ -8,7 +8,10 @@ Actions that start work (a checkpoint load, a forward pass) return at once and c
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from PySide6.QtCore import QTimer
 
 Done = Callable[[str | None], None]
 Action = Callable[[Any, dict, Done], None]
@@ -47,24 +50,46 @@ def when_maps_drawn(app: Any, done: Done) -> None:
     stop = listen([(session.frame_changed, drawn), (session.pass_failed, failed)])
 
 
+def when_roles_scored(app: Any, done: Done) -> None:
+    """`done` once the maps are drawn and the heads' roles are scored: their badges and legend appear above the grids
+    when the roles arrive, and a learner's target must not move under the mouse after the step starts."""
+    heads = app.heads
+    if heads is None or heads.roles is not None:
+        when_maps_drawn(app, done)
+        return
+
+    def scored(roles: object) -> None:
+        if roles is not None:
+            stop()
+            when_maps_drawn(app, done)
+
+    stop = listen([(heads.roles_changed, scored)])
+
+
 def open_model(app: Any, params: dict, done: Done) -> None:
-    """File > Open on a shipped checkpoint: asks first when training would be lost, waits for the load and maps."""
+    """File > Open on a shipped checkpoint (nothing to do when it is open and unchanged): asks first when training
+    would be lost, waits for the load, the maps and the heads' roles."""
     from core_model.shipped import resource_path
 
+    path = resource_path(params["model"])
+    hub = app.hub
+    if hub.path is not None and Path(hub.path) == Path(path) and not hub.dirty:
+        when_roles_scored(app, done)
+        return
     if not app.checkpoints.confirm_discard(OPEN_QUESTION):
         done("the lesson needs another model: it was not opened")
         return
 
     def opened(_path: str) -> None:
         stop()
-        when_maps_drawn(app, done)
+        when_roles_scored(app, done)
 
     def failed(message: str) -> None:
         stop()
         done(message)
 
     stop = listen([(app.checkpoints.opened, opened), (app.checkpoints.failed, failed)])
-    app.checkpoints.open_path(resource_path(params["model"]))
+    app.checkpoints.open_path(path)
 
 
 def set_source(app: Any, params: dict, done: Done) -> None:
@@ -99,10 +124,41 @@ def set_view(app: Any, params: dict, done: Done) -> None:
     when_maps_drawn(app, done)
 
 
+def _press(button: Any, app: Any, done: Done) -> None:
+    """Click a button of the app (as a person would, when it is enabled) and wait for the maps it asks for."""
+    if button.isEnabled():
+        button.click()
+    QTimer.singleShot(0, lambda: when_maps_drawn(app, done))  # the pass is submitted after the click's signals
+
+
+def reset_masks(app: Any, params: dict, done: Done) -> None:
+    _press(app.playground.mask_panel.reset_button, app, done)
+
+
+def restore_heads(app: Any, params: dict, done: Done) -> None:
+    _press(app.playground.restore_heads, app, done)
+
+
+def set_heads_sequences(app: Any, params: dict, done: Done) -> None:
+    """The Heads tab's Sequences box, as typing a number and pressing Enter sets it."""
+    app.heads_view.n_box.setValue(params["n"])
+    done(None)
+
+
+def set_training_steps(app: Any, params: dict, done: Done) -> None:
+    """The Trainer's Steps field (the tab is built now if it was not yet)."""
+    app.trainer_tab.form.steps_spin.setValue(params["steps"])
+    done(None)
+
+
 ACTION_RUNNERS: dict[str, Action] = {  # the names of vocabulary.ACTIONS (a test holds them together)
     "open_model": open_model,
     "set_source": set_source,
     "show_tab": show_tab,
     "show_grid": show_grid,
     "set_view": set_view,
+    "reset_masks": reset_masks,
+    "restore_heads": restore_heads,
+    "set_heads_sequences": set_heads_sequences,
+    "set_training_steps": set_training_steps,
 }

@@ -104,13 +104,6 @@ def source_typed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     return lambda: panel.source_edited.disconnect(typed)
 
 
-EVENT_LISTENERS: dict[str, Connect] = {  # the names of vocabulary.EVENTS (a test holds them together)
-    "cell_hovered": cell_hovered,
-    "map_clicked": map_clicked,
-    "source_typed": source_typed,
-}
-
-
 def live_values(app: Any) -> Payload:
     """The values every explanation may quote (vocabulary.LIVE_VALUES): the model's file and the source used."""
     path = app.hub.path

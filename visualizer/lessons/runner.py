@@ -13,7 +13,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from visualizer.lessons.actions import ACTION_RUNNERS
-from visualizer.lessons.events import EVENT_LISTENERS, Payload, live_values
+from visualizer.lessons.events import Payload, live_values
+from visualizer.lessons.listeners import EVENT_LISTENERS
 from visualizer.lessons.schema import Call, Lesson, Step
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,13 @@ class LessonRunner(QObject):
         self.ready = True
         until = self.step.until
         if until is not None:
-            self._stop_listening = EVENT_LISTENERS[until.name](self._app, until.params, self._explain)
+            generation = self._generation
+
+            def heard(payload: Payload) -> None:  # an occurrence finishing after the learner left the step is late
+                if generation == self._generation:
+                    self._explain(payload)
+
+            self._stop_listening = EVENT_LISTENERS[until.name](self._app, until.params, heard)
         self.step_ready.emit(self.index)
         if until is None:
             self._explain({})

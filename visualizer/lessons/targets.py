@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
+from visualizer.widgets.trainer.forming import FormingCurves
+
 TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGHLIGHTS (a test holds them together)
     "playground.encoder_self": lambda app: app.playground.grids["encoder_self"],
     "playground.decoder_self": lambda app: app.playground.grids["decoder_self"],
@@ -14,7 +16,17 @@ TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGH
     "playground.grid_tabs": lambda app: app.playground.grid_tabs,
     "playground.source": lambda app: app.playground.input_panel.source,
     "playground.view": lambda app: app.playground.view_modes,
-    "playground.prediction": lambda app: app.playground.output_label,
+    "playground.prediction": lambda app: app.playground.output_slot,
+    "playground.masks": lambda app: app.playground.sections["Masks"],
+    "playground.model": lambda app: app.playground.sections["Model"],
+    "playground.restore_heads": lambda app: app.playground.restore_heads,
+    "heads.analyse": lambda app: app.heads_view.run_button,
+    "heads.importance": lambda app: app.heads_view.maps,
+    "trainer.scratch": lambda app: app.trainer_tab.scratch_button,
+    "trainer.forming": lambda app: app.trainer_tab.findChild(FormingCurves),
+    "lengthlab.repeat": lambda app: app.length_lab_tab.repeat_button,
+    "causal.patch": lambda app: app.analysis.causal_page.tab().patching.run_button,
+    "causal.heads": lambda app: app.analysis.causal_page.tab().patching.heads,
 }
 
 

@@ -35,6 +35,11 @@ def _counted(value: object) -> str | None:
     return None if ok else 'must be a number from 1 (as the app labels it) or "last"'
 
 
+def _positive(value: object) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return None if ok else "must be a whole number from 1"
+
+
 def _shipped_model(value: object) -> str | None:
     from core_model.shipped import SHIPPED_CHECKPOINTS
 
@@ -70,10 +75,19 @@ ACTIONS: dict[str, ActionSpec] = {
     "show_tab": ActionSpec({"tab": Param(_choice(*TABS), True)}, "bring a tab of the window to the front"),
     "show_grid": ActionSpec({"kind": Param(_choice(*KINDS), True)}, "show one of the Playground's three grids"),
     "set_view": ActionSpec({"view": Param(_choice(*VIEWS), True)}, "pick what the maps show (waits for its maps)"),
+    "reset_masks": ActionSpec({}, "press Reset masks (default masks, no painted cell; waits for its maps)"),
+    "restore_heads": ActionSpec({}, "press Restore all heads (waits for its maps)"),
+    "set_heads_sequences": ActionSpec(
+        {"n": Param(_positive, True)}, "set the Heads tab's Sequences (how many each head is scored on)"
+    ),
+    "set_training_steps": ActionSpec({"steps": Param(_positive, True)}, "set the Trainer's Steps field"),
 }
 
 _MAP_FILTER = {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted), "head": Param(_counted)}
 _MAP_PAYLOAD = {"map": str, "layer": int, "head": str}  # "L2 H2" (or "L2 avg"), 2, "2" (or "avg")
+# the Prediction line above the grids, the expected output under Input, and how many of its positions differ
+_OUTPUT_PAYLOAD = {"prediction": str, "expected": str, "wrong": int}
+MASK_BOXES = ("encoder_padding", "decoder_causal", "decoder_padding", "cross_padding")  # the Masks checkboxes
 
 EVENTS: dict[str, EventSpec] = {
     "cell_hovered": EventSpec(
@@ -92,6 +106,57 @@ EVENTS: dict[str, EventSpec] = {
     ),
     "map_clicked": EventSpec(dict(_MAP_FILTER), dict(_MAP_PAYLOAD), "a map of a Playground grid was clicked"),
     "source_typed": EventSpec({"text": Param(_text)}, {"typed": str}, "the learner typed into the Source field"),
+    "head_ablated": EventSpec(
+        dict(_MAP_FILTER),
+        {**_MAP_PAYLOAD, **_OUTPUT_PAYLOAD},
+        "a head was switched off (a map's right-click menu: Ablate head) and the maps were drawn again",
+    ),
+    "heads_analysed": EventSpec(
+        {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted, True), "head": Param(_counted, True)},
+        {**_MAP_PAYLOAD, "delta_exact_match": float, "delta_loss": float, "baseline_exact_match": float},
+        "the Heads tab's analysis finished; the numbers of one head's cell as its table shows them",
+    ),
+    "mask_toggled": EventSpec(
+        {"mask": Param(_choice(*MASK_BOXES), True)},
+        {"state": str, "hidden": int, **_OUTPUT_PAYLOAD},
+        "a mask checkbox of the Masks section was switched and the maps were drawn again",
+    ),
+    "cell_painted": EventSpec(
+        {"kind": Param(_choice(*KINDS), True)},
+        {"painted": int, **_OUTPUT_PAYLOAD},
+        "cells were painted (masked) in a large view and the maps were drawn again",
+    ),
+    "cell_opened": EventSpec(
+        {"kind": Param(_choice(*KINDS), True)},
+        {
+            **_MAP_PAYLOAD,
+            "query": int,
+            "key": int,
+            "dot": float,
+            "sqrt_d": float,
+            "scaled": float,
+            "hidden": int,
+            "row_keys": int,
+            "weight": float,
+        },
+        "a cell was clicked in a large view and its panel took it apart",
+    ),
+    "tab_shown": EventSpec(
+        {"tab": Param(_choice(*TABS), True)}, {"tab": str}, "the learner brought a tab to the front"
+    ),
+    "length_probe_shown": EventSpec(
+        {}, {"length": int, "caption": str}, "the Length lab drew both models' maps for one length"
+    ),
+    "training_finished": EventSpec(
+        {},
+        {"steps": int, "formed": str, "state": str},
+        "a training run ended (its steps done, or Stop); what the Trainer shows then",
+    ),
+    "patching_done": EventSpec(
+        {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted, True), "head": Param(_counted, True)},
+        {**_MAP_PAYLOAD, "effect": float, "clean": str, "corrupt": str},
+        "the Causal tab's patching finished; one head's effect as its table shows it",
+    ),
 }
 
 LIVE_VALUES: dict[str, type] = {"model": str, "source": str}  # every explanation may use these
@@ -103,5 +168,15 @@ HIGHLIGHTS = (
     "playground.source",
     "playground.view",
     "playground.prediction",
+    "playground.masks",
+    "playground.model",
+    "playground.restore_heads",
+    "heads.analyse",
+    "heads.importance",
+    "trainer.scratch",
+    "trainer.forming",
+    "lengthlab.repeat",
+    "causal.patch",
+    "causal.heads",
 )
 SAMPLES: dict[type, object] = {str: "x", int: 1, float: 0.5}  # a format spec is tried on these at load time

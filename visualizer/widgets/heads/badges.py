@@ -54,6 +54,8 @@ class RoleBadges(QObject):
         kind = self.grid.kind()
         self._roles = {(r.layer, r.head): r for r in roles or () if r.kind == kind}
         self.refresh()
+        if not self.grid.isVisible():  # refresh placed nothing on a hidden grid's stale layout: show the legend anyway
+            self.legend.setVisible(bool(self._roles) and self.grid.current_maps() is not None)
 
     def texts(self) -> dict[tuple[int, int], str]:
         """(layer, head) -> the badge's whole text (a map too narrow for it draws the role alone: `layer.fitted`)."""
@@ -67,6 +69,8 @@ class RoleBadges(QObject):
         self._dirty = True
         if self.grid.isVisible():
             self.refresh()
+        else:  # the legend line is laid out with the grid when it shows, not a moment later, moving the maps
+            self.legend.setVisible(bool(self._roles) and self.grid.current_maps() is not None)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Show and self._dirty:

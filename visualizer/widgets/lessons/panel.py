@@ -46,7 +46,9 @@ class LessonPanel(QWidget):
             item = QListWidgetItem(f"{lesson.order}. {lesson.title}")
             item.setToolTip(lesson.summary)
             self.lesson_list.addItem(item)
-        self.lesson_list.setMaximumHeight(120)
+        self.lesson_list.setWordWrap(True)  # a long title wraps in the narrow dock instead of scrolling sideways
+        self.lesson_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.lesson_list.setMaximumHeight(150)
         self.start_button = QPushButton("Start lesson")
         self.problems_label = _wrapped("\n".join(problems), ERROR_STYLE)
         self.problems_label.setVisible(bool(problems))

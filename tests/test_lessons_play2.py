@@ -1,0 +1,242 @@
+"""Lessons 3 to 8 played in the real window at 1280x800, each step done as a learner does it: a right-click menu, the
+Heads tab's key, a mask checkbox, a painted cell, a clicked cell, Train from scratch, Patch. Each step completes only
+on its own action, and every number its explanation quotes is one the window shows at that moment."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtWidgets import QApplication
+from qt_helpers import retype, shown_menu
+from test_cell_view import cell_pos
+from test_lessons_play import app, hover, press_next, start  # noqa: F401 - `app` is the shared fixture
+
+from visualizer.widgets.trainer.forming import FormingCurves
+
+NUMBER = re.compile(r"[+−-]?\d+(?:\.\d+)?")
+CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers a text quotes, as written (a sign kept; a typographic minus read as "-")."""
+    return [n.replace("−", "-") for n in NUMBER.findall(text)]
+
+
+def all_quoted_are_shown(text: str, shown: list[str]) -> None:
+    """Every number of the explanation appears in one of the texts the window shows."""
+    seen = set()
+    for s in shown:
+        seen |= set(numbers(s)) | {n.lstrip("+-") for n in numbers(s)}
+    missing = [n for n in numbers(text) if n not in seen and n.lstrip("+-") not in seen]
+    assert not missing, (missing, text, shown)
+
+
+def key(qtbot, app, k, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+    """A key pressed in the main window (made the active window first: a closed menu may still hold that role)."""
+    app.window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is app.window)
+    qtbot.keyClick(app.window, k, modifiers)
+
+
+def map_centre(grid, layer: int, head: int) -> QPoint:
+    rect = grid.map_rect(layer, head)
+    centre = QPointF(rect.x() + rect.width() / 2, rect.y() + rect.height() / 2)
+    return grid.graphics.mapFromScene(grid.atlas_plot.to_scene(centre))
+
+
+def choose_from_menu(qtbot, grid, layer: int, head: int, text: str) -> None:
+    """Right-click a map and click one entry of the menu that pops up."""
+    qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=map_centre(grid, layer, head))
+    qtbot.waitUntil(lambda: shown_menu(grid) is not None)
+    menu = shown_menu(grid)
+    action = next(a for a in menu.actions() if a.text() == text)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+
+def wrong_positions(prediction: str, expected: str) -> int:
+    said, wanted = prediction.split(), expected.split()
+    return sum(1 for i, t in enumerate(wanted) if i >= len(said) or said[i] != t)
+
+
+def output_shown(app) -> tuple[str, str, str]:
+    prediction = app.playground.output_slot.full_text()
+    expected = app.playground.input_panel.expected_slot.full_text()
+    return prediction, expected, str(wrong_positions(prediction, expected))
+
+
+def open_large(qtbot, app, kind: str, layer: int, head: int):
+    """Click a map: its large view opens (the Playground's own reaction to a click)."""
+    grid = app.playground.grids[kind]
+    qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.LeftButton, pos=map_centre(grid, layer, head))
+    qtbot.waitUntil(grid.large_view.is_visible)
+    dialog = grid.large_view._dialog
+    qtbot.waitExposed(dialog)
+    return dialog
+
+
+def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
+    panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
+    grid = app.playground.grids["cross"]
+    choose_from_menu(qtbot, grid, 0, 1, "Ablate head")  # another head: the step waits for L2 H2
+    qtbot.waitUntil(lambda: grid.is_ablated(0, 1))
+    assert not runner.done
+    choose_from_menu(qtbot, grid, 1, 1, "Ablate head")
+    qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    prediction, expected, wrong = output_shown(app)
+    text = panel.explain_label.text()
+    assert f'reads "{prediction}"' in text and f'is "{expected}"' in text and f": {wrong} of those" in text
+    assert int(wrong) >= 1 and runner.payload["map"] == "L2 H2"
+    all_quoted_are_shown(text, [prediction, expected, wrong, "L2 H2"])
+    press_next(qtbot, app, panel)
+    assert app.heads_view.n_box.value() == 30
+    key(qtbot, app, Qt.Key.Key_4, CTRL)
+    assert app.window.tabs.currentWidget() is app.heads_view
+    key(qtbot, app, Qt.Key.Key_A, CTRL | SHIFT)
+    qtbot.waitUntil(lambda: runner.done, timeout=60_000)
+    text = panel.explain_label.text()
+    cell = app.heads_view.maps.tables["cross"].item(1, 1).text()
+    baseline = app.heads_view.maps.baseline_label.text()
+    assert f"by {cell} " in text
+    all_quoted_are_shown(text, [cell, baseline, "L2 H2", app.heads_view.maps.tables["cross"].item(1, 1).toolTip()])
+
+
+def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
+    panel, runner = start(qtbot, app, "Masks: what the decoder may not see"), app.lessons.runner
+    box = app.playground.mask_panel.flag_boxes["decoder_causal"]
+    assert box.isChecked() and app.playground.current_grid() is app.playground.grids["decoder_self"]
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+    qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    text = panel.explain_label.text()
+    hidden = str(int(np.isnan(app.playground.grids["decoder_self"].displayed_matrix(0, 0)).sum()))
+    assert not box.isChecked() and "Decoder causal is off" in text and f"has {hidden} blank" in text
+    all_quoted_are_shown(text, [*output_shown(app), hidden])
+    press_next(qtbot, app, panel)
+    assert box.isChecked()  # the step's set-up pressed Reset masks
+    dialog = open_large(qtbot, app, "cross", 1, 1)
+    qtbot.mouseClick(dialog.paint_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, 1, 2))
+    qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    text = panel.explain_label.text()
+    assert text.startswith("1 cross-attention cell(s)") and "1 cross" in app.playground.mask_panel.painted_label.text()
+    all_quoted_are_shown(text, [*output_shown(app), app.playground.mask_panel.painted_label.text()])
+    dialog.close()
+
+
+def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbot, app):
+    panel, runner = start(qtbot, app, "Position: sinusoidal, RoPE and why 0000 needs anchors"), app.lessons.runner
+    grid = app.playground.grids["cross"]
+    assert app.hub.path.name == "copy_sinusoidal.pt" and app.hub.config.positional == "sinusoidal"
+    readout = hover(qtbot, grid, 1, 0, 1, 2)
+    qtbot.waitUntil(lambda: runner.done)
+    assert "copy_sinusoidal.pt" in panel.explain_label.text()
+    all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H1"])
+    press_next(qtbot, app, panel)
+    assert app.hub.path.name == "copy_rope.pt"
+    readout = hover(qtbot, grid, 1, 0, 2, 3)
+    qtbot.waitUntil(lambda: runner.done)
+    all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H1"])
+    press_next(qtbot, app, panel)
+    source = app.playground.input_panel.source
+    retype(qtbot, source, "000")
+    assert not runner.done  # 000 is not the text the step asks for
+    qtbot.keyClicks(source, "0")
+    qtbot.waitUntil(lambda: runner.done)
+    assert panel.explain_label.text().startswith("The source is 0000.")
+    press_next(qtbot, app, panel)
+    readout = hover(qtbot, grid, 1, 1, 1, 2)
+    qtbot.waitUntil(lambda: runner.done)
+    all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H2"])
+    press_next(qtbot, app, panel)
+    key(qtbot, app, Qt.Key.Key_5, CTRL)
+    lab = app.length_lab_tab
+    qtbot.mouseClick(lab.repeat_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: runner.done, timeout=60_000)
+    caption = lab.selected_label.text()
+    assert f'"{caption}"' in panel.explain_label.text() and caption.startswith("Length 7, one repeated symbol")
+    all_quoted_are_shown(panel.explain_label.text(), [caption])
+
+
+def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, app):
+    panel, runner = start(qtbot, app, "Inside one cell: q·k/√d_k, the mask, the softmax"), app.lessons.runner
+    dialog = open_large(qtbot, app, "decoder_self", 0, 0)
+    qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, 3, 1))
+    qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    text = panel.explain_label.text()
+    shown = [label.text() for label in dialog.cell_panel.steps.values()] + [dialog.cell_panel.header.text()]
+    assert text.startswith("L1 H1, query 3 → key 1.")
+    all_quoted_are_shown(text, [re.sub("<[^>]+>", " ", s) for s in shown])
+    dialog.close()
+
+
+def test_lesson_seven_trains_from_scratch_and_quotes_the_formed_line(qtbot, app):
+    panel, runner = start(qtbot, app, "Train from scratch: watch the diagonal form"), app.lessons.runner
+    tab = app.trainer_tab
+    assert app.window.tabs.currentWidget().isAncestorOf(tab) and tab.form.steps_spin.value() == 60
+    qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
+    try:
+        qtbot.waitUntil(lambda: runner.done, timeout=60_000)
+        formed = tab.findChild(FormingCurves).formed_label.text()
+        text = panel.explain_label.text()
+        assert formed in text and tab.state_label.text() in text
+        assert "formed at step" in formed
+        all_quoted_are_shown(text, [formed, tab.state_label.text()])
+    finally:
+        assert app.training.shutdown(20_000)  # its last weights reach the hub before the window closes
+        app.hub.dirty = False  # closing asks about unsaved training: the trained weights are let go
+
+
+def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
+    panel, runner = start(qtbot, app, "Does attention explain?"), app.lessons.runner
+    key(qtbot, app, Qt.Key.Key_6, CTRL)
+    patching = app.analysis.causal_page.tab().patching
+    qtbot.waitUntil(patching.isVisible)
+    qtbot.mouseClick(patching.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: runner.done, timeout=60_000)
+    cell = patching.heads.tables["cross"].item(1, 1).text()
+    text = panel.explain_label.text()
+    assert f"restores {cell.split()[1]} of" in text
+    all_quoted_are_shown(text, [cell, patching.clean.text(), patching.corrupt.text(), "L2 H2"])
+
+
+def _started(qtbot):
+    from core_model.shipped import resource_path
+    from visualizer.composition import Application
+
+    started = Application(checkpoint=resource_path("copy_rope.pt"), device="cpu")
+    qtbot.addWidget(started.window)
+    started.window.resize(1280, 800)
+    started.window.show()
+    started.start_loading()
+    qtbot.waitUntil(lambda: started.lessons is not None, timeout=60_000)
+    return started
+
+
+@pytest.mark.first_launch
+def test_the_first_launch_offers_lesson_one_once_and_help_lessons_brings_them_back(qtbot):
+    first = _started(qtbot)
+    card = first.lessons.card
+    qtbot.waitUntil(card.isVisible)
+    assert card.geometry().bottom() < first.window.tabs.mapTo(first.window, QPoint(0, 0)).y()  # above the tabs
+    assert not first.lessons.dock.isVisible()
+    qtbot.mouseClick(card.dismiss_button, Qt.MouseButton.LeftButton)
+    assert not card.isVisible()
+    first.window.close()
+    second = _started(qtbot)  # the dismissal is remembered: no card on the next start
+    assert not second.lessons.card.isVisible()
+    key(qtbot, second, Qt.Key.Key_F9)  # Help › Lessons
+    qtbot.waitUntil(second.lessons.dock.isVisible)
+    assert second.lessons.panel.lesson_list.count() == 8
+
+
+@pytest.mark.first_launch
+def test_the_cards_start_button_opens_the_dock_on_lesson_one(qtbot):
+    started = _started(qtbot)
+    card = started.lessons.card
+    qtbot.waitUntil(lambda: card.isVisible() and started.session.idle)
+    qtbot.mouseClick(card.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: started.lessons.runner.ready, timeout=30_000)
+    assert started.lessons.dock.isVisible() and not card.isVisible()
+    assert started.lessons.panel.title_label.text() == "What one attention map is"

@@ -1,0 +1,112 @@
+"""Lesson events of the Playground's tools: a head ablated, a mask switched, cells painted, a cell taken apart.
+
+Each is heard on the signal the app itself acts on, and its payload is read back from what the window then shows:
+the Prediction line, the expected output under Input, the Masks section and the large view's cell panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QTimer
+
+from visualizer.lessons.actions import listen, when_maps_drawn
+from visualizer.lessons.events import Emit, Payload, _map_payload, _matches
+
+CELL_DIGITS = {"dot": 4, "sqrt_d": 4, "scaled": 4, "weight": 6}  # as the cell panel rounds them (cell_panel.fmt)
+
+
+def output_payload(app: Any) -> Payload:
+    """The Prediction line and the expected output as shown, and how many expected positions the line gets wrong."""
+    prediction = app.playground.output_slot.full_text()
+    expected = app.playground.input_panel.expected_slot.full_text()
+    said, wanted = prediction.split(), expected.split()
+    wrong = sum(1 for i, token in enumerate(wanted) if i >= len(said) or said[i] != token)
+    return {"prediction": prediction, "expected": expected, "wrong": wrong}
+
+
+def after_drawn(app: Any, emit: Emit, payload: Callable[[], Payload]) -> None:
+    """Emit `payload()` once the maps of the change are drawn (the Prediction line shows the new pass then).
+
+    Asked on the next turn of the event loop: the session announces a change before it submits the pass."""
+
+    def drawn(problem: str | None) -> None:
+        if problem is None:
+            emit(payload())
+
+    QTimer.singleShot(0, lambda: when_maps_drawn(app, drawn))
+
+
+def head_ablated(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """A head newly switched off (the grids' Ablate head, or a Heads table click) once its maps are drawn."""
+    session = app.session
+    before = [session.gates()]
+
+    def changed(gates: Any) -> None:
+        old, new = before[0], {kind: np.asarray(g) for kind, g in gates.items()}
+        before[0] = new
+        kind = params["kind"]
+        if kind not in old or old[kind].shape != new[kind].shape:
+            return  # another model: nothing was switched off by hand
+        for layer, head in zip(*np.nonzero(old[kind] & ~new[kind])):
+            if _matches(params, int(layer), int(head), new[kind].shape):
+                found = _map_payload(int(layer), int(head))
+                after_drawn(app, emit, lambda found=found: {**found, **output_payload(app)})
+                return
+
+    return listen([(session.gates_changed, changed)])
+
+
+def mask_toggled(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """A checkbox of the Masks section was switched by the learner; `hidden` counts the blank cells of the first
+    map of the grid it masks (the decoder self grid for the causal mask), as drawn after the change."""
+    box = app.playground.mask_panel.flag_boxes[params["mask"]]
+    kind = {"encoder_padding": "encoder_self", "cross_padding": "cross"}.get(params["mask"], "decoder_self")
+
+    def payload() -> Payload:
+        matrix = app.playground.grids[kind].displayed_matrix(0, 0)
+        hidden = int(np.isnan(matrix).sum())
+        return {"state": "on" if box.isChecked() else "off", "hidden": hidden, **output_payload(app)}
+
+    def clicked(_checked: bool) -> None:
+        after_drawn(app, emit, payload)
+
+    return listen([(box.clicked, clicked)])  # clicked: the learner, not the lesson's or a reset's setChecked
+
+
+def cell_painted(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """A paint stroke in a large view added cells of `kind` to the painted mask, once the maps are drawn."""
+    session, kind = app.session, params["kind"]
+    before = [len(session.masks.painted(kind))]
+
+    def changed(spec: Any) -> None:
+        count = len(spec.painted(kind))
+        grew, before[0] = count > before[0], count
+        if grew:
+            after_drawn(app, emit, lambda: {"painted": len(session.masks.painted(kind)), **output_payload(app)})
+
+    return listen([(session.masks_changed, changed)])
+
+
+def cell_opened(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """The large view's cell panel took a clicked cell apart; the numbers rounded as the panel prints them."""
+    inspector = app.playground.inspectors[params["kind"]]
+
+    def shown(cell: Any) -> None:
+        if cell is None:
+            return
+        numbers = {name: round(float(getattr(cell, name)), digits) for name, digits in CELL_DIGITS.items()}
+        emit(
+            {
+                **_map_payload(cell.layer, cell.head),
+                **numbers,
+                "query": int(cell.query),
+                "key": int(cell.key),
+                "hidden": int(np.size(cell.row_visible) - np.count_nonzero(cell.row_visible)),
+                "row_keys": int(np.size(cell.row_visible)),
+            }
+        )
+
+    return listen([(inspector.cell_changed, shown)])
