@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+CORE_MODULES = ("core_model", "core_model.checkpoint", "core_model.device", "core_model.recipe", "core_model.shipped")
+IMPORT_ATTEMPTS = 5  # a deadlock needs the other thread mid-import; each retry waits for it to finish that module
+
+
+def import_beside_preload(names: Sequence[str], attempts: int = IMPORT_ATTEMPTS) -> None:
+    """Import `names`, again when Python breaks an import deadlock with the preload thread.
+
+    The preload thread imports the tabs' modules (and through them core_model) while this one imports core_model:
+    when each holds a module the other needs next, importlib raises its _DeadlockError (a RuntimeError) in one of
+    them. Nothing of the failed import stays half-made, and a second try waits on the other thread's module locks
+    instead of deadlocking, since this thread then holds none.
+    """
+    for name in names:
+        for attempt in range(attempts):
+            try:
+                importlib.import_module(name)
+                break
+            except RuntimeError as exc:
+                if "deadlock" not in str(exc) or attempt == attempts - 1:
+                    raise
+                log.info("importing %s again after an import deadlock with the preload thread", name)
 
 
 @dataclass
@@ -31,6 +54,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     from visualizer.workers.torch_threads import BACKGROUND_THREADS, use_torch_threads
 
     use_torch_threads(BACKGROUND_THREADS)
+    import_beside_preload(CORE_MODULES)
     from core_model import ModelConfig, build_model
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.device import pick_device
