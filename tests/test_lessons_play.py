@@ -114,6 +114,14 @@ def test_f9_opens_the_dock_and_closing_it_is_remembered(qtbot, app):
     assert QSettings().value("lessons/visible", type=bool) is False
 
 
+def test_every_lesson_title_fits_one_line_of_the_list(qtbot, app):
+    panel = open_lessons(qtbot, app)
+    lines = panel.lesson_list.fontMetrics().lineSpacing()
+    items = [panel.lesson_list.item(i) for i in range(panel.lesson_list.count())]
+    wrapped = [item.text() for item in items if panel.lesson_list.visualItemRect(item).height() >= 2 * lines]
+    assert len(items) == 8 and not wrapped
+
+
 def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtbot, app):
     panel, runner = start(qtbot, app, "What one attention map is"), app.lessons.runner
     grid = app.playground.grids["cross"]
@@ -156,8 +164,34 @@ def test_lesson_two_completes_only_on_the_diagonal_of_the_last_layer(qtbot, app)
     assert text.startswith("L2 H2: query 2 puts ") and "the source symbol '4'" in text
     press_next(qtbot, app, panel)
     assert panel.progress_label.text() == "Step 3 of 3" and not runner.done
+    pad_row = grid.current_maps().query_labels.index("<pad>")
+    assert f"query {pad_row} '<pad>' -> key {pad_row} " in hover(qtbot, grid, 1, 1, pad_row, pad_row)
+    hover(qtbot, grid, 1, 1, 0, 0)  # the <bos> row
+    assert not runner.done  # only a digit's row completes the step
     readout = hover(qtbot, grid, 1, 1, 2, 2)
     qtbot.waitUntil(lambda: runner.done)
     text = panel.explain_label.text()
     off_diagonal = float(numbers_match_the_app(text, readout, grid, 1, 1, 2))
-    assert text.startswith("L2 H2: query 2 puts only ") and off_diagonal < on_diagonal
+    assert "query 2 '1' -> key 2 '1'" in readout  # key i holds the symbol query i reads as its input
+    assert text.startswith("L2 H2: query 2 ('1') puts only ") and off_diagonal < on_diagonal
+
+
+def test_with_the_panel_open_at_1280_the_prediction_keeps_its_room_and_the_tools_move_below(qtbot, app):
+    pg = app.playground
+    slot, restore = pg.output_slot, pg.restore_heads
+    assert app.window.width() == 1280 and not pg.tool_row.below  # room for the tools beside the view choice
+    row = pg.view_modes.mapTo(app.window, pg.view_modes.rect().topLeft()).y()
+    assert restore.mapTo(app.window, restore.rect().topLeft()).y() == pytest.approx(row, abs=8)
+    open_lessons(qtbot, app)
+    qtbot.waitUntil(lambda: pg.tool_row.below and restore.width() > 0)
+    qtbot.waitUntil(lambda: restore.mapTo(app.window, restore.rect().topLeft()).y() > row + 10)  # a row lower
+    assert restore.isVisible() and restore.width() >= restore.sizeHint().width()
+    text = pg.output_label.text()
+    needed = pg.output_label.fontMetrics().horizontalAdvance(text)
+    assert text and slot.width() >= min(needed, 200)  # the prediction line is not squeezed to nothing
+    image = slot.grab().toImage()
+    background = image.pixelColor(image.width() - 1, image.height() - 1)
+    drawn = [image.pixelColor(x, y) for x in range(min(needed, slot.width())) for y in range(image.height())]
+    assert any(colour != background for colour in drawn)  # its text is drawn
+    app.lessons.dock.close()
+    qtbot.waitUntil(lambda: not pg.tool_row.below)

@@ -62,7 +62,9 @@ def wrong_positions(prediction: str, expected: str) -> int:
 
 
 def output_shown(app) -> tuple[str, str, str]:
-    prediction = app.playground.output_slot.full_text()
+    """The Prediction line as a lesson quotes it (up to its first <eos>, the dimmed tail left out) and the expected."""
+    full = app.playground.output_slot.full_text().split()
+    prediction = " ".join(full[: full.index("<eos>") + 1] if "<eos>" in full else full)
     expected = app.playground.input_panel.expected_slot.full_text()
     return prediction, expected, str(wrong_positions(prediction, expected))
 
@@ -80,15 +82,19 @@ def open_large(qtbot, app, kind: str, layer: int, head: int):
 def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
     panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
     grid = app.playground.grids["cross"]
-    choose_from_menu(qtbot, grid, 0, 1, "Ablate head")  # another head: the step waits for L2 H2
-    qtbot.waitUntil(lambda: grid.is_ablated(0, 1))
-    assert not runner.done
-    choose_from_menu(qtbot, grid, 1, 1, "Ablate head")
+    assert app.session.source_text == "947196593423"
+    choose_from_menu(qtbot, grid, 1, 1, "Ablate head")  # only the head the lesson names
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    off = {kind: np.argwhere(~np.asarray(gates)).tolist() for kind, gates in app.session.gates().items()}
+    assert off == {**{kind: [] for kind in off}, "cross": [[1, 1]]}  # L2 H2 alone is off
     prediction, expected, wrong = output_shown(app)
     text = panel.explain_label.text()
     assert f'reads "{prediction}"' in text and f'is "{expected}"' in text and f": {wrong} of those" in text
-    assert int(wrong) >= 1 and runner.payload["map"] == "L2 H2"
+    assert "<eos>" not in prediction.split()[:-1]  # quoted up to its first <eos>
+    said, wanted = prediction.split(), expected.split()
+    failed = [t for i, t in enumerate(wanted) if i >= len(said) or said[i] != t]
+    assert int(wrong) > 0 and set(failed) == {"9"}, (prediction, expected)  # the positions holding a 9
+    assert runner.payload["map"] == "L2 H2"
     all_quoted_are_shown(text, [prediction, expected, wrong, "L2 H2"])
     press_next(qtbot, app, panel)
     assert app.heads_view.n_box.value() == 30
@@ -112,6 +118,9 @@ def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
     text = panel.explain_label.text()
     hidden = str(int(np.isnan(app.playground.grids["decoder_self"].displayed_matrix(0, 0)).sum()))
     assert not box.isChecked() and "Decoder causal is off" in text and f"has {hidden} blank" in text
+    maps = app.playground.grids["decoder_self"].current_maps()
+    blank = np.argwhere(np.isnan(app.playground.grids["decoder_self"].displayed_matrix(0, 0)))
+    assert len(blank) and all("<pad>" in (maps.query_labels[i], maps.key_labels[j]) for i, j in blank)  # padding
     all_quoted_are_shown(text, [*output_shown(app), hidden])
     press_next(qtbot, app, panel)
     assert box.isChecked()  # the step's set-up pressed Reset masks
@@ -121,18 +130,26 @@ def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     text = panel.explain_label.text()
     assert text.startswith("1 cross-attention cell(s)") and "1 cross" in app.playground.mask_panel.painted_label.text()
+    cross = app.playground.grids["cross"]
+    shape = cross.current_maps().values.shape
+    assert all(
+        np.isnan(cross.displayed_matrix(layer, head)[1, 2]) for layer in range(shape[0]) for head in range(shape[1])
+    )
     all_quoted_are_shown(text, [*output_shown(app), app.playground.mask_panel.painted_label.text()])
     dialog.close()
 
 
 def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbot, app):
-    panel, runner = start(qtbot, app, "Position: sinusoidal, RoPE and why 0000 needs anchors"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Position: sinusoidal and RoPE"), app.lessons.runner
     grid = app.playground.grids["cross"]
-    assert app.hub.path.name == "copy_sinusoidal.pt" and app.hub.config.positional == "sinusoidal"
-    readout = hover(qtbot, grid, 1, 0, 1, 2)
+    assert app.hub.path.name == "copy_sinusoidal.pt" and "sinusoidal PE" in app.window.model_label.text()
+    hover(qtbot, grid, 1, 0, 1, 1)  # the last layer: not where the step asks
+    hover(qtbot, grid, 0, 0, 1, 2)  # the first layer, one step right of its diagonal
+    assert not runner.done
+    readout = hover(qtbot, grid, 0, 0, 1, 1)  # no <bos>: query 1 reads key 1
     qtbot.waitUntil(lambda: runner.done)
-    assert "copy_sinusoidal.pt" in panel.explain_label.text()
-    all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H1"])
+    assert "copy_sinusoidal.pt" in panel.explain_label.text() and float(readout.rsplit(": ", 1)[1]) > 0.9
+    all_quoted_are_shown(panel.explain_label.text(), [readout, "L1 H1"])
     press_next(qtbot, app, panel)
     assert app.hub.path.name == "copy_rope.pt"
     readout = hover(qtbot, grid, 1, 0, 2, 3)
@@ -160,7 +177,7 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
 
 
 def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, app):
-    panel, runner = start(qtbot, app, "Inside one cell: q·k/√d_k, the mask, the softmax"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Inside one cell: q·k/√d_k"), app.lessons.runner
     dialog = open_large(qtbot, app, "decoder_self", 0, 0)
     qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, 3, 1))
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
@@ -172,7 +189,7 @@ def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, ap
 
 
 def test_lesson_seven_trains_from_scratch_and_quotes_the_formed_line(qtbot, app):
-    panel, runner = start(qtbot, app, "Train from scratch: watch the diagonal form"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Train: watch the diagonal form"), app.lessons.runner
     tab = app.trainer_tab
     assert app.window.tabs.currentWidget().isAncestorOf(tab) and tab.form.steps_spin.value() == 60
     qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
@@ -198,6 +215,13 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     cell = patching.heads.tables["cross"].item(1, 1).text()
     text = panel.explain_label.text()
     assert f"restores {cell.split()[1]} of" in text
+    table = patching.heads.tables["cross"]
+    last = [
+        table.item(1, head).text().split() for head in range(table.columnCount() - 1)
+    ]  # "effect +0.35 align fit 1.00"
+    assert all(float(words[-1]) >= 0.95 for words in last)  # equally clean diagonals ...
+    effects = [float(words[1]) for words in last]
+    assert max(effects) >= 2 * min(effects)  # ... restore very different shares
     all_quoted_are_shown(text, [cell, patching.clean.text(), patching.corrupt.text(), "L2 H2"])
 
 

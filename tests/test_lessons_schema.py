@@ -46,6 +46,11 @@ CASES = [  # (lesson text, the message must start with, and it must also say)
     (broken('kind = "cross" }]', 'kind = "crss" }]'), "lesson x.toml: steps[0].setup[1].kind: ", "'crss'"),
     (broken('layer = "last"', "layer = 0"), "lesson x.toml: steps[0].until.layer: ", "from 1"),
     (broken("key_minus_query = 1", 'key_minus_query = "1"'), "lesson x.toml: steps[0].until.key_minus_query: ", ""),
+    (
+        broken("key_minus_query = 1", 'key_minus_query = 1, query_token = "digit"'),
+        "lesson x.toml: steps[0].until.query_token: ",
+        "unknown value 'digit'; known: symbol",
+    ),
     (broken('"playground.cross"', '"playground.crss"'), "lesson x.toml: steps[0].highlight: ", "playground.cross"),
     (broken("{weight:.3f}", "{wieght:.3f}"), "lesson x.toml: steps[0].explain: ", "unknown placeholder {wieght}"),
     (broken("{key}", "{key_token:.2f}"), "lesson x.toml: steps[0].explain: ", "does not fit a str"),

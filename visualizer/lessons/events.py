@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QPointF
 
+from core_model.vocab import SPECIALS
+
 Payload = dict[str, Any]
 Emit = Callable[[Payload], None]
 Connect = Callable[[Any, dict, Emit], Callable[[], None]]
@@ -72,6 +74,8 @@ def cell_hovered(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         offset = params.get("key_minus_query")
         if offset is not None and cell[3] - cell[2] != offset:
             return
+        if params.get("query_token") == "symbol" and maps.query_labels[cell[2]] in SPECIALS:
+            return  # a <bos> or <pad> query row: the step asks about a symbol being copied
         if (payload := hovered_cell(grid, cell)) is not None:
             emit(payload)
 

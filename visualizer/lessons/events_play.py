@@ -12,15 +12,23 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QTimer
 
+from core_model.vocab import SPECIALS
 from visualizer.lessons.actions import listen, when_maps_drawn
 from visualizer.lessons.events import Emit, Payload, _map_payload, _matches
 
+EOS = SPECIALS[2]  # how the Prediction line writes <eos>
 CELL_DIGITS = {"dot": 4, "sqrt_d": 4, "scaled": 4, "weight": 6}  # as the cell panel rounds them (cell_panel.fmt)
 
 
+def up_to_eos(text: str) -> str:
+    """A written output up to and including its first <eos>: the app dims what the model writes after it."""
+    tokens = text.split()
+    return " ".join(tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens)
+
+
 def output_payload(app: Any) -> Payload:
-    """The Prediction line and the expected output as shown, and how many expected positions the line gets wrong."""
-    prediction = app.playground.output_slot.full_text()
+    """The Prediction line up to its first <eos>, the expected output, and how many expected positions differ."""
+    prediction = up_to_eos(app.playground.output_slot.full_text())
     expected = app.playground.input_panel.expected_slot.full_text()
     said, wanted = prediction.split(), expected.split()
     wrong = sum(1 for i, token in enumerate(wanted) if i >= len(said) or said[i] != token)

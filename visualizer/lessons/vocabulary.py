@@ -91,7 +91,7 @@ MASK_BOXES = ("encoder_padding", "decoder_causal", "decoder_padding", "cross_pad
 
 EVENTS: dict[str, EventSpec] = {
     "cell_hovered": EventSpec(
-        {**_MAP_FILTER, "key_minus_query": Param(_whole)},
+        {**_MAP_FILTER, "key_minus_query": Param(_whole), "query_token": Param(_choice("symbol"))},
         {
             **_MAP_PAYLOAD,
             "query": int,

@@ -39,6 +39,7 @@ from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
 from .prediction_line import PredictionSlot
 from .section import Section
+from .tool_row import ToolRow
 
 # the column is at least this wide, and wide enough for its widest row with the scroll bar shown: it scrolls
 # vertically, never sideways, and no row is cut off at the right
@@ -153,8 +154,6 @@ class PlaygroundView(QWidget):
         top.addWidget(self.output_caption)
         top.addWidget(self.output_slot, 1)
         top.addWidget(self.busy_label)
-        top.addWidget(self.restore_heads)
-        top.addWidget(self.scale)
         self.view_row = QHBoxLayout()  # the view choice; compare mode adds its controls here
         self.view_row.addWidget(self.view_modes)
         self.view_row.addStretch(1)
@@ -163,6 +162,8 @@ class PlaygroundView(QWidget):
         right_lay.setContentsMargins(0, 0, 0, 0)
         right_lay.addLayout(top)
         right_lay.addLayout(self.view_row)
+        tools_below = QHBoxLayout()  # empty (and so without height) unless the column is too narrow
+        right_lay.addLayout(tools_below)
         right_lay.addWidget(self.view_modes.formula_label)
         self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
         self.grid_stack.addWidget(self.grid_tabs)
@@ -170,6 +171,7 @@ class PlaygroundView(QWidget):
         self._compare, self._ask_b_path, self._compare_panel = compare, ask_b_path, None
         if compare is not None:
             self._add_compare_button(compare)
+        self.tool_row = ToolRow([self.restore_heads, self.scale], right, self.view_row, tools_below)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(right)
