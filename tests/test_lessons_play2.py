@@ -129,7 +129,10 @@ def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
     qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, 1, 2))
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     text = panel.explain_label.text()
-    assert text.startswith("1 cross-attention cell(s)") and "1 cross" in app.playground.mask_panel.painted_label.text()
+    assert (
+        text.startswith("Cross-attention cells painted out: 1 ")
+        and "1 cross" in app.playground.mask_panel.painted_label.text()
+    )
     cross = app.playground.grids["cross"]
     shape = cross.current_maps().values.shape
     assert all(
