@@ -267,3 +267,13 @@ def test_the_cards_start_button_opens_the_dock_on_lesson_one(qtbot):
     qtbot.waitUntil(lambda: started.lessons.runner.ready, timeout=30_000)
     assert started.lessons.dock.isVisible() and not card.isVisible()
     assert started.lessons.panel.title_label.text() == "What one attention map is"
+
+
+def test_a_large_map_opened_beside_the_lessons_panel_leaves_the_panel_readable(qtbot, app):
+    start(qtbot, app, "Inside one cell: q·k/√d_k")
+    dock = app.lessons.dock
+    dialog = open_large(qtbot, app, "decoder_self", 0, 0)
+    dock_left = dock.mapToGlobal(dock.rect().topLeft()).x()
+    assert dialog.frameGeometry().right() < dock_left  # the lesson's text stays in view beside the window
+    assert dialog.width() >= dialog.minimumSizeHint().width() and dialog.cell_panel.isVisible()
+    dialog.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QCursor, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -28,6 +28,7 @@ from visualizer.widgets.heatmap import exporters
 from visualizer.widgets.heatmap.atlas import AVG, LISTED_HINT, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
+from visualizer.widgets.heatmap.dialog_place import keep_beside_docks
 from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend, plain_label
 from visualizer.widgets.heatmap.map_tools import HINT, PAINT_PEN, MapMouseTools, paint_buttons, painted_marks
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUND, MaskBackdrop
@@ -80,6 +81,10 @@ class MapDialog(QDialog):
         self.mouse.cells_painted.connect(self.cells_painted)
         self.mouse.stroke_finished.connect(self.stroke_finished)
         self.set_tools_enabled(False)
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        super().showEvent(event)
+        keep_beside_docks(self)
 
     def set_tools_enabled(self, on: bool) -> None:
         """Show the cell panel and the paint tools (only where something answers their signals)."""
