@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, patch, train, views
+from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, page, patch, train, views
 from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, Verb, printable
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
@@ -30,6 +30,7 @@ VERBS: dict[str, Verb] = {
         lens.VERB,
         attribute.VERB,
         circuits.VERB,
+        page.VERB,
     )
 }
 

@@ -85,7 +85,7 @@ TABLE: tuple[Row, ...] = (
     Row("--exhaustive", ("eval",), Limit(1, 4)),  # and at most MAX_EXHAUSTIVE_SOURCES: exhaustive_check
     Row("--train-len", ("eval",), Limit(1, MAX_SOURCE)),
     Row("--n", ("heads",), Limit(1, 1_000)),  # every head is ablated on all N at once
-    Row("--pads", ("views", "decode", "cell", "lens"), Limit(0, MAX_SOURCE)),
+    Row("--pads", ("views", "decode", "cell", "lens", "page"), Limit(0, MAX_SOURCE)),
     Row("--beam", ("decode",), Limit(1, 64)),
     Row("--samples", ("decode",), Limit(1, 256)),  # drawn as one batch
     Row("--max-new", ("decode",), Limit(1, MAX_POSITIONS)),
