@@ -75,3 +75,39 @@ def retype(qtbot, field, text: str) -> None:
     field.selectAll()
     qtbot.keyClick(field, Qt.Key.Key_Backspace)
     qtbot.keyClicks(field, text)
+
+
+def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> str:
+    """Move the mouse onto a map cell and hold it there until the readout above the grid names that cell; returns
+    the readout. QTest moves the cursor (a new frame names the cell under QCursor.pos() again); real move events
+    follow, as a resting hand sends them, because the view can drop QTest's moves after the first on a busy
+    machine, or the maps can still shift by a line when the mouse arrives."""
+    from PySide6.QtCore import QEvent, QPointF, Qt
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    prefix = f"L{layer + 1} H{head + 1} query {i} "
+    viewport, none = grid.graphics.viewport(), Qt.MouseButton.NoButton
+
+    def centre() -> QPointF:
+        rect = grid.map_rect(layer, head)
+        return QPointF(
+            grid.graphics.mapFromScene(grid.atlas_plot.to_scene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5)))
+        )
+
+    qtbot.mouseMove(viewport, centre().toPoint())
+
+    def named() -> bool:
+        if grid.header.hover_label.text().startswith(prefix):
+            return True
+        pos = centre()  # again: the maps may have moved since
+        QApplication.sendEvent(
+            viewport,
+            QMouseEvent(
+                QEvent.Type.MouseMove, pos, viewport.mapToGlobal(pos), none, none, Qt.KeyboardModifier.NoModifier
+            ),
+        )
+        return False
+
+    qtbot.waitUntil(named)
+    return grid.header.hover_label.text()

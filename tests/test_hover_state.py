@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QCursor, QImage
 from PySide6.QtWidgets import QFileDialog
-from qt_helpers import retype, shown_menu, start_app, wait_frame
+from qt_helpers import rest_mouse_on_cell, retype, shown_menu, start_app, wait_frame
 
 WHITE = 0xFFFFFFFF  # the hover outline's colour (the role badges' text is white too, in short strokes)
 OUTLINED = 40  # pixels: a white line at least this long is the outline of a hovered row, never a letter
@@ -36,8 +36,7 @@ def cell_pos(grid, layer: int, head: int, i: int, j: int) -> QPoint:
 
 
 def hover(qtbot, grid, layer: int, head: int, i: int, j: int) -> None:
-    qtbot.mouseMove(grid.graphics.viewport(), cell_pos(grid, layer, head, i, j))
-    qtbot.waitUntil(lambda: grid.header.hover_label.text().startswith(f"L{layer + 1} H{head + 1} query {i} "))
+    rest_mouse_on_cell(qtbot, grid, layer, head, i, j)
 
 
 def outlined(grid) -> bool:

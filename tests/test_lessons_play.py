@@ -8,10 +8,9 @@ import re
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
-from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QAbstractButton, QApplication
-from qt_helpers import wait_frame
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QAbstractButton
+from qt_helpers import rest_mouse_on_cell, wait_frame
 
 from core_model.shipped import resource_path
 from visualizer.composition import Application
@@ -62,28 +61,7 @@ def press_next(qtbot, app, panel) -> None:
 
 def hover(qtbot, grid, layer: int, head: int, i: int, j: int) -> str:
     """Rest the mouse on a cell; returns the readout above the grid once it names that cell."""
-    rect = grid.map_rect(layer, head)
-    pos = grid.graphics.mapFromScene(grid.atlas_plot.to_scene(QPointF(rect.x() + j + 0.5, rect.y() + i + 0.5)))
-    viewport, none = grid.graphics.viewport(), Qt.MouseButton.NoButton
-    qtbot.mouseMove(viewport, pos)  # the cursor where the app looks for it when a new frame arrives
-    move = QMouseEvent(
-        QEvent.Type.MouseMove,
-        QPointF(pos),
-        viewport.mapToGlobal(QPointF(pos)),
-        none,
-        none,
-        Qt.KeyboardModifier.NoModifier,
-    )
-
-    def named() -> bool:
-        """A resting hand still sends moves: one lost in the view's event compression is followed by another."""
-        if grid.header.hover_label.text().startswith(f"L{layer + 1} H{head + 1} query {i} "):
-            return True
-        QApplication.sendEvent(viewport, move)
-        return False
-
-    qtbot.waitUntil(named)
-    return grid.header.hover_label.text()
+    return rest_mouse_on_cell(qtbot, grid, layer, head, i, j)
 
 
 def numbers_match_the_app(text: str, readout: str, grid, layer: int, head: int, i: int) -> str:
