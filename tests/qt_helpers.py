@@ -68,6 +68,18 @@ def start_app(qtbot, size: tuple[int, int] = (1400, 900)):
     return app
 
 
+def shown_app(qtbot, checkpoint, size: tuple[int, int] = (1280, 800)):
+    """The whole application on `checkpoint` (CPU), shown at `size` and loading; each caller waits for what it needs."""
+    from visualizer.composition import Application
+
+    app = Application(checkpoint=checkpoint, device="cpu")
+    qtbot.addWidget(app.window)
+    app.window.resize(*size)
+    app.window.show()
+    app.start_loading()
+    return app
+
+
 def retype(qtbot, field, text: str) -> None:
     """Replace a line edit's text the way a user does: select all, Backspace, type."""
     from PySide6.QtCore import Qt

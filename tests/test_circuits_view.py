@@ -12,12 +12,12 @@ import torch
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QFontMetrics, QMouseEvent
 from PySide6.QtWidgets import QApplication
+from qt_helpers import shown_app
 
 from core_model.checkpoint import load_checkpoint
 from core_model.head_roles import ROLE_LABELS
 from core_model.shipped import resource_path
 from visualizer.cli import main
-from visualizer.composition import Application
 from visualizer.state.circuits import STEPS, CircuitsState, read_circuits
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.circuits.table_fit import drawn_font
@@ -213,11 +213,7 @@ def test_the_task_stops_between_its_steps_when_cancelled():
 
 @pytest.fixture
 def app(qtbot):
-    app = Application(checkpoint=REVERSE, device="cpu")
-    qtbot.addWidget(app.window)
-    app.window.resize(1280, 800)
-    app.window.show()
-    app.start_loading()
+    app = shown_app(qtbot, REVERSE)
     qtbot.waitUntil(lambda: app.heads is not None and app.heads.roles is not None, timeout=60_000)
     yield app
     app.hub.dirty = False

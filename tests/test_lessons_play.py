@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton
-from qt_helpers import rest_mouse_on_cell, wait_frame
+from qt_helpers import rest_mouse_on_cell, shown_app, wait_frame
 
 from core_model.shipped import resource_path
-from visualizer.composition import Application
 from visualizer.lessons.vocabulary import EVENTS
 from visualizer.shortcut_list import shortcut_groups
 
@@ -22,11 +21,7 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 @pytest.fixture
 def app(qtbot):
-    app = Application(checkpoint=resource_path("copy_rope.pt"), device="cpu")
-    qtbot.addWidget(app.window)
-    app.window.resize(1280, 800)
-    app.window.show()
-    app.start_loading()
+    app = shown_app(qtbot, resource_path("copy_rope.pt"))
     qtbot.waitUntil(lambda: app.lessons is not None, timeout=60_000)
     # the heads' roles, analysed after loading, add a legend line above the grids: the cells move once, then stay
     qtbot.waitUntil(lambda: app.heads.roles is not None and bool(app.badges["cross"].texts()), timeout=60_000)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication
-from qt_helpers import retype, shown_menu
+from qt_helpers import retype, shown_app, shown_menu
 from test_cell_view import cell_pos
 from test_lessons_play import app, hover, press_next, start  # noqa: F401 - `app` is the shared fixture
 
@@ -230,13 +230,8 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
 
 def _started(qtbot):
     from core_model.shipped import resource_path
-    from visualizer.composition import Application
 
-    started = Application(checkpoint=resource_path("copy_rope.pt"), device="cpu")
-    qtbot.addWidget(started.window)
-    started.window.resize(1280, 800)
-    started.window.show()
-    started.start_loading()
+    started = shown_app(qtbot, resource_path("copy_rope.pt"))
     qtbot.waitUntil(lambda: started.lessons is not None, timeout=60_000)
     return started
 
