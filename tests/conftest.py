@@ -42,8 +42,10 @@ def _isolated_settings(tmp_path, request, monkeypatch):
 
 
 MODAL_CALLS = {
-    "QMessageBox": ("question", "critical", "warning", "information", "about"),
-    "QFileDialog": ("getOpenFileName", "getSaveFileName", "getExistingDirectory"),
+    "QMessageBox": ("question", "critical", "warning", "information", "about", "exec"),
+    "QFileDialog": ("getOpenFileName", "getSaveFileName", "getExistingDirectory", "exec"),
+    "QDialog": ("exec",),
+    "QInputDialog": ("getText", "getInt", "getDouble", "getItem", "exec"),
 }
 
 

@@ -108,7 +108,19 @@ def test_the_gui_thread_keeps_ticking_at_100_hz_during_a_burst_on_a_slow_model(q
     timer.stop()
     gaps = np.diff(stamps) * 1000
     assert len(stamps) > 10
-    assert gaps.max() < 45, f"the GUI thread stalled for {gaps.max():.0f} ms"  # an inline pass alone takes ~60
+    inline = inline_pass_ms(view)  # measured now, under whatever else this machine is running
+    bar = max(45.0, 0.75 * inline)  # a pass on this thread would stall it for at least `inline`
+    assert gaps.max() < bar, f"the GUI thread stalled for {gaps.max():.0f} ms (one inline pass: {inline:.0f} ms)"
+
+
+def inline_pass_ms(view: PlaygroundView) -> float:
+    """The fastest of three forward passes run on this (the GUI) thread, in milliseconds."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        direct_maps(view, view.session.source_text)
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times)
 
 
 def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):

@@ -112,3 +112,21 @@ def test_continue_training_keeps_the_shipped_models_anchored_sources(qtbot):
     spec = app.trainer_tab.form.task_spec()
     assert (spec.task, spec.anchored, spec.runs, spec.max_len) == ("copy", True, 0.25, 16)
     close_window(qtbot, app)
+
+
+def test_closing_the_window_while_the_shipped_model_loads_asks_nothing_afterwards(qtbot, tmp_path, monkeypatch):
+    from visualizer.workers.tasks import wait_for_tasks
+
+    own = save_checkpoint(
+        tmp_path / "mine.pt",
+        build_model(ModelConfig(), seed=3),
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
+    asked: list[str] = []
+    monkeypatch.setattr(architecture, "_ask_load_shipped", lambda parent, text: asked.append(text) or True)
+    app = open_window(qtbot, own)
+    pick_task(qtbot, app, "reverse")  # the shipped reverse model is read in the background...
+    close_window(qtbot, app)  # ...while the user closes the window
+    assert wait_for_tasks(20_000)
+    qtbot.wait(300)  # the read's result is delivered to the closed window
+    assert asked == [] and app.hub.path == own

@@ -187,6 +187,8 @@ class ArchitectureController(QObject):
         def found(built: BuiltModel | None) -> None:
             if built is None or hub.generation != generation or hub.training_active:
                 return  # no shipped model for this architecture and task, or the model changed meanwhile
+            if own_work and not self._parent.isVisible():
+                return  # the window closed while the file was read: no question may outlive it
             if own_work and not _ask_load_shipped(self._parent, SWITCH_QUESTION.format(task=task, origin=hub.origin)):
                 return
             self._take(built, f"switch to the {task} task")
