@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.architecture import ArchitectureController
     from visualizer.controllers.checkpoints import CheckpointActions
     from visualizer.controllers.export import Exporter
+    from visualizer.controllers.page_export import PageExport
     from visualizer.controllers.preferences import Preferences
     from visualizer.controllers.recovery import Recovery
     from visualizer.lesson_dock import Lessons
@@ -83,6 +84,7 @@ class Application(QObject):
         self._lab_page: LengthLabPage | None = None
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
+        self.page_export: PageExport | None = None
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
         self.device_menu = self.square_cells_action = self.undo_action = self.redo_action = None  # by build_menus
@@ -135,6 +137,7 @@ class Application(QObject):
         from visualizer.controllers.architecture import ArchitectureController
         from visualizer.controllers.checkpoints import CheckpointActions
         from visualizer.controllers.export import Exporter
+        from visualizer.controllers.page_export import PageExport, page_input
         from visualizer.controllers.preferences import Preferences
         from visualizer.controllers.recovery import Recovery
         from visualizer.lesson_dock import install_lessons
@@ -186,7 +189,14 @@ class Application(QObject):
             win.add_tab(widget, title)
         analysis = self.analysis = build_analysis_tabs(hub, self.session, self.playground, win)
         self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
-        self.exporter = Exporter(self.playground.current_grid, lambda: self.pe_tab.plot_items(), win.show_message, win)
+        self.page_export = PageExport(lambda: page_input(self.session), win.show_message, win)
+        self.exporter = Exporter(
+            self.playground.current_grid,
+            lambda: self.pe_tab.plot_items(),
+            win.show_message,
+            win,
+            lambda: self.page_export.export(),  # not the action's `checked` as the path
+        )
         self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
         self.preferences = Preferences(win, win.tabs, self.session, self.playground.splitter)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)

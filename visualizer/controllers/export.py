@@ -30,13 +30,18 @@ class Exporter(QObject):
         pe_plots: Callable[[], dict],
         status: Callable[[str], None],
         parent: QWidget,
+        page: Callable[[], object] | None = None,
     ) -> None:
+        """page: writes the Playground's input as the interactive HTML page (asking where), when given."""
         super().__init__(parent)
         self._grid, self._pe_plots, self._status, self._parent = grid, pe_plots, status, parent
+        self._page = page
 
     def actions(self) -> list[tuple[str, Callable[[], object], str | None] | None]:
         """(menu text, slot, shortcut) for File > Export, in menu order; None separates groups."""
+        page = [("Interactive &page (HTML)…", self._page, "Ctrl+Shift+E"), None] if self._page is not None else []
         return [
+            *page,
             ("Current attention grid as &PNG…", lambda: self.export_grid("png"), "Ctrl+E"),
             ("Current attention grid as &SVG…", lambda: self.export_grid("svg"), None),
             ("Current grid's matrices as &NPY…", lambda: self.export_grid("npy"), None),

@@ -22,6 +22,10 @@ class Curves(QWidget):
         self.lr_plot.setMinimumHeight(130)  # below ~60 px of axis its numbers were drawn over each other
         self.lr_plot.getAxis("left").setTickDensity(0.5)  # a short plot: fewer, readable numbers
         self.metric_plot.setYRange(0.0, 1.0)
+        self.metric_plot.setToolTip(  # the legend's short names, spelled out
+            "tokens: the share of output symbols that are right, on training batches and on the held-out evaluation"
+            " set\nexact: the share of evaluation outputs right in every symbol, decoded greedily"
+        )
         for plot in (self.loss_plot, self.metric_plot):  # two columns in small type: every entry stays inside a
             plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2)  # plot ~70 px high at 1280x800
         for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
@@ -32,12 +36,12 @@ class Curves(QWidget):
             "eval_loss": self.loss_plot.plot(
                 pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="evaluation loss", **dots
             ),
-            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="token accuracy, train"),
+            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="tokens (train)"),
             "eval_token_accuracy": self.metric_plot.plot(
-                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="token accuracy, eval", **dots
+                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="tokens (eval)", **dots
             ),
             "eval_exact_match": self.metric_plot.plot(
-                pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", name="exact match, eval (greedy)", **dots
+                pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", name="exact (eval)", **dots
             ),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }

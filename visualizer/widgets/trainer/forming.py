@@ -51,10 +51,10 @@ class FormingCurves(QWidget):
         self.formed_label = QLabel("")
         self.formed_label.setTextFormat(Qt.TextFormat.PlainText)
         self.formed_label.setWordWrap(True)  # a long sentence must not widen the column and squeeze the loss
-        self.plot = pg.PlotWidget(title="Head roles on the probe source")
+        self.plot = pg.PlotWidget(title="Head roles")  # a longer title sets a minimum width that clips the plot
         self.plot.setYRange(0.0, 1.0)
         self.plot.setLabel("bottom", "step")
-        self.plot.setLabel("left", "role score")
+        self.plot.setLabel("left", "role score on the probe source")
         self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
@@ -68,10 +68,11 @@ class FormingCurves(QWidget):
         self.plot.addItem(self.threshold, ignoreBounds=True)
         top = QHBoxLayout()
         top.addWidget(self.kind)
-        top.addWidget(self.formed_label, 1)
+        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
+        layout.addWidget(self.formed_label)  # its own line: beside the combo it wraps to a word per line when narrow
         layout.addWidget(self.plot, 1)
         state.snapshots_changed.connect(self.set_snapshots)
         state.previous_changed.connect(self.set_previous)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
@@ -111,9 +111,9 @@ class TrainerTab(QWidget):
         self.shortcuts = install_shortcuts(self, lambda: self) if self._own_shortcuts else []  # else the page's
 
     def _layout(self) -> None:
-        buttons = QHBoxLayout()
-        for w in (self.scratch_button, self.train_button, self.pause_button, self.stop_button):
-            buttons.addWidget(w)
+        buttons = QGridLayout()  # two by two: in one row they set the column's width and squeeze the curves
+        for i, w in enumerate((self.scratch_button, self.train_button, self.pause_button, self.stop_button)):
+            buttons.addWidget(w, i // 2, i % 2)
         state_row = QHBoxLayout()
         state_row.addWidget(self.state_label, 1)
         state_row.addWidget(self.clear_previous_button)
@@ -128,7 +128,8 @@ class TrainerTab(QWidget):
         scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(380)
+        bar = scroll.verticalScrollBar().sizeHint().width()  # room for it: without, a sideways bar appears too
+        scroll.setMinimumWidth(max(380, left.minimumSizeHint().width() + bar + 2 * scroll.frameWidth()))
         right = QVBoxLayout()
         right.addWidget(beside(self.curves, FormingCurves(self.state, self.probe)), 3)  # heads forming, by the curves
         right.addWidget(self.probe, 2)
