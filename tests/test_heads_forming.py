@@ -127,4 +127,7 @@ def test_a_head_aligned_before_the_first_snapshot_is_not_said_to_form_there(qtbo
     text = forming.formed_label.text()
     assert "formed at step 4000" not in text and "already" in text and "4000" in text
     forming.set_snapshots((ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp)))
-    assert forming.formed_label.text().startswith("alignment head formed at step 30")
+    assert forming.formed_label.text().startswith("alignment head L1H1 formed at step 30")  # head 1 holds the eye
+    eye[0, 1], eye[0, 0] = eye[0, 0].copy(), base["cross"].values[0, 0]  # now head 2 aligns
+    forming.set_snapshots((ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp)))
+    assert forming.formed_label.text().startswith("alignment head L1H2 formed at step 30")

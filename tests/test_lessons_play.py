@@ -8,8 +8,9 @@ import re
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QAbstractButton
+from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QAbstractButton, QApplication
 from qt_helpers import rest_mouse_on_cell, shown_app, wait_frame
 
 from core_model.shipped import resource_path
@@ -101,7 +102,7 @@ def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtb
     assert panel.progress_label.text() == "Step 1 of 2" and app.session.source_text == "3141"
     assert app.playground.grid_tabs.currentWidget() is grid and app.playground.view_modes.mode() == "weights"
     assert app.lessons.highlighter.overlay.parentWidget() is grid and app.lessons.highlighter.overlay.isVisible()
-    assert panel.explain_label.text() == "The model is copy_rope.pt, reading the source 3141."
+    assert panel.explain_label.text().startswith("The model is copy_rope.pt, reading the source 3141. ")
     press_next(qtbot, app, panel)
     assert panel.progress_label.text() == "Step 2 of 2" and not panel.next_button.isEnabled() and not runner.done
     place = grid.geometry()
@@ -120,6 +121,35 @@ def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtb
     assert (
         panel.title_label.text() == "Pick a lesson and press Start lesson." and app.lessons.highlighter.overlay is None
     )
+
+
+def test_resting_on_a_cell_of_the_large_view_completes_a_hover_step(qtbot, app):
+    """Small cells at 1280x800: the step says a click opens the map large, and a cell there counts too."""
+    from test_cell_view import cell_pos
+    from test_lessons_play2 import open_large
+
+    panel, runner = start(qtbot, app, "What one attention map is"), app.lessons.runner
+    press_next(qtbot, app, panel)
+    assert "Click the map: it opens large" in panel.say_label.text() and not runner.done
+    dialog = open_large(qtbot, app, "cross", 1, 1)
+    assert not runner.done  # opening is not resting on a cell
+    viewport, spot = dialog.graphics.viewport(), QPointF(cell_pos(dialog, 3, 4))
+    qtbot.mouseMove(viewport, spot.toPoint())
+
+    def rested() -> bool:  # a resting hand's move events, as rest_mouse_on_cell sends them to a grid
+        none = Qt.MouseButton.NoButton
+        move = QMouseEvent(
+            QEvent.Type.MouseMove, spot, viewport.mapToGlobal(spot), none, none, Qt.KeyboardModifier.NoModifier
+        )
+        QApplication.sendEvent(viewport, move)
+        return runner.done
+
+    qtbot.waitUntil(rested, timeout=10_000)
+    assert runner.payload["map"] == "L2 H2" and (runner.payload["query"], runner.payload["key"]) == (3, 4)
+    text, tip = panel.explain_label.text(), dialog.tooltip_text_at(3, 4)
+    assert text.startswith("In L2 H2, query 3 ") and "on key 4 " in text
+    assert tip.rsplit(": ", 1)[1] in NUMBER.findall(text)  # the weight the large view's tooltip gives
+    dialog.close()
 
 
 def test_lesson_two_completes_only_on_the_diagonal_of_the_last_layer(qtbot, app):

@@ -105,7 +105,7 @@ def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
     text = panel.explain_label.text()
     cell = app.heads_view.maps.tables["cross"].item(1, 1).text()
     baseline = app.heads_view.maps.baseline_label.text()
-    assert f"by {cell} " in text
+    assert f"by {cell}: " in text
     all_quoted_are_shown(text, [cell, baseline, "L2 H2", app.heads_view.maps.tables["cross"].item(1, 1).toolTip()])
 
 
@@ -117,7 +117,7 @@ def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     text = panel.explain_label.text()
     hidden = str(int(np.isnan(app.playground.grids["decoder_self"].displayed_matrix(0, 0)).sum()))
-    assert not box.isChecked() and "Decoder causal is off" in text and f"has {hidden} blank" in text
+    assert not box.isChecked() and "Decoder causal is off" in text and f"has {hidden} grey" in text
     maps = app.playground.grids["decoder_self"].current_maps()
     blank = np.argwhere(np.isnan(app.playground.grids["decoder_self"].displayed_matrix(0, 0)))
     assert len(blank) and all("<pad>" in (maps.query_labels[i], maps.key_labels[j]) for i, j in blank)  # padding
@@ -182,12 +182,23 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
 def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, app):
     panel, runner = start(qtbot, app, "Inside one cell: q·k/√d_k"), app.lessons.runner
     dialog = open_large(qtbot, app, "decoder_self", 0, 0)
-    qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, 3, 1))
+    header = dialog.cell_panel.header
+
+    def click(i: int, j: int) -> None:
+        before = header.text()
+        qtbot.mouseClick(dialog.graphics.viewport(), Qt.MouseButton.LeftButton, pos=cell_pos(dialog, i, j))
+        qtbot.waitUntil(lambda: header.text() != before, timeout=20_000)  # the panel took the cell apart
+
+    click(1, 3)  # above the diagonal: masked, its weight 0 before any softmax
+    assert not runner.done and not panel.explain_label.isVisible()
+    click(3, 1)
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     text = panel.explain_label.text()
-    shown = [label.text() for label in dialog.cell_panel.steps.values()] + [dialog.cell_panel.header.text()]
+    shown = [label.text() for label in dialog.cell_panel.steps.values()] + [header.text()]
     assert text.startswith("L1 H1, query 3 → key 1.")
     all_quoted_are_shown(text, [re.sub("<[^>]+>", " ", s) for s in shown])
+    click(1, 2)  # masked again: the explanation stays on the last cell the mask lets through
+    assert panel.explain_label.text() == text
     dialog.close()
 
 

@@ -58,13 +58,13 @@ def hovered_cell(grid: Any, cell: tuple[int, int, int, int]) -> Payload | None:
 
 
 def cell_hovered(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
-    """The mouse moved onto a cell of a Playground grid (the same scene signal the grid's readout follows)."""
+    """The mouse moved onto a cell of a Playground grid, or of that grid's large view (where small cells are easier
+    to rest on); the same scene signals the readouts follow."""
     grid = app.playground.grids[params["kind"]]
-    scene = grid.graphics.scene()
     last: list[tuple[int, int, int, int] | None] = [None]
+    stops: list[Callable[[], None]] = []
 
-    def moved(pos: QPointF) -> None:
-        cell = grid.cell_at(pos)
+    def entered(cell: tuple[int, int, int, int] | None) -> None:
         if cell == last[0]:
             return  # the same cell: one occurrence per cell entered
         last[0] = cell
@@ -79,8 +79,35 @@ def cell_hovered(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         if (payload := hovered_cell(grid, cell)) is not None:
             emit(payload)
 
-    scene.sigMouseMoved.connect(moved)
-    return lambda: scene.sigMouseMoved.disconnect(moved)
+    def on_grid(pos: QPointF) -> None:
+        entered(grid.cell_at(pos))
+
+    def hook_large_view(*_args: object) -> None:
+        """Listen to the large view's scene too, once the grid has made its dialog (on the first map click)."""
+        dialog, large = grid.large_view.dialog, grid.large_view
+        if dialog is None or hooked:
+            return
+        hooked.append(dialog)
+
+        def on_dialog(pos: QPointF) -> None:
+            at, target = dialog.cell_at(pos), large.target
+            entered(None if at is None or target is None or not dialog.isVisible() else (*target, *at))
+
+        dialog.graphics.scene().sigMouseMoved.connect(on_dialog)
+        stops.append(lambda: dialog.graphics.scene().sigMouseMoved.disconnect(on_dialog))
+
+    hooked: list[object] = []
+    grid.graphics.scene().sigMouseMoved.connect(on_grid)
+    stops.append(lambda: grid.graphics.scene().sigMouseMoved.disconnect(on_grid))
+    hook_large_view()
+    grid.map_clicked.connect(hook_large_view)
+    stops.append(lambda: grid.map_clicked.disconnect(hook_large_view))
+
+    def stop_all() -> None:
+        for stop in stops:
+            stop()
+
+    return stop_all
 
 
 def map_clicked(app: Any, params: dict, emit: Emit) -> Callable[[], None]:

@@ -103,8 +103,8 @@ def cell_opened(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     inspector = app.playground.inspectors[params["kind"]]
 
     def shown(cell: Any) -> None:
-        if cell is None:
-            return
+        if cell is None or (params.get("cell") == "visible" and not cell.visible):
+            return  # a masked cell's weight is 0 before any softmax: a step about the softmax waits for another
         numbers = {name: round(float(getattr(cell, name)), digits) for name, digits in CELL_DIGITS.items()}
         emit(
             {

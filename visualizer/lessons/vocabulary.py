@@ -127,7 +127,7 @@ EVENTS: dict[str, EventSpec] = {
         "cells were painted (masked) in a large view and the maps were drawn again",
     ),
     "cell_opened": EventSpec(
-        {"kind": Param(_choice(*KINDS), True)},
+        {"kind": Param(_choice(*KINDS), True), "cell": Param(_choice("visible"))},  # "visible": not a masked one
         {
             **_MAP_PAYLOAD,
             "query": int,

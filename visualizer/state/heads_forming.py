@@ -35,6 +35,16 @@ class FormingSeries:
         hits = np.flatnonzero(np.max(np.stack(best), axis=0) >= threshold)
         return int(self.steps[hits[0]]) if hits.size else None
 
+    def formed_head(self, threshold: float = FORMED_AT) -> tuple[int, int] | None:
+        """(layer, head), 0-based, of the cross head with the highest alignment at the formed step (None: not yet)."""
+        step = self.formed_step(threshold)
+        if step is None:
+            return None
+        at = int(np.flatnonzero(self.steps == step)[0])
+        cross = [(s["alignment"][at], layer, head) for (kind, layer, head), s in self.scores.items() if kind == "cross"]
+        _, layer, head = max(cross)
+        return layer, head
+
 
 def probe_tokens(snap: ProbeSnapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(src, tgt_in, tgt_out) ids, each (1, T), rebuilt from the snapshot's labels (equal labels, equal ids)."""

@@ -37,6 +37,16 @@ class GridLargeView:
     def is_visible(self) -> bool:
         return self._dialog is not None and self._dialog.isVisible()
 
+    @property
+    def dialog(self) -> MapDialog | None:
+        """The dialog once made (it is made on the first open and reused)."""
+        return self._dialog
+
+    @property
+    def target(self) -> tuple[int, int] | None:
+        """The (layer, head) the dialog shows."""
+        return self._target
+
     def open(self, layer: int, head: int) -> MapDialog:
         """Aim the dialog at a map (the caller refreshes it with force=True, then shows it)."""
         if self._dialog is None:

@@ -18,6 +18,7 @@ CHOICES = {
     "encoder_self": "Encoder self: final role's score",
 }
 COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
+LAYER_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 PREVIOUS_PEN = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # as the loss curves' previous run
 
 
@@ -108,7 +109,8 @@ class FormingCurves(QWidget):
             role = "alignment" if kind == "cross" else series.final_roles.get(key, "broad")
             item = self.curves.get(key)
             if item is None:
-                pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2)
+                style = LAYER_STYLES[key[1] % len(LAYER_STYLES)]  # a colour per head, a dash per layer
+                pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=style)
                 item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: the GUI thread redraws each snapshot
             item.setData(series.steps, series.scores[key][role])
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
@@ -167,4 +169,7 @@ class FormingCurves(QWidget):
                 f"a cross head was already above {FORMED_AT} (dotted line) at this run's first snapshot "
                 f"(step {formed}): it formed earlier"
             )
-        return f"alignment head formed at step {formed} (a cross head reached {FORMED_AT}, the dotted line)"
+        layer, head = series.formed_head() or (0, 0)
+        return (
+            f"alignment head L{layer + 1}H{head + 1} formed at step {formed} (it reached {FORMED_AT}, the dotted line)"
+        )
