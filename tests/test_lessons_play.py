@@ -121,6 +121,9 @@ def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtb
     assert (
         panel.title_label.text() == "Pick a lesson and press Start lesson." and app.lessons.highlighter.overlay is None
     )
+    items = [panel.lesson_list.item(row).text() for row in range(panel.lesson_list.count())]
+    assert items[0] == "✓ 1. What one attention map is" and not any(t.startswith("✓") for t in items[1:])
+    assert QSettings().value("lessons/finished") in (["What one attention map is"], "What one attention map is")
 
 
 def test_resting_on_a_cell_of_the_large_view_completes_a_hover_step(qtbot, app):

@@ -22,6 +22,7 @@ from visualizer.widgets.lessons.frame_overlay import Highlighter
 from visualizer.widgets.lessons.panel import LessonDock, LessonPanel
 
 VISIBLE_KEY = "lessons/visible"
+FINISHED_KEY = "lessons/finished"  # the titles of the lessons the learner finished
 CARD_KEY = "lessons/first_card_done"  # the first-launch card was answered (started or dismissed): never again
 LESSONS_KEY = "F9"  # F1 lists the keys; F2, F5 and F10 are taken
 
@@ -56,10 +57,23 @@ class Lessons:
         self.card.hide()
         QSettings().setValue(CARD_KEY, True)
 
+    def finished(self, title: str) -> None:
+        """The learner finished a lesson: ticked in the list, now and next time."""
+        titles = finished_titles() | {title}
+        QSettings().setValue(FINISHED_KEY, sorted(titles))
+        self.panel.mark_finished(titles)
+
     def closed(self) -> None:
         """The learner closed the dock: the lesson ends and the dock stays closed next time."""
         self.runner.stop()
         QSettings().setValue(VISIBLE_KEY, False)
+
+
+def finished_titles() -> set[str]:
+    value = QSettings().value(FINISHED_KEY, [])
+    if isinstance(value, str):  # INI files hand a one-element list back as a plain string
+        value = [value] if value else []
+    return {str(v) for v in value or []}
 
 
 def _point_at(highlighter: Highlighter, target: QWidget | None) -> None:
@@ -97,5 +111,7 @@ def install_lessons(app: Any) -> Lessons:
     card.dismissed.connect(result.dismiss_card)
     card.setVisible(bool(lessons) and not QSettings().value(CARD_KEY, False, type=bool))
     dock.closed.connect(result.closed)
+    runner.finished.connect(result.finished)
+    panel.mark_finished(finished_titles())
     dock.setVisible(bool(QSettings().value(VISIBLE_KEY, False, type=bool)))
     return result

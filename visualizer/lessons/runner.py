@@ -28,6 +28,7 @@ class LessonRunner(QObject):
     step_done = Signal(int, str)  # the learner did it (again): the explanation with the numbers of this time
     failed = Signal(str)  # a set-up action could not run: a sentence for the panel
     stopped = Signal()  # no lesson is running (closed, or finished after its last step)
+    finished = Signal(str)  # the learner pressed Finish on the last step: the lesson's title
 
     def __init__(self, app: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -61,8 +62,11 @@ class LessonRunner(QObject):
         """The following step, or the end of the lesson after the last one."""
         if self.lesson is not None and self.index + 1 < len(self.lesson.steps):
             self.go(self.index + 1)
-        else:
-            self.stop()
+            return
+        title = self.lesson.title if self.lesson is not None else None
+        self.stop()
+        if title is not None:
+            self.finished.emit(title)
 
     def back(self) -> None:
         if self.lesson is not None and self.index > 0:

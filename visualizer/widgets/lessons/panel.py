@@ -83,6 +83,14 @@ class LessonPanel(QWidget):
         layout.addLayout(buttons)
         layout.addStretch(1)
 
+    def mark_finished(self, titles: set[str]) -> None:
+        """A tick before each lesson the learner finished, so the list shows where they are."""
+        for row, lesson in enumerate(self.lessons):
+            done = lesson.title in titles
+            item = self.lesson_list.item(row)
+            item.setText(f"{'✓ ' if done else ''}{lesson.order}. {lesson.title}")
+            item.setToolTip(lesson.summary + (" (finished)" if done else ""))
+
     def _start_selected(self) -> None:
         row = self.lesson_list.currentRow()
         if 0 <= row < len(self.lessons):
