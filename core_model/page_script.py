@@ -14,6 +14,7 @@ const STOPS = (D.diverging ? D.style.diverging : D.style.sequential).map(hexRgb)
 const SIDES = { source: D.source_tokens, target: D.target_tokens };
 const MAPS = [];  // every drawn map: {kind, layer, head, values, valid, canvas, over, cell}
 const SMALL_PX = 132, LARGE_PX = 620;
+const HINT = "Hover a cell: its value, its query and key tokens.";
 
 function hexRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
 function el(tag, cls, text) {
@@ -68,6 +69,11 @@ function makeMap(kind, layer, head, px) {
   box.addEventListener("mousemove", (e) => hover(m, e));
   box.addEventListener("mouseleave", clearHover);
   drawMap(m);
+  const fit = px / (n * m.cell);  // so many tokens that even 2-pixel cells pass px: shown shrunk to px
+  for (const c of fit < 1 ? [m.canvas, m.over] : []) {
+    c.style.width = c.width * fit + "px";
+    c.style.height = c.height * fit + "px";
+  }
   MAPS.push(m);
   return box;
 }
@@ -76,7 +82,7 @@ function hover(m, e) {
   const i = Math.floor((e.clientY - r.top - m.canvas.clientTop) / (m.canvas.clientHeight / m.values.length));
   const j = Math.floor((e.clientX - r.left - m.canvas.clientLeft) / (m.canvas.clientWidth / m.values[0].length));
   if (i < 0 || j < 0 || i >= m.values.length || j >= m.values[0].length) return;
-  document.getElementById("readout").textContent = cellText(m, i, j);
+  readout(cellText(m, i, j));
   const sides = D.kinds[m.kind].sides, hits = { source: -1, target: -1 };
   hits[sides[0]] = i;
   hits[sides[1]] = j;
@@ -100,15 +106,19 @@ function highlight(hits) {
     });
   }
 }
+function readout(text) {  // the page's line, and the large view's own (the dimmed page behind it is hard to read)
+  document.querySelectorAll("#readout, #large .readout").forEach((r) => { r.textContent = text; });
+}
 function clearHover() {
   highlight({ source: -1, target: -1 });
-  document.getElementById("readout").textContent = "Hover a cell: its value, its query and key tokens.";
+  readout(HINT);
 }
-function tokenRow(name, tokens, side, wrong) {
+function tokenRow(name, tokens, side, mark) {
   const row = el("div", "tokens");
   row.append(el("span", "name", name));
   tokens.forEach((t, i) => {
-    const chip = el("span", "tok" + (wrong && wrong[i] ? " differs" : ""), t);
+    const chip = el("span", "tok" + (mark ? mark(i) : ""), t);
+    if (chip.classList.contains("past")) chip.title = "after the first <eos>: past the end of the answer";
     if (side) { chip.dataset.side = side; chip.dataset.index = i; }
     row.append(chip);
   });
@@ -149,7 +159,7 @@ function grid(kind) {
 function openLarge(kind, layer, head) {
   const panel = document.querySelector("#large .panel");
   const title = D.kinds[kind].title + " " + headName(layer, head) + " (Esc or a click outside closes it)";
-  panel.replaceChildren(el("h3", "", title));
+  panel.replaceChildren(el("h3", "", title), el("div", "readout", HINT));
   const k = D.kinds[kind];
   panel.append(tokenRow("keys (" + k.sides[1] + ")", SIDES[k.sides[1]], k.sides[1]));
   panel.append(tokenRow("queries (" + k.sides[0] + ")", SIDES[k.sides[0]], k.sides[0]));
@@ -181,11 +191,13 @@ function build() {
   const eq = el("span");
   eq.innerHTML = info.equation;  // the app's own rich text (sub/sup), never user input
   f.append(eq, el("div", "", info.meaning + " (" + info.scale + ")."), el("i", "", info.citation));
-  const wrong = D.output_tokens.map((t, i) => i < D.label_tokens.length && t !== D.label_tokens[i]);
+  const out = D.output_tokens, end = out.indexOf("<eos>");
+  const mark = (i) => (end >= 0 && i > end) ? " past"  // as in the app: greyed, never judged
+    : (i < D.label_tokens.length && out[i] !== D.label_tokens[i] ? " differs" : "");
   const seq = document.getElementById("sequences");
   seq.append(tokenRow("source (encoder)", D.source_tokens, "source"),
     tokenRow("target (decoder in)", D.target_tokens, "target"),
-    tokenRow("model output", D.output_tokens, null, wrong),
+    tokenRow("model output", D.output_tokens, null, mark),
     tokenRow("expected output", D.label_tokens, null));
   const kinds = document.getElementById("kinds");
   for (const kind of Object.keys(D.kinds)) kinds.append(grid(kind));

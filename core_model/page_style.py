@@ -32,15 +32,17 @@ h2 { font-size: 15px; margin: 8px 0; }
 .tok { font: 13px monospace; padding: 1px 5px; border: 1px solid #bbb; border-radius: 3px; background: #fff; }
 .tok.hit { background: HIGHLIGHT; color: #fff; border-color: HIGHLIGHT; }
 .tok.differs { border-color: #c00; border-width: 2px; }
+.tok.past { color: #aaa; border-style: dashed; }
 .kinds { display: flex; flex-wrap: wrap; gap: 20px; }
 .grid { display: grid; gap: 6px; align-items: end; }
-.grid .label { font-size: 12px; color: #555; text-align: center; }
+.grid .label { font-size: 12px; color: #555; text-align: center; align-self: center; }
 .map { position: relative; cursor: crosshair; line-height: 0; }
-.map canvas { image-rendering: pixelated; border: 1px solid #999; }
+.map canvas { image-rendering: pixelated; border: 1px solid #999; box-sizing: content-box; }
 .map canvas.over { position: absolute; left: 0; top: 0; border-color: transparent; pointer-events: none; }
 .map.avg canvas { border-color: #18181c; border-width: 2px; }
-#readout { position: sticky; top: 0; z-index: 2; background: #fffbe0; border: 1px solid #d8cf8a; padding: 4px 8px;
-  font: 13px monospace; min-height: 2em; white-space: pre-wrap; overflow-wrap: anywhere; }
+#readout, .readout { position: sticky; top: 0; z-index: 2; background: #fffbe0; border: 1px solid #d8cf8a;
+  padding: 4px 8px; font: 13px monospace; min-height: 2em; white-space: pre-wrap; overflow-wrap: anywhere; }
+#large .readout { top: -12px; margin: 0 0 6px; }
 .legend { display: flex; align-items: center; gap: 6px; font-size: 12px; color: #444; margin: 4px 0; }
 .legend canvas { border: 1px solid #999; }
 .swatch { display: inline-block; width: 12px; height: 12px; background: MASK_GREY; border: 1px solid #777; }
