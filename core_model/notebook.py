@@ -24,7 +24,7 @@ from .tasks import TaskSpec
 from .vocab import VocabularyError
 
 FRAME_HEIGHT_PX = 860  # about one laptop screen: the page scrolls inside, so its sticky read-out stays in sight
-FRAME_STYLE = "width: 100%; height: {height}px; border: 1px solid #ccc; border-radius: 4px;"
+FRAME_STYLE = "width: 100%; height: {height}px; border: 1px solid #ccc; border-radius: 4px; box-sizing: border-box;"
 
 
 @dataclass(frozen=True, repr=False)

@@ -57,7 +57,8 @@ def render_page(data: dict[str, Any]) -> str:
     model = data["model"]
     subtitle = (
         f"task {model['task']['task']}, {model['config']['n_encoder_layers']}+{model['config']['n_decoder_layers']} "
-        f"layers, {model['config']['n_heads']} heads, {model['parameters']:,} parameters"
+        f"layers, {model['config']['n_heads']} heads, {model['config']['positional']} positions, "
+        f"{model['parameters']:,} parameters"
     )
     return TEMPLATE.format(
         title=html.escape(title),

@@ -87,6 +87,16 @@ def _valid(src: torch.Tensor, tgt: torch.Tensor) -> dict[str, list[list[bool]]]:
     return result
 
 
+def page_info(view: str) -> dict[str, str]:
+    """The app's words for the view, less what only makes sense inside the app (switching heads off, its files)."""
+    info = asdict(MODE_INFO[view])
+    info["equation"] = info["equation"].replace("mean of the heads on", "mean of the heads")
+    info["citation"] = info["citation"].replace(
+        "; decoder: see core_model/attention_views.py", "; extended to the decoder as the line above says"
+    )
+    return info
+
+
 def model_summary(model: Seq2SeqTransformer, task: TaskSpec) -> dict[str, Any]:
     """What the page says about the model: its configuration, its size and its task."""
     return {
@@ -130,7 +140,7 @@ def page_data(model: Seq2SeqTransformer, task: TaskSpec, source: str, view: str 
         }
     return {
         "view": view,
-        "info": asdict(MODE_INFO[view]),
+        "info": page_info(view),
         "diverging": view in DIVERGING_VIEWS,
         "source": source,
         "pads": pads,

@@ -14,7 +14,8 @@ const STOPS = (D.diverging ? D.style.diverging : D.style.sequential).map(hexRgb)
 const SIDES = { source: D.source_tokens, target: D.target_tokens };
 const MAPS = [];  // every drawn map: {kind, layer, head, values, valid, canvas, over, cell}
 const SMALL_PX = 132, LARGE_PX = 620;
-const HINT = "Hover a cell: its value, its query and key tokens.";
+const HINT = "Hover a cell: its value, its query and key (positions count from 0; a decoder query also names what "
+  + "the model writes there).";
 
 function hexRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
 function el(tag, cls, text) {
@@ -55,8 +56,9 @@ function cellText(m, i, j) {
   const k = D.kinds[m.kind], q = SIDES[k.sides[0]][i], key = SIDES[k.sides[1]][j];
   const raw = m.head < 0 ? shownValue(m, i, j) : m.values[i][j];
   const value = k.valid[i][j] && raw !== null ? raw.toFixed(3) : "masked";
-  return k.title + " " + headName(m.layer, m.head) + " query " + i + " '" + q + "' -> key " + j + " '" + key +
-    "': " + value;
+  const writes = k.sides[0] === "target" && i < D.output_tokens.length ? " (writes '" + D.output_tokens[i] + "')" : "";
+  return k.title + " " + headName(m.layer, m.head) + " query " + i + " '" + q + "'" + writes + " -> key " + j +
+    " '" + key + "': " + value;
 }
 function makeMap(kind, layer, head, px) {
   const values = mapOf(kind, layer, head), n = Math.max(values.length, values[0].length);
@@ -132,8 +134,10 @@ function legend(kind) {
     ctx.fillStyle = colour(k.levels[0] + (x / 159) * (k.levels[1] - k.levels[0]), k.levels[0], k.levels[1]);
     ctx.fillRect(x, 0, 1, 12);
   }
-  row.append(el("span", "", fmt(k.levels[0])), bar, el("span", "", fmt(k.levels[1])), el("span", "swatch"),
-    el("span", "", "grey = masked (the query may not attend to that key)"));
+  row.append(el("span", "", fmt(k.levels[0])), bar, el("span", "", fmt(k.levels[1])));
+  if (D.view !== "rollout") {  // rollout blanks nothing
+    row.append(el("span", "swatch"), el("span", "", "grey = masked (the query may not attend to that key)"));
+  }
   return row;
 }
 function grid(kind) {
@@ -198,7 +202,10 @@ function build() {
   seq.append(tokenRow("source (encoder)", D.source_tokens, "source"),
     tokenRow("target (decoder in)", D.target_tokens, "target"),
     tokenRow("model output", D.output_tokens, null, mark),
-    tokenRow("expected output", D.label_tokens, null));
+    tokenRow("expected output", D.label_tokens, null),
+    el("div", "note", "Red outline: the model's output differs from the expected one. Dashed grey: written after "
+      + "its first <eos>, past the end of the answer. In the grids each map's rows are queries and its columns "
+      + "keys; avg is the mean of the layer's heads."));
   const kinds = document.getElementById("kinds");
   for (const kind of Object.keys(D.kinds)) kinds.append(grid(kind));
   document.getElementById("summary").append(summary());

@@ -28,7 +28,8 @@ section { margin: 0 0 16px; }
 h2 { font-size: 15px; margin: 8px 0; }
 .formula { background: #f4f4e8; border: 1px solid #c8c8b0; padding: 6px 8px; max-width: 70em; }
 .tokens { display: flex; flex-wrap: wrap; gap: 3px; align-items: center; margin: 2px 0; }
-.tokens .name { width: 9em; color: #555; }
+.tokens .name { width: 10.5em; color: #555; }
+.note { color: #555; font-size: 12px; margin-top: 4px; }
 .tok { font: 13px monospace; padding: 1px 5px; border: 1px solid #bbb; border-radius: 3px; background: #fff; }
 .tok.hit { background: HIGHLIGHT; color: #fff; border-color: HIGHLIGHT; }
 .tok.differs { border-color: #c00; border-width: 2px; }

@@ -173,3 +173,14 @@ def test_an_unwritable_out_or_a_bad_checkpoint_is_one_line(capsys, tmp_path):
     assert main(["page", str(bad), "--source", "01", "--out", str(tmp_path / "p.html")]) == 1
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "bad.pt" in err and not (tmp_path / "p.html").exists()
+
+
+def test_the_rollout_page_speaks_to_a_reader_outside_the_app(capsys, tmp_path):
+    """No switched-off heads and no source files on a page sent by e-mail; and no grey swatch where nothing is grey
+    (the swatch's text lives in the script, drawn only for the other views)."""
+    out = tmp_path / "rollout.html"
+    write_page(capsys, out, "--source", "31415", "--view", "rollout")
+    info = embedded(out.read_text(encoding="utf-8"))["info"]
+    assert info["label"] == "Rollout across layers" and "Abnar & Zuidema 2020" in info["citation"]
+    assert "heads on" not in info["equation"] and "mean of the heads" in info["equation"]
+    assert "core_model/" not in info["citation"] and "core_model/" not in info["meaning"]

@@ -68,13 +68,17 @@ def pages(tmp_path_factory):
         ("weights", "weights", SOURCE, "2"),
         ("scores", "scores", SOURCE, "2"),
         ("longest", "weights", "0123456789012345", "238"),
+        ("rollout", "rollout", SOURCE, "2"),
     ):
         out = folder / f"{name}.html"
         cli_json("page", CKPT, "--source", source, "--view", view, "--pads", pads, "--out", str(out))
         numbers = cli_json("views", CKPT, "--source", source, "--mode", view, "--pads", pads, "--json")
         found[name] = (out.as_uri(), numbers)
     masked = found["scores"][1]  # a masked score is null in every view's input
-    return {name: (url, numbers, None if name == "longest" else masked) for name, (url, numbers) in found.items()}
+    return {
+        name: (url, numbers, None if name in ("longest", "rollout") else masked)
+        for name, (url, numbers) in found.items()
+    }
 
 
 def open_page(driver, url: str, width: int, height: int) -> None:
@@ -131,7 +135,10 @@ def expected_line(numbers: dict, masked: dict | None, kind: str, layer: int, hea
     else:
         value = f"{numbers['maps'][kind][layer][head][i][j]:.3f}"
     name = f"L{layer + 1} " + ("avg" if head < 0 else f"H{head + 1}")
-    return f"{TITLES[kind]} {name} query {i} '{q_token}' -> key {j} '{k_token}': {value}"
+    writes = (
+        f" (writes '{numbers['output_tokens'][i]}')" if q_side == "target" else ""
+    )  # what the query position writes
+    return f"{TITLES[kind]} {name} query {i} '{q_token}'{writes} -> key {j} '{k_token}': {value}"
 
 
 def shape(numbers: dict, kind: str) -> tuple[int, int]:
@@ -302,3 +309,14 @@ def test_the_output_after_its_first_eos_is_greyed_and_never_judged(driver, pages
     assert all("past" not in c and "differs" not in c for c in classes[: end + 1])
     assert all("past" in c and "differs" not in c for c in classes[end + 1 :])
     assert chips[-1].value_of_css_property("color") == "rgba(170, 170, 170, 1)"
+
+
+def test_the_grey_swatch_is_in_the_legends_only_where_cells_are_grey(driver, pages):
+    """Rollout blanks nothing, so its legends have no "grey = masked" swatch; the weights view's three have one."""
+    found = {}
+    for name in ("weights", "rollout"):
+        open_page(driver, pages[name][0], *SIZES[0])
+        found[name] = [legend.text for legend in driver.find_elements(By.CSS_SELECTOR, "#kinds .legend")]
+    assert len(found["weights"]) == len(found["rollout"]) == 3
+    assert all("grey = masked" in text for text in found["weights"])
+    assert not any("grey" in text for text in found["rollout"])
