@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -135,3 +136,17 @@ def test_time_to_99_takes_medians_over_seeds_and_a_missed_seed_means_not_reached
 def test_time_to_99_rows_race_once_per_seed():
     rows = bench.time_to_99_rows(CPU, max_steps=1, target=0.0, seeds=(0, 1), **TINY_RACE)
     assert all("median of 2 seeds" in r.note for r in rows if r.key and r.key.startswith("time_to_99_s"))
+
+
+def test_page_rows_time_the_shipped_page_and_a_blank_one_of_its_size():
+    import page_bench
+
+    if not page_bench.available():
+        if os.environ.get("CI"):
+            pytest.fail("the page's benchmark needs selenium and Debian's chromium and chromium-driver")
+        pytest.skip("the page's benchmark needs selenium and Debian's chromium and chromium-driver")
+    rows = bench.page_rows(quick=True)
+    items = bench.metrics_json(rows)
+    assert set(items) == {"page_open_s", "page_blank_open_s", "page_open_ratio_vs_blank"}
+    assert 0 < items["page_blank_open_s"] < items["page_open_s"]  # drawing the maps costs something
+    assert "MB, median of 2" in rows[0].note and rows[0].status() in ("pass", "FAIL")

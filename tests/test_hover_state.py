@@ -102,8 +102,8 @@ def test_a_new_view_under_a_still_mouse_names_the_cell_anew(qtbot):
     combo.setCurrentIndex(combo.findData("rollout"))
     qtbot.waitUntil(lambda: app.session.last_frame.maps.mode == "rollout")
     wait_frame(qtbot, app.session)
+    qtbot.waitUntil(lambda: grid.header.hover_label.text() == cursor_cell_text(grid))  # its maps may sit lower
     text = grid.header.hover_label.text()
-    assert text == cursor_cell_text(grid)  # the new view's cell under the mouse (its maps may sit a row lower)
     assert text.startswith("L2 H2 query ") and "-> key 12 '<pad>': " in text and "masked" not in text
     app.hub.dirty = False
 
@@ -158,4 +158,17 @@ def test_exported_grid_images_leave_out_the_hover_outline_and_hint(qtbot, monkey
     svg = hovered["svg"].decode()
     assert svg == plain["svg"].decode()
     assert "key labels too small to draw here: the tokens are listed above" in svg and "hover" not in svg
+    app.hub.dirty = False
+
+
+def test_maps_that_move_under_a_still_mouse_are_named_anew(qtbot):
+    """A taller or shorter view moves the cells under a mouse that did not move: the readout follows the maps."""
+    app = start_app(qtbot)
+    grid = show_cross(qtbot, app)
+    before = hover(qtbot, grid, 1, 1, 3, 5)
+    window = app.window
+    window.resize(window.width(), window.height() - 90)  # the grid loses height: every row gets shorter
+    qtbot.waitUntil(lambda: cursor_cell_text(grid) not in ("", before))  # another cell lies under the mouse now
+    qtbot.waitUntil(lambda: grid.header.hover_label.text() == cursor_cell_text(grid))
+    assert outlined(grid)
     app.hub.dirty = False

@@ -640,6 +640,31 @@ def causal_rows(device: torch.device, quick: bool) -> list[Row]:
     ]
 
 
+def page_rows(quick: bool) -> list[Row]:
+    import page_bench
+
+    name = "interactive page opens in Chromium (16 tokens)"
+    if not page_bench.available():
+        return [skipped(name, "skipped: needs selenium and Debian's chromium and chromium-driver")]
+    repeats = 2 if quick else 5
+    t = page_bench.measure(repeats)
+    note = f"shipped copy model, {t.size_bytes / 1e6:.2f} MB, median of {repeats}"
+    return [
+        Row(name, t.open_s, "s", "page_open_s", Bar("<=", 1.0), note=note),
+        Row(
+            "interactive page vs a page of its size that draws nothing",
+            t.open_s,
+            "s",
+            None,
+            None,
+            t.blank_s,
+            "page_blank_open_s",
+            "page_open_ratio_vs_blank",
+            note="what the page's own script costs",
+        ),
+    ]
+
+
 # ----- orchestration ----------------------------------------------------------------------------------------------
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -690,6 +715,7 @@ def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
         ("train step d512", lambda: _d512_or_skip(quick, device)),
         ("time to 99%", lambda: _race_or_skip(quick, device)),
         ("causal lab", lambda: causal_rows(device, quick)),
+        ("interactive page", lambda: page_rows(quick)),
         ("peak RSS", lambda: rss_rows(100 if quick else 1000, device, quick)),
     )
     rows: list[Row] = []

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, SignalInstance
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QCursor
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QMenu, QToolTip
 
@@ -40,23 +40,30 @@ class AttentionGridApi(Protocol):
     def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path: ...
 
 
-class _LeaveWatcher(QObject):
-    """Clears a grid's hover readout and outline when the mouse leaves its view."""
+class _ViewWatcher(QObject):
+    """Clears a grid's hover readout and outline when the mouse leaves its view, and names the cell under a still
+    mouse again when the view moves or changes size (a line added to the header above shifts the maps)."""
 
     def __init__(self, grid: AttentionGridApi) -> None:
         super().__init__(grid.graphics)
         self._grid = grid
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
-        if event.type() == QEvent.Type.Leave:
+        kind = event.type()
+        if kind == QEvent.Type.Leave and watched is self._grid.graphics.viewport():
             show_hover_text(self._grid, None)
+        elif kind in (QEvent.Type.Move, QEvent.Type.Resize) and watched is self._grid.graphics:
+            QTimer.singleShot(0, self, lambda: refresh_hover(self._grid))  # once the maps are laid out anew
         return False
 
 
 def watch_hover(grid: AttentionGridApi) -> None:
-    """The readout and outline follow the mouse over the maps, and go when it leaves the view."""
+    """The readout and outline follow the mouse over the maps, follow the maps when they move under a still mouse,
+    and go when the mouse leaves the view."""
     grid.graphics.scene().sigMouseMoved.connect(lambda pos: show_hover_text(grid, pos))
-    grid.graphics.viewport().installEventFilter(_LeaveWatcher(grid))
+    watcher = _ViewWatcher(grid)
+    grid.graphics.viewport().installEventFilter(watcher)
+    grid.graphics.installEventFilter(watcher)
 
 
 def show_hover_text(grid: AttentionGridApi, scene_pos: QPointF | None) -> None:
