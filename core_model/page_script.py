@@ -103,7 +103,7 @@ function highlight(hits) {
   }
   for (const side of ["source", "target"]) {
     const on = indices(hits[side]);
-    document.querySelectorAll(".tok[data-side='" + side + "']").forEach((t) => {
+    document.querySelectorAll("[data-side='" + side + "']").forEach((t) => {
       t.classList.toggle("hit", on.includes(Number(t.dataset.index)));
     });
   }
@@ -167,8 +167,27 @@ function openLarge(kind, layer, head) {
   const k = D.kinds[kind];
   panel.append(tokenRow("keys (" + k.sides[1] + ")", SIDES[k.sides[1]], k.sides[1]));
   panel.append(tokenRow("queries (" + k.sides[0] + ")", SIDES[k.sides[0]], k.sides[0]));
-  panel.append(makeMap(kind, layer, head, LARGE_PX));
+  const box = makeMap(kind, layer, head, LARGE_PX), m = MAPS[MAPS.length - 1];
+  const cell = parseFloat(m.canvas.style.width || m.canvas.width) / m.values[0].length;  // as shown on screen
+  if (cell < 12) {  // too small to letter: the token rows above and the read-out name the cells
+    panel.append(box);
+  } else {  // each key above its column, each query beside its row
+    const frame = el("div", "labelled");
+    frame.append(el("span"), axis(SIDES[k.sides[1]], k.sides[1], cell, "cols"),
+      axis(SIDES[k.sides[0]], k.sides[0], cell, "rows"), box);
+    panel.append(frame);
+  }
   document.getElementById("large").classList.add("open");
+}
+function axis(tokens, side, cell, cls) {
+  const box = el("div", "axis " + cls);
+  tokens.forEach((t, i) => {
+    const label = el("span", "lab", t);
+    label.style[cls === "cols" ? "width" : "height"] = cell + "px";
+    label.dataset.side = side; label.dataset.index = i;
+    box.append(label);
+  });
+  return box;
 }
 function closeLarge() {
   const big = document.querySelector("#large .panel .map canvas");

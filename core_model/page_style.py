@@ -53,6 +53,14 @@ h2 { font-size: 15px; margin: 8px 0; }
 #large .panel { background: #fff; padding: 12px; border-radius: 6px; max-width: 96vw; max-height: 96vh;
   overflow: auto; }
 #large .panel h3 { margin: 0 0 8px; font-size: 15px; }
+.labelled { display: grid; grid-template-columns: auto auto; align-items: end; }
+.axis { display: flex; font: 11px monospace; color: #333; }
+.axis.cols { padding-left: 1px; }
+.axis.cols .lab { writing-mode: vertical-rl; transform: rotate(180deg); display: flex; align-items: center; padding-top: 3px; }
+.axis.rows { flex-direction: column; padding-top: 1px; align-self: start; }
+.axis.rows .lab { display: flex; align-items: center; justify-content: flex-end; padding-right: 4px; }
+.axis .lab { overflow: hidden; white-space: nowrap; box-sizing: border-box; }
+.lab.hit { color: HIGHLIGHT; font-weight: bold; }
 table.summary { border-collapse: collapse; font-size: 13px; }
 table.summary td { border: 1px solid #ccc; padding: 2px 8px; }
 """

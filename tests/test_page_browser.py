@@ -320,3 +320,27 @@ def test_the_grey_swatch_is_in_the_legends_only_where_cells_are_grey(driver, pag
     assert len(found["weights"]) == len(found["rollout"]) == 3
     assert all("grey = masked" in text for text in found["weights"])
     assert not any("grey" in text for text in found["rollout"])
+
+
+def test_the_large_view_letters_each_key_over_its_column_and_each_query_beside_its_row(driver, pages):
+    url, numbers, _ = pages["weights"]
+    open_page(driver, url, 1280, 800)
+    map_canvas(driver, "cross", 1, 1).click()
+    big = map_canvas(driver, "cross", 1, 1, scope="#large")
+    rows, cols = shape(numbers, "cross")
+    keys = driver.find_elements(By.CSS_SELECTOR, "#large .axis.cols .lab")
+    queries = driver.find_elements(By.CSS_SELECTOR, "#large .axis.rows .lab")
+    assert [k.text for k in keys] == numbers["source_tokens"] and [q.text for q in queries] == numbers["target_tokens"]
+    box = big.rect
+    cell_w, cell_h = box["width"] / cols, box["height"] / rows
+    for j, label in enumerate(keys):  # centred over its column, within a fifth of a cell
+        centre = label.rect["x"] + label.rect["width"] / 2
+        assert abs(centre - (box["x"] + (j + 0.5) * cell_w)) < cell_w / 5, (j, label.text)
+    for i, label in enumerate(queries):  # beside its row
+        middle = label.rect["y"] + label.rect["height"] / 2
+        assert abs(middle - (box["y"] + (i + 0.5) * cell_h)) < cell_h / 5, (i, label.text)
+        assert label.rect["x"] + label.rect["width"] <= box["x"] + 1
+    hover_cell(driver, big, 3, 4, rows, cols)
+    lit = [(e.get_attribute("data-side"), e.text) for e in driver.find_elements(By.CSS_SELECTOR, "#large .lab.hit")]
+    assert sorted(lit) == [("source", numbers["source_tokens"][4]), ("target", numbers["target_tokens"][3])]
+    assert script_errors(driver) == []
