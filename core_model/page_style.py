@@ -56,7 +56,8 @@ h2 { font-size: 15px; margin: 8px 0; }
 .labelled { display: grid; grid-template-columns: auto auto; align-items: end; }
 .axis { display: flex; font: 11px monospace; color: #333; }
 .axis.cols { padding-left: 1px; }
-.axis.cols .lab { writing-mode: vertical-rl; transform: rotate(180deg); display: flex; align-items: center; padding-top: 3px; }
+.axis.cols .lab { writing-mode: vertical-rl; transform: rotate(180deg); padding-top: 3px; }
+.axis.cols .lab { display: flex; align-items: center; }
 .axis.rows { flex-direction: column; padding-top: 1px; align-self: start; }
 .axis.rows .lab { display: flex; align-items: center; justify-content: flex-end; padding-right: 4px; }
 .axis .lab { overflow: hidden; white-space: nowrap; box-sizing: border-box; }
