@@ -237,6 +237,24 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     effects = [float(words[1]) for words in last]
     assert max(effects) >= 2 * min(effects)  # ... restore very different shares
     all_quoted_are_shown(text, [cell, patching.clean.text(), patching.corrupt.text(), "L2 H2"])
+    press_next(qtbot, app, panel)  # attribution: the same question asked another way
+    assert not runner.done
+    causal = app.analysis.causal_page.tab()
+    bar = causal.tabBar()
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())  # "Lens and attribution"
+    source = causal.source
+    qtbot.waitUntil(source.isVisible)
+    assert source.source.text() == "31415"  # it follows the Playground's source
+    qtbot.mouseClick(source.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: runner.done, timeout=120_000)
+    table = source.agreement
+    assert (runner.payload["method_title"], runner.payload["view_title"]) == ("occlusion", "cross, layer 2")  # asked
+    row = [table.verticalHeaderItem(r).text() for r in range(table.rowCount())].index(runner.payload["method_title"])
+    col = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())].index(runner.payload["view_title"])
+    shown = table.item(row, col).text()  # e.g. "ρ +0.59 · top 5/6"
+    text = panel.explain_label.text()
+    assert f'reads "{shown}"' in text and runner.payload["view_title"] in text
+    all_quoted_are_shown(text, [shown, runner.payload["view_title"]])
 
 
 def _started(qtbot):

@@ -102,7 +102,15 @@ def test_any_unknown_event_is_named(name):
 @given(st.sampled_from(sorted(EVENTS)), st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=10))
 def test_a_placeholder_is_accepted_exactly_when_the_event_provides_it(event, name):
     data = tomllib.loads(GOOD)
-    given_values = {"kind": "cross", "layer": 1, "head": 1, "mask": "decoder_causal", "tab": "Heads"}
+    given_values = {
+        "kind": "cross",
+        "layer": 1,
+        "head": 1,
+        "mask": "decoder_causal",
+        "tab": "Heads",
+        "method": "occlusion",
+    }
+    given_values["view"] = "cross L2"
     required = {name: given_values[name] for name, param in EVENTS[event].params.items() if param.required}
     data["steps"][0]["until"] = {"event": event, **required}
     data["steps"][0]["explain"] = f"{{{name}}}"
@@ -147,3 +155,10 @@ def test_the_readmes_example_lesson_loads(tmp_path):
     (tmp_path / "02-example.toml").write_text(readme[start : readme.index("```", start)], encoding="utf-8")
     lessons, problems = load_lessons(tmp_path)
     assert problems == [] and [lesson.title for lesson in lessons] == ["Copying is a diagonal"]
+
+
+def test_the_attribution_methods_a_lesson_may_name_are_the_cores():
+    from core_model.attribution_agreement import METHODS
+    from visualizer.lessons.vocabulary import ATTRIBUTION_METHODS
+
+    assert ATTRIBUTION_METHODS == METHODS

@@ -1,4 +1,5 @@
-"""Lesson events of the other tabs: a tab shown, the Heads analysis, the Length lab's probe, a training run, patching.
+"""Lesson events of the other tabs: a tab shown, the Heads analysis, the Length lab's probe, a training run, patching
+and attribution.
 
 Each is heard on the signal the tab itself draws from; the payload is what the tab shows once it has drawn it (read
 on the next turn of the event loop when a lazily built tab may connect after the lesson did).
@@ -110,3 +111,32 @@ def patching_done(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         )
 
     return listen([(patching.frame_changed, changed)])
+
+
+def attribution_done(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """The Lens and attribution page finished: one cell of its agreement table (a method against an attention view),
+    read as the table draws it."""
+    state = app.analysis.attribution
+
+    def changed(frame: Any) -> None:
+        if frame is None or params["view"] not in frame.agreement.get(params["method"], {}):
+            return
+
+        def read() -> None:
+            table = app.analysis.causal_page.tab().source.agreement
+            row = list(frame.agreement).index(params["method"])
+            col = list(frame.agreement[params["method"]]).index(params["view"])
+            item = table.item(row, col)
+            if item is not None:
+                emit(
+                    {
+                        "agreement": item.text(),
+                        "method_title": table.verticalHeaderItem(row).text(),
+                        "view_title": table.horizontalHeaderItem(col).text(),
+                        "analysed": frame.text,
+                    }
+                )
+
+        QTimer.singleShot(0, read)
+
+    return listen([(state.frame_changed, changed)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from visualizer.lessons.events import Connect, cell_hovered, map_clicked, source_typed
 from visualizer.lessons.events_labs import (
+    attribution_done,
     heads_analysed,
     length_probe_shown,
     patching_done,
@@ -26,4 +27,5 @@ EVENT_LISTENERS: dict[str, Connect] = {
     "length_probe_shown": length_probe_shown,
     "training_finished": training_finished,
     "patching_done": patching_done,
+    "attribution_done": attribution_done,
 }

@@ -27,6 +27,7 @@ TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGH
     "lengthlab.repeat": lambda app: app.length_lab_tab.repeat_button,
     "causal.patch": lambda app: app.analysis.causal_page.tab().patching.run_button,
     "causal.heads": lambda app: app.analysis.causal_page.tab().patching.heads,
+    "causal.attribute": lambda app: app.analysis.causal_page.tab().source.run_button,
 }
 
 

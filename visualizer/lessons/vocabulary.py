@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 KINDS = ("encoder_self", "decoder_self", "cross")
+ATTRIBUTION_METHODS = ("gradient_x_delta", "integrated_gradients", "occlusion")  # attribution_agreement.METHODS
 TABS = ("Playground", "Positional encoding", "Trainer", "Heads", "Length lab", "Causal", "Circuits")
 VIEWS = ("weights", "scores", "norms", "rollout")  # the Playground's "Show" choice
 
@@ -157,6 +158,12 @@ EVENTS: dict[str, EventSpec] = {
         {**_MAP_PAYLOAD, "effect": float, "clean": str, "corrupt": str},
         "the Causal tab's patching finished; one head's effect as its table shows it",
     ),
+    "attribution_done": EventSpec(
+        {"method": Param(_choice(*ATTRIBUTION_METHODS), True), "view": Param(_text, True)},
+        {"agreement": str, "method_title": str, "view_title": str, "analysed": str},
+        "the Lens and attribution page finished; one cell of its agreement table (a method against an attention "
+        'view such as "cross L2" or "rollout") as drawn',
+    ),
 }
 
 LIVE_VALUES: dict[str, type] = {"model": str, "source": str}  # every explanation may use these
@@ -178,5 +185,6 @@ HIGHLIGHTS = (
     "lengthlab.repeat",
     "causal.patch",
     "causal.heads",
+    "causal.attribute",
 )
 SAMPLES: dict[type, object] = {str: "x", int: 1, float: 0.5}  # a format spec is tried on these at load time
