@@ -182,6 +182,8 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
 def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, app):
     panel, runner = start(qtbot, app, "Inside one cell: q·k/√d_k"), app.lessons.runner
     dialog = open_large(qtbot, app, "decoder_self", 0, 0)
+    hint = dialog.hint_label  # how to click and paint: read in a few lines, not a word per line
+    assert hint.isVisible() and hint.height() <= 3 * hint.fontMetrics().lineSpacing() + 4, hint.height()
     header = dialog.cell_panel.header
 
     def click(i: int, j: int) -> None:

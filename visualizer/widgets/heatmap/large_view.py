@@ -121,7 +121,7 @@ class MapDialog(QDialog):
         tools.addWidget(self.paint_button)
         tools.addWidget(self.undo_button)
         tools.addWidget(self.redo_button)
-        tools.addWidget(self.hint_label, 1)
+        tools.addStretch(1)
         buttons = exporters.export_buttons(
             self, "map", {"PNG": self.export_png, "SVG": self.export_svg, "CSV": self.export_csv}
         )
@@ -133,6 +133,7 @@ class MapDialog(QDialog):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.empty_label)
         layout.addLayout(tools)
+        layout.addWidget(self.hint_label)  # a line of its own: beside the buttons it wrapped to a word per line
         layout.addLayout(buttons)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
