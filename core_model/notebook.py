@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .atomic_files import atomic_path
 from .checkpoint import load_checkpoint
 from .model import Seq2SeqTransformer
-from .page import render_page
+from .page import render_page, save_page
 from .page_data import page_data
 from .tasks import TaskSpec
 from .vocab import VocabularyError
@@ -94,8 +93,7 @@ class AttentionPage:
 
         Returns the path written. Raises OSError (RefusedTarget for a folder or a read-only file) when it cannot.
         """
-        with atomic_path(path) as tmp:
-            tmp.write_bytes(self.html.encode("utf-8"))
+        save_page(self.html, path)
         return Path(path)
 
 

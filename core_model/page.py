@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from typing import Any
 
+from .atomic_files import atomic_path
 from .model import Seq2SeqTransformer
 from .page_data import page_data
 from .page_script import SCRIPT
@@ -75,3 +77,14 @@ def build_page(model: Seq2SeqTransformer, task: TaskSpec, source: str, view: str
     Raises VocabularyError for an unknown symbol, ValueError for a bad view or a source the model cannot take.
     """
     return render_page(page_data(model, task, source, view, pads))
+
+
+def save_page(page: str, path: str | os.PathLike) -> int:
+    """Write a page through a temporary renamed over `path` (never a partial file); returns its size in bytes.
+
+    Raises RefusedTarget (an OSError) for a folder or a read-only file, OSError when the write fails.
+    """
+    body = page.encode("utf-8")
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(body)
+    return len(body)

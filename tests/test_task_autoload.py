@@ -28,6 +28,15 @@ def close_window(qtbot, app: Application) -> None:
     qtbot.waitUntil(lambda: not app.window.isVisible(), timeout=5000)
 
 
+def own_copy_model(tmp_path: Path) -> Path:
+    """A copy model of the user's own (a file of theirs, not a shipped one), with the shipped architecture."""
+    return save_checkpoint(
+        tmp_path / "mine.pt",
+        build_model(ModelConfig(), seed=3),
+        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
+    )
+
+
 def pick_task(qtbot, app: Application, task: str) -> None:
     """Choose `task` in the real combo with the keyboard, as a user does."""
     combo = app.playground.input_panel.task
@@ -58,11 +67,7 @@ def test_choosing_reverse_loads_the_shipped_reverse_model_and_it_reverses(qtbot)
 
 
 def test_an_own_model_is_replaced_only_when_the_user_agrees(qtbot, tmp_path, monkeypatch):
-    own = save_checkpoint(
-        tmp_path / "mine.pt",
-        build_model(ModelConfig(), seed=3),
-        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
-    )
+    own = own_copy_model(tmp_path)
     asked: list[str] = []
     answers = iter([False, True])
     monkeypatch.setattr(architecture, "_ask_load_shipped", lambda parent, text: asked.append(text) or next(answers))
@@ -117,11 +122,7 @@ def test_continue_training_keeps_the_shipped_models_anchored_sources(qtbot):
 def test_closing_the_window_while_the_shipped_model_loads_asks_nothing_afterwards(qtbot, tmp_path, monkeypatch):
     from visualizer.workers.tasks import wait_for_tasks
 
-    own = save_checkpoint(
-        tmp_path / "mine.pt",
-        build_model(ModelConfig(), seed=3),
-        extra={"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}},
-    )
+    own = own_copy_model(tmp_path)
     asked: list[str] = []
     monkeypatch.setattr(architecture, "_ask_load_shipped", lambda parent, text: asked.append(text) or True)
     app = open_window(qtbot, own)

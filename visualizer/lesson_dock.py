@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core_model.shipped import resource_path
+from visualizer.controllers.preferences import string_list
 from visualizer.lessons.runner import LessonRunner
 from visualizer.lessons.schema import load_lessons
 from visualizer.lessons.targets import target_widget
@@ -70,10 +71,7 @@ class Lessons:
 
 
 def finished_titles() -> set[str]:
-    value = QSettings().value(FINISHED_KEY, [])
-    if isinstance(value, str):  # INI files hand a one-element list back as a plain string
-        value = [value] if value else []
-    return {str(v) for v in value or []}
+    return set(string_list(QSettings(), FINISHED_KEY))
 
 
 def _point_at(highlighter: Highlighter, target: QWidget | None) -> None:

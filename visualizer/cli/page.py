@@ -35,8 +35,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Write the page; print {"path", "bytes", "view", "source_tokens", "output_tokens", "expected_tokens", ...}."""
     from core_model import VocabularyError
-    from core_model.atomic_files import RefusedTarget, atomic_path
-    from core_model.page import render_page
+    from core_model.atomic_files import RefusedTarget
+    from core_model.page import render_page, save_page
     from core_model.page_data import page_data
 
     check_out_before_work(ns.out)
@@ -50,17 +50,15 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     except ValueError as exc:
         parser.error(f"--source: {exc}")
-    body = render_page(data).encode("utf-8")
     try:
-        with atomic_path(ns.out) as tmp:
-            tmp.write_bytes(body)
+        size = save_page(render_page(data), ns.out)
     except RefusedTarget as exc:
         raise CliError(f"--out: {exc}") from None
     except OSError as exc:
         raise CliError(f"could not write {ns.out}: {exc.strerror or exc}") from None
     result: dict[str, Any] = {
         "path": str(ns.out),
-        "bytes": len(body),
+        "bytes": size,
         "view": ns.view,
         "task": task.task,
         "source_tokens": data["source_tokens"],

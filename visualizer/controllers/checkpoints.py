@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 from core_model import build_model
 from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
+from visualizer.controllers.preferences import string_list
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import run_task
@@ -206,10 +207,7 @@ class CheckpointActions(QObject):
 
     # --- recent files ------------------------------------------------------------------------------------------
     def recent_files(self) -> list[str]:
-        value = QSettings().value(RECENT_KEY, [])
-        if isinstance(value, str):  # INI files hand a one-element list back as a plain string
-            value = [value] if value else []
-        return [str(v) for v in (value or [])][:MAX_RECENT]
+        return string_list(QSettings(), RECENT_KEY)[:MAX_RECENT]
 
     def _remember(self, path: Path) -> None:
         text = str(Path(path).resolve())

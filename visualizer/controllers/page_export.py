@@ -55,14 +55,9 @@ def page_input(session: PlaygroundSession) -> PageInput | None:
 
 def write_page(inp: PageInput, path: Path) -> int:
     """Build and write the page (slow: a forward pass and the HTML); returns its size in bytes."""
-    from core_model.atomic_files import atomic_path
-    from core_model.page import render_page
-    from core_model.page_data import page_data
+    from core_model.page import build_page, save_page
 
-    body = render_page(page_data(inp.model, inp.task, inp.source, inp.view, inp.pads)).encode("utf-8")
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(body)
-    return len(body)
+    return save_page(build_page(inp.model, inp.task, inp.source, inp.view, inp.pads), path)
 
 
 def status_text(inp: PageInput, path: Path, size: int) -> str:

@@ -43,6 +43,15 @@ def load_json(settings: QSettings, key: str, default: Any) -> Any:
         return default
 
 
+def string_list(settings: QSettings, key: str) -> list[str]:
+    """A list of strings stored under key ([] when absent); INI files hand a one-element list back as a plain
+    string."""
+    value = settings.value(key, [])
+    if isinstance(value, str):
+        value = [value] if value else []
+    return [str(v) for v in value or []]
+
+
 def save_json(settings: QSettings, key: str, value: Any) -> None:
     settings.setValue(key, json.dumps(value))
 

@@ -47,13 +47,17 @@ class _ViewWatcher(QObject):
     def __init__(self, grid: AttentionGridApi) -> None:
         super().__init__(grid.graphics)
         self._grid = grid
+        self._refresh = QTimer(self)  # one refresh once the maps are laid out anew, however many events came first
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(0)
+        self._refresh.timeout.connect(lambda: refresh_hover(self._grid))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         kind = event.type()
         if kind == QEvent.Type.Leave and watched is self._grid.graphics.viewport():
             show_hover_text(self._grid, None)
         elif kind in (QEvent.Type.Move, QEvent.Type.Resize) and watched is self._grid.graphics:
-            QTimer.singleShot(0, self, lambda: refresh_hover(self._grid))  # once the maps are laid out anew
+            self._refresh.start()  # a window being dragged larger sends many: the pending one covers them all
         return False
 
 
