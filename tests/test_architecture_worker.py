@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QStatusBar
 from qt_helpers import start_app, wait_frame
 
+from core_model import build_model
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
 from visualizer.controllers.architecture import UNTRAINED_MESSAGE, ArchitectureController
@@ -105,9 +106,16 @@ def test_a_large_model_builds_while_the_window_keeps_ticking_and_says_so(qtbot, 
     timer.stop()
     assert len(built) == 1
     gaps = np.diff([t for t in stamps if t < built[0]] + built) * 1000
-    # A build on the GUI thread stalls it >= 600 ms here. Off it, the worst seen was 144 ms (typically 20-45) on the
-    # loaded 2-core test machine: reading the shipped checkpoints holds the GIL in stretches.
-    assert len(stamps) > 20 and gaps.max() <= 250, f"the GUI thread stalled for {gaps.max():.0f} ms"
+    # A build on the GUI thread stalls it for the whole build. Off it, the worst gaps seen were 144-254 ms (typically
+    # 20-45) on the loaded 2-core test machine: reading the shipped checkpoints holds the GIL in stretches. So the
+    # bar is half of the same build timed here, on this thread, under the same load (and never below 250 ms).
+    start = time.perf_counter()
+    build_model(app.hub.config, seed=0)
+    inline = (time.perf_counter() - start) * 1000
+    bar = max(250.0, 0.5 * inline)
+    assert len(stamps) > 20 and gaps.max() <= bar, (
+        f"the GUI thread stalled for {gaps.max():.0f} ms (the build on this thread: {inline:.0f} ms)"
+    )
     assert app.hub.config.n_encoder_layers == 8 == app.hub.config.n_decoder_layers
     assert app.bar.currentMessage() == UNTRAINED_MESSAGE
     panel = app.playground.model_panel
