@@ -10,6 +10,7 @@ from core_model.head_roles import ROLE_LABELS
 from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
+from visualizer.widgets.trainer.curves import plain_axes
 from visualizer.widgets.trainer.probe_view import ProbeView
 
 CHOICES = {
@@ -34,7 +35,9 @@ def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
 
 
 class FormingCurves(QWidget):
-    """One curve per head of the chosen kind; subscribes to the run's snapshots and to the probe timeline."""
+    """One curve per head of the chosen kind. The Trainer tab hands it the run's snapshots on its coalesced redraw
+    (a snapshot can come every step early in a run: each redraw of this plot costs a frame's worth of the GUI
+    thread); it follows the previous run and the probe timeline itself."""
 
     def __init__(self, state: TrainingState, probe: ProbeView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +59,7 @@ class FormingCurves(QWidget):
         self.plot.setYRange(0.0, 1.0)
         self.plot.setLabel("bottom", "step")
         self.plot.setLabel("left", "role score on the probe source")
+        plain_axes(self.plot)
         self.plot.addLegend(offset=(-10, -30), labelTextSize="8pt", brush=pg.mkBrush(0, 0, 0, 190))  # bottom right
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
@@ -75,7 +79,6 @@ class FormingCurves(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.formed_label)  # its own line: beside the combo it wraps to a word per line when narrow
         layout.addWidget(self.plot, 1)
-        state.snapshots_changed.connect(self.set_snapshots)
         state.previous_changed.connect(self.set_previous)
         probe.step_shown.connect(self.set_cursor)
         self.set_previous(state.previous)

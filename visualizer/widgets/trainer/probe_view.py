@@ -77,6 +77,7 @@ class ProbeView(QWidget):
         self._layout()
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
         self._labels: tuple = ()
+        self._title = ""  # the plot title shown (set again only when it changes)
         self.slider.valueChanged.connect(self._show_index)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         for combo in (self.kind_combo, self.layer_combo, self.head_combo):
@@ -180,7 +181,10 @@ class ProbeView(QWidget):
         )
         self._set_ticks(snap, kind)
         which = "mean of heads on" if head == MEAN else f"head {head + 1}"
-        self.plot.setTitle(f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}", size="10pt")
+        title = f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}"
+        if title != self._title:  # the same title set again re-lays the plot out: a second paint per snapshot
+            self._title = title
+            self.plot.setTitle(title, size="10pt")
         self.step_label.setText(f"step {snap.step}")
         self.step_shown.emit(snap.step)
 

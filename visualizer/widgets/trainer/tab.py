@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -26,6 +27,7 @@ from visualizer.widgets.trainer.questions import (  # tests replace _ask_yes_no 
 from visualizer.widgets.trainer.questions import (
     choose_folder as _choose_folder,
 )
+from visualizer.widgets.trainer.redraw import StagedRedraw
 from visualizer.widgets.trainer.run_figures import RunFigures
 
 __all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
@@ -64,6 +66,7 @@ class TrainerTab(QWidget):
         self.form = TrainerForm()
         self.curves = Curves()
         self.probe = ProbeView()
+        self.forming = FormingCurves(state, self.probe)
         self._build_controls()
         self._layout()
         self._pending_oom: str | None = None
@@ -105,6 +108,7 @@ class TrainerTab(QWidget):
         self._curve_timer.setSingleShot(True)
         self._curve_timer.setInterval(CURVE_REFRESH_MS)
         self._curve_timer.timeout.connect(self._draw_curves)
+        self._redraw = StagedRedraw(self)
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -131,7 +135,7 @@ class TrainerTab(QWidget):
         bar = scroll.verticalScrollBar().sizeHint().width()  # room for it: without, a sideways bar appears too
         scroll.setMinimumWidth(max(380, left.minimumSizeHint().width() + bar + 2 * scroll.frameWidth()))
         right = QVBoxLayout()
-        right.addWidget(beside(self.curves, FormingCurves(self.state, self.probe)), 3)  # heads forming, by the curves
+        right.addWidget(beside(self.curves, self.forming), 3)  # heads forming, by the curves
         right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 0)
@@ -177,6 +181,8 @@ class TrainerTab(QWidget):
         if state != "running" and self._curve_timer.isActive():  # paused or ended: show every point now
             self._curve_timer.stop()
             self._draw_curves()
+        elif state != "running":
+            self._redraw.finish()
         self._refresh_buttons()
         if state != "running":
             self.figures.clear_rates()
@@ -225,10 +231,12 @@ class TrainerTab(QWidget):
         self.figures.show_progress(metrics.progress, running=self.state.state == "running")
 
     def _draw_curves(self) -> None:
-        self.curves.set_series(self._metrics)
+        """Every plot, one per turn of the event loop while a run goes on; at once when it is paused or ended."""
+        parts = self.curves.series_parts(self._metrics)
         if self._snapshots is not None:  # probe snapshots ride on the same 4 Hz redraw (early on, one per step)
             snapshots, self._snapshots = self._snapshots, None
-            self.probe.set_snapshots(snapshots)
+            parts += [partial(self.probe.set_snapshots, snapshots), partial(self.forming.set_snapshots, snapshots)]
+        self._redraw.run(parts, staged=self.state.state == "running")
 
     def _on_snapshots(self, snapshots: tuple) -> None:
         self._snapshots = snapshots
