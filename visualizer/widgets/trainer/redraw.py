@@ -12,7 +12,8 @@ Part = Callable[[], None]
 
 
 class StagedRedraw(QObject):
-    """Runs the parts of the latest redraw in order; a newer redraw replaces the parts not yet run."""
+    """Runs a redraw's parts in order. A redraw asked for while the one before is still going first runs that one's
+    remaining parts: each part may be the only one that shows what it draws (the newest probe snapshots)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -28,7 +29,8 @@ class StagedRedraw(QObject):
         return bool(self._parts)
 
     def run(self, parts: Iterable[Part], *, staged: bool) -> None:
-        """Run `parts`: staged, the first now and the rest one per turn; else all of them now (and any left)."""
+        """Run `parts`: staged, the first now and the rest one per turn; else all of them now."""
+        self.finish()
         self._parts = deque(parts)
         if staged:
             self._next()
