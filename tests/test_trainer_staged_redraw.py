@@ -3,7 +3,8 @@ for all of them at once; paused or ended, every plot shows the last state at onc
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
+from widget_readers import legend_curves
 
 from visualizer.widgets.trainer.redraw import StagedRedraw
 from visualizer.widgets.trainer.tab import TrainerTab
@@ -12,9 +13,9 @@ from visualizer.widgets.trainer.tab import TrainerTab
 class TurnCounter:
     """Counts turns of the event loop (a repeating 0 ms timer fires once per turn)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         self.turns = 0
-        self.timer = QTimer()
+        self.timer = QTimer(parent)  # with a parent, it goes with the widget even when a test fails
         self.timer.setInterval(0)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
@@ -24,7 +25,8 @@ class TurnCounter:
 
 
 def test_parts_run_one_per_turn_and_a_newer_redraw_first_finishes_the_one_before(qtbot):
-    redraw, seen, turns = StagedRedraw(), [], TurnCounter()
+    redraw, seen = StagedRedraw(), []
+    turns = TurnCounter(redraw)
     redraw.run([lambda: seen.append(("a", turns.turns)), lambda: seen.append(("b", turns.turns))], staged=True)
     assert [name for name, _ in seen] == ["a"] and redraw.pending  # the first part at once, the next one later
     qtbot.waitUntil(lambda: not redraw.pending)
@@ -43,8 +45,8 @@ def test_while_training_the_loss_and_the_probe_redraw_in_different_turns(qtbot, 
     qtbot.addWidget(tab)
     tab.show()
     tab.form.batch_spin.setValue(16)
-    tab.form.steps_spin.setValue(300)
-    turns, events = TurnCounter(), []
+    tab.form.steps_spin.setValue(100_000)  # still running when it is paused, on any machine
+    turns, events = TurnCounter(tab), []
     loss_curve = tab.curves.curves["loss"]
     loss_curve.sigPlotChanged.connect(lambda *_: events.append(("loss", turns.turns, state.state)))
     tab.probe.step_shown.connect(lambda *_: events.append(("probe", turns.turns, state.state)))
@@ -64,5 +66,9 @@ def test_while_training_the_loss_and_the_probe_redraw_in_different_turns(qtbot, 
     xs, _ = loss_curve.getData()
     assert xs.tolist() == [float(s) for s in state.metrics.steps]
     assert tab.probe.step_label.text() == f"step {state.snapshots[-1].step}"
+    role_curves = legend_curves(tab.forming.plot)
+    assert role_curves and all(
+        xs.tolist() == [float(s.step) for s in state.snapshots] for xs, _ in role_curves.values()
+    )
     state.stop()
     qtbot.waitUntil(lambda: state.training_thread is None, timeout=20000)

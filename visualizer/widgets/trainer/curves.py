@@ -14,8 +14,8 @@ from visualizer.state.training_record import MetricsView
 
 
 def plain_axes(plot: pg.PlotWidget) -> None:
-    """Axes that never add an SI prefix to their numbers (a step count or a score needs none). With it on, every
-    new range re-set each axis label's HTML and laid the plot out again: a second paint at every redraw."""
+    """Axes that never add an SI prefix to their numbers (a step count or a score needs none). With the prefix on,
+    pyqtgraph sets each axis label's HTML again at every new range and lays the plot out: a second paint per redraw."""
     for name in ("left", "bottom", "right", "top"):
         plot.getAxis(name).enableAutoSIPrefix(False)
 
@@ -96,6 +96,7 @@ class Curves(QWidget):
         return [partial(self._set_data, data) for data in per_plot]
 
     def _set_data(self, data: dict[str, tuple[np.ndarray, object]]) -> None:
+        """One plot's curves: key -> (steps, values)."""
         for key, (xs, ys) in data.items():
             self.curves[key].setData(xs, np.asarray(ys, float))
 

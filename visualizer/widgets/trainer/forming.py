@@ -36,8 +36,8 @@ def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
 
 class FormingCurves(QWidget):
     """One curve per head of the chosen kind. The Trainer tab hands it the run's snapshots on its coalesced redraw
-    (a snapshot can come every step early in a run: each redraw of this plot costs a frame's worth of the GUI
-    thread); it follows the previous run and the probe timeline itself."""
+    (early in a run a snapshot can come every step, far more often than anyone can read a curve); it follows the
+    previous run and the probe timeline itself."""
 
     def __init__(self, state: TrainingState, probe: ProbeView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +85,7 @@ class FormingCurves(QWidget):
         self.set_snapshots(state.snapshots)
 
     def set_snapshots(self, snapshots: tuple) -> None:
+        """Score the snapshots not scored yet and draw the curves of the chosen kind."""
         self.series = self.recorder.series(snapshots)
         self._draw()
 
@@ -114,7 +115,7 @@ class FormingCurves(QWidget):
             if item is None:
                 style = LAYER_STYLES[key[1] % len(LAYER_STYLES)]  # a colour per head, a dash per layer
                 pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=style)
-                item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: the GUI thread redraws each snapshot
+                item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: a snapshot every step early in a run
             item.setData(series.steps, series.scores[key][role])
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
         named.update(self._draw_previous(kind))

@@ -44,7 +44,10 @@ class StagedRedraw(QObject):
             self._parts.popleft()()
 
     def _next(self) -> None:
-        if self._parts:
-            self._parts.popleft()()
-        if self._parts:
-            self._timer.start()
+        """Run the next part; the one after it waits for the next turn (even when this one raised)."""
+        try:
+            if self._parts:
+                self._parts.popleft()()
+        finally:
+            if self._parts:
+                self._timer.start()

@@ -40,7 +40,7 @@ STATE_TEXT = {
     "finished": "Finished",
     "failed": "Failed",
 }
-CURVE_REFRESH_MS = 250  # curves redraw at most 4 times a second while training: each redraw costs ~10 ms
+CURVE_REFRESH_MS = 250  # while training, the plots redraw at most 4 times a second (redraw.py spreads each one)
 
 
 class TrainerTab(QWidget):
