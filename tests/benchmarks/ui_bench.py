@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -244,10 +245,18 @@ def compile_project() -> None:
         compileall.compile_dir(REPO / package, quiet=1)
 
 
-def measure_startup(runs: int) -> StartupResult:
+def measure_startup(runs: int, baseline: Callable[[], float]) -> tuple[StartupResult, tuple[float, ...]]:
+    """`runs` launches, each followed by one run of `baseline` (seconds), and both series.
+
+    Alternating: this machine's speed drifts within a minute, and launches measured in a block before the baselines
+    put a slow or quick spell on one side only.
+    """
     compile_project()
-    pairs = [startup_once() for _ in range(runs)]
-    return StartupResult(tuple(p for p, _ in pairs), tuple(r for _, r in pairs))
+    pairs, base = [], []
+    for _ in range(runs):
+        pairs.append(startup_once())
+        base.append(baseline())
+    return StartupResult(tuple(p for p, _ in pairs), tuple(r for _, r in pairs)), tuple(base)
 
 
 @dataclass(frozen=True)
