@@ -110,9 +110,7 @@ def checked_page_data(model: Seq2SeqTransformer, task: TaskSpec, source: str, vi
     try:
         return page_data(model, task, source, view, pads)
     except VocabularyError as exc:  # a 1-based position, as the page verb reports it
-        raise ValueError(
-            f"source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        ) from None
+        raise ValueError(f"source: {exc.counted_from_one()}") from None
 
 
 def show_attention(

@@ -26,7 +26,14 @@ class VocabularyError(ValueError):
 
     def __init__(self, symbol: str, position: int, allowed: str) -> None:
         self.symbol, self.position, self.allowed = symbol, position, allowed
-        super().__init__(f"unknown symbol {symbol!r} at position {position}; allowed: {' '.join(allowed)}")
+        super().__init__(self._text(position))
+
+    def counted_from_one(self) -> str:
+        """The same message with the position counted from 1, as the command line and the notebook report it."""
+        return self._text(self.position + 1)
+
+    def _text(self, position: int) -> str:
+        return f"unknown symbol {self.symbol!r} at position {position}; allowed: {' '.join(self.allowed)}"
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
-        parser.error(f"unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}")
+        parser.error(exc.counted_from_one())
     if not ids:
         parser.error("the source is empty")
     src_ids = encoder_input(ids, ns.pads, anchored=task.anchored)

@@ -67,9 +67,7 @@ def _source_ids(ns: argparse.Namespace, vocab: Any, limit: int) -> list[int]:
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
-        raise ArgumentError(
-            f"SOURCE: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        ) from None
+        raise ArgumentError(f"SOURCE: {exc.counted_from_one()}") from None
     if not ids:
         raise ArgumentError("SOURCE is empty: give at least one symbol")
     if len(ids) + ns.pads > limit:

@@ -33,9 +33,7 @@ def source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
     try:
         ids = vocab.encode(text)
     except VocabularyError as exc:
-        raise ArgumentError(
-            f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        ) from None
+        raise ArgumentError(f"--source: {exc.counted_from_one()}") from None
     if not ids:
         raise ArgumentError("--source is empty: give at least one symbol")
     if len(ids) + pads > limit:

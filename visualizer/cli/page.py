@@ -45,9 +45,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         data = page_data(model, task, ns.source, ns.view, ns.pads)
     except VocabularyError as exc:
-        parser.error(
-            f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        )
+        parser.error(f"--source: {exc.counted_from_one()}")
     except ValueError as exc:
         parser.error(f"--source: {exc}")
     try:

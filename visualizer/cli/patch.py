@@ -39,9 +39,7 @@ def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str
     try:
         ids = vocab.encode(text)
     except VocabularyError as exc:
-        parser.error(
-            f"{option}: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        )
+        parser.error(f"{option}: {exc.counted_from_one()}")
     if not ids:
         parser.error(f"{option} is empty")
     return ids

@@ -76,9 +76,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
-        parser.error(
-            f"--source: unknown symbol {exc.symbol!r} at position {exc.position + 1}; allowed: {' '.join(exc.allowed)}"
-        )
+        parser.error(f"--source: {exc.counted_from_one()}")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)

@@ -97,12 +97,11 @@ class PageExport(QObject):
         if path.suffix.lower() not in (".html", ".htm"):
             path = path.with_name(path.name + ".html")
         self._status(f"Writing the interactive page {path.name}…")
-        target = path
         self.job = run_task(
             "Writing the interactive page",
-            lambda: write_page(inp, target),
-            lambda size: self._done(inp, target, size),
-            lambda line: self._failed(target, line),
+            lambda: write_page(inp, path),
+            lambda size: self._done(inp, path, size),
+            lambda line: self._failed(path, line),
         )
 
     def _done(self, inp: PageInput, path: Path, size: int) -> None:
