@@ -38,6 +38,19 @@ def test_loading_the_shipped_model_does_not_import_torch_dynamo():
     assert out.stdout.strip() == "False"  # importing it cost more than import torch itself (bench: model ready)
 
 
+def test_what_the_gui_thread_imports_before_loading_starts_leaves_pyqtgraph_and_torch_to_the_loaders():
+    """The window shows and the loaders start once these are in: pyqtgraph imported here (it once came in through
+    the Help list's keys) runs on the GUI thread ahead of `import torch` instead of beside it (bench: model ready)."""
+    code = (
+        "import sys\n"
+        "import visualizer.app, visualizer.composition, visualizer.startup_probe\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pyqtgraph', 'torch', 'numpy'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
 def test_the_shape_check_leaves_the_callers_random_stream_alone():
     torch.manual_seed(7)
     expected = torch.rand(3)

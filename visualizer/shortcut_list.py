@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QGroupBox, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
 
-from visualizer.widgets.heatmap.map_tools import PAINT_KEY, REDO_KEY, UNDO_KEY
+from visualizer.widgets.heatmap.map_keys import PAINT_KEY, REDO_KEY, UNDO_KEY
 from visualizer.widgets.lazy_tab import LazyTab
 
 NATIVE = QKeySequence.SequenceFormat.NativeText

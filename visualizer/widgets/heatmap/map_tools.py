@@ -14,10 +14,10 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QPushButton
 
+from visualizer.widgets.heatmap.map_keys import PAINT_KEY, REDO_KEY, UNDO_KEY
+
 Cell = tuple[int, int]
 PAINT_PEN = "#d50000"  # the x drawn on painted cells
-
-PAINT_KEY, UNDO_KEY, REDO_KEY = "P", "Ctrl+Z", "Ctrl+Shift+Z"
 HINT = (
     f"Click a cell to take it apart on the right. Paint mask ({PAINT_KEY}): click or drag over cells to hide keys "
     "from queries (drag from a painted cell to show them again)."
