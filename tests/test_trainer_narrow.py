@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea
 from qt_helpers import shown_app
@@ -37,4 +38,30 @@ def test_the_trainer_beside_the_lessons_dock_clips_nothing(qtbot):
             assert inside(item.legend.sceneBoundingRect(), plot), f"the legend of {item.titleLabel.text} is cut"
     assert forming.formed_label.width() > 250  # a line of its own, not a word per line beside the combo
     assert tab.rect().contains(tab.mapFrom(forming, forming.rect().bottomRight()))
+    app.window.close()
+
+
+@pytest.mark.first_launch
+def test_a_run_keeps_its_buttons_and_progress_in_sight_at_1280x800(qtbot):
+    """The form scrolls, the controls below it do not: a run's Pause, Stop, progress bar and figures are whole on
+    screen while it trains, with no scrolling, on a first launch (the lesson card above the tabs) and with the
+    banner a run puts up."""
+    app = shown_app(qtbot, resource_path("copy_rope.pt"))
+    qtbot.waitUntil(lambda: app.hub is not None, timeout=60_000)
+    key(qtbot, app, Qt.Key.Key_3, CTRL)
+    tab = app.trainer_tab
+    qtbot.waitUntil(tab.isVisible)
+    tab.scratch_button.click()
+    try:
+        qtbot.waitUntil(lambda: tab.state.busy and tab.pause_button.isEnabled(), timeout=30_000)
+        qtbot.waitUntil(lambda: tab.progress_bar.value() > 0, timeout=30_000)
+        assert app.lessons.card.isVisible()
+        for widget in (tab.pause_button, tab.stop_button, tab.progress_bar, tab.speed_label, tab.eta_label):
+            seen = widget.visibleRegion().boundingRect()
+            assert seen == widget.rect(), f"{widget.text() if hasattr(widget, 'text') else widget} is cut: {seen}"
+            assert tab.rect().contains(widget.mapTo(tab, widget.rect().bottomRight()))
+    finally:
+        tab.stop_button.click()
+        qtbot.waitUntil(lambda: not tab.state.busy, timeout=30_000)
+    app.hub.dirty = False
     app.window.close()

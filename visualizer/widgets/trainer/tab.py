@@ -121,24 +121,26 @@ class TrainerTab(QWidget):
         state_row = QHBoxLayout()
         state_row.addWidget(self.state_label, 1)
         state_row.addWidget(self.clear_previous_button)
-        left = QWidget()
-        column = QVBoxLayout(left)
-        column.addWidget(self.form)
+        # Only the form scrolls: the buttons, the progress and the messages below it stay in sight on a short
+        # screen, where a run would otherwise push its own progress bar out of view.
+        scroll = QScrollArea()
+        scroll.setWidget(self.form)
+        scroll.setWidgetResizable(True)
+        bar = scroll.verticalScrollBar().sizeHint().width()  # room for it: without, a sideways bar appears too
+        width = max(380, self.form.minimumSizeHint().width() + bar + 2 * scroll.frameWidth())
+        scroll.setMinimumWidth(width)
+        column = QVBoxLayout()
+        column.addWidget(scroll, 1)
         column.addLayout(buttons)
         column.addLayout(state_row)
         column.addWidget(self.figures)
         column.addWidget(self.status_label)
-        column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        bar = scroll.verticalScrollBar().sizeHint().width()  # room for it: without, a sideways bar appears too
-        scroll.setMinimumWidth(max(380, left.minimumSizeHint().width() + bar + 2 * scroll.frameWidth()))
+        self.status_label.setMaximumWidth(width)  # wraps within the column rather than widening it
         right = QVBoxLayout()
         right.addWidget(beside(self.curves, self.forming), 3)  # heads forming, by the curves
         right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
-        layout.addWidget(scroll, 0)
+        layout.addLayout(column, 0)
         layout.addLayout(right, 1)
 
     def _wire(self) -> None:
