@@ -169,9 +169,8 @@ def recipe_problem(stored: object) -> str | None:
     problem = find_non_plain(stored, "train_config")
     if problem:
         return f"it {problem}"
-    known = {f.name for f in fields(TrainConfig)}
     try:
-        TrainConfig(**{key: value for key, value in stored.items() if key in known})
+        TrainConfig.from_stored(stored)
     except (TypeError, ValueError, RuntimeError) as exc:
         return str(exc)[:200]
     return None

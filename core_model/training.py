@@ -1,101 +1,63 @@
-"""Training on the toy tasks: config, learning-rate schedules, and a Trainer that yields metrics (no UI)."""
+"""Training on the toy tasks: a Trainer that yields metrics, evaluation and the optimiser (no UI).
+
+What to train with (TrainConfig, the schedules, the default recipes) lives in `train_config` and is re-exported here.
+"""
 
 from __future__ import annotations
 
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
-from types import MappingProxyType
-from typing import Any, Literal, TypedDict, get_args
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
 
 import torch
 import torch.nn.functional as F
 
-from .config import check_choice, check_float, check_int
+from .config import check_int
 from .decoding import greedy_decode
 from .masks import MaskSpec
 from .model import Seq2SeqTransformer
 from .tasks import Batch, TaskSpec, make_batch
+from .train_config import (
+    ADAM_BETA2,
+    ADAM_EPS,
+    COSINE_FLOOR,
+    DEFAULT_RECIPES,
+    MAX_SEED,
+    PAPER_ADAM_BETA1,
+    ScheduleKind,
+    TrainConfig,
+    default_recipe,
+    learning_rate,
+)
 from .vocab import PAD
 
+__all__ = [  # the recipe's names too, so `from core_model.training import TrainConfig` keeps working
+    "ADAM_BETA2",
+    "ADAM_EPS",
+    "COSINE_FLOOR",
+    "DEFAULT_RECIPES",
+    "MAX_SEED",
+    "PAPER_ADAM_BETA1",
+    "EvalResult",
+    "ScheduleKind",
+    "StepMetrics",
+    "TrainConfig",
+    "Trainer",
+    "TrainingDiverged",
+    "default_recipe",
+    "evaluate",
+    "gradient_norm",
+    "learning_rate",
+    "make_optimizer",
+    "sequence_loss",
+    "uses_autocast",
+]
+
 log = logging.getLogger(__name__)
-ScheduleKind = Literal["noam", "constant", "warmup_cosine"]
 DivergedQuantity = Literal["loss", "grad_norm"]
-ADAM_BETAS = (0.9, 0.98)  # paper §5.3: beta1, beta2 (AdamW with weight_decay 0 is the paper's Adam)
-ADAM_EPS = 1e-9  # paper §5.3
-COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (our choice, not the paper's)
-# Any seed a checkpoint can store (every integer in one fits 64 bits, signed); torch.Generator.manual_seed takes
-# them all. The CLI's --seed and the Trainer form offer fewer; a recipe from a file keeps its own.
-MAX_SEED = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """How to train; defaults are the app's fast copy-task recipe."""
-
-    batch_size: int = 32  # half of 64 costs ~0.65 of its step time and the copy task needs about as many steps
-    steps: int = 300
-    lr: float = 6e-3  # peak learning rate (constant, or the top of the warm-up); measured: RoPE copy 99 % in ~75 steps
-    schedule: ScheduleKind = "warmup_cosine"  # "noam" is paper §5.3 and ignores lr (scale by noam_factor)
-    warmup_steps: int = 20
-    noam_factor: float = 1.0
-    label_smoothing: float = 0.0  # paper §5.4 uses 0.1
-    grad_clip: float | None = None  # max global grad norm, None = off (clipping at 1 halved copy-task speed)
-    weight_decay: float = 0.0
-    seed: int = 0
-    device: str = "auto"
-    mixed_precision: bool = True  # bf16 autocast, CUDA only
-
-    def __post_init__(self) -> None:
-        check_int("batch_size", self.batch_size, 1)
-        check_int("steps", self.steps, 1)
-        check_int("warmup_steps", self.warmup_steps, 0)
-        check_int("seed", self.seed, 0, MAX_SEED)
-        check_float("lr", self.lr, 1e-8, 10.0)
-        check_float("noam_factor", self.noam_factor, 1e-6, 100.0)
-        check_float("label_smoothing", self.label_smoothing, 0.0, 1.0, high_open=True)
-        check_float("weight_decay", self.weight_decay, 0.0, 1.0)
-        check_choice("schedule", self.schedule, get_args(ScheduleKind))
-        if self.grad_clip is not None:
-            check_float("grad_clip", self.grad_clip, 1e-6, 1e6)
-        if self.schedule == "noam" and self.warmup_steps < 1:
-            raise ValueError("warmup_steps must be >= 1 for the noam schedule")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# The default recipe per positional encoding, where it differs from TrainConfig's (which is RoPE's). Measured to
-# 99 % copy exact match, 3 seeds, warm-up 20 + cosine over 300 steps: RoPE is fastest at lr 6e-3, batch 32 (~75
-# steps). Sinusoidal took 275-300 steps at 6e-3 and 600+ at 1e-2; at 3e-3 it takes 225-250 at batch 32 and 225-275
-# at batch 24, whose steps cost about three quarters as much. Batch 16 or 20, lr 2e-3, 2.5e-3 or 4e-3, a 150- or
-# 600-step schedule and warm-up 5 or 50 were all slower.
-DEFAULT_RECIPES: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {"rope": MappingProxyType({}), "sinusoidal": MappingProxyType({"lr": 3e-3, "batch_size": 24})}
-)
-
-
-def default_recipe(positional: str, **overrides: Any) -> TrainConfig:
-    """The app's default recipe for a model with this positional encoding; `overrides` replace any field."""
-    if positional not in DEFAULT_RECIPES:
-        raise ValueError(f"positional must be one of {list(DEFAULT_RECIPES)}, got {positional!r}")
-    return TrainConfig(**{**DEFAULT_RECIPES[positional], **overrides})
-
-
-def learning_rate(config: TrainConfig, step: int, d_model: int) -> float:
-    """LR at 1-based `step`. noam: factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5) (paper §5.3)."""
-    step = max(step, 1)
-    if config.schedule == "noam":
-        return config.noam_factor * d_model**-0.5 * min(step**-0.5, step * config.warmup_steps**-1.5)
-    if config.schedule == "constant":
-        return config.lr
-    if step <= config.warmup_steps:
-        return config.lr * step / config.warmup_steps
-    frac = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
-    cosine = 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))  # 1 -> 0 over the steps after warm-up
-    return config.lr * (COSINE_FLOOR + (1 - COSINE_FLOOR) * cosine)
 
 
 @dataclass(frozen=True)
@@ -163,8 +125,10 @@ class AdamWOptions(TypedDict):
 
 
 def make_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with the paper's betas and eps; the fused kernel (one launch for every parameter) where torch has it."""
-    kwargs = AdamWOptions(lr=config.lr, betas=ADAM_BETAS, eps=ADAM_EPS, weight_decay=config.weight_decay)
+    """AdamW with the recipe's beta1 and the paper's beta2 and eps; the fused kernel (one launch for every
+    parameter) where torch has it."""
+    betas = (config.adam_beta1, ADAM_BETA2)
+    kwargs = AdamWOptions(lr=config.lr, betas=betas, eps=ADAM_EPS, weight_decay=config.weight_decay)
     try:
         return torch.optim.AdamW(model.parameters(), fused=True, **kwargs)
     except (RuntimeError, TypeError):  # a device or dtype without a fused kernel

@@ -27,16 +27,18 @@ def test_shipped_recipe_keeps_the_shipped_models_numbers():
     sort = shipped_recipe("sort", "rope")
     assert sort == Recipe(
         TaskSpec("sort", 10, 1, 16, runs=0.25, anchored=True),
-        TrainConfig(batch_size=64, steps=4000, lr=3e-3, seed=0, device="cpu"),
-        TrainConfig(batch_size=64, steps=2000, lr=5e-4, seed=1, device="cpu"),
+        TrainConfig(batch_size=64, steps=4000, lr=3e-3, adam_beta1=0.9, seed=0, device="cpu"),
+        TrainConfig(batch_size=64, steps=2000, lr=5e-4, adam_beta1=0.9, seed=1, device="cpu"),
     )
     for task in ("copy", "reverse", "sort"):
         for pe in ("rope", "sinusoidal"):
             recipe = shipped_recipe(task, pe)
             extra = load_checkpoint(ROOT / "resources" / f"{task}_{pe}.pt").extra
             assert TaskSpec(**extra["task"]) == recipe.task
-            assert extra["train_config"] == recipe.train.to_dict()
-            assert extra.get("polish_config") == (recipe.polish.to_dict() if recipe.polish else None)
+            assert TrainConfig.from_stored(extra["train_config"]) == recipe.train  # stored without beta1: the paper's
+            assert set(extra["train_config"]) == set(recipe.train.to_dict()) - {"adam_beta1"}
+            polish = extra.get("polish_config")
+            assert (TrainConfig.from_stored(polish) if polish else None) == recipe.polish
 
 
 def test_train_shipped_saves_what_the_shipped_checkpoint_stores(tmp_path):
@@ -45,7 +47,7 @@ def test_train_shipped_saves_what_the_shipped_checkpoint_stores(tmp_path):
     made = load_checkpoint(train_shipped.train_one("copy_rope", tmp_path, steps=10)).extra
     shipped = load_checkpoint(ROOT / "resources" / "copy_rope.pt").extra
     assert made["task"] == shipped["task"]
-    assert made["train_config"] == {**shipped["train_config"], "steps": 10}
+    assert made["train_config"] == {**shipped["train_config"], "adam_beta1": 0.9, "steps": 10}
 
 
 @pytest.mark.parametrize(("positional", "anchored"), [("rope", True), ("sinusoidal", False)])
@@ -79,3 +81,16 @@ def test_outside_and_the_words_for_unknown_ranges():
         describe_trained(None, untrained=True),
         describe_trained(None),
     ] == ["1-16", "10", "untrained", "unknown"]
+
+
+def test_a_stored_recipe_without_adam_beta1_reads_as_the_papers_and_a_bad_one_is_refused():
+    """Models saved before the recipe named beta1 were trained with the paper's 0.9; Continue training keeps it."""
+    assert TrainConfig.from_stored({"lr": 1e-3}) == TrainConfig(lr=1e-3, adam_beta1=0.9)
+    assert TrainConfig.from_stored({"adam_beta1": 0.7, "no_such_field": 1}).adam_beta1 == 0.7
+    assert TrainConfig().adam_beta1 == 0.8
+    for bad in (1.0, -0.1, float("nan"), "0.9", True):
+        with pytest.raises(ValueError, match="adam_beta1"):
+            TrainConfig.from_stored({"adam_beta1": bad})
+    shipped = load_checkpoint(ROOT / "resources" / "copy_sinusoidal.pt").extra
+    assert "adam_beta1" not in shipped["train_config"]
+    assert TrainConfig.from_stored(shipped["train_config"]).adam_beta1 == 0.9

@@ -39,8 +39,8 @@ def test_loading_the_shipped_model_does_not_import_torch_dynamo():
 
 
 def test_what_the_gui_thread_imports_before_loading_starts_leaves_pyqtgraph_and_torch_to_the_loaders():
-    """The window shows and the loaders start once these are in: pyqtgraph imported here (it once came in through
-    the Help list's keys) runs on the GUI thread ahead of `import torch` instead of beside it (bench: model ready)."""
+    """The window shows and the loaders start once these are in: pyqtgraph imported here (the Help list names the
+    large view's keys) would run on the GUI thread ahead of `import torch` instead of beside it (bench: model ready)."""
     code = (
         "import sys\n"
         "import visualizer.app, visualizer.composition, visualizer.startup_probe\n"

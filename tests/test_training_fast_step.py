@@ -8,7 +8,7 @@ import torch
 
 from core_model import PAD, ModelConfig, build_model
 from core_model.tasks import TaskSpec, make_batch
-from core_model.training import ADAM_BETAS, ADAM_EPS, TrainConfig, Trainer, gradient_norm, make_optimizer
+from core_model.training import ADAM_EPS, TrainConfig, Trainer, gradient_norm, make_optimizer
 
 TASK = TaskSpec("copy", n_symbols=5, min_len=3, max_len=5)
 CONFIG = ModelConfig(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0)
@@ -25,7 +25,7 @@ def plain_run(train: TrainConfig, steps: int) -> torch.nn.Module:
     opt = torch.optim.AdamW(
         model.parameters(),
         lr=train.lr,
-        betas=ADAM_BETAS,
+        betas=(train.adam_beta1, 0.98),  # beta2 as in the paper, §5.3
         eps=ADAM_EPS,
         weight_decay=train.weight_decay,
         foreach=False,
@@ -54,7 +54,10 @@ def test_the_fused_step_gives_the_parameters_of_a_plain_step():
     list(tr.train_steps())
     plain = plain_run(tr.config, tr.step)
     for (name, ours), theirs in zip(tr.model.named_parameters(), plain.parameters()):
-        torch.testing.assert_close(ours, theirs, rtol=2e-5, atol=2e-6, msg=name)
+        # A key bias reaches the scores only through RoPE's rotation (softmax ignores a shift shared by every key), so
+        # its gradient is tiny and Adam, which divides by the gradient's size, turns rounding into visible steps.
+        atol = 1e-5 if name.endswith("k_proj.bias") else 2e-6
+        torch.testing.assert_close(ours, theirs, rtol=2e-5, atol=atol, msg=name)
 
 
 def test_reported_loss_accuracy_tokens_and_grad_norm_equal_an_independent_computation():
@@ -89,7 +92,8 @@ def test_gradient_norm_clips_only_when_asked():
     assert abs(clipped - total / 4) < 1e-4 * total
 
 
-def test_make_optimizer_uses_the_papers_betas_and_eps():
-    opt = make_optimizer(build_model(CONFIG, seed=0), TrainConfig(lr=0.01, weight_decay=0.1))
+def test_make_optimizer_uses_the_recipes_beta1_and_the_papers_beta2_and_eps():
+    opt = make_optimizer(build_model(CONFIG, seed=0), TrainConfig(lr=0.01, weight_decay=0.1, adam_beta1=0.75))
     group = opt.param_groups[0]
-    assert (group["betas"], group["eps"], group["lr"], group["weight_decay"]) == (ADAM_BETAS, ADAM_EPS, 0.01, 0.1)
+    assert (group["betas"], group["eps"], group["lr"], group["weight_decay"]) == ((0.75, 0.98), 1e-9, 0.01, 0.1)
+    assert make_optimizer(build_model(CONFIG, seed=0), TrainConfig()).param_groups[0]["betas"] == (0.8, 0.98)

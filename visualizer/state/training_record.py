@@ -200,7 +200,7 @@ def stored_train_config(extra: dict, positional: str = "rope") -> TrainConfig:
     """The recipe a checkpoint stored with its model, else the default recipe for the model's positional kind."""
     stored = extra.get("train_config")
     try:
-        return TrainConfig(**stored) if isinstance(stored, dict) else default_recipe(positional)
+        return TrainConfig.from_stored(stored) if isinstance(stored, dict) else default_recipe(positional)
     except (TypeError, ValueError):
         return default_recipe(positional)
 

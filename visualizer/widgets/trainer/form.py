@@ -21,7 +21,7 @@ from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
 from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
-from core_model.training import TrainConfig
+from core_model.training import PAPER_ADAM_BETA1, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
 
@@ -37,6 +37,12 @@ RUNS_TIP = (
 ANCHORED_TIP = (
     'Read each source as <bos> symbols <eos>. RoPE models need these anchors to tell "00" from '
     '"0000" (the shipped RoPE models use them); sinusoidal PE adds absolute positions itself'
+)
+BETA1_TIP = (
+    "Adam's beta1, its momentum: each step follows an average of recent gradients, about 1/(1 - beta1) steps "
+    f"long. The paper uses {PAPER_ADAM_BETA1}, and so did the shipped models' training (a model from a file "
+    f"starts from the value it stored); a new model's recipe uses {TrainConfig().adam_beta1}, which learned the "
+    "copy task in fewer steps"
 )
 SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
 
@@ -95,6 +101,7 @@ class TrainerForm(QGroupBox):
         self.noam_spin = _dspin(0.001, 100.0, 3, 0.1, "Noam factor: lr = factor * d_model^-0.5 * min(...)")
         self.warmup_spin = _spin(0, 1_000_000, "Warm-up steps (Noam needs at least 1)")
         self.smoothing_spin = _dspin(0.0, 0.99, 2, 0.05, "Label smoothing (the paper uses 0.1)")
+        self.beta1_spin = _dspin(0.0, 0.999, 3, 0.05, BETA1_TIP)
         self.dropout_spin = _dspin(
             0.0, 0.9, 2, 0.05, "Dropout of the training copy (no parameters: weights carry over)"
         )
@@ -119,6 +126,7 @@ class TrainerForm(QGroupBox):
             self.lr_spin,
             self.noam_spin,
             self.smoothing_spin,
+            self.beta1_spin,
             self.dropout_spin,
             self.drop_path_spin,
             self.runs_spin,
@@ -146,6 +154,7 @@ class TrainerForm(QGroupBox):
             ("Noam factor", "noam", self.noam_spin),
             ("Warm-up steps", "warmup", self.warmup_spin),
             ("Label smoothing", "smoothing", self.smoothing_spin),
+            ("Adam β1", "beta1", self.beta1_spin),
             ("Dropout", "dropout", self.dropout_spin),
             ("Drop path", "drop_path", self.drop_path_spin),
             ("Seed", "seed", self.seed_spin),
@@ -193,6 +202,7 @@ class TrainerForm(QGroupBox):
             (self.lr_spin, config.lr),
             (self.noam_spin, config.noam_factor),
             (self.smoothing_spin, config.label_smoothing),
+            (self.beta1_spin, config.adam_beta1),
             (self.dropout_spin, model.dropout),
             (self.drop_path_spin, model.drop_path),
         ):
@@ -230,6 +240,7 @@ class TrainerForm(QGroupBox):
             warmup_steps=self.warmup_spin.value(),
             noam_factor=self.noam_spin.value(),
             label_smoothing=self.smoothing_spin.value(),
+            adam_beta1=self.beta1_spin.value(),
             seed=self.seed_spin.value(),
             device=self.device_combo.currentText(),
         )
