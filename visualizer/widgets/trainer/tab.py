@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
@@ -16,6 +16,7 @@ from visualizer.state.training_record import MetricsView
 from visualizer.state.worker_api import JobRunner, run_inline
 from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm, form_task
+from visualizer.widgets.trainer.form_scroll import FormScroll
 from visualizer.widgets.trainer.forming import FormingCurves, beside
 from visualizer.widgets.trainer.keys import install_shortcuts
 from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
@@ -123,19 +124,15 @@ class TrainerTab(QWidget):
         state_row.addWidget(self.clear_previous_button)
         # Only the form scrolls: the buttons, the progress and the messages below it stay in sight on a short
         # screen, where a run would otherwise push its own progress bar out of view.
-        scroll = QScrollArea()
-        scroll.setWidget(self.form)
-        scroll.setWidgetResizable(True)
-        bar = scroll.verticalScrollBar().sizeHint().width()  # room for it: without, a sideways bar appears too
-        width = max(380, self.form.minimumSizeHint().width() + bar + 2 * scroll.frameWidth())
-        scroll.setMinimumWidth(width)
+        scroll = FormScroll(self.form)
         column = QVBoxLayout()
-        column.addWidget(scroll, 1)
+        column.addWidget(scroll)
         column.addLayout(buttons)
         column.addLayout(state_row)
         column.addWidget(self.figures)
         column.addWidget(self.status_label)
-        self.status_label.setMaximumWidth(width)  # wraps within the column rather than widening it
+        column.addStretch(1)
+        self.status_label.setMaximumWidth(scroll.minimumWidth())  # wraps within the column, not widening it
         right = QVBoxLayout()
         right.addWidget(beside(self.curves, self.forming), 3)  # heads forming, by the curves
         right.addWidget(self.probe, 2)
