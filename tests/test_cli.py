@@ -199,20 +199,21 @@ def test_unwritable_output_exits_1(tmp_path, capsys, monkeypatch):
 
 
 def test_train_uses_the_positional_kinds_default_recipe_unless_told(tmp_path):
-    """`train --positional sinusoidal` trains with the sinusoidal recipe (lr 3e-3, batch 24) that the app's Trainer
-    starts from; an explicit --lr still wins. The checkpoint records the recipe used."""
+    """`train --positional sinusoidal` trains with the sinusoidal recipe (lr 3e-3, batch 24, Adam beta1 0.8) that the
+    app's Trainer starts from; an explicit --lr or --adam-beta1 still wins. The checkpoint records the recipe used."""
     from core_model.training import default_recipe
 
     base = ["train", "--task", "copy", "--steps", "2", "--max-len", "4", "--eval-n", "5", "--positional", "sinusoidal"]
     chosen = {}
-    for name, extra in (("default", []), ("told", ["--lr", "1e-3"])):
+    for name, extra in (("default", []), ("told", ["--lr", "1e-3"]), ("paper", ["--adam-beta1", "0.9"])):
         out = tmp_path / f"{name}.pt"
         proc = _run(*base, *extra, "--out", str(out))
         assert proc.returncode == 0, proc.stderr
         recipe = load_checkpoint(out).extra["train_config"]
-        chosen[name] = (recipe["lr"], recipe["batch_size"])
-    assert chosen == {"default": (3e-3, 24), "told": (1e-3, 24)}
+        chosen[name] = (recipe["lr"], recipe["batch_size"], recipe["adam_beta1"])
+    assert chosen == {"default": (3e-3, 24, 0.8), "told": (1e-3, 24, 0.8), "paper": (3e-3, 24, 0.9)}
     help_text = " ".join(_run("train", "--help").stdout.split())  # the help names the defaults it uses
+    assert f"default {default_recipe('sinusoidal').adam_beta1}" in help_text
     for kind in ("rope", "sinusoidal"):
         recipe = default_recipe(kind)
         assert f"{recipe.batch_size} for {kind}" in help_text and f"{recipe.lr:g} for {kind}" in help_text

@@ -75,6 +75,7 @@ TABLE: tuple[Row, ...] = (
     Row("--steps", ("train",), Limit(1, 100_000)),
     Row("--batch-size", ("train",), Limit(1, 512)),
     Row("--lr", ("train",), Limit(1e-8, 10.0, float)),  # TrainConfig's own range
+    Row("--adam-beta1", ("train",), Limit(0.0, 0.999, float)),  # TrainConfig takes [0, 1); 1 would never move
     Row("--symbols", ("train",), Limit(1, 36)),  # len(vocab.SYMBOL_POOL)
     Row("--min-len", ("train",), Limit(1, TRAIN_MAX_SOURCE)),
     Row("--max-len", ("train",), Limit(1, TRAIN_MAX_SOURCE)),

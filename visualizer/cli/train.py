@@ -51,6 +51,10 @@ def add_options(train: argparse.ArgumentParser) -> None:
         "--lr", **ranged("train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)")
     )
     train.add_argument(
+        "--adam-beta1",
+        **ranged("train", "--adam-beta1", "Adam's momentum (default 0.8; the paper and the shipped models: 0.9)"),
+    )
+    train.add_argument(
         "--positional", choices=("sinusoidal", "rope"), help="positional encoding of the new model (default: rope)"
     )
     train.add_argument(
@@ -92,7 +96,10 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         defaults = ModelConfig()
         model_config = ModelConfig(vocab_size=max(defaults.vocab_size, task.vocab_size), **model_kw)
         task.check_fits(model_config.max_len)
-        train_kw = given(ns, {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr"})
+        train_kw = given(
+            ns,
+            {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr", "adam_beta1": "adam_beta1"},
+        )
         config = default_recipe(model_config.positional, device=ns.device or "auto", **train_kw)
     except ValueError as exc:
         parser.error(str(exc))
