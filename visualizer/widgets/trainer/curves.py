@@ -20,6 +20,13 @@ def plain_axes(plot: pg.PlotWidget) -> None:
         plot.getAxis(name).enableAutoSIPrefix(False)
 
 
+EVAL_NAMES = {
+    "eval_loss": "evaluation loss",
+    "eval_token_accuracy": "tokens (eval)",
+    "eval_exact_match": "exact (eval)",
+}
+
+
 class Curves(QWidget):
     """Loss, accuracy and learning-rate plots; curves are created once and updated with setData."""
 
@@ -46,18 +53,15 @@ class Curves(QWidget):
         dots = dict(symbol="o", symbolSize=6)
         self.curves = {
             "loss": self.loss_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="training loss"),
-            "eval_loss": self.loss_plot.plot(
-                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="evaluation loss", **dots
-            ),
+            "eval_loss": self.loss_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", **dots),
             "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="tokens (train)"),
             "eval_token_accuracy": self.metric_plot.plot(
-                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", name="tokens (eval)", **dots
+                pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", **dots
             ),
-            "eval_exact_match": self.metric_plot.plot(
-                pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", name="exact (eval)", **dots
-            ),
+            "eval_exact_match": self.metric_plot.plot(pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", **dots),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
+        self._named: set[str] = set()  # evaluation curves in their legend (they join with their first point)
         grey = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # visible on black, unlike the live run
         self.previous = {  # the run before the last from-scratch start; outside the view's range, not stretching it
             "loss": pg.PlotDataItem(pen=grey),
@@ -98,9 +102,19 @@ class Curves(QWidget):
         return [partial(self._set_data, data) for data in per_plot]
 
     def _set_data(self, data: dict[str, tuple[np.ndarray, object]]) -> None:
-        """One plot's curves: key -> (steps, values)."""
+        """One plot's curves: key -> (steps, values). An evaluation curve joins its legend with its first point: an
+        entry for a curve not yet drawn (a run evaluates every few hundred steps) reads as a curve that failed."""
         for key, (xs, ys) in data.items():
-            self.curves[key].setData(xs, np.asarray(ys, float))
+            curve = self.curves[key]
+            curve.setData(xs, np.asarray(ys, float))
+            if key in EVAL_NAMES and (len(xs) > 0) != (key in self._named):
+                legend = (self.loss_plot if key == "eval_loss" else self.metric_plot).getPlotItem().legend
+                if len(xs):
+                    legend.addItem(curve, EVAL_NAMES[key])
+                    self._named.add(key)
+                else:
+                    legend.removeItem(curve)
+                    self._named.discard(key)
 
     def set_previous(self, series: MetricsView | None) -> None:
         """Grey curves of the previous run (None clears them)."""
