@@ -298,20 +298,3 @@ def test_switching_the_model_to_sinusoidal_loads_the_sinusoidal_recipe_into_the_
     hub.new_untrained(dc_replace(hub.config, positional="sinusoidal"))
     qtbot.waitUntil(lambda: tab.form.lr_spin.text() == "0.003000", timeout=5000)
     assert tab.form.batch_spin.text() == "24"
-
-
-def _legend_texts(plot) -> list[str]:
-    return [label.text for _, label in plot.getPlotItem().legend.items]
-
-
-def test_an_evaluation_curve_enters_its_legend_with_its_first_point(qtbot, tab, state):
-    """Before a run's first evaluation the legends name only what is drawn: an entry for a curve with no points read
-    as a curve that failed to draw."""
-    assert _legend_texts(tab.curves.loss_plot) == ["training loss"]
-    assert _legend_texts(tab.curves.metric_plot) == ["tokens (train)"]
-    _type_into(qtbot, tab.form.steps_spin, "30")
-    qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: _finished(state), timeout=WAIT_MS)
-    assert len(tab.curves.curves["eval_loss"].getData()[0]) > 0  # the run's last step evaluates
-    assert _legend_texts(tab.curves.loss_plot) == ["training loss", "evaluation loss"]
-    assert _legend_texts(tab.curves.metric_plot) == ["tokens (train)", "tokens (eval)", "exact (eval)"]

@@ -17,7 +17,8 @@ from visualizer.cli.output import check_out_before_work, json_line, save_or_fall
 
 
 def add_options(train: argparse.ArgumentParser) -> None:
-    """The `train` subcommand's options; their defaults are the shipped models' recipe (core_model.recipe)."""
+    """The `train` subcommand's options. The data defaults are the shipped models' (core_model.recipe); the training
+    numbers default to the positional kind's recipe (core_model.train_config), not the shipped models' longer one."""
     task_option(train, "the toy task to learn", required=True)
     train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's, 300)"))
     seed_option(train, "train", "seed for initialisation and batches")

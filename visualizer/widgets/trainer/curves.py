@@ -20,11 +20,17 @@ def plain_axes(plot: pg.PlotWidget) -> None:
         plot.getAxis(name).enableAutoSIPrefix(False)
 
 
-EVAL_NAMES = {
-    "eval_loss": "evaluation loss",
-    "eval_token_accuracy": "tokens (eval)",
-    "eval_exact_match": "exact (eval)",
+# Each legend's entries in order: curve key -> name. The evaluation curves ("eval_") and the previous run enter when
+# they have points: an entry for a curve not drawn yet (before a run's first evaluation) reads as one that failed.
+LEGENDS = {
+    "loss": {"loss": "training loss", "eval_loss": "evaluation loss"},
+    "token_accuracy": {
+        "token_accuracy": "tokens (train)",
+        "eval_token_accuracy": "tokens (eval)",
+        "eval_exact_match": "exact (eval)",
+    },
 }
+PREVIOUS_NAME = "previous run"
 
 
 class Curves(QWidget):
@@ -52,16 +58,16 @@ class Curves(QWidget):
             plain_axes(plot)
         dots = dict(symbol="o", symbolSize=6)
         self.curves = {
-            "loss": self.loss_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="training loss"),
+            "loss": self.loss_plot.plot(pen=pg.mkPen("#4c9be8", width=1)),
             "eval_loss": self.loss_plot.plot(pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", **dots),
-            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1), name="tokens (train)"),
+            "token_accuracy": self.metric_plot.plot(pen=pg.mkPen("#4c9be8", width=1)),
             "eval_token_accuracy": self.metric_plot.plot(
                 pen=pg.mkPen("#f0a030", width=2), symbolBrush="#f0a030", **dots
             ),
             "eval_exact_match": self.metric_plot.plot(pen=pg.mkPen("#5cb85c", width=2), symbolBrush="#5cb85c", **dots),
             "lr": self.lr_plot.plot(pen=pg.mkPen("#c678dd", width=1)),
         }
-        self._named: set[str] = set()  # evaluation curves in their legend (they join with their first point)
+        self._legend_entries: dict[str, tuple[str, ...]] = {}  # plot key -> the names its legend shows
         grey = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # visible on black, unlike the live run
         self.previous = {  # the run before the last from-scratch start; outside the view's range, not stretching it
             "loss": pg.PlotDataItem(pen=grey),
@@ -81,6 +87,7 @@ class Curves(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
             layout.addWidget(plot, stretch)
+        self._relegend()
 
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""
@@ -102,30 +109,36 @@ class Curves(QWidget):
         return [partial(self._set_data, data) for data in per_plot]
 
     def _set_data(self, data: dict[str, tuple[np.ndarray, object]]) -> None:
-        """One plot's curves: key -> (steps, values). An evaluation curve joins its legend with its first point: an
-        entry for a curve not yet drawn (a run evaluates every few hundred steps) reads as a curve that failed."""
+        """One plot's curves: key -> (steps, values)."""
         for key, (xs, ys) in data.items():
-            curve = self.curves[key]
-            curve.setData(xs, np.asarray(ys, float))
-            if key in EVAL_NAMES and (len(xs) > 0) != (key in self._named):
-                legend = (self.loss_plot if key == "eval_loss" else self.metric_plot).getPlotItem().legend
-                if len(xs):
-                    legend.addItem(curve, EVAL_NAMES[key])
-                    self._named.add(key)
-                else:
-                    legend.removeItem(curve)
-                    self._named.discard(key)
+            self.curves[key].setData(xs, np.asarray(ys, float))
+        self._relegend()
 
     def set_previous(self, series: MetricsView | None) -> None:
         """Grey curves of the previous run (None clears them)."""
-        for (key, curve), plot in zip(self.previous.items(), (self.loss_plot, self.metric_plot)):
-            legend = plot.getPlotItem().legend
-            legend.removeItem(curve)
+        for key, curve in self.previous.items():
             if series is None:
                 curve.setData([], [])
             else:
                 curve.setData(np.asarray(series.steps, float), np.asarray(getattr(series, key), float))
-                legend.addItem(curve, "previous run")
+        self._relegend()
+
+    def _relegend(self) -> None:
+        """Each legend lists, in LEGENDS order and then the previous run, the curves that have points (the training
+        curve always). Rebuilt only when that list changes: a rebuilt legend lays its plot out again, and entries
+        taken out one by one would leave holes in its two columns."""
+        for plot_key, plot in (("loss", self.loss_plot), ("token_accuracy", self.metric_plot)):
+            entries = [(self.curves[k], name) for k, name in LEGENDS[plot_key].items() if _shown(k, self.curves[k])]
+            if _has_points(self.previous[plot_key]):
+                entries.append((self.previous[plot_key], PREVIOUS_NAME))
+            names = tuple(name for _, name in entries)
+            if self._legend_entries.get(plot_key) == names:
+                continue
+            legend = plot.getPlotItem().legend
+            legend.clear()
+            for curve, name in entries:
+                legend.addItem(curve, name)
+            self._legend_entries[plot_key] = names
 
     def set_cursor(self, step: int | None) -> None:
         """A vertical line at the step the probe timeline shows (None hides it)."""
@@ -133,3 +146,13 @@ class Curves(QWidget):
             cursor.setVisible(step is not None)
             if step is not None:
                 cursor.setValue(step)
+
+
+def _has_points(curve: pg.PlotDataItem) -> bool:
+    xs = curve.getData()[0]
+    return xs is not None and len(xs) > 0
+
+
+def _shown(key: str, curve: pg.PlotDataItem) -> bool:
+    """The training curves always have their entry; an evaluation curve once it has a point."""
+    return not key.startswith("eval_") or _has_points(curve)
