@@ -19,6 +19,7 @@ import torch
 from .checkpoint_validation import WEIGHT_DTYPES, CheckpointError, find_non_plain, fits_64_bits, short_repr
 from .config import ModelConfig
 from .tasks import TaskSpec
+from .train_config import TrainConfig
 
 log = logging.getLogger(__name__)
 MAX_HISTORY_ROWS = 10_000  # rows a checkpoint keeps (default runs record 300; continued runs add up)
@@ -162,8 +163,6 @@ def recipe_problem(stored: object) -> str | None:
     (unknown ones are ignored where it is read)."""
     if stored is None:
         return None
-    from .training import TrainConfig  # the trainer is needed here only, not to show a model
-
     if not isinstance(stored, dict):
         return f"it must be a dict, got {type(stored).__name__}"
     problem = find_non_plain(stored, "train_config")

@@ -15,7 +15,7 @@ from typing import Any
 
 from .checkpoint_records import stored_task
 from .tasks import TaskName, TaskSpec, max_source_len
-from .training import PAPER_ADAM_BETA1, TrainConfig, default_recipe
+from .train_config import PAPER_ADAM_BETA1, TrainConfig, default_recipe
 
 RECIPE_SYMBOLS = 10
 RECIPE_MIN_LEN = 1

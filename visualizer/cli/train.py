@@ -88,7 +88,7 @@ def _task(ns: argparse.Namespace, positional: str):
 def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     """Task, model config, train config and device from the arguments; invalid values are argument errors."""
     from core_model import ModelConfig
-    from core_model.training import default_recipe
+    from core_model.train_config import default_recipe
 
     device = device_arg(ns.device)
     try:

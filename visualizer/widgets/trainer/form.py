@@ -21,7 +21,7 @@ from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
 from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
-from core_model.training import PAPER_ADAM_BETA1, TrainConfig
+from core_model.train_config import PAPER_ADAM_BETA1, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
 
