@@ -52,7 +52,7 @@ class Curves(QWidget):
         # Two columns in small type, so every entry stays inside a plot ~70 px high at 1280x800, on a translucent
         # backing: the names stay readable where a curve runs under them, and the curve still shows through.
         for plot in (self.loss_plot, self.metric_plot):
-            plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2, brush=pg.mkBrush(0, 0, 0, 150))
+            plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2, brush=pg.mkBrush(0, 0, 0, 90))
         for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
             plot.setLabel("bottom", "step")  # no grid: its lines cost ~9 ms per plot and frame (54 of 62 ms)
             plain_axes(plot)
