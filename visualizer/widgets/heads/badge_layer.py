@@ -31,12 +31,15 @@ class BadgeLayer(QGraphicsItem):
         self._font = QFont()
         self._metrics = QFontMetricsF(self._font)
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
+        self._placed: tuple = ()  # the badges and map width as plain values
+        self._fitted: dict[tuple, list[tuple[QRectF, str]]] = {}  # (placed, device transform) -> `fitted`
 
     def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf) -> None:
         """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas),
         and no badge is wider on screen than its map (`map_width` in parent coordinates)."""
         self.prepareGeometryChange()
         self._badges, self._bounds, self._map_width = tuple(badges), QRectF(bounds), map_width
+        self._placed = (map_width, *((c.x(), c.y(), text) for c, text in self._badges))  # `fitted`'s key
         self.update()
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
@@ -46,7 +49,25 @@ class BadgeLayer(QGraphicsItem):
     def fitted(self, transform: QTransform) -> list[tuple[QRectF, str]]:
         """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
         else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map, so a badge
-        covers no neighbouring map."""
+        covers no neighbouring map. The last few answers are kept: a paint per frame asks again, and typing then
+        deleting a symbol switches between two shapes."""
+        key = (
+            self._placed,
+            transform.m11(),
+            transform.m12(),
+            transform.m21(),
+            transform.m22(),
+            transform.dx(),
+            transform.dy(),
+        )
+        drawn = self._fitted.get(key)
+        if drawn is None:
+            if len(self._fitted) >= 4:
+                self._fitted.clear()
+            drawn = self._fitted[key] = self._fit_all(transform)
+        return drawn
+
+    def _fit_all(self, transform: QTransform) -> list[tuple[QRectF, str]]:
         height = self._metrics.height() + 2 * PAD_Y
         drawn = []
         for corner, text in self._badges:

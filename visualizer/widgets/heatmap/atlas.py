@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -86,6 +86,12 @@ class AtlasLayout:
         its gutter then span one unit (head h starts at x = h for any length) and a layer about one (it moves by
         well under a pixel from one length to the next), so a new input length leaves the frame where it was."""
         return (self.n_heads + 1) / self.width, self.n_layers / self.height
+
+    @cached_property
+    def map_rects(self) -> tuple[QRectF, ...]:
+        """Every map's rectangle (atlas coordinates), layer by layer, heads then the average: made once per shape."""
+        cols = [*range(self.n_heads), AVG]
+        return tuple(self.map_rect(layer, head) for layer in range(self.n_layers) for head in cols)
 
     def column(self, head: int) -> int:
         """Atlas column of a head (-1 = average)."""

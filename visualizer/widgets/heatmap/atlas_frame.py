@@ -97,7 +97,13 @@ class AtlasFrame:
         values, valid = np.asarray(maps.values, np.float32), np.asarray(maps.valid, bool)
         avg = self._scaled[:, -1]  # (L, Tq, Tk) scratch
         np.mean(values, axis=1, out=avg)  # a NaN or infinity in any head reaches the mean of its cell
-        if not np.isfinite(avg, where=valid, out=np.ones(avg.shape, bool)).all():
+        masked = ~valid
+        any_masked = bool(masked.any())
+        if any_masked:
+            finite = np.isfinite(avg, where=valid, out=np.ones(avg.shape, bool)).all()
+        else:  # nothing masked (encoder and cross attention without padding): one sum, which any NaN or infinity
+            finite = np.isfinite(avg.sum())  # reaches; weights in [0, 1] cannot overflow it
+        if not finite:
             return False
         self.lo, self.hi = 0.0, 1.0
         heads = np.multiply(values, np.float32(N_COLOURS), out=self._scaled[:, :-1])
@@ -106,8 +112,7 @@ class AtlasFrame:
         with np.errstate(invalid="ignore"):  # a NaN in a masked cell casts to junk, overwritten with blank below
             self._heads_idx[...] = heads.transpose(0, 2, 1, 3)  # float -> uint16 floors
             self._avg_idx[...] = avg
-        masked = ~valid
-        if masked.any():  # encoder and cross attention without padding mask nothing: two passes saved
+        if any_masked:  # encoder and cross attention without padding mask nothing: two passes saved
             np.copyto(self._heads_idx.transpose(0, 2, 1, 3), np.uint16(BLANK_INDEX), where=masked)
             np.copyto(self._avg_idx, np.uint16(BLANK_INDEX), where=masked)
         return True

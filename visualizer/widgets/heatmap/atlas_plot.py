@@ -23,7 +23,6 @@ from PySide6.QtGui import QFontMetricsF, QPolygonF, QTransform
 
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
-    AVG,
     DIVERGING_MODES,
     HOVER_HINT,
     AtlasLayout,
@@ -107,9 +106,7 @@ class AtlasPlot:
         """Scale a new atlas shape into the view's slots; the view range changes only with the layers and heads
         (or square cells). Its token ticks are redrawn on the next set_ticks."""
         self._ticks_key = ()
-        self.mask_backdrop.set_rects(
-            [lay.map_rect(layer, head) for layer in range(lay.n_layers) for head in [*range(lay.n_heads), AVG]]
-        )
+        self.mask_backdrop.set_rects(lay.map_rects, QRectF(0, 0, lay.width, lay.height))
         sx, sy = lay.view_scale
         self.atlas_space.setTransform(QTransform.fromScale(sx, sy))
         vb = self.plot_item.getViewBox()

@@ -52,6 +52,7 @@ class AttentionGrid(QWidget):
         self._mode = "weights"
         self._scale_mode = "shared"
         self._frame: AtlasFrame | None = None  # None <=> nothing shown
+        self._spare: AtlasFrame | None = None  # the frame of the shape shown before: a typo fixed reuses it
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
         self._menu: QMenu | None = None
@@ -106,7 +107,7 @@ class AttentionGrid(QWidget):
         self._update_title()
         if maps is None or maps.values.size == 0:
             self.stack.setCurrentWidget(self.placeholder)
-            self._frame = None
+            self._spare, self._frame = self._frame or self._spare, None
             self.show_hover(None)  # no maps: nothing is hovered
             return
         self._highlight_row = maps.highlight_row
@@ -211,12 +212,16 @@ class AttentionGrid(QWidget):
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:
-        """Rebuild geometry and buffers only when the grid shape changes."""
+        """Rebuild geometry and buffers only when the grid shape changes; the previous shape's are kept, since typing
+        and deleting a symbol switches between two shapes."""
         if self._frame is None or not self._frame.fits(maps):
-            lay = AtlasLayout.build(*maps.values.shape)
-            self._frame = AtlasFrame(lay)
-            self.atlas_plot.fit(lay)
-            log.debug("atlas layout %s -> %dx%d", maps.values.shape, lay.height, lay.width)
+            if self._spare is not None and self._spare.fits(maps):
+                frame = self._spare
+            else:
+                frame = AtlasFrame(AtlasLayout.build(*maps.values.shape))
+                log.debug("atlas layout %s -> %dx%d", maps.values.shape, frame.layout.height, frame.layout.width)
+            self._spare, self._frame = self._frame, frame
+            self.atlas_plot.fit(frame.layout)
         return self._frame
 
     def _render(self) -> None:

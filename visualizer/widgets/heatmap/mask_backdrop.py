@@ -6,6 +6,8 @@ narrower map. One item for all maps, repositioned only when the atlas shape chan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
@@ -21,15 +23,17 @@ class MaskBackdrop(QGraphicsItem):
 
     def __init__(self) -> None:
         super().__init__()
-        self._rects: list[QRectF] = []
+        self._rects: Sequence[QRectF] = ()
         self._bounds = QRectF()
 
-    def set_rects(self, rects: list[QRectF]) -> None:
+    def set_rects(self, rects: Sequence[QRectF], bounds: QRectF | None = None) -> None:
+        """Grey behind `rects`; `bounds`, when given, must hold them all (it spares uniting them)."""
         self.prepareGeometryChange()
         self._rects = rects
-        bounds = QRectF()
-        for rect in rects:
-            bounds = bounds.united(rect)
+        if bounds is None:
+            bounds = QRectF()
+            for rect in rects:
+                bounds = bounds.united(rect)
         self._bounds = bounds
         self.update()
 
