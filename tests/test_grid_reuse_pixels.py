@@ -17,13 +17,15 @@ from visualizer.widgets.heads.badges import RoleBadges
 SIZE = (900, 520)
 
 
-def maps(n: int, seed: int, kind: str = "cross") -> KindMaps:
-    """2 layers x 4 heads of random rows over n tokens, labelled with digits that depend on the seed."""
+def maps(n: int, seed: int, kind: str = "cross", causal: bool = False, highlight: int | None = None) -> KindMaps:
+    """2 layers x 4 heads of random rows over n tokens (causal: keys after the query masked, weight 0), labelled
+    with digits that depend on the seed."""
     rng = np.random.default_rng(seed)
-    values = rng.random((2, 4, n, n)).astype(np.float32)
+    valid = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
+    values = np.where(valid, rng.random((2, 4, n, n)), 0.0).astype(np.float32)
     values /= values.sum(-1, keepdims=True)
     labels = tuple(str((i + seed) % 10) for i in range(n))
-    return KindMaps(kind, values, np.ones((n, n), bool), labels, labels)
+    return KindMaps(kind, values, valid, labels, labels, highlight)
 
 
 def roles(role: str = "alignment") -> tuple[HeadRole, ...]:
@@ -78,6 +80,41 @@ def test_new_roles_on_the_same_input_draw_what_a_fresh_grid_draws(qtbot):
 
     fresh = show_grid(qtbot, "cross", SIZE)
     fresh_badges = with_badges(fresh, "broad")
+    fresh.set_maps(maps(6, seed=0))
+    fresh_badges.refresh()
+    assert not np.count_nonzero(pixels(used) != pixels(fresh))
+
+
+def test_masks_highlights_ablation_and_scales_leave_nothing_behind(qtbot):
+    """A history through masked cells, a highlighted row, an ablated head and per-map scales, back to plain
+    inputs of the shapes seen before: the last one draws as on a fresh grid."""
+    used = show_grid(qtbot, "cross", SIZE)
+    ablated = np.zeros((2, 4), bool)
+    ablated[1, 2] = True
+    for step, (n, causal, highlight) in enumerate([(6, True, 3), (7, True, None), (6, False, 2), (7, False, None)]):
+        used.set_scale_mode("per_map" if step < 2 else "shared")
+        used.set_ablated(ablated if step % 2 == 0 else np.zeros((2, 4), bool))
+        used.set_maps(maps(n, seed=step, causal=causal, highlight=highlight))
+        pixels(used)
+    used.set_maps(maps(6, seed=9))
+
+    fresh = show_grid(qtbot, "cross", SIZE)
+    fresh.set_maps(maps(6, seed=9))
+    np.testing.assert_array_equal(used.displayed_matrix(1, -1), fresh.displayed_matrix(1, -1))
+    assert not np.count_nonzero(pixels(used) != pixels(fresh))
+
+
+def test_a_resized_grid_fits_its_badges_to_the_new_size(qtbot):
+    """Badge boxes are kept per placement and scale: the same input at another width is fitted anew."""
+    used = show_grid(qtbot, "cross", SIZE)
+    used_badges = with_badges(used)
+    used.set_maps(maps(6, seed=0))
+    used_badges.refresh()
+    pixels(used)
+    used.resize(470, SIZE[1])
+
+    fresh = show_grid(qtbot, "cross", (470, SIZE[1]))
+    fresh_badges = with_badges(fresh)
     fresh.set_maps(maps(6, seed=0))
     fresh_badges.refresh()
     assert not np.count_nonzero(pixels(used) != pixels(fresh))

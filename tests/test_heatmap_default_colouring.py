@@ -119,6 +119,37 @@ def test_a_nan_in_a_masked_cell_stays_blank_without_a_warning(grid):
     np.testing.assert_array_equal(grid.image_item.image[int(rect.y()), int(rect.x())], colour_of(values[0, 2, 0, 0]))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "both infinities"])
+def test_a_non_finite_weight_where_nothing_is_masked_is_blank_without_a_warning(grid, bad):
+    """Encoder and cross attention often mask nothing: the default view then checks the maps in one sum. Every
+    non-finite value still ends blank, and every other cell keeps its colour."""
+    maps = awkward_maps(4)
+    values, valid = maps.values.copy(), np.ones_like(maps.valid)
+    if bad == "both infinities":  # +inf and -inf sum to NaN
+        values[0, 1, 4, 2], values[1, 3, 0, 5] = np.inf, -np.inf
+    else:
+        values[0, 1, 4, 2] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grid.set_maps(KindMaps(maps.kind, values, valid, maps.query_labels, maps.key_labels), mode="weights")
+    rect = grid.map_rect(0, 1)
+    image = grid.image_item.image
+    np.testing.assert_array_equal(image[int(rect.y()) + 4, int(rect.x()) + 2], CLEAR)
+    np.testing.assert_array_equal(image[int(rect.y()) + 4, int(rect.x()) + 1], colour_of(values[0, 1, 4, 1]))
+    assert np.isnan(grid.displayed_matrix(0, 1)[4, 2])
+
+
+def test_huge_finite_values_where_nothing_is_masked_colour_as_on_any_other_path(grid):
+    """Values whose sum overflows (no softmax gives them) draw as the general path draws them: the top colour."""
+    maps = awkward_maps(5)
+    values = maps.values.copy()
+    values[:, :, 0, :] = np.float32(5e37)  # the mean over heads stays finite, the sum over the maps does not
+    all_valid = KindMaps(maps.kind, values, np.ones_like(maps.valid), maps.query_labels, maps.key_labels)
+    with np.errstate(over="ignore"):  # scaling 5e37 to the colour range overflows to the top colour, as it should
+        grid.set_maps(all_valid, mode="weights")
+    np.testing.assert_array_equal(grid.image_item.image, expected_atlas(grid, all_valid))
+
+
 def test_new_maps_after_a_query_show_the_new_numbers(grid):
     """The numbers are made when asked for; a query between frames must never leave the next frame's stale."""
     first, second = awkward_maps(0), awkward_maps(1)

@@ -32,7 +32,7 @@ class BadgeLayer(QGraphicsItem):
         self._metrics = QFontMetricsF(self._font)
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
         self._placed: tuple = ()  # the badges and map width as plain values
-        self._fitted: dict[tuple, list[tuple[QRectF, str]]] = {}  # (placed, device transform) -> `fitted`
+        self._fitted: dict[tuple, tuple[tuple[QRectF, str], ...]] = {}  # (placed, device transform) -> `fitted`
 
     def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf) -> None:
         """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas),
@@ -46,20 +46,13 @@ class BadgeLayer(QGraphicsItem):
         """What is drawn: (top-right corner in parent coordinates, text) per badge."""
         return self._badges
 
-    def fitted(self, transform: QTransform) -> list[tuple[QRectF, str]]:
+    def fitted(self, transform: QTransform) -> tuple[tuple[QRectF, str], ...]:
         """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
         else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map, so a badge
         covers no neighbouring map. The last few answers are kept: a paint per frame asks again, and typing then
         deleting a symbol switches between two shapes."""
-        key = (
-            self._placed,
-            transform.m11(),
-            transform.m12(),
-            transform.m21(),
-            transform.m22(),
-            transform.dx(),
-            transform.dy(),
-        )
+        t = transform
+        key = (self._placed, t.m11(), t.m12(), t.m13(), t.m21(), t.m22(), t.m23(), t.m31(), t.m32(), t.m33())
         drawn = self._fitted.get(key)
         if drawn is None:
             if len(self._fitted) >= 4:
@@ -67,7 +60,8 @@ class BadgeLayer(QGraphicsItem):
             drawn = self._fitted[key] = self._fit_all(transform)
         return drawn
 
-    def _fit_all(self, transform: QTransform) -> list[tuple[QRectF, str]]:
+    def _fit_all(self, transform: QTransform) -> tuple[tuple[QRectF, str], ...]:
+        """`fitted`, worked out."""
         height = self._metrics.height() + 2 * PAD_Y
         drawn = []
         for corner, text in self._badges:
@@ -76,7 +70,7 @@ class BadgeLayer(QGraphicsItem):
             text = self._fit(text, room)
             width = self._advance(text) + 2 * PAD_X if text else 0.0
             drawn.append((QRectF(at.x() - width, at.y(), width, height), text))
-        return drawn
+        return tuple(drawn)
 
     def _advance(self, text: str) -> float:
         if text not in self._widths:

@@ -18,7 +18,8 @@ from visualizer.widgets.heatmap.colours import BLANK_INDEX, DIM_OFFSET, N_COLOUR
 
 
 class AtlasFrame:
-    """The shown values, levels and pixels of one atlas layout (the grid keeps one while maps are shown)."""
+    """The shown values, levels and pixels of one atlas layout (the grid keeps the one shown and the previous
+    shape's)."""
 
     def __init__(self, layout: AtlasLayout) -> None:
         self.layout = layout
@@ -98,11 +99,14 @@ class AtlasFrame:
         avg = self._scaled[:, -1]  # (L, Tq, Tk) scratch
         np.mean(values, axis=1, out=avg)  # a NaN or infinity in any head reaches the mean of its cell
         masked = ~valid
-        any_masked = bool(masked.any())
+        any_masked = bool(masked.any())  # encoder and cross attention without padding mask nothing
         if any_masked:
             finite = np.isfinite(avg, where=valid, out=np.ones(avg.shape, bool)).all()
-        else:  # nothing masked (encoder and cross attention without padding): one sum, which any NaN or infinity
-            finite = np.isfinite(avg.sum())  # reaches; weights in [0, 1] cannot overflow it
+        else:
+            # one sum instead: any NaN or infinity reaches it; finite values that overflow it (never softmax
+            # weights) only send the frame down the general path, which draws the same pixels
+            with np.errstate(invalid="ignore", over="ignore"):
+                finite = np.isfinite(avg.sum())
         if not finite:
             return False
         self.lo, self.hi = 0.0, 1.0
@@ -112,7 +116,7 @@ class AtlasFrame:
         with np.errstate(invalid="ignore"):  # a NaN in a masked cell casts to junk, overwritten with blank below
             self._heads_idx[...] = heads.transpose(0, 2, 1, 3)  # float -> uint16 floors
             self._avg_idx[...] = avg
-        if any_masked:  # encoder and cross attention without padding mask nothing: two passes saved
+        if any_masked:  # else two passes saved
             np.copyto(self._heads_idx.transpose(0, 2, 1, 3), np.uint16(BLANK_INDEX), where=masked)
             np.copyto(self._avg_idx, np.uint16(BLANK_INDEX), where=masked)
         return True

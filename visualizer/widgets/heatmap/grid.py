@@ -107,7 +107,7 @@ class AttentionGrid(QWidget):
         self._update_title()
         if maps is None or maps.values.size == 0:
             self.stack.setCurrentWidget(self.placeholder)
-            self._spare, self._frame = self._frame or self._spare, None
+            self._spare, self._frame = self._frame if self._frame is not None else self._spare, None
             self.show_hover(None)  # no maps: nothing is hovered
             return
         self._highlight_row = maps.highlight_row

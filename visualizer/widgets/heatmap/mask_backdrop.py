@@ -1,7 +1,7 @@
 """A neutral grey behind every map: masked cells are transparent in the atlas, so they show it.
 
 Gutters stay transparent too and show the view's dark background, so a masked column reads as masked, never as a
-narrower map. One item for all maps, repositioned only when the atlas shape changes (never per keystroke).
+narrower map. One item for all maps, repositioned only when the atlas shape changes.
 """
 
 from __future__ import annotations
