@@ -38,6 +38,15 @@ def with_badges(grid, role: str = "alignment") -> RoleBadges:
     return badges
 
 
+def badged_grid(qtbot, shown: KindMaps, role: str = "alignment", size: tuple[int, int] = SIZE):
+    """A grid on screen at `size` showing `shown`, a `role` badge on every map; returns (grid, badges)."""
+    grid = show_grid(qtbot, "cross", size)
+    badges = with_badges(grid, role)
+    grid.set_maps(shown)
+    badges.refresh()
+    return grid, badges
+
+
 def pixels(grid) -> np.ndarray:
     QApplication.processEvents()
     image = grid.graphics.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
@@ -57,10 +66,7 @@ def test_a_grid_after_other_inputs_draws_what_a_fresh_grid_draws(qtbot, history)
         pixels(used)  # each input painted, as on screen: caches fill
     last = maps(history[-1], seed=len(history) - 1)
 
-    fresh = show_grid(qtbot, "cross", SIZE)
-    fresh_badges = with_badges(fresh)
-    fresh.set_maps(last)
-    fresh_badges.refresh()
+    fresh, _ = badged_grid(qtbot, last)
 
     np.testing.assert_array_equal(used.displayed_matrix(1, 2), fresh.displayed_matrix(1, 2))
     shown, expected = pixels(used), pixels(fresh)
@@ -71,17 +77,11 @@ def test_a_grid_after_other_inputs_draws_what_a_fresh_grid_draws(qtbot, history)
 
 def test_new_roles_on_the_same_input_draw_what_a_fresh_grid_draws(qtbot):
     """The badges' fitted boxes are kept per placement and scale: new texts at the same scale are fitted anew."""
-    used = show_grid(qtbot, "cross", SIZE)
-    used_badges = with_badges(used)
-    used.set_maps(maps(6, seed=0))
-    used_badges.refresh()
+    used, used_badges = badged_grid(qtbot, maps(6, seed=0))
     pixels(used)
     used_badges.set_roles(roles("broad"))
 
-    fresh = show_grid(qtbot, "cross", SIZE)
-    fresh_badges = with_badges(fresh, "broad")
-    fresh.set_maps(maps(6, seed=0))
-    fresh_badges.refresh()
+    fresh, _ = badged_grid(qtbot, maps(6, seed=0), "broad")
     assert not np.count_nonzero(pixels(used) != pixels(fresh))
 
 
@@ -106,15 +106,9 @@ def test_masks_highlights_ablation_and_scales_leave_nothing_behind(qtbot):
 
 def test_a_resized_grid_fits_its_badges_to_the_new_size(qtbot):
     """Badge boxes are kept per placement and scale: the same input at another width is fitted anew."""
-    used = show_grid(qtbot, "cross", SIZE)
-    used_badges = with_badges(used)
-    used.set_maps(maps(6, seed=0))
-    used_badges.refresh()
+    used, _ = badged_grid(qtbot, maps(6, seed=0))
     pixels(used)
     used.resize(470, SIZE[1])
 
-    fresh = show_grid(qtbot, "cross", (470, SIZE[1]))
-    fresh_badges = with_badges(fresh)
-    fresh.set_maps(maps(6, seed=0))
-    fresh_badges.refresh()
+    fresh, _ = badged_grid(qtbot, maps(6, seed=0), size=(470, SIZE[1]))
     assert not np.count_nonzero(pixels(used) != pixels(fresh))

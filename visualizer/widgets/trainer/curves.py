@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 
 import numpy as np
@@ -112,7 +112,7 @@ class Curves(QWidget):
         """One plot's curves: key -> (steps, values)."""
         for key, (xs, ys) in data.items():
             self.curves[key].setData(xs, np.asarray(ys, float))
-        self._relegend()
+        self._relegend([key for key in data if key in LEGENDS])  # the learning-rate plot has no legend
 
     def set_previous(self, series: MetricsView | None) -> None:
         """Grey curves of the previous run (None clears them)."""
@@ -123,11 +123,13 @@ class Curves(QWidget):
                 curve.setData(np.asarray(series.steps, float), np.asarray(getattr(series, key), float))
         self._relegend()
 
-    def _relegend(self) -> None:
-        """Each legend lists, in LEGENDS order and then the previous run, the curves that have points (the training
-        curve always). Rebuilt only when that list changes: a rebuilt legend lays its plot out again, and entries
-        taken out one by one would leave holes in its two columns."""
-        for plot_key, plot in (("loss", self.loss_plot), ("token_accuracy", self.metric_plot)):
+    def _relegend(self, plot_keys: Iterable[str] = tuple(LEGENDS)) -> None:
+        """Each legend (of the plots named by their training curve) lists, in LEGENDS order and then the previous
+        run, the curves that have points (the training curve always). Rebuilt only when that list changes: a rebuilt
+        legend lays its plot out again, and entries taken out one by one would leave holes in its two columns."""
+        plots = {"loss": self.loss_plot, "token_accuracy": self.metric_plot}
+        for plot_key in plot_keys:
+            plot = plots[plot_key]
             entries = [(self.curves[k], name) for k, name in LEGENDS[plot_key].items() if _shown(k, self.curves[k])]
             if _has_points(self.previous[plot_key]):
                 entries.append((self.previous[plot_key], PREVIOUS_NAME))
