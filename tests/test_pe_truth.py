@@ -48,6 +48,20 @@ def test_legends_sit_beside_the_plots_not_over_the_curves(qtbot, tab):
         assert not legend.sceneBoundingRect().intersects(view_box.sceneBoundingRect()), name
 
 
+def test_every_plot_and_legend_is_whole_at_the_size_of_a_1280x800_window(qtbot, tab):
+    """The tab gets about 1270 x 690 px there; a legend wider than its half of the tab pushed the similarity plot's
+    right end (offsets past 80) and the legend's last names out of sight."""
+    tab.set_model_pe("rope", 64, 10000.0, 16)  # the shipped model: its curves are named "(loaded model)"
+    tab.resize(1270, 690)
+    qtbot.waitUntil(lambda: tab.width() == 1270)
+    legends = {"waveforms": tab._wave_legend, "rope_angles": tab._rope_legend, "similarity": tab._sim_legend}
+    for name, legend in legends.items():
+        view = tab._views[name]
+        seen = view.mapToScene(view.viewport().rect()).boundingRect().adjusted(-1, -1, 1, 1)
+        for item in (tab.plot_items()[name], legend):
+            assert seen.contains(item.sceneBoundingRect()), (name, type(item).__name__, item.sceneBoundingRect(), seen)
+
+
 def test_2000_positions_draw_an_averaged_image_not_aliased_blocks(qtbot, tab):
     spin = tab.findChild(QSpinBox, "pe_n_positions")
     spin.setFocus()

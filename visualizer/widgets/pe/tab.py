@@ -177,10 +177,10 @@ class PETab(QWidget):
         self._build_similarity(self._plots["similarity"])
         return grid
 
-    def _legend_below(self, name: str) -> pg.LegendItem:
+    def _legend_below(self, name: str, columns: int = 2) -> pg.LegendItem:
         """A legend in its own row under the plot: over the plot it hid the curves."""
         self._views[name].addItem(
-            legend := pg.LegendItem(colCount=2, brush=LEGEND_BRUSH, labelTextColor="w"), row=1, col=0
+            legend := pg.LegendItem(colCount=columns, brush=LEGEND_BRUSH, labelTextColor="w"), row=1, col=0
         )
         return legend
 
@@ -196,7 +196,7 @@ class PETab(QWidget):
         self._colorbar.setImageItem(self._image, insert_in=plot)
 
     def _build_similarity(self, plot: pg.PlotItem) -> None:
-        self._sim_legend = self._legend_below("similarity")
+        self._sim_legend = self._legend_below("similarity", columns=1)  # long names: two columns overflowed at 1280
         self._sim_curves = {key: line_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
 
     def _on_changed(self, data: PELabData) -> None:
