@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from qt_helpers import wait_frame
 
 import visualizer.controllers.architecture as architecture
 from core_model import ModelConfig, build_model
@@ -59,6 +60,7 @@ def test_choosing_reverse_loads_the_shipped_reverse_model_and_it_reverses(qtbot)
     qtbot.waitUntil(lambda: app.hub.path is not None and app.hub.path.name == "reverse_rope.pt", timeout=20000)
     assert app.hub.task.task == "reverse" and app.playground.input_panel.task.currentData() == "reverse"
     assert "reverse_rope.pt" in app.window.windowTitle()
+    wait_frame(qtbot, app.session)  # the new model's first frame is drawn after it loads, not with it
     assert app.playground.input_panel.expected.toolTip().endswith("9 8 7 6 5 4 3 2 1 0")  # the default source reversed
     assert run_to_end(qtbot, app) == "Done: output matches the expected output"
     pick_task(qtbot, app, "sort")
