@@ -46,6 +46,7 @@ def start(qtbot, app, title: str):
     panel.lesson_list.setCurrentRow(row)
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: app.lessons.runner.ready, timeout=30_000)
+    wait_frame(qtbot, app.session)  # a lesson that opens a model or sets a source: its maps are drawn after it is ready
     return panel
 
 
