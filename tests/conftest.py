@@ -22,6 +22,18 @@ def one_torch_thread():
 
 
 @pytest.fixture(autouse=True)
+def _gui_thread_collects(request):
+    """As in the app (Application does the same): only the GUI thread collects garbage once a QApplication exists,
+    so a test's pool thread never finalizes an earlier test's Qt objects."""
+    if "qtbot" in request.fixturenames or "qapp" in request.fixturenames:
+        from visualizer.workers.gc_policy import collect_on_gui_thread
+
+        request.getfixturevalue("qapp")
+        collect_on_gui_thread()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path, request, monkeypatch):
     """Point QSettings and the app's data folder (recovery files) at temporary folders so tests never read or write
     the user's preferences or unsaved training."""

@@ -1,44 +1,81 @@
 """The collector is switched in one place, as a counted hold: when training and a background job overlap, neither
-one's end (nor a pause of training) switches it back on under the other."""
+one's end (nor a pause of training) switches it back on under the other. Garbage is collected on the GUI thread
+only: a pool thread that allocates never finalizes Qt objects."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QObject
 
 from core_model.training import TrainConfig
-from visualizer.workers.gc_policy import GcHold, gc_paused, holds
+from visualizer.workers.gc_policy import COLLECT_EVERY_MS, GcHold, collect_on_gui_thread, collecting, gc_paused, holds
 from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
 
 
 @pytest.fixture(autouse=True)
-def collector_on():
-    gc.enable()
+def collector_on(qapp):
+    collect_on_gui_thread()
+    assert collecting() and holds() == 0
     yield
-    assert holds() == 0
-    gc.enable()
+    assert holds() == 0 and collecting()
+
+
+def qt_garbage(finalized_on: list[int]) -> None:
+    """A QObject owned by Python and kept only by a reference cycle: only a collection frees it. Its finalizer
+    records the thread that freed it."""
+    obj = QObject()
+    obj.cycle = obj
+    weakref.finalize(obj, lambda: finalized_on.append(threading.get_ident()))
+
+
+def allocate_in_a_worker() -> None:
+    """Far more allocations than Python's threshold for a young collection, on a thread of its own."""
+
+    def churn() -> None:
+        for _ in range(50 * gc.get_threshold()[0]):
+            cell: list = []
+            cell.append(cell)
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    worker.join()
+
+
+def test_qt_garbage_is_freed_on_the_gui_thread_even_when_a_worker_allocates(qtbot):
+    finalized_on: list[int] = []
+    qt_garbage(finalized_on)
+    allocate_in_a_worker()
+    assert finalized_on == [], "a worker thread collected the GUI's garbage"
+    qtbot.waitUntil(lambda: finalized_on != [], timeout=WAIT_MS)
+    assert finalized_on == [threading.get_ident()]
+
+
+def test_a_hold_keeps_the_gui_thread_from_collecting_until_it_ends(qtbot):
+    finalized_on: list[int] = []
+    with gc_paused():
+        qt_garbage(finalized_on)
+        allocate_in_a_worker()
+        qtbot.wait(4 * COLLECT_EVERY_MS)
+        assert finalized_on == [] and not collecting()
+    qtbot.waitUntil(lambda: finalized_on != [], timeout=WAIT_MS)
+    assert finalized_on == [threading.get_ident()]
 
 
 def test_overlapping_holds_keep_the_collector_off_until_the_last_one_ends():
     first, second = GcHold(), GcHold()
     first.end()
-    assert not gc.isenabled()
+    assert not collecting()
     first.end()  # a second end of the same hold changes nothing
-    assert not gc.isenabled() and holds() == 1
+    assert not collecting() and holds() == 1
     second.end()
-    assert gc.isenabled()
-
-
-def test_a_collector_that_was_off_stays_off():
-    gc.disable()
-    with gc_paused():
-        assert not gc.isenabled()
-    assert not gc.isenabled()
+    assert collecting()
 
 
 def test_holds_from_many_threads_count_exactly():
@@ -55,8 +92,8 @@ def test_holds_from_many_threads_count_exactly():
             thread.start()
         for thread in threads:
             thread.join()
-        assert not gc.isenabled()
-    assert gc.isenabled()
+        assert not collecting()
+    assert collecting()
 
 
 @pytest.fixture
@@ -90,13 +127,13 @@ def test_training_that_pauses_and_ends_while_a_later_job_runs_leaves_the_collect
     runner, release = job()
     state.pause()
     qtbot.waitUntil(lambda: state.state == "paused", timeout=WAIT_MS)
-    assert not gc.isenabled()  # the job still holds it
+    assert not collecting()  # the job still holds it
     state.stop()
     qtbot.waitUntil(lambda: not state.busy and state.training_thread is None, timeout=WAIT_MS)
-    assert not gc.isenabled()
+    assert not collecting()
     release.set()
     qtbot.waitUntil(lambda: not runner.running, timeout=WAIT_MS)
-    assert gc.isenabled()
+    assert collecting()
 
 
 def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_training_pauses(qtbot, state, hub, job):
@@ -104,20 +141,20 @@ def test_a_job_that_ends_during_later_training_leaves_the_collector_off_until_tr
     _start_training(qtbot, state, hub)
     release.set()
     qtbot.waitUntil(lambda: not runner.running, timeout=WAIT_MS)
-    assert not gc.isenabled()  # training still holds it
+    assert not collecting()  # training still holds it
     state.pause()
     qtbot.waitUntil(lambda: state.state == "paused", timeout=WAIT_MS)
-    assert gc.isenabled()  # paused training lets the GUI thread collect
+    assert collecting()  # paused training lets the GUI thread collect
     state.resume()
-    qtbot.waitUntil(lambda: not gc.isenabled(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not collecting(), timeout=WAIT_MS)
     state.stop()
     qtbot.waitUntil(lambda: not state.busy and state.training_thread is None, timeout=WAIT_MS)
-    assert gc.isenabled()
+    assert collecting()
 
 
 def test_only_the_policy_module_switches_the_collector():
     root = Path(__file__).resolve().parents[1]
-    switching = ("gc.disable(", "gc.enable(", "gc.freeze(")
+    switching = ("gc.disable(", "gc.enable(", "gc.freeze(", "gc.collect(")
     offenders = [
         str(path.relative_to(root))
         for folder in ("visualizer", "core_model")

@@ -3,7 +3,6 @@ GUI thread, bounded shutdown, and a deleted slot that receives nothing without c
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 
@@ -169,15 +168,12 @@ def test_a_deleted_slot_receives_nothing_and_its_task_stops_quietly(qtbot, pool,
 
 def test_a_slot_that_pauses_the_collector_holds_it_only_while_its_task_runs(qtbot, pool):
     slot = TaskSlot("Training both", pool=pool, pause_gc=True)
-    was_on, inside = gc.isenabled(), []
-    gc.enable()
-    try:
-        with qtbot.waitSignal(slot.finished, timeout=WAIT_MS):
-            slot.submit(lambda _state: inside.append((gc.isenabled(), gc_policy.holds())))
-        assert inside == [(False, 1)]
-        assert gc.isenabled() and gc_policy.holds() == 0
-    finally:
-        (gc.enable if was_on else gc.disable)()
+    inside: list[tuple[bool, int]] = []
+    assert gc_policy.collecting()
+    with qtbot.waitSignal(slot.finished, timeout=WAIT_MS):
+        slot.submit(lambda _state: inside.append((gc_policy.collecting(), gc_policy.holds())))
+    assert inside == [(False, 1)]
+    assert gc_policy.collecting() and gc_policy.holds() == 0
 
 
 def test_a_one_off_task_reports_through_its_callbacks_without_being_kept(qtbot, pool):

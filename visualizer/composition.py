@@ -20,6 +20,7 @@ from visualizer.main_window import MainWindow
 from visualizer.menus import build_menus
 from visualizer.preload import import_gui_modules
 from visualizer.shortcut_list import shortcut_groups
+from visualizer.workers.gc_policy import collect_on_gui_thread
 from visualizer.workers.loader import StartupModel, load_startup_model
 from visualizer.workers.tasks import TaskSlot, run_task, wait_for_tasks
 
@@ -62,6 +63,7 @@ class Application(QObject):
 
     def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
         super().__init__()
+        collect_on_gui_thread()  # pool threads never finalize Qt objects left in reference cycles
         self.window = MainWindow()
         self.settings_redirect = avoid_unusable_settings()  # before any QSettings: a FIFO there blocks forever
         if self.settings_redirect is not None:

@@ -14,6 +14,8 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication, QMainWindow
 
+from visualizer.workers.gc_policy import collecting
+
 ENV = "ATTENTION_PLAYGROUND_STARTUP_PROBE"
 
 
@@ -47,7 +49,7 @@ class StartupProbe(QObject):
     def _stamp(self) -> None:
         self.times["model_ready"] = time.time()
         self.times["gc_frozen"] = gc.get_freeze_count()  # objects start-up moved out of the collector's reach
-        self.times["gc_enabled"] = gc.isenabled()  # paused during start-up, back on once ready
+        self.times["gc_collecting"] = collecting()  # paused during start-up, back on once ready
         self.times["gc_collections"] = sum(generation["collections"] for generation in gc.get_stats())
         self.path.write_text(json.dumps(self.times))
         QTimer.singleShot(0, QApplication.instance().quit)

@@ -5,6 +5,12 @@ A full collection holds the GIL and walks every tracked object: 100-900 ms in wh
 They overlap (a Length-lab job during training), so each pause is a counted hold: the collector stays off while any
 hold is alive and comes back on, as it was before the first one, only when the last one ends. A hold that each
 party toggled itself would let the first to finish switch the collector on under the others.
+
+Collections run on the GUI thread only, once the app runs (`collect_on_gui_thread`). Python's own collector runs in
+whichever thread allocates past its threshold, so a pool thread (loading a checkpoint, a forward pass) would finalize
+the Qt garbage left in reference cycles (a closed dialog, replaced plot items) there, running the C++ destructors
+off their thread: a crash, or a deadlock waiting for the GIL inside one. Python's collector is therefore off for
+good, and a GUI-thread timer collects by the same thresholds; "the collector is on" means that timer collects.
 """
 
 from __future__ import annotations
@@ -14,9 +20,64 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from PySide6.QtCore import QCoreApplication, QTimer
+
+COLLECT_EVERY_MS = 250  # how often the GUI thread looks at the allocation counts (a young collection: ~0.1 ms)
+
 _lock = threading.Lock()
 _holds = 0
 _restore = False  # whether the collector was on when the first live hold began
+
+
+class _GuiThreadCollector:
+    """Python's automatic collection, run by a timer on the GUI thread: the generation its thresholds would pick."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self._timer = QTimer(QCoreApplication.instance())
+        self._timer.setInterval(COLLECT_EVERY_MS)
+        self._timer.timeout.connect(self.tick)
+        self._timer.start()
+
+    def tick(self) -> None:
+        if not self.on:
+            return
+        (young, middle, old), (limit0, limit1, limit2) = gc.get_count(), gc.get_threshold()
+        if limit0 == 0 or young <= limit0:  # a threshold of 0 switches collection off, as in Python
+            return
+        gc.collect(2 if old > limit2 else 1 if middle > limit1 else 0)
+
+
+_collector: _GuiThreadCollector | None = None
+
+
+def _is_on() -> bool:
+    return _collector.on if _collector is not None else gc.isenabled()
+
+
+def _switch(on: bool) -> None:
+    if _collector is not None:
+        _collector.on = on
+    elif on:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def collect_on_gui_thread() -> None:
+    """From now on only the GUI thread collects (called there, with the QApplication made; once per process)."""
+    global _collector
+    with _lock:
+        if _collector is not None:
+            return
+        _collector = _GuiThreadCollector(on=gc.isenabled() and _holds == 0)  # a live hold's end decides later
+        gc.disable()
+
+
+def collecting() -> bool:
+    """Whether garbage is collected now: no hold is alive and the collector was not switched off before."""
+    with _lock:
+        return _is_on()
 
 
 class GcHold:
@@ -27,8 +88,8 @@ class GcHold:
         self._live = True
         with _lock:
             if _holds == 0:
-                _restore = gc.isenabled()
-                gc.disable()
+                _restore = _is_on()
+                _switch(False)
             _holds += 1
 
     def end(self) -> None:
@@ -42,7 +103,7 @@ class GcHold:
             self._live = False
             _holds -= 1
             if _holds == 0 and _restore:  # under the lock: a hold taken meanwhile must not see it half switched
-                gc.enable()
+                _switch(True)
 
 
 def holds() -> int:
