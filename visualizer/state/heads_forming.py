@@ -16,7 +16,7 @@ from core_model.vocab import EOS, N_SPECIALS, SPECIALS
 
 from .snapshots import ProbeSnapshot
 
-FORMED_AT = 0.9  # the alignment a cross head must reach to count as "formed" (the bar for a trained model)
+FORMED_AT = 0.9  # the alignment a cross head must reach to count as "formed"
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,18 @@ LEGENDS = {
 PREVIOUS_NAME = "previous run"
 
 
+def curves_source(origin: str, has_history: bool) -> str:
+    """Whose training the curves show when it was not this session's: the file it was stored in, or the recovered
+    run (ModelHub.origin: "trained checkpoint x.pt", "checkpoint x.pt", "recovered training (step n)"). Without
+    it, a model opened with its history looks like a run the user made. "" for no curves or a run trained here."""
+    if not has_history:
+        return ""
+    for prefix in ("trained checkpoint ", "checkpoint "):
+        if origin.startswith(prefix):
+            return f"stored in {origin.removeprefix(prefix)}"
+    return origin if origin.startswith("recovered training") else ""
+
+
 class Curves(QWidget):
     """Loss, accuracy and learning-rate plots; curves are created once and updated with setData."""
 
@@ -88,6 +100,10 @@ class Curves(QWidget):
         for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
             layout.addWidget(plot, stretch)
         self._relegend()
+
+    def set_source(self, source: str) -> None:
+        """Name whose training the curves show in the loss plot's title ("" for a run trained here)."""
+        self.loss_plot.setTitle(f"Loss ({source})" if source else "Loss")
 
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""

@@ -67,8 +67,13 @@ class FormingCurves(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
         self.cursor.hide()
         self.plot.addItem(self.cursor, ignoreBounds=True)
-        self.threshold = pg.InfiniteLine(
-            pos=FORMED_AT, angle=0, movable=False, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine)
+        self.threshold = pg.InfiniteLine(  # what a cross head's alignment must reach to count as formed
+            pos=FORMED_AT,
+            angle=0,
+            movable=False,
+            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine),
+            label=f"formed: alignment {FORMED_AT}",
+            labelOpts={"position": 0.02, "color": (170, 170, 170), "anchors": [(0, 1), (0, 1)]},  # above, at the left
         )
         self.plot.addItem(self.threshold, ignoreBounds=True)
         top = QHBoxLayout()
@@ -102,6 +107,7 @@ class FormingCurves(QWidget):
 
     def _draw(self) -> None:
         kind = self.kind.currentData()
+        self.threshold.setVisible(kind == "cross")  # the mark is an alignment; self-attention roles have none
         series = self.series
         keys = sorted(k for k in (series.scores if series else {}) if k[0] == kind)
         for key, item in list(self.curves.items()):

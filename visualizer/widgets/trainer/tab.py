@@ -14,7 +14,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.state.worker_api import JobRunner, run_inline
-from visualizer.widgets.trainer.curves import Curves
+from visualizer.widgets.trainer.curves import Curves, curves_source
 from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.form_scroll import FormScroll
 from visualizer.widgets.trainer.forming import FormingCurves, beside
@@ -158,6 +158,11 @@ class TrainerTab(QWidget):
         self.state.message.connect(self.status_label.setText)
         self.state.out_of_memory.connect(self._on_out_of_memory)
         self.hub.model_changed.connect(self._refresh_buttons)  # new weights or model: re-check the form against it
+        self.hub.model_changed.connect(self._name_curves)
+        self._name_curves()
+
+    def _name_curves(self) -> None:
+        self.curves.set_source(curves_source(self.hub.origin, bool(self.hub.history)))
 
     def _load_form_from_hub(self) -> None:
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""

@@ -1,0 +1,70 @@
+"""The Trainer says whose curves it shows, and what its dotted line on the head-role plot means."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+from visualizer.widgets.trainer.tab import TrainerTab
+
+WAIT_MS = 60_000
+
+
+@pytest.fixture
+def tab(qtbot, hub, state) -> TrainerTab:
+    widget = TrainerTab(hub, state)
+    qtbot.addWidget(widget)
+    widget.resize(1280, 800)
+    with qtbot.waitExposed(widget):
+        widget.show()
+    widget.form.batch_spin.setValue(16)
+    return widget
+
+
+def loss_title(tab: TrainerTab) -> str:
+    """The loss plot's title as drawn, checked to lie inside the plot."""
+    plot = tab.curves.loss_plot
+    label = plot.getPlotItem().titleLabel
+    assert label.isVisible()
+    assert plot.viewport().rect().contains(plot.mapFromScene(label.sceneBoundingRect()).boundingRect())
+    return label.text
+
+
+def train_from_scratch(qtbot, tab, state, steps: int = 4) -> None:
+    tab.form.steps_spin.setValue(steps)
+    qtbot.mouseClick(tab.scratch_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
+
+
+def test_the_curves_of_an_opened_model_name_the_file_that_stored_them(qtbot, tab, hub, state):
+    assert loss_title(tab) == "Loss"  # an untrained model: no curves, nothing to name
+    train_from_scratch(qtbot, tab, state)
+    assert loss_title(tab) == "Loss"  # the user's own run
+    stored = copy.deepcopy(hub.model)
+    hub.set_model(stored, hub.task, origin="trained checkpoint tiny.pt", history=hub.history)  # as File > Open does
+    assert loss_title(tab) == "Loss (stored in tiny.pt)"
+    hub.set_model(copy.deepcopy(stored), hub.task, origin="recovered training (step 4)", history=hub.history)
+    assert loss_title(tab) == "Loss (recovered training (step 4))"
+    hub.set_model(copy.deepcopy(stored), hub.task, origin="checkpoint bare.pt", history=[])  # saved without curves
+    assert loss_title(tab) == "Loss"
+    hub.set_model(copy.deepcopy(stored), hub.task, origin="checkpoint tiny.pt", history=hub.history)
+    train_from_scratch(qtbot, tab, state)  # trained here again: its curves are the user's
+    assert loss_title(tab) == "Loss"
+
+
+def test_the_dotted_line_on_the_head_roles_plot_says_what_it_marks_and_only_for_cross_heads(qtbot, tab):
+    forming = tab.forming
+    line, label = forming.threshold, forming.threshold.label
+    assert line.isVisible() and label.isVisible()
+    assert label.toPlainText() == "formed: alignment 0.9"
+    view = forming.plot.viewport().rect()
+    drawn = forming.plot.mapFromScene(label.sceneBoundingRect()).boundingRect()
+    assert view.contains(drawn), (drawn, view)
+    line_y = forming.plot.mapFromScene(forming.plot.getPlotItem().vb.mapViewToScene(QPointF(0, 0.9))).y()
+    assert drawn.bottom() <= line_y + 1  # above its line, not over the curves below it
+    forming.kind.setCurrentIndex(forming.kind.findData("decoder_self"))
+    assert not line.isVisible() and not label.isVisible()
+    forming.kind.setCurrentIndex(forming.kind.findData("cross"))
+    assert line.isVisible()
