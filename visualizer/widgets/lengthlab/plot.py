@@ -70,10 +70,11 @@ class LengthPlot(pg.PlotWidget):
             xs = np.array([p.length for p in points], float)
             self.exact[slot].setData(xs, np.array([p.exact_match for p in points], float))
             self.token[slot].setData(xs, np.array([p.token_accuracy for p in points], float))
-        key = (curves.labels, curves.scaling, curves.positional, curves.train_ranges)
+        drawn = tuple(slot < len(curves.points) and bool(curves.points[slot]) for slot in range(len(COLOURS)))
+        key = (curves.labels, curves.scaling, curves.positional, curves.train_ranges, drawn)
         if key != self._labelled:
             self._labelled = key
-            self._label(curves)
+            self._label(curves, drawn)
 
     def set_stale(self, stale: tuple[bool, ...]) -> None:
         """Out-of-date curves (their settings changed since they were computed): faded, dotted, and titled so."""
@@ -108,8 +109,9 @@ class LengthPlot(pg.PlotWidget):
             self.exact[slot].setSymbolPen(c)
             self.token[slot].setPen(pg.mkPen(c, width=1.5, style=token_style))
 
-    def _label(self, curves: LabCurves) -> None:
-        """The legend and the shaded training ranges."""
+    def _label(self, curves: LabCurves, drawn: tuple[bool, ...]) -> None:
+        """The legend (a model enters it with its first point: an entry with no curve reads as a failed model) and
+        the shaded training ranges."""
         self.legend.clear()
         for slot in range(len(COLOURS)):
             if slot >= len(curves.labels):
@@ -117,8 +119,9 @@ class LengthPlot(pg.PlotWidget):
                 continue
             scaled = SCALING_NAMES[curves.scaling] if curves.positional[slot] == "rope" else ""
             name = f"{curves.labels[slot]}{scaled}"
-            self.legend.addItem(self.exact[slot], f"{name}: exact match")
-            self.legend.addItem(self.token[slot], f"{name}: token accuracy")
+            if drawn[slot]:
+                self.legend.addItem(self.exact[slot], f"{name}: exact match")
+                self.legend.addItem(self.token[slot], f"{name}: token accuracy")
             lo, hi = curves.train_ranges[slot]
             self.regions[slot].setRegion((lo - 0.5, hi + 0.5))
             self.regions[slot].show()
