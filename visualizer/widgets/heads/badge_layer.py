@@ -33,6 +33,7 @@ class BadgeLayer(QGraphicsItem):
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
         self._placed: tuple = ()  # the badges and map width as plain values
         self._fitted: dict[tuple, tuple[tuple[QRectF, str], ...]] = {}  # (placed, device transform) -> `fitted`
+        self._hidden: int | None = None  # the badge not drawn (its map is under the mouse)
 
     def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf) -> None:
         """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas),
@@ -41,6 +42,12 @@ class BadgeLayer(QGraphicsItem):
         self._badges, self._bounds, self._map_width = tuple(badges), QRectF(bounds), map_width
         self._placed = (map_width, *((c.x(), c.y(), text) for c, text in self._badges))  # `fitted`'s key
         self.update()
+
+    def set_hidden(self, index: int | None) -> None:
+        """Leave badge `index` out of the paint (None: draw them all)."""
+        if index != self._hidden:
+            self._hidden = index
+            self.update()
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
         """What is drawn: (top-right corner in parent coordinates, text) per badge."""
@@ -103,8 +110,9 @@ class BadgeLayer(QGraphicsItem):
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
         flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
-        for rect, text in self.fitted(screen):
-            if not text:
+        hidden = self._hidden if widget is not None else None  # an export (no widget) shows every badge
+        for i, (rect, text) in enumerate(self.fitted(screen)):
+            if not text or i == hidden:
                 continue
             painter.fillRect(rect, BADGE_FILL)
             painter.drawText(rect, int(flags), text)

@@ -40,9 +40,11 @@ class RoleBadges(QObject):
         self.layer.setZValue(25)
         grid.atlas_space.addItem(self.layer)  # corners in atlas coordinates, like the maps
         self._placed: list[tuple[int, int]] = []
+        self._under: tuple[int, int] | None = None  # the map under the mouse: its badge is left out
         self._drawn: tuple = ()  # (maps shape, roles) the badges were placed for: an equal frame moves nothing
         self._dirty = False  # a frame arrived while the grid was hidden: place the badges when it shows
         grid.installEventFilter(self)
+        grid.map_hovered.connect(self._uncover)
         self.legend = QLabel(BADGE_LEGEND)
         self.legend.setTextFormat(Qt.TextFormat.PlainText)
         self.legend.setWordWrap(True)
@@ -72,6 +74,12 @@ class RoleBadges(QObject):
         else:  # the legend line is laid out with the grid when it shows, not a moment later, moving the maps
             self.legend.setVisible(bool(self._roles) and self.grid.current_maps() is not None)
 
+    def _uncover(self, under: tuple[int, int] | None) -> None:
+        """The map under the mouse shows without its badge: the badge sits on weights (a causal map's corner is
+        masked, an encoder or cross map's is not), and a reader looking at that map wants all of it."""
+        self._under = under
+        self.layer.set_hidden(self._placed.index(under) if under in self._placed else None)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Show and self._dirty:
             self.refresh()
@@ -97,11 +105,12 @@ class RoleBadges(QObject):
                 for head in range(lay.n_heads)
                 if (layer, head) in self._roles
             ]
-            # top right: in a causal map that corner is masked, so the badge hides no weight
+            # top right: in a causal map that corner is masked; elsewhere hovering the map takes its badge away
             badges = [
                 (lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)])) for layer, head in placed
             ]
             bounds = QRectF(0.0, 0.0, lay.width, lay.height)
         self.layer.set_badges(badges, bounds, lay.tk if lay is not None else math.inf)
         self._placed = placed
+        self._uncover(self._under)  # the badges are numbered anew: the uncovered map's may have another number
         self.legend.setVisible(bool(placed))

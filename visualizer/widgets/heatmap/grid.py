@@ -36,6 +36,7 @@ class AttentionGrid(QWidget):
     map_clicked = Signal(str, int, int)  # kind, layer, head (head -1 = average); 0-based
     head_toggled = Signal(str, int, int, bool)  # kind, layer, head, enabled (False = ablate)
     restore_all_requested = Signal()
+    map_hovered = Signal(object)  # (layer, head) of the map under the mouse (head -1 = average), None off the maps
 
     def __init__(
         self,
@@ -55,6 +56,7 @@ class AttentionGrid(QWidget):
         self._spare: AtlasFrame | None = None  # the frame of the shape shown before: a typo fixed reuses it
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
+        self._under: tuple[int, int] | None = None  # the map under the mouse (map_hovered)
         self._menu: QMenu | None = None
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap)
@@ -166,6 +168,10 @@ class AttentionGrid(QWidget):
         lay = self.atlas_layout()
         self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
         self.atlas_plot.set_hover(lay, cell)
+        under = cell[:2] if cell is not None and lay is not None else None
+        if under != self._under:  # asked on every frame: told only when the mouse moves to another map
+            self._under = under
+            self.map_hovered.emit(under)
 
     # ----- public queries -----------------------------------------------------------------------------------
     def current_maps(self) -> KindMaps | None:
