@@ -24,13 +24,30 @@ def one_torch_thread():
 @pytest.fixture(autouse=True)
 def _gui_thread_collects(request):
     """As in the app (Application does the same): only the GUI thread collects garbage once a QApplication exists,
-    so a test's pool thread never finalizes an earlier test's Qt objects."""
-    if "qtbot" in request.fixturenames or "qapp" in request.fixturenames:
-        from visualizer.workers.gc_policy import collect_on_gui_thread
+    so a test's pool thread never finalizes an earlier test's Qt objects. A collection that came due during the test
+    runs after it: tests without an event loop never turn the collector's timer."""
+    from visualizer.workers import gc_policy
 
+    if "qtbot" in request.fixturenames or "qapp" in request.fixturenames:
         request.getfixturevalue("qapp")
-        collect_on_gui_thread()
+        gc_policy.collect_on_gui_thread()
     yield
+    gc_policy.collect_if_due()
+
+
+@pytest.fixture(autouse=True)
+def _mouse_put_away(request):
+    """The cursor is shared by every window of the process: left over a grid's map it would hover the next test's
+    grid (a readout, an outline, a hidden role badge). Qt tests start and end with it far off every window."""
+    if "qtbot" not in request.fixturenames and "qapp" not in request.fixturenames:
+        yield
+        return
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QCursor
+
+    QCursor.setPos(QPoint(-10_000, -10_000))
+    yield
+    QCursor.setPos(QPoint(-10_000, -10_000))
 
 
 @pytest.fixture(autouse=True)

@@ -4,20 +4,12 @@ other maps keep theirs, and an export shows every badge wherever the mouse is.""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect
-from PySide6.QtGui import QCursor, QImage
+from PySide6.QtGui import QImage
 from qt_helpers import rest_mouse_on_cell
 from test_grid_reuse_pixels import badged_grid, maps, pixels
 
 SHOWN = maps(8, seed=3)
-
-
-@pytest.fixture(autouse=True)
-def mouse_put_away():
-    """The cursor is shared by every window in this process: left over a map, it would hover the next test's."""
-    yield
-    QCursor.setPos(QPoint(-10_000, -10_000))
 
 
 def map_pixels(grid, image: np.ndarray, layer: int, head: int) -> np.ndarray:

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QMessageBox
 
 from visualizer.widgets.trainer.tab import TrainerTab
 
@@ -42,15 +43,32 @@ def test_the_curves_of_an_opened_model_name_the_file_that_stored_them(qtbot, tab
     assert loss_title(tab) == "Loss"  # an untrained model: no curves, nothing to name
     train_from_scratch(qtbot, tab, state)
     assert loss_title(tab) == "Loss"  # the user's own run
-    stored = copy.deepcopy(hub.model)
-    hub.set_model(stored, hub.task, origin="trained checkpoint tiny.pt", history=hub.history)  # as File > Open does
-    assert loss_title(tab) == "Loss (stored in tiny.pt)"
-    hub.set_model(copy.deepcopy(stored), hub.task, origin="recovered training (step 4)", history=hub.history)
-    assert loss_title(tab) == "Loss (recovered training (step 4))"
+    stored, history = copy.deepcopy(hub.model), list(hub.history)
+    last = history[-1]["step"]
+    hub.set_model(stored, hub.task, origin="trained checkpoint tiny.pt", history=history)  # as File > Open does
+    assert loss_title(tab) == f"Loss (steps 1\u2013{last} from tiny.pt)"
+    hub.set_model(copy.deepcopy(stored), hub.task, origin="recovered training (step 4)", history=history)
+    assert loss_title(tab) == "Loss (a recovered run, to step 4)"
     hub.set_model(copy.deepcopy(stored), hub.task, origin="checkpoint bare.pt", history=[])  # saved without curves
     assert loss_title(tab) == "Loss"
-    hub.set_model(copy.deepcopy(stored), hub.task, origin="checkpoint tiny.pt", history=hub.history)
-    train_from_scratch(qtbot, tab, state)  # trained here again: its curves are the user's
+
+
+def test_training_an_opened_model_further_keeps_naming_the_stored_steps(qtbot, tab, hub, state, monkeypatch):
+    train_from_scratch(qtbot, tab, state)
+    history = list(hub.history)
+    last = history[-1]["step"]
+    hub.set_model(copy.deepcopy(hub.model), hub.task, origin="checkpoint tiny.pt", history=history)
+    named = f"Loss (steps 1\u2013{last} from tiny.pt)"
+    tab.form.steps_spin.setValue(3)
+    qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)  # Continue training: the step axis goes on
+    qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
+    assert hub.history[-1]["step"] == last + 3
+    assert loss_title(tab) == named  # the first steps are still the file's, the rest the user's
+    qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)  # and again
+    qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
+    assert hub.history[-1]["step"] == last + 6 and loss_title(tab) == named
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)  # unsaved
+    train_from_scratch(qtbot, tab, state)  # fresh weights: every curve is the user's
     assert loss_title(tab) == "Loss"
 
 
@@ -68,3 +86,13 @@ def test_the_dotted_line_on_the_head_roles_plot_says_what_it_marks_and_only_for_
     assert not line.isVisible() and not label.isVisible()
     forming.kind.setCurrentIndex(forming.kind.findData("cross"))
     assert line.isVisible()
+
+
+def test_the_sentence_under_the_picker_names_the_dotted_line_only_where_it_is_drawn(qtbot, tab, state):
+    train_from_scratch(qtbot, tab, state)
+    forming = tab.forming
+    qtbot.waitUntil(lambda: forming.formed_label.text() != "no probe snapshots yet", timeout=WAIT_MS)
+    assert "dotted line" in forming.formed_label.text()
+    forming.kind.setCurrentIndex(forming.kind.findData("decoder_self"))
+    assert forming.formed_label.text() and "dotted line" not in forming.formed_label.text()
+    assert not forming.threshold.isVisible()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -206,3 +207,25 @@ class ModelHub(QObject):
         self.device = device
         self.model_changed.emit()  # the same model and weights elsewhere: the generation stays
         self.info_changed.emit(self.info())
+
+
+CONTINUED = "trained here after "  # the origin of weights trained further in this session from stored training
+
+
+def stored_training(origin: str, history: list[dict]) -> str:
+    """Which part of `history` was not trained in this session, named for a reader: "steps 1-4000 from x.pt", "a
+    recovered run, to step 40"; "" when all of it was (or there is none). Without it, a model opened with its
+    curves shows a run that looks like the user's own."""
+    if not history:
+        return ""
+    if origin.startswith(CONTINUED):
+        return origin.removeprefix(CONTINUED)
+    recovered = re.fullmatch(r"recovered training \(step (\d+)\)", origin)
+    if recovered:
+        return f"a recovered run, to step {recovered[1]}"
+    for prefix in ("trained checkpoint ", "checkpoint "):
+        if origin.startswith(prefix):
+            steps = [int(row["step"]) for row in history if isinstance(row.get("step"), (int, float))]
+            span = f"steps 1\u2013{max(steps)} " if steps else ""  # rows are logged every few steps; it began at 1
+            return f"{span}from {origin.removeprefix(prefix)}"
+    return ""

@@ -14,7 +14,7 @@ from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
-from visualizer.state.model_hub import ModelHub
+from visualizer.state.model_hub import CONTINUED, ModelHub, stored_training
 from visualizer.state.snapshots import (
     EvalSnapshot,
     OutcomeReason,
@@ -275,7 +275,9 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
     def _adopt(self, outcome: TrainingOutcome) -> None:
         try:  # while this runs the state is busy, so _on_hub_model_changed leaves the curves alone
             history = [*self._prefix, *shift_history(outcome.history, self._offset)]
-            self.hub.adopt_weights(outcome.state_dict, history, task=self.task)
+            stored = stored_training(self.hub.origin, list(self._prefix))  # what this run went on from
+            origin = f"{CONTINUED}{stored}" if stored else "trained here"
+            self.hub.adopt_weights(outcome.state_dict, history, origin=origin, task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")
         self._generation = self.hub.generation  # adopting bumps it: these curves describe the new number

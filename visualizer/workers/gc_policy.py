@@ -10,19 +10,21 @@ Collections run on the GUI thread only, once the app runs (`collect_on_gui_threa
 whichever thread allocates past its threshold, so a pool thread (loading a checkpoint, a forward pass) would finalize
 the Qt garbage left in reference cycles (a closed dialog, replaced plot items) there, running the C++ destructors
 off their thread: a crash, or a deadlock waiting for the GIL inside one. Python's collector is therefore off for
-good, and a GUI-thread timer collects by the same thresholds; "the collector is on" means that timer collects.
+good, and a GUI-thread timer collects by Python's rules; "the collector is on" means that timer collects.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
-COLLECT_EVERY_MS = 250  # how often the GUI thread looks at the allocation counts (a young collection: ~0.1 ms)
+COLLECT_EVERY_MS = 250  # how often the GUI thread looks at the allocation counts
+FULL_AFTER_GROWTH = 0.25  # a full collection waits until the old generation grew by this share since the last
 
 _lock = threading.Lock()
 _holds = 0
@@ -30,22 +32,39 @@ _restore = False  # whether the collector was on when the first live hold began
 
 
 class _GuiThreadCollector:
-    """Python's automatic collection, run by a timer on the GUI thread: the generation its thresholds would pick."""
+    """Python's automatic collection, run by a timer on the GUI thread by Python's own rules: a generation is
+    collected once its count passes its threshold, and a full collection waits until the old generation grew by a
+    quarter since the last one (Python's guard against walking a big heap over and over)."""
 
     def __init__(self, on: bool) -> None:
         self.on = on
+        self._old_size = 0  # objects in the old generation after the last full collection
+        self._old_checked = -1  # the old generation's count when its size was last weighed (once per rise)
         self._timer = QTimer(QCoreApplication.instance())
         self._timer.setInterval(COLLECT_EVERY_MS)
         self._timer.timeout.connect(self.tick)
         self._timer.start()
 
     def tick(self) -> None:
-        if not self.on:
-            return
+        if self.on:
+            self.collect_due()
+
+    def collect_due(self) -> None:
+        if gc.isenabled():  # something switched Python's collector on again: it would collect on any thread
+            gc.disable()
         (young, middle, old), (limit0, limit1, limit2) = gc.get_count(), gc.get_threshold()
         if limit0 == 0 or young <= limit0:  # a threshold of 0 switches collection off, as in Python
             return
-        gc.collect(2 if old > limit2 else 1 if middle > limit1 else 0)
+        if sys.version_info >= (3, 14):  # an incremental collector: the young objects and one slice of the old
+            gc.collect(1)
+            return
+        if old > limit2 and old != self._old_checked:
+            self._old_checked = old
+            if len(gc.get_objects(2)) > (1 + FULL_AFTER_GROWTH) * self._old_size:
+                gc.collect(2)
+                self._old_size = len(gc.get_objects(2))
+                return
+        gc.collect(1 if middle > limit1 else 0)
 
 
 _collector: _GuiThreadCollector | None = None
@@ -67,11 +86,20 @@ def _switch(on: bool) -> None:
 def collect_on_gui_thread() -> None:
     """From now on only the GUI thread collects (called there, with the QApplication made; once per process)."""
     global _collector
+    app = QCoreApplication.instance()
+    if app is None or app.thread() != QThread.currentThread():
+        raise RuntimeError("collect_on_gui_thread needs the QApplication, and its thread")
     with _lock:
         if _collector is not None:
             return
         _collector = _GuiThreadCollector(on=gc.isenabled() and _holds == 0)  # a live hold's end decides later
         gc.disable()
+
+
+def collect_if_due() -> None:
+    """Collect now if a collection is due (between tests, where no event loop turns the timer; GUI thread)."""
+    if _collector is not None and _collector.on:
+        _collector.collect_due()
 
 
 def collecting() -> bool:

@@ -105,7 +105,7 @@ class RoleBadges(QObject):
                 for head in range(lay.n_heads)
                 if (layer, head) in self._roles
             ]
-            # top right: in a causal map that corner is masked; elsewhere hovering the map takes its badge away
+            # top right: in a causal map that corner is masked; over any map, the mouse takes that map's badge away
             badges = [
                 (lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)])) for layer, head in placed
             ]

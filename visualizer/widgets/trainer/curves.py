@@ -7,7 +7,8 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from visualizer.state.training_record import MetricsView
@@ -31,18 +32,8 @@ LEGENDS = {
     },
 }
 PREVIOUS_NAME = "previous run"
-
-
-def curves_source(origin: str, has_history: bool) -> str:
-    """Whose training the curves show when it was not this session's: the file it was stored in, or the recovered
-    run (ModelHub.origin: "trained checkpoint x.pt", "checkpoint x.pt", "recovered training (step n)"). Without
-    it, a model opened with its history looks like a run the user made. "" for no curves or a run trained here."""
-    if not has_history:
-        return ""
-    for prefix in ("trained checkpoint ", "checkpoint "):
-        if origin.startswith(prefix):
-            return f"stored in {origin.removeprefix(prefix)}"
-    return origin if origin.startswith("recovered training") else ""
+TITLE_POINTS = 11  # pyqtgraph's plot titles
+TITLE_MARGIN = 30  # pixels of the plot's width its title cannot use
 
 
 class Curves(QWidget):
@@ -100,10 +91,30 @@ class Curves(QWidget):
         for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
             layout.addWidget(plot, stretch)
         self._relegend()
+        self._source = ""  # stored training the loss plot's title names
+        self.loss_plot.installEventFilter(self)
 
     def set_source(self, source: str) -> None:
-        """Name whose training the curves show in the loss plot's title ("" for a run trained here)."""
-        self.loss_plot.setTitle(f"Loss ({source})" if source else "Loss")
+        """Name the training the curves show that was not done here, in the loss plot's title ("" for none:
+        ModelHub's `stored_training`), shortened with "…" to the plot's width: a wider title would widen the plot
+        past its place (a long file name beside the Lessons dock)."""
+        self._source = source
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        if not self._source:
+            self.loss_plot.setTitle("Loss")
+            return
+        font = QFont()
+        font.setPointSizeF(TITLE_POINTS)
+        metrics = QFontMetricsF(font)
+        room = max(0.0, self.loss_plot.width() - TITLE_MARGIN - metrics.horizontalAdvance("Loss ()"))
+        self.loss_plot.setTitle(f"Loss ({metrics.elidedText(self._source, Qt.TextElideMode.ElideRight, room)})")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Resize and self._source:
+            self._fit_title()
+        return False
 
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""

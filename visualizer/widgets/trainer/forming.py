@@ -126,7 +126,7 @@ class FormingCurves(QWidget):
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
         named.update(self._draw_previous(kind))
         self._set_legend(named)
-        self.formed_label.setText(self._formed_text(series) + self._previous_formed_text())
+        self.formed_label.setText(self._formed_text(series, kind == "cross") + self._previous_formed_text())
 
     def _set_legend(self, named: dict[str, pg.PlotDataItem]) -> None:
         """The legend's entries, rebuilt only when they change: a rebuilt legend lays the plot out again, and
@@ -168,18 +168,19 @@ class FormingCurves(QWidget):
             else f" · previous run (grey): no cross head reached {FORMED_AT}"
         )
 
-    def _formed_text(self, series: FormingSeries | None) -> str:
+    def _formed_text(self, series: FormingSeries | None, line_shown: bool) -> str:
+        """When a cross head formed; the dotted line is named only where it is drawn (the cross heads' plot)."""
+        line = " (dotted line)" if line_shown else ""
         formed = series.formed_step() if series is not None else None
         if series is None or not len(series.steps):
             return "no probe snapshots yet"
         if formed is None:
-            return f"no cross head has reached alignment {FORMED_AT} (dotted line) yet"
+            return f"no cross head has reached alignment {FORMED_AT}{line} yet"
         if formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
             return (
-                f"a cross head was already above {FORMED_AT} (dotted line) at this run's first snapshot "
+                f"a cross head was already above {FORMED_AT}{line} at this run's first snapshot "
                 f"(step {formed}): it formed earlier"
             )
         layer, head = series.formed_head() or (0, 0)
-        return (
-            f"alignment head L{layer + 1}H{head + 1} formed at step {formed} (it reached {FORMED_AT}, the dotted line)"
-        )
+        reached = f"{FORMED_AT}, the dotted line" if line_shown else f"{FORMED_AT}"
+        return f"alignment head L{layer + 1}H{head + 1} formed at step {formed} (it reached {reached})"

@@ -10,11 +10,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from visualizer.state.model_hub import ModelHub
+from visualizer.state.model_hub import ModelHub, stored_training
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.state.worker_api import JobRunner, run_inline
-from visualizer.widgets.trainer.curves import Curves, curves_source
+from visualizer.widgets.trainer.curves import Curves
 from visualizer.widgets.trainer.form import TrainerForm, form_task
 from visualizer.widgets.trainer.form_scroll import FormScroll
 from visualizer.widgets.trainer.forming import FormingCurves, beside
@@ -162,7 +162,7 @@ class TrainerTab(QWidget):
         self._name_curves()
 
     def _name_curves(self) -> None:
-        self.curves.set_source(curves_source(self.hub.origin, bool(self.hub.history)))
+        self.curves.set_source(stored_training(self.hub.origin, self.hub.history))
 
     def _load_form_from_hub(self) -> None:
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""
