@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 
 import numpy as np
@@ -144,11 +145,12 @@ def test_points_arriving_fast_redraw_the_plot_at_most_ten_times_a_second(qtbot, 
 def test_cancel_stops_the_evaluation_and_says_so(qtbot, lab):
     _type(qtbot, lab.n_spin, "5000")
     qtbot.mouseClick(lab.evaluate_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: lab.state.curves is not None and lab.state.curves.progress[0] >= 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: lab.progress.text().startswith("Evaluating: "), timeout=WAIT_MS)
+    assert re.fullmatch(r"Evaluating: \d+ of 16 points \(8 lengths x 2 models\)", lab.progress.text())
     qtbot.mouseClick(lab.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: lab.evaluate_button.isEnabled(), timeout=20_000)
     done, total = lab.state.curves.progress
-    assert done < total and lab.progress.text() == f"Cancelled after {done} of {total} lengths"
+    assert done < total and lab.progress.text() == f"Cancelled after {done} of {total} points (8 lengths x 2 models)"
     assert not lab.cancel_button.isEnabled()
 
 

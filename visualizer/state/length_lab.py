@@ -189,7 +189,7 @@ class LengthLabState(QObject):
         self.curves_changed.emit(self.curves)
         done, total = self.curves.progress
         note = f" ({STALE_TEXT.lower()} when it is done)" if self.stale else ""
-        self.progress_changed.emit(done, total, f"{self._what}: {done} of {total} lengths{note}")
+        self.progress_changed.emit(done, total, f"{self._what}: {done} of {points_text(self.curves)}{note}")
 
     def _on_done(self, result: object) -> None:
         if self._redraw.isActive():
@@ -206,7 +206,7 @@ class LengthLabState(QObject):
         text = (
             f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
             if finished and c is not None
-            else f"Cancelled after {done} of {total} lengths"
+            else f"Cancelled after {done} of {points_text(c) if c is not None else total}"
         )
         self._end_text(done, total, text)
 
@@ -257,3 +257,9 @@ class LengthLabState(QObject):
     def shutdown(self, timeout_ms: int = 20000) -> bool:
         """Cancel and join every job (closeEvent, tests)."""
         return self._runner.shutdown(timeout_ms) & self._probe_runner.shutdown(timeout_ms)
+
+
+def points_text(curves: LabCurves) -> str:
+    """ "64 points (32 lengths x 2 models)": each model's every length is one point, and the count is of points."""
+    lengths, models = len(curves.lengths), len(curves.labels)
+    return f"{lengths * models} points ({lengths} lengths x {models} models)"

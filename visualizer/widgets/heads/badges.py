@@ -18,7 +18,7 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy); a map too narrow for the score shows the role alone. Details: Heads tab."
+    "normalised entropy); a narrow map shows the role alone; hover a map to see it without its badge."
 )
 
 

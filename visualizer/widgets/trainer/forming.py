@@ -72,7 +72,7 @@ class FormingCurves(QWidget):
             angle=0,
             movable=False,
             pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine),
-            label=f"formed: alignment {FORMED_AT}",
+            label=f"threshold {FORMED_AT}: a cross head counts as formed",
             labelOpts={"position": 0.02, "color": (170, 170, 170), "anchors": [(0, 1), (0, 1)]},  # above, at the left
         )
         self.plot.addItem(self.threshold, ignoreBounds=True)
