@@ -146,7 +146,7 @@ def test_cancel_stops_the_evaluation_and_says_so(qtbot, lab):
     _type(qtbot, lab.n_spin, "5000")
     qtbot.mouseClick(lab.evaluate_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: lab.progress.text().startswith("Evaluating: "), timeout=WAIT_MS)
-    assert re.fullmatch(r"Evaluating: \d+ of 16 points \(8 lengths x 2 models\)", lab.progress.text())
+    assert re.fullmatch(r"Evaluating: \d+ of 16 points \(8 lengths x 2 models\), now RoPE", lab.progress.text())
     qtbot.mouseClick(lab.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: lab.evaluate_button.isEnabled(), timeout=20_000)
     done, total = lab.state.curves.progress

@@ -206,7 +206,7 @@ class LengthLabState(QObject):
         text = (
             f"Done: {len(c.lengths)} lengths x {len(c.labels)} models, {c.n} sources each, seed {c.seed}"
             if finished and c is not None
-            else f"Cancelled after {done} of {points_text(c) if c is not None else total}"
+            else f"Cancelled after {done} of {points_text(c, running=False) if c is not None else total}"
         )
         self._end_text(done, total, text)
 
@@ -259,7 +259,10 @@ class LengthLabState(QObject):
         return self._runner.shutdown(timeout_ms) & self._probe_runner.shutdown(timeout_ms)
 
 
-def points_text(curves: LabCurves) -> str:
-    """ "64 points (32 lengths x 2 models)": each model's every length is one point, and the count is of points."""
+def points_text(curves: LabCurves, running: bool = True) -> str:
+    """The planned points, e.g. "64 points (32 lengths x 2 models), now RoPE": one point per model and length. The
+    models run one after the other, so the one whose points are coming is named: the other has no curve yet."""
     lengths, models = len(curves.lengths), len(curves.labels)
-    return f"{lengths * models} points ({lengths} lengths x {models} models)"
+    text = f"{lengths * models} points ({lengths} lengths x {models} models)"
+    now = next((label for label, points in zip(curves.labels, curves.points) if len(points) < lengths), None)
+    return f"{text}, now {now}" if running and now is not None else text
