@@ -96,3 +96,12 @@ def test_the_sentence_under_the_picker_names_the_dotted_line_only_where_it_is_dr
     forming.kind.setCurrentIndex(forming.kind.findData("decoder_self"))
     assert forming.formed_label.text() and "dotted line" not in forming.formed_label.text()
     assert not forming.threshold.isVisible()
+
+
+def test_the_empty_head_roles_plot_shows_no_step_numbers_until_it_has_curves(qtbot, tab, state):
+    steps = tab.forming.plot.getAxis("bottom")
+    assert tab.forming.formed_label.text() == "no probe snapshots yet"
+    assert not steps.style["showValues"]  # the axis draws no numbers under an empty plot
+    train_from_scratch(qtbot, tab, state)
+    qtbot.waitUntil(lambda: bool(tab.forming.curves), timeout=WAIT_MS)
+    assert steps.style["showValues"]

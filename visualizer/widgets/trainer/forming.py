@@ -126,6 +126,9 @@ class FormingCurves(QWidget):
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
         named.update(self._draw_previous(kind))
         self._set_legend(named)
+        steps = self.plot.getAxis("bottom")
+        if steps.style["showValues"] != bool(named):  # no curve: no made-up steps 0.2 ... 0.8 under an empty plot
+            steps.setStyle(showValues=bool(named))
         self.formed_label.setText(self._formed_text(series, kind == "cross") + self._previous_formed_text())
 
     def _set_legend(self, named: dict[str, pg.PlotDataItem]) -> None:
