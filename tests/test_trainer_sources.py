@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QMessageBox
 
+from visualizer.state.model_hub import stored_training
 from visualizer.widgets.trainer.tab import TrainerTab
 
 WAIT_MS = 60_000
@@ -105,3 +106,10 @@ def test_the_empty_head_roles_plot_shows_no_step_numbers_until_it_has_curves(qtb
     train_from_scratch(qtbot, tab, state)
     qtbot.waitUntil(lambda: bool(tab.forming.curves), timeout=WAIT_MS)
     assert steps.style["showValues"]
+
+
+def test_the_stored_steps_are_named_from_well_formed_rows_only():
+    rows = [{"step": 10}, {"step": float("inf")}, "not a row", {"step": True}, {"step": 4000.0}, {"loss": 1.0}]
+    assert stored_training("checkpoint a.pt", rows) == "steps 1\u20134000 from a.pt"
+    assert stored_training("checkpoint a.pt", [{"loss": 1.0}]) == "from a.pt"
+    assert stored_training("trained here", rows) == "" and stored_training("checkpoint a.pt", []) == ""
