@@ -22,7 +22,9 @@ def type_source(app: Application, text: str) -> None:
     field = app.playground.input_panel.source
     field.setText(text)
     field.textEdited.emit(text)
-    QApplication.processEvents()
+    for _ in range(4):  # a line shown or hidden relays its parents out one level per turn of the event loop
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
 
 
 def clipped_widgets(app: Application) -> list[str]:

@@ -115,3 +115,21 @@ def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qt
         f"output: the decoded output ends with <eos> at position {len(chips) - 1}."
     )
     app.hub.dirty = False
+
+
+def test_the_line_says_in_words_after_it_that_the_dimmed_part_is_not_output(qtbot):
+    """The note is drawn after the line where it fits, in the dimmed colour; with nothing dimmed there is none."""
+    app = start_app(qtbot)
+    label = app.playground.output_label
+    _, end = split_x(label, 11)
+    background = darkest(label, label.width() - 3, label.width())
+    assert darkest(label, end + 4, label.width()) < background - 40, "no note after the dimmed predictions"
+    assert tooltip_at(label, end + 30).startswith("Dimmed: the predictions at positions 11–12")
+    pads = app.playground.input_panel.pads
+    pads.selectAll()
+    qtbot.keyClicks(pads, "0")  # no padding: "0 … 9 <eos>" is all output
+    qtbot.waitUntil(lambda: label.text().split()[-1] == END and len(label.text().split()) == 11)
+    wait_frame(qtbot, app.session)
+    _, end = split_x(label, 11)
+    assert darkest(label, end + 4, label.width()) >= background - 5, "a note with nothing dimmed"
+    app.hub.dirty = False

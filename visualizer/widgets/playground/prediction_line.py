@@ -2,7 +2,8 @@
 
 The decoder predicts at every position it reads, padding included: under teacher forcing "0 1 … 9 <eos> <eos> 6"
 holds two predictions made at <pad> positions. The output ends at the first <eos>, so what follows it, and anything
-predicted where the decoder reads <pad>, is drawn dimmed, and hovering it says why. While stepping, the decoder
+predicted where the decoder reads <pad>, is drawn dimmed, followed by a short note where the line has room for it;
+hovering either says why. While stepping, the decoder
 reads what was decoded (forced tokens included), so there the end is the decoded <eos>, not the first predicted one.
 """
 
@@ -19,6 +20,7 @@ from core_model.vocab import EOS, PAD, SPECIALS
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 EOS_LABEL, PAD_LABEL = SPECIALS[EOS], SPECIALS[PAD]
+TAIL_HINT = "   ← dimmed: not part of the output"  # drawn after the line where it fits; hovering says why
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,8 @@ class PredictionLabel(QLabel):
         return self._tail_note
 
     def tail_rect(self) -> QRect | None:
-        """Where the dimmed part is drawn now; None when none of it is on screen (or the line has none)."""
+        """Where the dimmed part is drawn now (the hint after it follows it); None when none of it is on screen (or
+        the line has none)."""
         text, start = self.text(), self._tail_start
         if start is None or start >= len(text):
             return None
@@ -112,6 +115,12 @@ class PredictionLabel(QLabel):
         painter.drawText(self.contentsRect(), flags, text[:start])
         painter.setPen(dimmed(self.palette()))
         painter.drawText(tail.adjusted(0, 0, 2, 0), flags, text[start:])  # 2 px: the last glyph's overhang
+        hint = QRect(tail.right() + 2, tail.top(), self.contentsRect().right() - tail.right() - 2, tail.height())
+        plain = self.font()
+        plain.setBold(False)
+        painter.setFont(plain)
+        if painter.fontMetrics().horizontalAdvance(TAIL_HINT) <= hint.width():  # a long line keeps its room
+            painter.drawText(hint, flags, TAIL_HINT)
         painter.end()
 
     def event(self, event: QEvent) -> bool:  # Qt's name
