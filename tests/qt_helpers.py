@@ -41,6 +41,19 @@ def show_grid(qtbot, kind: str, size: tuple[int, int]):
     return grid
 
 
+def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):
+    """A TrainerTab on `hub` and `state`, shown at `size`, training in batches of 16 (quick runs)."""
+    from visualizer.widgets.trainer.tab import TrainerTab
+
+    tab = TrainerTab(hub, state)
+    qtbot.addWidget(tab)
+    tab.resize(*size)
+    with qtbot.waitExposed(tab):  # QT-NOTES: called bare it waits for nothing
+        tab.show()
+    tab.form.batch_spin.setValue(16)
+    return tab
+
+
 def show_playground(qtbot, session, size: tuple[int, int] = (1300, 850), **view_kw):
     """A PlaygroundView on `session` (`view_kw` go to the view), shown at `size`, with the source "0123" set."""
     from visualizer.widgets.playground.view import PlaygroundView

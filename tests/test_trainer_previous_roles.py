@@ -10,11 +10,11 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
+from qt_helpers import show_trainer_tab
 from widget_readers import legend_curves
 
 from visualizer.state.heads_forming import FormingRecorder
 from visualizer.widgets.trainer.forming import FormingCurves
-from visualizer.widgets.trainer.tab import TrainerTab
 
 WAIT_MS = 60_000
 
@@ -48,12 +48,7 @@ def grey_curves(forming: FormingCurves) -> list[tuple[list[float], list[float]]]
 
 
 def test_role_plot_greys_the_previous_run_until_it_is_cleared(qtbot, hub, state, tmp_path):
-    tab = TrainerTab(hub, state)
-    qtbot.addWidget(tab)
-    tab.resize(1400, 900)
-    with qtbot.waitExposed(tab):
-        tab.show()
-    tab.form.batch_spin.setValue(16)
+    tab = show_trainer_tab(qtbot, hub, state, (1400, 900))
     forming = tab.findChild(FormingCurves)
     run_from_scratch(qtbot, tab, state, 20)
     first = state.snapshots

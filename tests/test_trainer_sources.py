@@ -7,6 +7,7 @@ import copy
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QMessageBox
+from qt_helpers import show_trainer_tab
 
 from visualizer.state.model_hub import stored_training
 from visualizer.widgets.trainer.tab import TrainerTab
@@ -16,13 +17,7 @@ WAIT_MS = 60_000
 
 @pytest.fixture
 def tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 800)
-    with qtbot.waitExposed(widget):
-        widget.show()
-    widget.form.batch_spin.setValue(16)
-    return widget
+    return show_trainer_tab(qtbot, hub, state, (1280, 800))
 
 
 def loss_title(tab: TrainerTab) -> str:

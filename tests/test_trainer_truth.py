@@ -11,6 +11,7 @@ import pytest
 import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
+from qt_helpers import show_trainer_tab
 
 from core_model.training_loop import Cadence
 from visualizer.widgets.trainer.tab import TrainerTab
@@ -20,13 +21,7 @@ WAIT_MS = 60_000
 
 @pytest.fixture
 def tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state)
-    qtbot.addWidget(widget)
-    widget.resize(1400, 900)
-    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
-        widget.show()
-    widget.form.batch_spin.setValue(16)
-    return widget
+    return show_trainer_tab(qtbot, hub, state, (1400, 900))
 
 
 def _click(qtbot, button) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -14,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
+from core_model.checkpoint_records import number_problem
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
@@ -226,12 +226,9 @@ def stored_training(origin: str, history: list[dict]) -> str:
         return f"a recovered run, to step {recovered[1]}"
     for prefix in ("trained checkpoint ", "checkpoint "):
         if origin.startswith(prefix):
-            steps = [int(row["step"]) for row in history if isinstance(row, dict) and _is_step(row.get("step"))]
+            steps = [
+                int(row["step"]) for row in history if isinstance(row, dict) and not number_problem(row.get("step"))
+            ]
             span = f"steps 1\u2013{max(steps)} " if steps else ""  # rows are logged every few steps; it began at 1
             return f"{span}from {origin.removeprefix(prefix)}"
     return ""
-
-
-def _is_step(value: object) -> bool:
-    """A step number as a stored history row may hold it (a float from JSON; never a bool, an infinity or NaN)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

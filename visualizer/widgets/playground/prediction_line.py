@@ -3,8 +3,8 @@
 The decoder predicts at every position it reads, padding included: under teacher forcing "0 1 … 9 <eos> <eos> 6"
 holds two predictions made at <pad> positions. The output ends at the first <eos>, so what follows it, and anything
 predicted where the decoder reads <pad>, is drawn dimmed, followed by a short note where the line has room for it;
-hovering either says why. While stepping, the decoder
-reads what was decoded (forced tokens included), so there the end is the decoded <eos>, not the first predicted one.
+hovering either says why. While stepping, the decoder reads what was decoded (forced tokens included), so there the
+end is the decoded <eos>, not the first predicted one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QRect, Qt
-from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
 from core_model.vocab import EOS, PAD, SPECIALS
@@ -83,6 +83,7 @@ class PredictionLabel(QLabel):
         super().__init__(parent)
         self._tail_start: int | None = None
         self._tail_note = ""
+        self._hint: tuple[str, QFont, int] | None = None  # (label font's key, the note's font, its width)
 
     def set_tail(self, start: int | None, note: str) -> None:
         """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip."""
@@ -116,12 +117,20 @@ class PredictionLabel(QLabel):
         painter.setPen(dimmed(self.palette()))
         painter.drawText(tail.adjusted(0, 0, 2, 0), flags, text[start:])  # 2 px: the last glyph's overhang
         hint = QRect(tail.right() + 2, tail.top(), self.contentsRect().right() - tail.right() - 2, tail.height())
-        plain = self.font()
-        plain.setBold(False)
-        painter.setFont(plain)
-        if painter.fontMetrics().horizontalAdvance(TAIL_HINT) <= hint.width():  # a long line keeps its room
+        font, width = self._hint_font()
+        if width <= hint.width():  # a long line keeps its room
+            painter.setFont(font)
             painter.drawText(hint, flags, TAIL_HINT)
         painter.end()
+
+    def _hint_font(self) -> tuple[QFont, int]:
+        """The note's font (the label's, not bold) and its width, measured once per label font: a paint per frame."""
+        key = self.font().key()
+        if self._hint is None or self._hint[0] != key:
+            plain = self.font()
+            plain.setBold(False)
+            self._hint = (key, plain, QFontMetrics(plain).horizontalAdvance(TAIL_HINT))
+        return self._hint[1], self._hint[2]
 
     def event(self, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.ToolTip:

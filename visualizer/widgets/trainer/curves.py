@@ -7,8 +7,8 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from visualizer.state.training_record import MetricsView
@@ -92,7 +92,6 @@ class Curves(QWidget):
             layout.addWidget(plot, stretch)
         self._relegend()
         self._source = ""  # stored training the loss plot's title names
-        self.loss_plot.installEventFilter(self)
 
     def set_source(self, source: str) -> None:
         """Name the training the curves show that was not done here, in the loss plot's title ("" for none:
@@ -111,10 +110,10 @@ class Curves(QWidget):
         room = max(0.0, self.loss_plot.width() - TITLE_MARGIN - metrics.horizontalAdvance("Loss ()"))
         self.loss_plot.setTitle(f"Loss ({metrics.elidedText(self._source, Qt.TextElideMode.ElideRight, room)})")
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
-        if event.type() == QEvent.Type.Resize and self._source:
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name; the plots fill the width, laid out already
+        super().resizeEvent(event)
+        if self._source:
             self._fit_title()
-        return False
 
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""
