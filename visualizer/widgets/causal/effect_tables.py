@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QWidget,
 )
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from core_model.head_roles import ROLE_LABELS, HeadRole
 from core_model.model import ATTENTION_KINDS
 from core_model.patching import HeadEffect, LayerEffect
+from visualizer.widgets.common.empty_hint import HintTable
 
 KIND_NAMES = {
     "encoder_self": "Encoder self-attention",
@@ -39,8 +39,8 @@ def effect_colour(effect: float) -> QColor:
     return QColor(255, int(255 + 190 * t), int(255 + 190 * t))
 
 
-def _table(tip: str) -> QTableWidget:
-    table = QTableWidget()
+def _table(tip: str) -> HintTable:
+    table = HintTable()
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -82,7 +82,7 @@ class HeadEffectTables(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.tables: dict[str, QTableWidget] = {}
+        self.tables: dict[str, HintTable] = {}
         self._effects: tuple[HeadEffect, ...] = ()
         self._layers: tuple[LayerEffect, ...] = ()
         self._roles: dict[tuple[str, int, int], HeadRole] = {}
@@ -94,6 +94,11 @@ class HeadEffectTables(QWidget):
             grid.addWidget(QLabel(KIND_NAMES[kind]), 0, col)
             grid.addWidget(table, 1, col)
             self.tables[kind] = table
+
+    def set_hint(self, text: str) -> None:
+        """What each table says while it is empty (what fills it, or that a run is filling it)."""
+        for table in self.tables.values():
+            table.set_hint(text)
 
     def set_effects(self, effects: Sequence[HeadEffect], layers: Sequence[LayerEffect] = ()) -> None:
         """Each head's effect, and each layer's heads patched together (an "all heads" column after the heads)."""
@@ -142,11 +147,11 @@ class HeadEffectTables(QWidget):
                 table.setItem(e.layer, e.head, _item(text, e.effect, tip, reachable))
 
 
-class PositionTable(QTableWidget):
+class PositionTable(HintTable):
     """Encoder layer x source position: the effect of patching the residual stream after that layer at that position."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("", parent)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)

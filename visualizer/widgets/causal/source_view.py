@@ -29,6 +29,8 @@ from .lens_table import LensTable, fit_rows
 from .source_maps import METHOD_TITLES, SourceMaps
 
 RUN_KEY = "Ctrl+Return"
+MAPS_HINT = "Filled by Analyse: the three attributions of this source beside the attention maps of the same pass."
+MAPS_RUNNING_HINT = "Analysing: the maps show here once every output token's gradients are done."
 SATURATION_NOTE = (
     "Gradient × delta is almost 0 here while occlusion is not: the model is saturated. It is so sure of its answer "
     "that the log-probability hardly changes near the input, so the gradient at the input says little; integrated "
@@ -110,6 +112,7 @@ class SourceView(QWidget):
         self.rough.setVisible(False)
         self.lens = LensTable()
         self.maps = SourceMaps()
+        self.maps.set_hint(MAPS_HINT)
         self.agreement = AgreementTable()
         self._layout()
         self._wire()
@@ -169,6 +172,7 @@ class SourceView(QWidget):
         self.run_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.progress.setVisible(running)  # idle, an empty bar reads as a field to type into
+        self.maps.set_hint(MAPS_RUNNING_HINT if running else MAPS_HINT)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))

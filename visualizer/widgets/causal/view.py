@@ -25,6 +25,9 @@ from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
 from .effect_tables import HeadEffectTables, PositionTable
 
 RUN_KEY = "Ctrl+Return"
+HEADS_HINT = "Filled by Patch: each head's effect on the answer."
+POSITIONS_HINT = "Filled by Patch: the effect at each encoder layer and source position."
+RUNNING_HINT = "Patching: the cells fill in when every head and position has been patched."
 SWEEP_CAPTION = (
     "Encoder residual stream, patched at one source position after each encoder layer (1 = everything the change "
     "did is still at that position after that layer; spread over several positions = attention has moved it):"
@@ -88,7 +91,9 @@ class PatchingView(QWidget):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.heads = HeadEffectTables()
+        self.heads.set_hint(HEADS_HINT)
         self.positions = PositionTable()
+        self.positions.set_hint(POSITIONS_HINT)
         explanation = QLabel(EXPLANATION)
         explanation.setWordWrap(True)
         explanation.setStyleSheet("color: #444")
@@ -145,12 +150,18 @@ class PatchingView(QWidget):
         self.propose_button.clicked.connect(lambda: self.corrupt.setText(st.propose(self.clean.text())))
         self.heads.head_chosen.connect(self.head_chosen)
         st.frame_changed.connect(self.show_frame)
-        st.running_changed.connect(lambda running: self.run_button.setEnabled(not running))
+        st.running_changed.connect(self._on_running)
         st.message.connect(self.status.setText)
         st.input_error.connect(self.show_error)
 
     def set_roles(self, roles: tuple[HeadRole, ...] | None) -> None:
         self.heads.set_roles(roles)
+
+    def _on_running(self, running: bool) -> None:
+        """Patch is pressed once at a time; empty tables say a run is filling them, else how to fill them."""
+        self.run_button.setEnabled(not running)
+        self.heads.set_hint(RUNNING_HINT if running else HEADS_HINT)
+        self.positions.set_hint(RUNNING_HINT if running else POSITIONS_HINT)
 
     def _mark_edited(self) -> None:
         self._edited = True

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -19,12 +18,15 @@ from PySide6.QtWidgets import (
 
 from core_model.head_importance import HeadAnalysis, HeadSummary
 from core_model.model import ATTENTION_KINDS
+from visualizer.widgets.common.empty_hint import HintTable
 
 KIND_NAMES = {
     "encoder_self": "Encoder self-attention",
     "decoder_self": "Decoder self-attention",
     "cross": "Cross-attention",
 }
+IDLE_HINT = "Filled by Analyse heads: one cell per head, the change when that head alone is switched off."
+RUNNING_HINT = "Analysing: the cells fill in once every head has been switched off in turn."
 METRICS = {"delta_exact_match": "Δ exact match (ablated − baseline)", "delta_loss": "Δ loss (ablated − baseline)"}
 
 
@@ -55,11 +57,11 @@ class ImportanceMaps(QWidget):
             self.metric.addItem(text, key)
         self.metric.setToolTip("What each cell shows: the change when only that head is switched off")
         self.metric.currentIndexChanged.connect(lambda _i: self._fill())
-        self.tables: dict[str, QTableWidget] = {}
+        self.tables: dict[str, HintTable] = {}
         grid = QGridLayout()
         for col, kind in enumerate(ATTENTION_KINDS):
             title = QLabel(KIND_NAMES[kind])
-            table = QTableWidget()
+            table = HintTable(IDLE_HINT)
             table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
             table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
             table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -84,6 +86,8 @@ class ImportanceMaps(QWidget):
 
     def set_running(self, running: bool) -> None:
         """While an analysis runs and nothing is shown yet, say so (not "press Analyse heads", already pressed)."""
+        for table in self.tables.values():
+            table.set_hint(RUNNING_HINT if running else IDLE_HINT)
         if self._analysis is None:
             self.baseline_label.setText(
                 "Analysing: the maps fill in once every head has been switched off in turn."
