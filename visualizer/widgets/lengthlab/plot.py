@@ -8,15 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QWidget
 
 from visualizer.state.lab_snapshots import LabCurves
+from visualizer.widgets.common.legend_above import legend_above
 
 COLOURS = ("#1f77b4", "#d95f02")  # model A blue, model B orange (colour-blind safe pair)
 SCALING_NAMES = {"none": "", "pi": " + PI", "ntk": " + NTK"}
 SCALING_TITLES = {"none": "none", "pi": "PI", "ntk": "NTK-aware"}
 LEGEND_ROW_PX = 22  # one legend row: a 9 pt label and its sample
-LEGEND_GAP_PX = 8  # between the legend and the plot's title or top edge
 AXIS_PX = 44  # the score axis: its title and "0.2" ... "1.0"
 FADED = 80  # alpha of out-of-date curves: faded and dotted, still told apart by hue
 
@@ -35,7 +35,8 @@ class LengthPlot(pg.PlotWidget):
         item.setYRange(0.0, 1.02, padding=0.04)  # room for the "0" label at the foot of the axis
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
-        self.legend = self._legend_above(item)
+        # one model per row, both rows kept from the start: the plot does not move when the first point arrives
+        self.legend = legend_above(self, AXIS_PX, LEGEND_ROW_PX, rows=2, columns=2, labelTextColor="#222")
         self.regions = [
             pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None)) for _ in COLOURS
         ]  # grey: two equal ranges look like one, different ones show a step
@@ -57,23 +58,6 @@ class LengthPlot(pg.PlotWidget):
         self._curves: LabCurves | None = None
         self.scene().sigMouseClicked.connect(self._on_click)
         self.setToolTip("Click a length to see both models' cross-attention for one source of that length")
-
-    def _legend_above(self, item: pg.PlotItem) -> pg.LegendItem:
-        """The legend in a row of its own above the plot, one model per row, its samples in line with the plot's left
-        edge: inside the plot it covered points (a model that fails at short lengths draws them where a corner legend
-        sits). Both rows are kept from the start, so the plot does not move when the first point enters the legend."""
-        item.getAxis("left").setWidth(AXIS_PX)
-        legend = pg.LegendItem(colCount=2, labelTextColor="#222", verSpacing=0)
-        legend.layout.setContentsMargins(AXIS_PX, 0, 0, 0)
-        legend.setFixedHeight(2 * LEGEND_ROW_PX)
-        legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)  # entries side by side, at left
-        rows = pg.GraphicsLayout()
-        self.setCentralItem(rows)  # takes the plot out of the view; the layout puts it back below the legend
-        rows.addItem(legend, row=0, col=0)
-        rows.addItem(item, row=1, col=0)
-        rows.layout.setRowStretchFactor(1, 1)
-        rows.layout.setRowSpacing(0, LEGEND_GAP_PX)
-        return legend
 
     def set_curves(self, curves: LabCurves) -> None:
         """Draw the points so far (in place) and label the curves with the models and the RoPE scaling.
