@@ -3,6 +3,8 @@ drawn in the middle of the empty box, says a run is under way while one is, and 
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import pytest
 import torch
@@ -23,6 +25,7 @@ from visualizer.widgets.heads.view import HeadsView
 from visualizer.workers.tasks import TaskSlot
 
 COPY = resource_path("copy_rope.pt")
+RELOADED = resource_path("reverse_rope.pt")  # a new model: the numbers shown no longer describe it
 
 
 @pytest.fixture
@@ -38,7 +41,15 @@ def as_array(image: QImage) -> np.ndarray:
     return rows[:, : image.width() * 4].reshape(image.height(), image.width(), 4).copy()
 
 
-def with_and_without_hint(view, viewport: QWidget) -> tuple[QImage, QImage]:
+class Hinted(Protocol):
+    """A view that draws a hint while empty: HintTable, SourceMaps."""
+
+    def hint(self) -> str: ...
+
+    def set_hint(self, text: str) -> None: ...
+
+
+def with_and_without_hint(view: Hinted, viewport: QWidget) -> tuple[QImage, QImage]:
     """The viewport as a person sees it, and as it looks with the view's hint taken away."""
     hint = view.hint()
     shown = viewport.grab().toImage()
@@ -48,12 +59,13 @@ def with_and_without_hint(view, viewport: QWidget) -> tuple[QImage, QImage]:
     return shown, bare
 
 
-def draws_nothing(view, viewport: QWidget) -> bool:
+def draws_nothing(view: Hinted, viewport: QWidget) -> bool:
+    """Taking the hint away changes no pixel: the view shows its numbers and no sentence."""
     shown, bare = with_and_without_hint(view, viewport)
     return bool((as_array(shown) == as_array(bare)).all())
 
 
-def shows_sentence(view, viewport: QWidget, text: str) -> bool:
+def shows_sentence(view: Hinted, viewport: QWidget, text: str) -> bool:
     """Exactly `text` is drawn, centred and word-wrapped, in italics and the placeholder colour: the bare view with that
     sentence painted over it here is the very image on screen (a changed word, colour or place differs)."""
     shown, bare = with_and_without_hint(view, viewport)
@@ -119,11 +131,20 @@ def test_the_patching_tables_say_press_patch_until_a_patch_fills_them(qtbot, hub
             positions.viewport(),
             "Filled by Patch: the effect at each encoder layer and source position.",
         )
+        table = view.heads.tables["cross"]
+        seen: list[bool] = []  # what the table says the moment the run starts (the view has heard of it first)
+        running = "Patching: the cells fill in when every head and position has been patched."
+        state.running_changed.connect(lambda on: on and seen.append(shows_sentence(table, table.viewport(), running)))
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: view.status.text().startswith("Metric"), timeout=30_000)
+        assert seen == [True]
         for table in (*view.heads.tables.values(), positions):
             assert table.rowCount() > 0
             assert draws_nothing(table, table.viewport())
+        reverse = load_checkpoint(RELOADED)
+        hub.set_model(reverse.build(), reverse.task, origin="reverse_rope.pt")  # the numbers no longer describe it
+        for table in view.heads.tables.values():
+            assert shows_sentence(table, table.viewport(), "Filled by Patch: each head's effect on the answer.")
     finally:
         state.shutdown()
 
@@ -140,9 +161,21 @@ def test_the_attribution_maps_say_press_analyse_until_a_run_fills_them(qtbot, hu
             maps.viewport(),
             "Filled by Analyse: the three attributions of this source beside the attention maps of the same pass.",
         )
+        seen: list[bool] = []
+        running = "Analysing: the maps show here once every output token's gradients are done."
+        state.running_changed.connect(lambda on: on and seen.append(shows_sentence(maps, maps.viewport(), running)))
         qtbot.keyClick(view.source, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: view.status.text().startswith("Integrated gradients"), timeout=60_000)
+        assert seen == [True]
         assert maps.plots
         assert draws_nothing(maps, maps.viewport())
+        reverse = load_checkpoint(RELOADED)
+        hub.set_model(reverse.build(), reverse.task, origin="reverse_rope.pt")
+        assert not maps.plots
+        assert shows_sentence(
+            maps,
+            maps.viewport(),
+            "Filled by Analyse: the three attributions of this source beside the attention maps of the same pass.",
+        )
     finally:
         state.shutdown()

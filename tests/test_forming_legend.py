@@ -1,26 +1,52 @@
-"""The Head roles plot's legend sits above the plot: with eight heads inside the plot it hid where the heads that had
-not formed yet stand now, the ends of their curves."""
+"""The Head roles plot's legend sits above the plot, in as many columns as its width holds: inside the plot, eight
+entries would hide where the heads that have not formed stand now, the ends of their curves."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage
+from widget_readers import near_colour
 
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.snapshots import ProbeSnapshot
+from visualizer.state.snapshots import KindMaps, ProbeSnapshot
 from visualizer.state.training import TrainingState
 from visualizer.widgets.trainer.forming import FormingCurves
 from visualizer.widgets.trainer.tab import TrainerTab
 from visualizer.workers.training_worker import TrainingRun, probe_maps
 
 
-def close(seen: QColor, colour: QColor) -> bool:
+def eight_levels(cross: KindMaps) -> KindMaps:
+    """The cross maps with head h of layer l scaled by 0.1 (4 l + h + 1): eight alignment curves apart."""
+    scale = (0.1 + 0.1 * np.arange(8, dtype=np.float32)).reshape(2, 4, 1, 1)
+    return KindMaps("cross", cross.values * scale, cross.valid, cross.query_labels, cross.key_labels)
+
+
+def legend_sits_above(forming: FormingCurves) -> bool:
+    """Every entry is whole on screen and above the plot, and the plot's right edge is on screen."""
+    view_box = forming.plot.getPlotItem().vb.sceneBoundingRect()
+    plot_rect = forming.plot.rect()
+    labels = [label.sceneBoundingRect() for _, label in forming.legend.items]
     return (
-        max(abs(seen.red() - colour.red()), abs(seen.green() - colour.green()), abs(seen.blue() - colour.blue())) < 40
+        all(
+            plot_rect.contains(forming.plot.mapFromScene(r).boundingRect()) and r.bottom() <= view_box.top()
+            for r in labels
+        )
+        and forming.plot.mapFromScene(view_box).boundingRect().right() <= plot_rect.right()
+    )
+
+
+def curve_end_seen(forming: FormingCurves, image: QImage, x0: float, x1: float, y: float, colour) -> bool:
+    """Some pixel of the curve's stretch from step x0 to x1 (at score y) shows its colour: dashes leave gaps."""
+    vb = forming.plot.getPlotItem().vb
+    left, right = (forming.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y))) for x in (x0, x1))
+    return any(
+        near_colour(image.pixelColor(px, left.y() + dy), colour, 40)
+        for px in range(left.x(), right.x() + 1)
+        for dy in (-1, 0, 1)
     )
 
 
@@ -36,35 +62,18 @@ def test_the_head_roles_legend_is_above_the_curves_and_hides_no_curve_end(qtbot)
         tab.show()
     forming = tab.findChild(FormingCurves)
     maps = probe_maps(model, ckpt.task, "0123456", torch.device("cpu"))
-    cross = maps["cross"]
-    scale = (0.1 + 0.1 * np.arange(8, dtype=np.float32)).reshape(2, 4, 1, 1)  # eight heads, eight levels apart
-    weak = dict(maps, cross=type(cross)("cross", cross.values * scale, *_rest(cross)))
-    forming.set_snapshots(tuple(ProbeSnapshot(step, "0123456", weak) for step in (0, 10, 20, 30)))
-    QApplication.processEvents()
+    levels = dict(maps, cross=eight_levels(maps["cross"]))
+    forming.set_snapshots(tuple(ProbeSnapshot(step, "0123456", levels) for step in (0, 10, 20, 30)))
     try:
-        view_box = forming.plot.getPlotItem().vb.sceneBoundingRect()
-        labels = [label for _, label in forming.legend.items]
-        assert len(labels) == 8  # every cross head of the 2 x 4 model is named
-        for label in labels:  # whole, and above the plot
-            rect = label.sceneBoundingRect()
-            assert forming.plot.rect().contains(forming.plot.mapFromScene(rect).boundingRect())
-            assert rect.bottom() <= view_box.top()
+        assert len(forming.legend.items) == 8  # every cross head of the 2 x 4 model is named
+        qtbot.waitUntil(lambda: legend_sits_above(forming))
         image = forming.plot.grab().toImage()
         for sample, _ in forming.legend.items:  # each curve's last stretch is seen in its own colour
-            curve = sample.item
-            xs, ys = curve.getData()
-            colour = curve.opts["pen"].color()
-            seen = [image.pixelColor(forming.plot.mapFromScene(_scene(forming, 27.0 + k, ys[-1]))) for k in (0, 1, 2)]
-            assert any(close(s, colour) for s in seen), (xs[-1], ys[-1], seen, colour.name())
+            xs, ys = sample.item.getData()
+            assert curve_end_seen(forming, image, 25.0, 30.0, ys[-1], sample.item.opts["pen"].color())
+        wide_rows = forming.legend.layout.rowCount()
+        tab.resize(1000, 700)  # narrower: more rows, still above the plot and whole
+        qtbot.waitUntil(lambda: forming.legend.layout.rowCount() > wide_rows)
+        qtbot.waitUntil(lambda: legend_sits_above(forming))
     finally:
         assert state.shutdown(20_000)
-
-
-def _rest(kind_maps):
-    return kind_maps.valid, kind_maps.query_labels, kind_maps.key_labels
-
-
-def _scene(forming: FormingCurves, x: float, y: float):
-    from PySide6.QtCore import QPointF
-
-    return forming.plot.getPlotItem().vb.mapViewToScene(QPointF(x, y))

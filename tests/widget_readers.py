@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QColor, QTextDocument
 from PySide6.QtWidgets import QPushButton
 
 FORCE_BUTTON = "force_button"  # the objectName DecoderPanel gives its force buttons
@@ -101,3 +101,10 @@ def shown_groups(dialog) -> list[tuple[str, list[tuple[str, str]]]]:
 def legend_curves(plot: pg.PlotWidget) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The curves a plot's legend names, by the name shown, with the data each one draws."""
     return {label.text: sample.item.getData() for sample, label in plot.getPlotItem().legend.items}
+
+
+def near_colour(seen: QColor, colour: QColor, tolerance: int) -> bool:
+    """Whether a pixel shows `colour`, within `tolerance` per channel (antialiased edges and dashes blend)."""
+    return max(abs(seen.red() - colour.red()), abs(seen.green() - colour.green()), abs(seen.blue() - colour.blue())) < (
+        tolerance
+    )

@@ -62,6 +62,7 @@ class SourceMaps(pg.GraphicsLayoutWidget):
         return self._hint
 
     def set_hint(self, text: str) -> None:
+        """A new sentence (a run started or ended), repainted now."""
         if text != self._hint:
             self._hint = text
             self.viewport().update()

@@ -26,7 +26,7 @@ def draw_empty_hint(viewport: QWidget, text: str) -> None:
 
 
 def hint_font(viewport: QWidget) -> QFont:
-    """The viewport's font in italics."""
+    """The viewport's font in italics: a sentence about the view, set apart from the values it will hold."""
     font = QFont(viewport.font())
     font.setItalic(True)
     return font
@@ -44,11 +44,13 @@ class HintTable(QTableWidget):
         return self._hint
 
     def set_hint(self, text: str) -> None:
+        """A new sentence (a run started or ended): repainted now, as an empty table has nothing else to repaint."""
         if text != self._hint:
             self._hint = text
             self.viewport().update()
 
     def is_empty(self) -> bool:
+        """No cell to show: rows without columns (or the reverse) draw nothing either."""
         return self.rowCount() == 0 or self.columnCount() == 0
 
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from visualizer.state.lab_snapshots import LabCurves
-from visualizer.widgets.common.legend_above import legend_above
+from visualizer.widgets.common.legend_above import LegendAbovePlot
 
 COLOURS = ("#1f77b4", "#d95f02")  # model A blue, model B orange (colour-blind safe pair)
 SCALING_NAMES = {"none": "", "pi": " + PI", "ntk": " + NTK"}
@@ -21,13 +21,18 @@ AXIS_PX = 44  # the score axis: its title and "0.2" ... "1.0"
 FADED = 80  # alpha of out-of-date curves: faded and dotted, still told apart by hue
 
 
-class LengthPlot(pg.PlotWidget):
+class LengthPlot(LegendAbovePlot):
     """Two curves per model (solid: exact match, dashed: token accuracy); `length_clicked(int)` on a click."""
 
     length_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background="w")
+        # one model per row where the width allows, both rows kept from the start: the plot does not move when the
+        # first point arrives
+        legend = {"labelTextColor": "#222"}
+        super().__init__(
+            AXIS_PX, LEGEND_ROW_PX, rows=2, max_columns=2, legend_options=legend, parent=parent, background="w"
+        )
         item = self.getPlotItem()
         item.setLabel("bottom", "source length (symbols)")
         item.setLabel("left", "score (0 to 1)")
@@ -35,8 +40,6 @@ class LengthPlot(pg.PlotWidget):
         item.setYRange(0.0, 1.02, padding=0.04)  # room for the "0" label at the foot of the axis
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
-        # one model per row, both rows kept from the start: the plot does not move when the first point arrives
-        self.legend = legend_above(self, AXIS_PX, LEGEND_ROW_PX, rows=2, columns=2, labelTextColor="#222")
         self.regions = [
             pg.LinearRegionItem(movable=False, brush=pg.mkBrush(120, 120, 120, 28), pen=pg.mkPen(None)) for _ in COLOURS
         ]  # grey: two equal ranges look like one, different ones show a step
@@ -129,6 +132,7 @@ class LengthPlot(pg.PlotWidget):
             lo, hi = curves.train_ranges[slot]
             self.regions[slot].setRegion((lo - 0.5, hi + 0.5))
             self.regions[slot].show()
+        self.refit_legend()
         ranges = sorted(set(curves.train_ranges))
         text = " and ".join(f"{lo}-{hi}" for lo, hi in ranges)
         self.region_label.setText(f"shaded: trained lengths {text}")

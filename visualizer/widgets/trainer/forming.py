@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from core_model.head_roles import ROLE_LABELS
 from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
-from visualizer.widgets.common.legend_above import fit_columns, legend_above
+from visualizer.widgets.common.legend_above import LegendAbovePlot
 from visualizer.widgets.trainer.curves import plain_axes
 from visualizer.widgets.trainer.probe_view import ProbeView
 
@@ -23,7 +22,7 @@ CHOICES = {
 COLOURS = ("#4c9be8", "#f0a030", "#5cb85c", "#d9534f", "#c678dd", "#56b6c2", "#e5c07b", "#abb2bf")
 LAYER_STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 AXIS_PX = 48  # the score axis: its title and "0.2" ... "1.0"
-LEGEND_ROW_PX = 18  # one legend row at 8 pt
+LEGEND_ROW_PX = 21  # one legend row at 8 pt
 PREVIOUS_PEN = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # as the loss curves' previous run
 
 
@@ -59,13 +58,13 @@ class FormingCurves(QWidget):
         self.formed_label = QLabel("")
         self.formed_label.setTextFormat(Qt.TextFormat.PlainText)
         self.formed_label.setWordWrap(True)  # a long sentence must not widen the column and squeeze the loss
-        self.plot = pg.PlotWidget()
+        # the title above the legend; a longer title sets a minimum width that clips the plot
+        self.plot = LegendAbovePlot(AXIS_PX, LEGEND_ROW_PX, title="Head roles", legend_options={"labelTextSize": "8pt"})
+        self.legend = self.plot.legend
         self.plot.setYRange(0.0, 1.0)
         self.plot.setLabel("bottom", "step")
         self.plot.setLabel("left", "role score on the probe source")
         plain_axes(self.plot)
-        # a longer title sets a minimum width that clips the plot
-        self.legend = legend_above(self.plot, AXIS_PX, LEGEND_ROW_PX, title="Head roles", labelTextSize="8pt")
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
         self.previous_curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
@@ -147,14 +146,7 @@ class FormingCurves(QWidget):
             for name, item in named.items():
                 self.legend.addItem(item, name)
             self._legend_entries = entries
-            self._fit_legend()
-
-    def _fit_legend(self) -> None:
-        fit_columns(self.legend, self.plot.width(), AXIS_PX, LEGEND_ROW_PX)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
-        super().resizeEvent(event)
-        self._fit_legend()
+            self.plot.refit_legend()
 
     def _draw_previous(self, kind: str) -> dict[str, pg.PlotDataItem]:
         """One grey dashed curve per head of the previous run, each scored by its own final role there; its
