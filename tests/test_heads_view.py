@@ -20,6 +20,16 @@ ROPE = ROOT / "resources" / "copy_rope.pt"
 N, SEED = 40, 3
 
 
+def as_read(value: float, decimals: int) -> str:
+    """A change as a person should read it: its sign and `decimals` places; 0 exactly with no sign; a change too small
+    for those places in full (never "+0.000" for a change, never "-0.000")."""
+    if value == 0:
+        return "0." + "0" * decimals
+    if round(abs(value), decimals) == 0:
+        return f"{value:+.1e}"
+    return f"{value:+.{decimals}f}"
+
+
 def _cli(n: int, seed: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     done = subprocess.run(
@@ -68,13 +78,14 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     assert app.heads.analysis.to_dict() == cli  # every float identical: same functions, sequences and device
     assert f"{cli['baseline']['exact_match']:.3f}" in view.maps.baseline_label.text()
     for row in cli["heads"]:  # what the user reads in each cell: the CLI's delta, rounded for display
-        assert (
-            table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"])
-            == f"{row['delta_exact_match']:+.3f}"
+        assert table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"]) == as_read(
+            row["delta_exact_match"], 3
         )
-    view.maps.metric.setCurrentIndex(1)
+    view.maps.metric_combo.setCurrentIndex(1)
     for row in cli["heads"]:
-        assert table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"]) == f"{row['delta_loss']:+.3f}"
+        assert table_cell_text(view.maps.tables[row["kind"]], row["layer"], row["head"]) == as_read(
+            row["delta_loss"], 3
+        )
     for i, row in enumerate(cli["heads"]):  # the roles table, row by row in the CLI's order
         texts = table_row_texts(view.roles, i)
         assert texts[1:5] == [
@@ -84,7 +95,7 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
             f"{row['role_score']:.3f}",
         ]
         assert texts[5] == ("—" if row["alignment"] is None else f"{row['alignment']:.3f}")
-        assert texts[7] == f"{row['delta_exact_match']:+.3f}"
+        assert texts[7] == as_read(row["delta_exact_match"], 3)
 
     worst = min(cli["heads"], key=lambda r: r["delta_exact_match"])
     table = view.maps.tables[worst["kind"]]

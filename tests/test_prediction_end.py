@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtGui import QFontMetrics, QHelpEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 from qt_helpers import start_app, wait_frame
 from widget_readers import chip_states, force_buttons
@@ -36,6 +36,19 @@ def split_x(label, head_tokens: int) -> tuple[int, int]:
     text, metrics, left = label.text(), label.fontMetrics(), label.contentsRect().left()
     head = " ".join(text.split(" ")[:head_tokens]) + " "
     return left + metrics.horizontalAdvance(head), left + metrics.horizontalAdvance(text)
+
+
+def ink_right(label) -> int:
+    """The rightmost pixel column the label draws anything in (text or note), in label pixels."""
+    image = label.grab().toImage()
+    scale = image.width() / label.width()
+    back = image.pixelColor(image.width() - 1, 0).lightness()
+    columns = [
+        x
+        for x in range(image.width())
+        if any(image.pixelColor(x, y).lightness() < back - 40 for y in range(image.height()))
+    ]
+    return int(max(columns) / scale)
 
 
 def tooltip_at(label, x: int) -> str:
@@ -132,4 +145,35 @@ def test_the_line_says_in_words_after_it_that_the_dimmed_part_is_not_output(qtbo
     wait_frame(qtbot, app.session)
     _, end = split_x(label, 11)
     assert darkest(label, end + 4, label.width()) >= background - 5, "a note with nothing dimmed"
+    app.hub.dirty = False
+
+
+def test_while_stepping_the_next_token_is_dimmed_and_named_as_not_decoded_yet(qtbot):
+    """Stepping, before <eos> is decoded, the decoder reads <bos> and what was decoded: its last prediction is the
+    token Step would decode next. Bright: exactly the decoded chips; dimmed: that next token, and the line says so."""
+    app = start_app(qtbot)
+    panel, label = app.playground.decoder_panel, app.playground.output_label
+    qtbot.mouseClick(panel.mode_buttons["stepping"], Qt.MouseButton.LeftButton)
+    wait_frame(qtbot, app.session)
+    assert label.text().split() == ["0"] and chip_states(panel) == []  # nothing decoded: the one token is next
+    split, end = split_x(label, 0)
+    assert darkest(label, split + 1, end) > 90, "the next token is dimmed"
+    for _ in range(3):
+        qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+        wait_frame(qtbot, app.session)
+    assert [token for token, _ in chip_states(panel)] == ["0", "1", "2"]
+    assert label.text().split() == ["0", "1", "2", "3"]
+    tip = assert_dimmed_after(label, 3)
+    assert tip == (
+        "Dimmed: the prediction at position 3 is the next token the model would decode (Step decodes it); it is "
+        "not decoded yet, so it is not part of the output."
+    )
+    _, end = split_x(label, 4)
+    background = darkest(label, label.width() - 3, label.width())
+    assert darkest(label, end + 4, label.width()) < background - 40, "no note after the next token"
+    plain = label.font()
+    plain.setBold(False)
+    note = "   ← next: not decoded yet"
+    assert abs(ink_right(label) - (end + 2 + QFontMetrics(plain).horizontalAdvance(note))) <= 4  # that note, whole
+    assert tooltip_at(label, end + 30) == tip
     app.hub.dirty = False

@@ -43,8 +43,9 @@ EXPLANATION = (
     "heads at once. Grey: decoder layer 1's "
     "self-attention gets the same teacher-forced input in both runs, so this test cannot reach it. Under each "
     "effect: the head's role from the "
-    "Heads tab and how well it fits it (0-1), a different scale: a head can fit a clear role and carry nothing. Click "
-    "a head to see its map large in the Playground."
+    "Heads tab and how well it fits it (0-1), a different scale: a head can fit a clear role and carry nothing. The "
+    "Heads tab's Δ asks another question (how much worse the model gets with the head switched off, over many "
+    "sequences), so the two can rank heads differently. Click a head to see its map large in the Playground."
 )
 
 

@@ -30,6 +30,21 @@ RUNNING_HINT = "Analysing: the cells fill in once every head has been switched o
 METRICS = {"delta_exact_match": "Δ exact match (ablated − baseline)", "delta_loss": "Δ loss (ablated − baseline)"}
 
 
+def delta_text(value: float, decimals: int) -> str:
+    """A change with its sign, never a signed zero: 0 exactly is "0.000"; a change too small for `decimals` places
+    is written in full ("+4.6e-07"), since "+0.000" reads as no change at all and "-0.000" as a sign error."""
+    if value == 0:
+        return f"{0.0:.{decimals}f}"
+    if abs(value) < 0.5 * 10.0**-decimals:
+        return f"{value:+.1e}"
+    return f"{value:+.{decimals}f}"
+
+
+def amount_text(value: float, decimals: int) -> str:
+    """A non-negative amount (a loss) at `decimals` places, or in full when it is too small for them."""
+    return f"{value:.1e}" if 0 < abs(value) < 0.5 * 10.0**-decimals else f"{value:.{decimals}f}"
+
+
 def cost(row: HeadSummary, metric: str) -> float:
     """How much worse the model gets without the head: a drop in exact match, a rise in loss (>= 0 = harm)."""
     return -row.delta_exact_match if metric == "delta_exact_match" else row.delta_loss
@@ -52,11 +67,11 @@ class ImportanceMaps(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.metric = QComboBox()
+        self.metric_combo = QComboBox()
         for key, text in METRICS.items():
-            self.metric.addItem(text, key)
-        self.metric.setToolTip("What each cell shows: the change when only that head is switched off")
-        self.metric.currentIndexChanged.connect(lambda _i: self._fill())
+            self.metric_combo.addItem(text, key)
+        self.metric_combo.setToolTip("What each cell shows: the change when only that head is switched off")
+        self.metric_combo.currentIndexChanged.connect(lambda _i: self._fill())
         self.tables: dict[str, HintTable] = {}
         grid = QGridLayout()
         for col, kind in enumerate(ATTENTION_KINDS):
@@ -75,7 +90,7 @@ class ImportanceMaps(QWidget):
         self.baseline_label.setTextFormat(Qt.TextFormat.PlainText)
         top = QHBoxLayout()
         top.addWidget(QLabel("Colour:"))
-        top.addWidget(self.metric)
+        top.addWidget(self.metric_combo)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -103,12 +118,12 @@ class ImportanceMaps(QWidget):
             b = analysis.baseline
             self.baseline_label.setText(
                 f"Baseline (all heads on): exact match {b.exact_match:.3f}, loss "
-                f"{b.loss:.4f}. Red = the model gets worse without the head."
+                f"{amount_text(b.loss, 4)}. Red = the model gets worse without the head."
             )
         self._fill()
 
     def _fill(self) -> None:
-        metric = self.metric.currentData()
+        metric = self.metric_combo.currentData()
         rows = self._analysis.heads if self._analysis is not None else ()
         worst = max((cost(r, metric) for r in rows), default=0.0)
         for kind, table in self.tables.items():
@@ -121,13 +136,13 @@ class ImportanceMaps(QWidget):
             table.setHorizontalHeaderLabels([f"H{i + 1}" for i in range(n_heads)])
             for r in mine:
                 value = getattr(r, metric)
-                item = QTableWidgetItem(f"{value:+.3f}")
+                item = QTableWidgetItem(delta_text(value, 3))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(cell_colour(cost(r, metric), worst)))
                 item.setForeground(QBrush(QColor(0, 0, 0)))
                 item.setToolTip(
                     f"{KIND_NAMES[kind]} layer {r.layer + 1} head {r.head + 1}: Δ exact match "
-                    f"{r.delta_exact_match:+.4f}, Δ loss {r.delta_loss:+.4f}; role {r.role} "
+                    f"{delta_text(r.delta_exact_match, 4)}, Δ loss {delta_text(r.delta_loss, 4)}; role {r.role} "
                     f"({r.role_score:.2f}). Click to ablate it in the Playground."
                 )
                 table.setItem(r.layer, r.head, item)

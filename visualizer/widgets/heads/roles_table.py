@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from core_model.head_importance import HeadAnalysis
 from core_model.head_roles import ROLE_LABELS, HeadRole
 
-from .importance_map import KIND_NAMES
+from .importance_map import KIND_NAMES, delta_text
 
 COLUMNS = ("kind", "layer", "head", "role", "score", "alignment", "Δ loss", "Δ exact match")
 
@@ -46,8 +46,8 @@ class RolesTable(QTableWidget):
                 ROLE_LABELS[r.role],
                 f"{r.score:.3f}",
                 "—" if r.alignment is None else f"{r.alignment:.3f}",
-                "" if d is None else f"{d.delta_loss:+.4f}",
-                "" if d is None else f"{d.delta_exact_match:+.3f}",
+                "" if d is None else delta_text(d.delta_loss, 4),
+                "" if d is None else delta_text(d.delta_exact_match, 3),
             )
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)

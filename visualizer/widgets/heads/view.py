@@ -21,9 +21,10 @@ from .importance_map import ImportanceMaps
 from .roles_table import RolesTable
 
 ROLE_LEGEND = (
-    "Roles (teacher forced on the N sequences): align = weight a cross-attention query puts on the source positions "
-    "holding the symbol it must output (1 = always the right source); self / prev / first/<bos> = mean weight on "
-    "the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; broad = "
+    "Roles (teacher forced on the sequences above): align = weight a cross-attention query puts on the source "
+    "positions holding the symbol it must output (1 = always the right source); self / prev / first/<bos> = mean "
+    "weight on the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; "
+    "broad = "
     "entropy / log(number of keys) (1 = uniform). A head's role is its highest score."
 )
 STALE_STYLE = "color: #7a4b00; background: #fff3cd; padding: 3px 6px;"  # the window's warning banner
@@ -55,6 +56,7 @@ class HeadsView(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
+        self.progress.setTextVisible(False)  # idle, "0%" reads as a run that stalled
         self.status = QLabel("")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.stale = QLabel("")  # flags an analysis of another model (or task) until the next one finishes
@@ -145,6 +147,7 @@ class HeadsView(QWidget):
             self.status.setText("Switching each head off in turn...")
 
     def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setTextVisible(total > 1)
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
         self.progress.setFormat(f"{max(done - 1, 0)}/{total - 1} heads ablated" if total > 1 else "")

@@ -260,19 +260,21 @@ class AtlasPlot:
         finally:
             self.hover_curve.setVisible(shown)
 
-    def set_highlight(self, lay: AtlasLayout | None, row: int | None, shown: bool) -> None:
-        """Outline query row `row` of every map (nothing when row is None, out of range, or no maps are shown)."""
+    def set_highlight(self, lay: AtlasLayout | None, row: int | None, shown: bool) -> bool:
+        """Outline query row `row` of every map (nothing when row is None, out of range, or no maps are shown);
+        whether a row is outlined now."""
         key = (lay, row, shown)
         if key == self._highlight_key:
-            return
+            return self._outlined
         self._highlight_key = key
         if lay is None or row is None or not (0 <= row < lay.tq) or not shown:
             if self._outlined:
                 self.highlight_curve.setData([], [])
                 self._outlined = False
-            return
+            return False
         self.highlight_curve.setData(*lay.row_outline(row))
         self._outlined = True
+        return True
 
 
 @dataclass(frozen=True)

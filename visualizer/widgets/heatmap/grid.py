@@ -239,7 +239,7 @@ class AttentionGrid(QWidget):
 
     def _update_highlight(self) -> None:
         lay = None if self._frame is None else self._frame.layout
-        self.atlas_plot.set_highlight(lay, self._highlight_row, lay is not None)
+        self.header.set_highlighted(self.atlas_plot.set_highlight(lay, self._highlight_row, lay is not None))
 
     def _update_title(self) -> None:
         self.header.set_title(self._kind, self._mode, self._ablated)

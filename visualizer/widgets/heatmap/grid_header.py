@@ -27,6 +27,9 @@ MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 
 ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
 
 
+HIGHLIGHT_LEGEND = "red outline = the newest decoder position (it reads the token decoded last)"
+
+
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     """ValueError naming the setting and its choices when `value` is none of them."""
     if value not in choices:
@@ -88,6 +91,7 @@ class GridHeader(QWidget):
         self._title_key: tuple = ()  # (kind, mode, ablated shape and bytes) the title was written for
         self._mode = "weights"
         self._abbreviations = ""
+        self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
         self.legend_label = plain_label(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
         self.legend_label.setWordWrap(True)  # its note on small labels comes and goes: wrapped, never widens the window
@@ -117,9 +121,15 @@ class GridHeader(QWidget):
         self._abbreviations = abbreviations
         self._show_legend()
 
+    def set_highlighted(self, outlined: bool) -> None:
+        """Whether a query row is outlined: the legend then says which one (red reads as "wrong" beside the chips)."""
+        if outlined != self._highlighted:
+            self._highlighted = outlined
+            self._show_legend()
+
     def _show_legend(self) -> None:
-        legend = mode_legend(self._mode)
-        text = legend if not self._abbreviations else f"{legend} · {self._abbreviations}"
+        parts = [mode_legend(self._mode), HIGHLIGHT_LEGEND if self._highlighted else "", self._abbreviations]
+        text = " · ".join(part for part in parts if part)
         if self.legend_label.text() != text:
             self.legend_label.setText(text)
 

@@ -4,7 +4,8 @@ The decoder predicts at every position it reads, padding included: under teacher
 holds two predictions made at <pad> positions. The output ends at the first <eos>, so what follows it, and anything
 predicted where the decoder reads <pad>, is drawn dimmed, followed by a short note where the line has room for it;
 hovering either says why. While stepping, the decoder reads what was decoded (forced tokens included), so there the
-end is the decoded <eos>, not the first predicted one.
+end is the decoded <eos>, not the first predicted one; until it is decoded, the last prediction is the next token,
+not decoded yet, and is dimmed as such.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 EOS_LABEL, PAD_LABEL = SPECIALS[EOS], SPECIALS[PAD]
 TAIL_HINT = "   ← dimmed: not part of the output"  # drawn after the line where it fits; hovering says why
+NEXT_HINT = "   ← next: not decoded yet"  # while stepping, after the prediction Step would decode
 
 
 @dataclass(frozen=True)
@@ -30,15 +32,17 @@ class PredictionText:
     text: str
     tail_start: int
     tail_note: str  # "" when nothing is dimmed
+    hint: str = TAIL_HINT  # drawn after the dimmed part where it fits
 
 
 def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> int:
     """How many leading predictions are output (`inputs`: the decoder's input token at each position).
 
     Teacher forcing: up to and including the first <eos>, and none made where the decoder reads <pad>. Stepping:
-    up to the position that reads the decoded <eos> (the one that decoded it is the last)."""
+    up to the position that reads the decoded <eos> (the one that decoded it is the last); before <eos> is decoded,
+    all but the last, which is the next token (not decoded yet)."""
     if stepping:
-        return list(inputs).index(EOS_LABEL) if EOS_LABEL in inputs else len(outputs)
+        return list(inputs).index(EOS_LABEL) if EOS_LABEL in inputs else max(0, len(outputs) - 1)
     n = list(outputs).index(EOS_LABEL) + 1 if EOS_LABEL in outputs else len(outputs)
     return min(n, list(inputs).index(PAD_LABEL)) if PAD_LABEL in inputs else n
 
@@ -49,7 +53,17 @@ def prediction_text(outputs: Sequence[str], inputs: Sequence[str], stepping: boo
     if n >= len(outputs):
         return PredictionText(text, len(text), "")
     start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
+    if stepping and EOS_LABEL not in inputs:
+        return PredictionText(text, start, next_note(n), NEXT_HINT)
     return PredictionText(text, start, tail_note(outputs, inputs, n, stepping))
+
+
+def next_note(n: int) -> str:
+    """Why the last prediction is dimmed while stepping: it is the next token, not decoded yet."""
+    return (
+        f"Dimmed: the prediction at position {n} is the next token the model would decode (Step decodes it); it is "
+        "not decoded yet, so it is not part of the output."
+    )
 
 
 def tail_note(outputs: Sequence[str], inputs: Sequence[str], n: int, stepping: bool) -> str:
@@ -83,12 +97,14 @@ class PredictionLabel(QLabel):
         super().__init__(parent)
         self._tail_start: int | None = None
         self._tail_note = ""
-        self._hint: tuple[str, QFont, int] | None = None  # (label font's key, the note's font, its width)
+        self._tail_hint = TAIL_HINT
+        self._hint: tuple[tuple[str, str], QFont, int] | None = None  # ((label font's key, note), note's font, width)
 
-    def set_tail(self, start: int | None, note: str) -> None:
-        """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip."""
-        if (start, note) != (self._tail_start, self._tail_note):
-            self._tail_start, self._tail_note = start, note
+    def set_tail(self, start: int | None, note: str, hint: str = TAIL_HINT) -> None:
+        """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip and `hint`
+        drawn after it where it fits."""
+        if (start, note, hint) != (self._tail_start, self._tail_note, self._tail_hint):
+            self._tail_start, self._tail_note, self._tail_hint = start, note, hint
             self.update()
 
     def tail_note(self) -> str:
@@ -120,16 +136,17 @@ class PredictionLabel(QLabel):
         font, width = self._hint_font()
         if width <= hint.width():  # a long line keeps its room
             painter.setFont(font)
-            painter.drawText(hint, flags, TAIL_HINT)
+            painter.drawText(hint, flags, self._tail_hint)
         painter.end()
 
     def _hint_font(self) -> tuple[QFont, int]:
-        """The note's font (the label's, not bold) and its width, measured once per label font: a paint per frame."""
-        key = self.font().key()
+        """The note's font (the label's, not bold) and its width, measured once per label font and note: a paint per
+        frame."""
+        key = (self.font().key(), self._tail_hint)
         if self._hint is None or self._hint[0] != key:
             plain = self.font()
             plain.setBold(False)
-            self._hint = (key, plain, QFontMetrics(plain).horizontalAdvance(TAIL_HINT))
+            self._hint = (key, plain, QFontMetrics(plain).horizontalAdvance(self._tail_hint))
         return self._hint[1], self._hint[2]
 
     def event(self, event: QEvent) -> bool:  # Qt's name
@@ -151,6 +168,6 @@ class PredictionSlot(ElidedLabelSlot):
     def show_prediction(self, outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> PredictionText:
         """Show the predictions at each decoder position, dimmed past the end; returns what was shown."""
         line = prediction_text(outputs, inputs, stepping)
-        self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note)
+        self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note, line.hint)
         self.set_text(line.text)
         return line
