@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtWidgets import QApplication
 from widget_readers import table_cell_text
 
 from core_model.head_importance import HeadAnalysis, HeadSummary, Score
 from core_model.head_roles import HeadRole
-from visualizer.widgets.heads.importance_map import ImportanceMaps
+from visualizer.widgets.heads.importance_map import ImportanceMaps, amount_text, delta_text
 from visualizer.widgets.heads.roles_table import RolesTable
 
 # Δ loss of each decoder-self head (layer 1, heads 1-4): none, a tiny rise, a tiny fall, a clear rise
@@ -48,10 +49,29 @@ def test_the_roles_table_writes_the_changes_the_same_way(qtbot):
 
 def test_the_importance_maps_answer_qt_s_paint_device_questions(qtbot):
     """Qt asks every widget for its metrics (dots per inch, pixel ratio) through the virtual QPaintDevice.metric; an
-    attribute of that name on the Python widget is taken for an override and crashed the process when the widget was
+    attribute of that name on the Python widget would be taken for an override and crash the process when the widget is
     painted or grabbed on its own."""
     maps = ImportanceMaps()
     qtbot.addWidget(maps)
     assert maps.logicalDpiX() > 0 and maps.devicePixelRatioF() > 0
     maps.show()
     assert not maps.grab().isNull()
+
+
+@pytest.mark.parametrize(
+    "value, decimals, shown",
+    [
+        (0.0, 3, "0.000"),
+        (-0.0, 3, "0.000"),
+        (0.0005, 3, "+0.001"),  # rounds up to a visible change
+        (-0.00049999, 3, "-5.0e-04"),  # would read "-0.000"
+        (1e-9, 4, "+1.0e-09"),
+        (-0.495, 3, "-0.495"),
+    ],
+)
+def test_a_change_is_never_shown_as_a_signed_zero(value, decimals, shown):
+    assert delta_text(value, decimals) == shown
+
+
+def test_a_tiny_loss_is_written_in_full():
+    assert (amount_text(3.4e-8, 4), amount_text(0.0, 4), amount_text(0.12345, 4)) == ("3.4e-08", "0.0000", "0.1235")

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from qt_helpers import start_app, wait_frame
 
-OUTLINE = "red outline = the newest decoder position (it reads the token decoded last)"
+OUTLINE = "red outline = the newest decoder position (it reads the token decoded last, or <bos>)"
 
 
 def red_pixels(grid) -> int:

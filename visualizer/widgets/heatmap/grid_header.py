@@ -27,7 +27,7 @@ MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 
 ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
 
 
-HIGHLIGHT_LEGEND = "red outline = the newest decoder position (it reads the token decoded last)"
+HIGHLIGHT_LEGEND = "red outline = the newest decoder position (it reads the token decoded last, or <bos>)"
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

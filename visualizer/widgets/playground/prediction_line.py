@@ -47,15 +47,26 @@ def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool)
     return min(n, list(inputs).index(PAD_LABEL)) if PAD_LABEL in inputs else n
 
 
-def prediction_text(outputs: Sequence[str], inputs: Sequence[str], stepping: bool = False) -> PredictionText:
-    """The tokens joined by spaces, and where (and why) the part that is not output starts."""
+def prediction_text(
+    outputs: Sequence[str], inputs: Sequence[str], stepping: bool = False, finished: bool = False
+) -> PredictionText:
+    """The tokens joined by spaces, and where (and why) the part that is not output starts (`finished`: stepping
+    has ended, at <eos> or at the length limit)."""
     text, n = " ".join(outputs), output_length(outputs, inputs, stepping)
     if n >= len(outputs):
         return PredictionText(text, len(text), "")
     start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
     if stepping and EOS_LABEL not in inputs:
-        return PredictionText(text, start, next_note(n), NEXT_HINT)
+        return PredictionText(text, start, *((limit_note(n), TAIL_HINT) if finished else (next_note(n), NEXT_HINT)))
     return PredictionText(text, start, tail_note(outputs, inputs, n, stepping))
+
+
+def limit_note(n: int) -> str:
+    """Why the last prediction is dimmed once decoding stopped at the length limit, before any <eos>."""
+    return (
+        f"Dimmed: the prediction at position {n} is never decoded: decoding stopped at the length limit, so it is "
+        "not part of the output."
+    )
 
 
 def next_note(n: int) -> str:
@@ -108,6 +119,7 @@ class PredictionLabel(QLabel):
             self.update()
 
     def tail_note(self) -> str:
+        """Why the dimmed part is dimmed (its tooltip; "" when nothing is)."""
         return self._tail_note
 
     def tail_rect(self) -> QRect | None:
@@ -165,9 +177,11 @@ class PredictionSlot(ElidedLabelSlot):
     label_class = PredictionLabel
     label: PredictionLabel
 
-    def show_prediction(self, outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> PredictionText:
+    def show_prediction(
+        self, outputs: Sequence[str], inputs: Sequence[str], stepping: bool, finished: bool = False
+    ) -> PredictionText:
         """Show the predictions at each decoder position, dimmed past the end; returns what was shown."""
-        line = prediction_text(outputs, inputs, stepping)
+        line = prediction_text(outputs, inputs, stepping, finished)
         self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note, line.hint)
         self.set_text(line.text)
         return line

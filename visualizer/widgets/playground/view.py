@@ -264,10 +264,10 @@ class PlaygroundView(QWidget):
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
         self.input_panel.set_expected(frame.expected)
         self.mask_panel.set_previews(frame.previews)
-        self.show_maps(frame.maps)
+        self.show_maps(frame.maps, frame.decoder.finished)
         self.decoder_panel.set_view(decoder_view(frame.decoder))
 
-    def show_maps(self, snap: MapsSnapshot) -> None:
+    def show_maps(self, snap: MapsSnapshot, finished: bool = False) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
         self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
@@ -277,7 +277,7 @@ class PlaygroundView(QWidget):
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
             self.output_caption.setToolTip(caption_tip)
-        line = self.output_slot.show_prediction(snap.output_tokens, snap.maps["cross"].query_labels, stepping)
+        line = self.output_slot.show_prediction(snap.output_tokens, snap.maps["cross"].query_labels, stepping, finished)
         # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
         self.output_label.setToolTip(
             f"The model's argmax prediction at each decoder position (decoder input: "
