@@ -272,9 +272,16 @@ def test_finished_disables_the_step_shortcut(qtbot, window):
 
 
 def test_back_disabled_at_the_start(panel):
-    panel.set_view(DecoderView((), (), ("3", "<eos>"), TOP_K, False, False, 0))
+    panel.set_view(DecoderView((), (), ("3", "<eos>"), TOP_K, False, False, 0, stepping=True))
     assert not panel.buttons["back"].isEnabled()
     assert panel.summary.text() == "Nothing decoded yet: press Step"
+
+
+def test_under_teacher_forcing_the_summary_says_the_prediction_is_made_all_at_once(panel):
+    """Teacher forcing: the Prediction line shows a whole answer while no chip is decoded; "Nothing decoded yet"
+    beside it read as a contradiction."""
+    panel.set_view(DecoderView((), (), ("3", "<eos>"), TOP_K, False, False, 0, stepping=False))
+    assert panel.summary.text() == "Teacher forcing: all positions at once; Step decodes one by one"
 
 
 def test_no_expectation_summary(panel):

@@ -309,3 +309,29 @@ def test_every_curve_stands_out_from_the_plot_background(qtbot, tab, name):
         line = _luminance(item.opts["pen"].color())
         ratio = (max(line, background) + 0.05) / (min(line, background) + 0.05)
         assert ratio >= 3.0, (name, item.opts["pen"].color().name(), round(ratio, 2))
+
+
+def test_the_second_reference_curves_are_seen_over_the_first_and_say_they_lie_on_them(qtbot, tab):
+    """The curves for "Second m" lie exactly on the first reference's (only the offset Δ matters): drawn dashed in a
+    lighter shade on top, so a new Second m visibly redraws them, and their legend says why they coincide."""
+    from PySide6.QtGui import QColor, QImage
+    from PySide6.QtWidgets import QApplication
+
+    from visualizer.widgets.pe.tab import ROPE_COLOR, SIN_COLOR
+
+    type_and_enter(qtbot, child(tab, QSpinBox, "pe_second_reference"), "55")
+    QApplication.processEvents()
+    plot = tab.plot_items()["similarity"]
+    names = [label.text for _, label in tab._sim_legend.items]  # noqa: SLF001 - the legend under the plot
+    assert "sinusoidal, m = 55: on the m = 0 curve, only Δ matters" in names
+    assert any(n.startswith("RoPE, m = 55: on the m = 0 curve, only Δ matters") for n in names)
+    view = tab._views["similarity"]  # noqa: SLF001 - the plot's own widget, to grab what it shows
+    image = view.grab().toImage().convertToFormat(QImage.Format.Format_RGBA8888)
+    rgba = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    rgba = rgba[:, : image.width() * 4].reshape(image.height(), image.width(), 4).astype(int)
+    box = view.mapFromScene(plot.vb.sceneBoundingRect()).boundingRect()
+    inside = rgba[box.top() : box.bottom(), box.left() : box.right(), :3]  # the curves, not the legend's samples
+    for colour in (SIN_COLOR, ROPE_COLOR):
+        light = QColor(colour).lighter(170)
+        near = np.abs(inside - np.array([light.red(), light.green(), light.blue()])).max(axis=2) < 40
+        assert near.sum() > 50, f"the second reference's {colour} curve is hidden under the first"

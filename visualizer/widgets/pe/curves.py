@@ -47,36 +47,35 @@ def curve_colour(i: int, n: int) -> QColor:
 
 
 def similarity_curves(data: PELabData, sin_colour: str, rope_colour: str) -> dict[str, SimilarityCurve]:
-    """The four similarity-vs-offset curves, normalised; `used` marks the loaded model's encoding."""
+    """The four similarity-vs-offset curves, normalised to cosines; `used` marks the loaded model's encoding.
+
+    Both encodings depend on the offset Δ alone, so each second reference's curve lies on the first one's: drawn
+    dashed in a lighter shade over it, and its legend says so when the numbers agree (else it would hide under it and
+    a new "Second m" would seem to change nothing)."""
     m0, m1 = data.params.references
     kind = data.pe_kind
+
+    def second(name: str, y: np.ndarray, first: np.ndarray) -> str:
+        on_first = y.shape == first.shape and bool(np.allclose(y, first, rtol=0.0, atol=1e-9))
+        return f"{name}, m = {m1}" + (f": on the m = {m0} curve, only Δ matters" if on_first else "")
+
+    sin, sin2 = data.similarity_sin / data.sin_norm, data.similarity_sin_second / data.sin_norm
+    rope, rope2 = data.similarity_rope / data.rope_norm, data.similarity_rope_second / data.rope_norm
+    dashed = Qt.PenStyle.DashLine
     return {
         "sin": (
-            data.similarity_sin / data.sin_norm,
+            sin,
             sin_colour,
             Qt.PenStyle.SolidLine,
             kind == "sinusoidal",
-            f"sinusoidal PE(m)·PE(m+k), m = {m0}",
+            f"sinusoidal cos(PE(m), PE(m+Δ)), m = {m0}",
         ),
-        "sin_second": (
-            data.similarity_sin_second / data.sin_norm,
-            sin_colour,
-            Qt.PenStyle.DashLine,
-            kind == "sinusoidal",
-            f"sinusoidal, m = {m1}",
-        ),
-        "rope": (
-            data.similarity_rope / data.rope_norm,
-            rope_colour,
-            Qt.PenStyle.SolidLine,
-            kind == "rope",
-            f"RoPE q·k, q at m = {m0}, k at m+k",
-        ),
-        "rope_second": (
-            data.similarity_rope_second / data.rope_norm,
-            rope_colour,
-            Qt.PenStyle.DashLine,
-            kind == "rope",
-            f"RoPE, m = {m1}",
-        ),
+        "sin_second": (sin2, lighter(sin_colour), dashed, kind == "sinusoidal", second("sinusoidal", sin2, sin)),
+        "rope": (rope, rope_colour, Qt.PenStyle.SolidLine, kind == "rope", f"RoPE cos(q at m, k at m+Δ), m = {m0}"),
+        "rope_second": (rope2, lighter(rope_colour), dashed, kind == "rope", second("RoPE", rope2, rope)),
     }
+
+
+def lighter(colour: str) -> str:
+    """A lighter shade of `colour`: a dashed curve drawn over a curve of the colour itself stays visible."""
+    return QColor(colour).lighter(170).name()

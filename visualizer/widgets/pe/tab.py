@@ -158,7 +158,7 @@ class PETab(QWidget):
             "waveforms": ("position", "PE value"),
             "matrix": ("dimension", "position"),
             "rope_angles": ("position m", "angle (rad)"),
-            "similarity": ("offset k = n − m", "cosine similarity"),
+            "similarity": ("offset Δ = n − m", "cosine similarity"),
         }
         for index, (name, (x_label, y_label)) in enumerate(axes.items()):
             view = pg.GraphicsLayoutWidget()
@@ -198,6 +198,8 @@ class PETab(QWidget):
     def _build_similarity(self, plot: pg.PlotItem) -> None:
         self._sim_legend = self._legend_below("similarity", columns=1)  # long names: two columns overflowed at 1280
         self._sim_curves = {key: line_curve(plot) for key in ("sin", "sin_second", "rope", "rope_second")}
+        for key in ("sin_second", "rope_second"):  # over the first reference's curves, which they lie on
+            self._sim_curves[key].setZValue(1)
 
     def _on_changed(self, data: PELabData) -> None:
         """Drawn now if on screen, else when shown: redrawing four hidden plots per model change costs ~60 ms."""

@@ -70,14 +70,17 @@ class DecoderView:
     stepping: bool = False  # False: teacher forcing, the decoder sees the whole expected output
 
 
+TEACHER_SUMMARY = "Teacher forcing: all positions at once; Step decodes one by one"
+
+
 def summary_text(view: DecoderView) -> str:
     """One line on how the output compares with the expectation."""
     n = len(view.output_labels)
     known = [c for c in view.correct[:n] if c is not None]
     wrong = sum(1 for c in known if not c)
     if not view.finished:
-        if n == 0:
-            return "Nothing decoded yet: press Step"
+        if n == 0:  # teacher forcing: the Prediction line already shows a whole answer, made all at once
+            return "Nothing decoded yet: press Step" if view.stepping else TEACHER_SUMMARY
         return f"{len(known) - wrong} / {len(known)} correct so far" if known else f"{n} tokens decoded"
     if not known:
         return f"Done: {n} tokens decoded (no expected output)"
@@ -115,6 +118,7 @@ class DecoderPanel(QWidget):
         self.mode_buttons = {mode: QPushButton(text) for mode, text in MODE_TEXTS.items()}
         self.mode_label = QLabel()
         self.summary = QLabel()
+        self.summary.setWordWrap(True)  # a longer sentence wraps: it never widens the column
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.chart = CandidateChart()
