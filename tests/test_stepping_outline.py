@@ -33,9 +33,12 @@ def test_the_red_outline_is_named_in_the_legend_while_stepping_and_gone_with_it(
     legend = cross.header.legend_label
     qtbot.waitUntil(lambda: red_pixels(cross) > 0)  # the newest position's row, outlined in every map
     assert OUTLINE in legend.text() and legend.isVisible()
-    assert OUTLINE not in view.grids["encoder_self"].header.legend_label.text()  # no decoder position there
+    encoder_legend = view.grids["encoder_self"].header.legend_label.text()
+    assert OUTLINE not in encoder_legend  # no decoder position there, and the maps do not change per Step: it says so
+    assert "stepping: the encoder reads the source alone; Decoder self and Cross gain a row per Step" in encoder_legend
     qtbot.mouseClick(panel.mode_buttons["teacher"], Qt.MouseButton.LeftButton)
     wait_frame(qtbot, app.session)
     qtbot.waitUntil(lambda: red_pixels(cross) == 0)
     assert OUTLINE not in legend.text()
+    assert "stepping" not in view.grids["encoder_self"].header.legend_label.text()
     app.hub.dirty = False

@@ -92,6 +92,7 @@ class GridHeader(QWidget):
         self._mode = "weights"
         self._abbreviations = ""
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
+        self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
         self.legend_label = plain_label(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
         self.legend_label.setWordWrap(True)  # its note on small labels comes and goes: wrapped, never widens the window
@@ -127,8 +128,15 @@ class GridHeader(QWidget):
             self._highlighted = outlined
             self._show_legend()
 
+    def set_note(self, text: str) -> None:
+        """A sentence the view adds to the legend ("" none): what about these maps the rest of the window changes."""
+        if text != self._note:
+            self._note = text
+            self._show_legend()
+
     def _show_legend(self) -> None:
-        parts = [mode_legend(self._mode), HIGHLIGHT_LEGEND if self._highlighted else "", self._abbreviations]
+        highlight = HIGHLIGHT_LEGEND if self._highlighted else ""
+        parts = [mode_legend(self._mode), highlight, self._note, self._abbreviations]
         text = " · ".join(part for part in parts if part)
         if self.legend_label.text() != text:
             self.legend_label.setText(text)

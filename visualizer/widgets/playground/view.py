@@ -46,6 +46,7 @@ from .tool_row import ToolRow
 MIN_COLUMN_WIDTH = 440
 SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
+ENCODER_WHILE_STEPPING = "stepping: the encoder reads the source alone; Decoder self and Cross gain a row per Step"
 
 
 def decoder_view(snap: DecodeSnapshot) -> DecoderView:
@@ -273,6 +274,7 @@ class PlaygroundView(QWidget):
         for kind, grid in self.grids.items():
             grid.set_maps(snap.maps[kind], mode=snap.mode)
         stepping = bool(snap.extra.get("stepping"))
+        self.grids["encoder_self"].header.set_note(ENCODER_WHILE_STEPPING if stepping else "")
         source = "decoded so far" if stepping else "teacher-forced expected output"
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
