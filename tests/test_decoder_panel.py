@@ -279,7 +279,7 @@ def test_back_disabled_at_the_start(panel):
 
 def test_under_teacher_forcing_the_summary_says_the_prediction_is_made_all_at_once(panel):
     """Teacher forcing: the Prediction line shows a whole answer while no chip is decoded; "Nothing decoded yet"
-    beside it read as a contradiction."""
+    beside it would read as a contradiction."""
     panel.set_view(DecoderView((), (), ("3", "<eos>"), TOP_K, False, False, 0, stepping=False))
     assert panel.summary.text() == "Teacher forcing: all positions at once; Step decodes one by one"
 
