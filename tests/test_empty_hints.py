@@ -48,6 +48,8 @@ class Hinted(Protocol):
 
     def set_hint(self, text: str) -> None: ...
 
+    def viewport(self) -> QWidget: ...
+
 
 def with_and_without_hint(view: Hinted, viewport: QWidget) -> tuple[QImage, QImage]:
     """The viewport as a person sees it, and as it looks with the view's hint taken away."""
@@ -82,6 +84,14 @@ def shows_sentence(view: Hinted, viewport: QWidget, text: str) -> bool:
     return bool((shown_px != bare_px).any() and (as_array(expected) == shown_px).all())
 
 
+def said_when_run_starts(state, view: Hinted, text: str) -> list[bool]:
+    """Whether `view` shows exactly `text` the moment `state`'s run starts (the view heard of it first), one entry per
+    start."""
+    seen: list[bool] = []
+    state.running_changed.connect(lambda on: on and seen.append(shows_sentence(view, view.viewport(), text)))
+    return seen
+
+
 def show(qtbot, widget: QWidget, size: tuple[int, int]) -> None:
     qtbot.addWidget(widget)
     widget.resize(*size)
@@ -104,9 +114,9 @@ def test_the_heads_maps_say_press_analyse_then_analysing_then_show_numbers(qtbot
                 "Filled by Analyse heads: one cell per head, the change when that head alone is switched off.",
             )
         table = view.maps.tables["cross"]
-        seen: list[bool] = []  # what the table says the moment the run starts (the view has heard of it first)
-        running = "Analysing: the cells fill in once every head has been switched off in turn."
-        state.running_changed.connect(lambda on: on and seen.append(shows_sentence(table, table.viewport(), running)))
+        seen = said_when_run_starts(
+            state, table, "Analysing: the cells fill in once every head has been switched off in turn."
+        )
         with qtbot.waitSignal(state.running_changed, timeout=10_000):
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         assert seen == [True]
@@ -132,9 +142,9 @@ def test_the_patching_tables_say_press_patch_until_a_patch_fills_them(qtbot, hub
             "Filled by Patch: the effect at each encoder layer and source position.",
         )
         table = view.heads.tables["cross"]
-        seen: list[bool] = []  # what the table says the moment the run starts (the view has heard of it first)
-        running = "Patching: the cells fill in when every head and position has been patched."
-        state.running_changed.connect(lambda on: on and seen.append(shows_sentence(table, table.viewport(), running)))
+        seen = said_when_run_starts(
+            state, table, "Patching: the cells fill in when every head and position has been patched."
+        )
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: view.status.text().startswith("Metric"), timeout=30_000)
         assert seen == [True]
@@ -161,9 +171,9 @@ def test_the_attribution_maps_say_press_analyse_until_a_run_fills_them(qtbot, hu
             maps.viewport(),
             "Filled by Analyse: the three attributions of this source beside the attention maps of the same pass.",
         )
-        seen: list[bool] = []
-        running = "Analysing: the maps show here once every output token's gradients are done."
-        state.running_changed.connect(lambda on: on and seen.append(shows_sentence(maps, maps.viewport(), running)))
+        seen = said_when_run_starts(
+            state, maps, "Analysing: the maps show here once every output token's gradients are done."
+        )
         qtbot.keyClick(view.source, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: view.status.text().startswith("Integrated gradients"), timeout=60_000)
         assert seen == [True]

@@ -21,17 +21,23 @@ def curves(points_a: int, points_b: int) -> LabCurves:
     return LabCurves(("RoPE", "Sinusoidal"), ("rope", "sinusoidal"), ((1, 4), (1, 4)), lengths, points, "none", 10, 0)
 
 
+def shown_plot(qtbot, width: int, height: int) -> LengthPlot:
+    """A Length lab plot on screen at width x height."""
+    plot = LengthPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, height)
+    with qtbot.waitExposed(plot):
+        plot.show()
+    return plot
+
+
 def shown(plot: LengthPlot) -> list[str]:
     """The legend's entries that are on screen, top to bottom."""
     return [label.text for _, label in plot.legend.items if label.isVisible()]
 
 
 def test_a_model_enters_the_legend_with_its_first_point(qtbot):
-    plot = LengthPlot()
-    qtbot.addWidget(plot)
-    plot.resize(800, 400)
-    with qtbot.waitExposed(plot):
-        plot.show()
+    plot = shown_plot(qtbot, 800, 400)
     plot.set_curves(curves(0, 0))  # Evaluate pressed: nothing computed yet
     assert shown(plot) == []
     plot.set_curves(curves(3, 0))  # model A's lengths come first
@@ -77,11 +83,7 @@ def test_the_legend_sits_above_the_plot_and_covers_no_point(qtbot):
     """A model that fails at short lengths draws its points at the foot of the plot's left end, where a legend in a
     corner of the plot would cover them: the legend has a row of its own above the plot, one model per row, both
     rows kept from the start so the plot never jumps when entries arrive."""
-    plot = LengthPlot()
-    qtbot.addWidget(plot)
-    plot.resize(900, 420)
-    with qtbot.waitExposed(plot):
-        plot.show()
+    plot = shown_plot(qtbot, 900, 420)
     plot.set_curves(curves(0, 0))
     qtbot.waitUntil(lambda: plot.legend.height() == 2 * LEGEND_ROW_PX and laid_out(plot)[0].left() > 0)
     before = laid_out(plot)
@@ -95,11 +97,7 @@ def test_the_legend_sits_above_the_plot_and_covers_no_point(qtbot):
 
 
 def test_long_model_names_take_a_row_each_and_never_widen_the_plot_past_the_view(qtbot):
-    plot = LengthPlot()
-    qtbot.addWidget(plot)
-    plot.resize(500, 420)
-    with qtbot.waitExposed(plot):
-        plot.show()
+    plot = shown_plot(qtbot, 500, 420)
     names = ("Shipped RoPE, trained to 16 symbols", "Shipped sinusoidal, trained to 16")
     plot.set_curves(two_models(names, (0.5, 0.9)))
     qtbot.waitUntil(lambda: legend_above_plot(plot))
@@ -109,11 +107,7 @@ def test_long_model_names_take_a_row_each_and_never_widen_the_plot_past_the_view
 
 
 def test_the_legend_stays_put_when_dragged(qtbot):
-    plot = LengthPlot()
-    qtbot.addWidget(plot)
-    plot.resize(900, 420)
-    with qtbot.waitExposed(plot):
-        plot.show()
+    plot = shown_plot(qtbot, 900, 420)
     plot.set_curves(two_models(("RoPE", "Sinusoidal"), (0.5, 0.9)))
     qtbot.waitUntil(lambda: legend_above_plot(plot))
     before = laid_out(plot)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QMessageBox
 from qt_helpers import show_trainer_tab
 
-from visualizer.state.model_hub import stored_training
+from visualizer.state.origins import stored_training
 from visualizer.widgets.trainer.tab import TrainerTab
 
 WAIT_MS = 60_000
@@ -108,3 +108,14 @@ def test_the_stored_steps_are_named_from_well_formed_rows_only():
     assert stored_training("checkpoint a.pt", rows) == "steps 1\u20134000 from a.pt"
     assert stored_training("checkpoint a.pt", [{"loss": 1.0}]) == "from a.pt"
     assert stored_training("trained here", rows) == "" and stored_training("checkpoint a.pt", []) == ""
+
+
+def test_the_shipped_model_loaded_at_launch_names_its_stored_steps():
+    """The start-up loader (a worker, which imports no state module) writes its origin itself: it must read back as
+    the origins module writes a shipped checkpoint's."""
+    from visualizer.state.origins import checkpoint_origin
+    from visualizer.workers.loader import load_startup_model
+
+    startup = load_startup_model(None, "cpu")
+    assert startup.origin == checkpoint_origin(startup.path.name, shipped=True)
+    assert stored_training(startup.origin, startup.history) == "steps 1\u20134000 from copy_rope.pt"

@@ -26,6 +26,7 @@ from core_model.recipe import anchored_by_default
 from core_model.shipped import find_shipped_checkpoint, is_shipped
 from visualizer.controllers.history_actions import show_history
 from visualizer.state.model_hub import ModelHub
+from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot, run_task
 
@@ -233,7 +234,7 @@ class ArchitectureController(QObject):
             hub.set_model(
                 built.model,
                 ckpt.task,
-                origin=f"trained checkpoint {path.name}",
+                origin=checkpoint_origin(path.name, shipped=True),
                 history=ckpt.history,
                 path=path,
                 extra=ckpt.extra,

@@ -16,6 +16,7 @@ from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpo
 from core_model.shipped import is_shipped
 from visualizer.controllers.preferences import string_list
 from visualizer.state.model_hub import ModelHub
+from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import run_task
 
@@ -173,7 +174,7 @@ class CheckpointActions(QObject):
             self.hub.set_model(
                 loaded["model"],
                 loaded["task"],
-                origin=f"checkpoint {path.name}",
+                origin=checkpoint_origin(path.name),
                 history=loaded["history"],
                 path=path,
                 extra=loaded["extra"],

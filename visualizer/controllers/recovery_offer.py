@@ -16,6 +16,7 @@ from PySide6.QtCore import QLockFile, QObject, Signal
 
 from visualizer.controllers.recovery_files import Recovered, claim_orphans, read_recovery
 from visualizer.state.model_hub import ModelHub
+from visualizer.state.origins import recovered_origin
 from visualizer.state.training import TrainingState
 from visualizer.widgets.common.recovery_banner import RecoveryBanner
 from visualizer.workers.tasks import run_task
@@ -96,7 +97,7 @@ class RecoveryOffer(QObject):
         self.hub.set_model(
             rec.model,
             rec.task,
-            origin=f"recovered training (step {rec.step})",
+            origin=recovered_origin(rec.step),
             history=rec.history,
             path=saved,
             dirty=True,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
-from core_model.checkpoint_records import number_problem
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
@@ -208,27 +206,3 @@ class ModelHub(QObject):
         self.device = device
         self.model_changed.emit()  # the same model and weights elsewhere: the generation stays
         self.info_changed.emit(self.info())
-
-
-CONTINUED = "trained here after "  # the origin of weights trained further in this session from stored training
-
-
-def stored_training(origin: str, history: list[dict]) -> str:
-    """Which part of `history` was not trained in this session, named for a reader: "steps 1-4000 from x.pt", "a
-    recovered run, to step 40"; "" when all of it was (or there is none). Without it, a model opened with its
-    curves shows a run that looks like the user's own."""
-    if not history:
-        return ""
-    if origin.startswith(CONTINUED):
-        return origin.removeprefix(CONTINUED)
-    recovered = re.fullmatch(r"recovered training \(step (\d+)\)", origin)
-    if recovered:
-        return f"a recovered run, to step {recovered[1]}"
-    for prefix in ("trained checkpoint ", "checkpoint "):
-        if origin.startswith(prefix):
-            steps = [
-                int(row["step"]) for row in history if isinstance(row, dict) and not number_problem(row.get("step"))
-            ]
-            span = f"steps 1\u2013{max(steps)} " if steps else ""  # rows are logged every few steps; it began at 1
-            return f"{span}from {origin.removeprefix(prefix)}"
-    return ""

@@ -14,7 +14,8 @@ from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
-from visualizer.state.model_hub import CONTINUED, ModelHub, stored_training
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.origins import continued_origin, stored_training
 from visualizer.state.snapshots import (
     EvalSnapshot,
     OutcomeReason,
@@ -276,7 +277,7 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
         try:  # while this runs the state is busy, so _on_hub_model_changed leaves the curves alone
             history = [*self._prefix, *shift_history(outcome.history, self._offset)]
             stored = stored_training(self.hub.origin, list(self._prefix))  # what this run went on from
-            origin = f"{CONTINUED}{stored}" if stored else "trained here"
+            origin = continued_origin(stored)
             self.hub.adopt_weights(outcome.state_dict, history, origin=origin, task=self.task)
         except RuntimeError as exc:  # the hub's model was replaced by one of another shape
             self.message.emit(f"Could not hand the trained weights to the model: {exc}")

@@ -74,7 +74,13 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
             model = ckpt.build(device)
             _warm_up(model, device)
             return StartupModel(
-                model, task, device, f"trained checkpoint {checkpoint.name}", ckpt.history, checkpoint, ckpt.extra
+                model,
+                task,
+                device,
+                f"trained checkpoint {checkpoint.name}",  # state.origins reads it back; workers import no state
+                ckpt.history,
+                checkpoint,
+                ckpt.extra,
             )
         except (CheckpointError, TypeError, ValueError) as exc:
             warning = f"Untrained model: the shipped checkpoint could not be read ({exc})"

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QPaintEvent
 
-from visualizer.widgets.common.empty_hint import draw_empty_hint
+from visualizer.widgets.common.empty_hint import EmptyHint
 from visualizer.widgets.heatmap.token_axis import TokenAxis
 
 METHOD_TITLES = {
@@ -45,7 +44,7 @@ class _HoverImage(pg.ImageItem):
         self._on_hover(event, self)
 
 
-class SourceMaps(pg.GraphicsLayoutWidget):
+class SourceMaps(EmptyHint, pg.GraphicsLayoutWidget):
     """One plot per map: rows output positions (top down), columns source positions."""
 
     def __init__(self, parent=None) -> None:
@@ -55,22 +54,10 @@ class SourceMaps(pg.GraphicsLayoutWidget):
         self.images: dict[str, pg.ImageItem] = {}
         self._values: dict[str, np.ndarray] = {}
         self._tokens: tuple[Sequence[str], Sequence[str]] = ((), ())
-        self._hint = ""
 
-    def hint(self) -> str:
-        """The sentence drawn while no map is shown ("" draws nothing)."""
-        return self._hint
-
-    def set_hint(self, text: str) -> None:
-        """A new sentence (a run started or ended), repainted now."""
-        if text != self._hint:
-            self._hint = text
-            self.viewport().update()
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
-        super().paintEvent(event)
-        if self._hint and not self.plots:
-            draw_empty_hint(self.viewport(), self._hint)
+    def is_empty(self) -> bool:
+        """No map is shown (before the first Analyse, or after a new model): the hint is drawn."""
+        return not self.plots
 
     def set_maps(
         self, maps: dict[str, np.ndarray], signed: set[str], output_tokens: Sequence[str], source_tokens: Sequence[str]

@@ -32,28 +32,40 @@ def hint_font(viewport: QWidget) -> QFont:
     return font
 
 
-class HintTable(QTableWidget):
+class EmptyHint:
+    """Mixin for a scroll-area view (a table, a graphics view): its hint, drawn over its viewport while `is_empty`.
+
+    Put it before the Qt class in the bases: its paintEvent draws the view, then the sentence over it.
+    """
+
+    _hint = ""
+
+    def hint(self) -> str:
+        """The sentence drawn while the view is empty ("" draws nothing)."""
+        return self._hint
+
+    def set_hint(self, text: str) -> None:
+        """A new sentence (a run started or ended): repainted now, as an empty view has nothing else to repaint."""
+        if text != self._hint:
+            self._hint = text
+            self.viewport().update()  # type: ignore[attr-defined]
+
+    def is_empty(self) -> bool:
+        raise NotImplementedError
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        super().paintEvent(event)  # type: ignore[misc]
+        if self._hint and self.is_empty():
+            draw_empty_hint(self.viewport(), self._hint)  # type: ignore[attr-defined]
+
+
+class HintTable(EmptyHint, QTableWidget):
     """A table that says what fills it while it has no cells."""
 
     def __init__(self, hint: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._hint = hint
 
-    def hint(self) -> str:
-        """The sentence drawn while the table is empty ("" draws nothing)."""
-        return self._hint
-
-    def set_hint(self, text: str) -> None:
-        """A new sentence (a run started or ended): repainted now, as an empty table has nothing else to repaint."""
-        if text != self._hint:
-            self._hint = text
-            self.viewport().update()
-
     def is_empty(self) -> bool:
         """No cell to show: rows without columns (or the reverse) draw nothing either."""
         return self.rowCount() == 0 or self.columnCount() == 0
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
-        super().paintEvent(event)
-        if self._hint and self.is_empty():
-            draw_empty_hint(self.viewport(), self._hint)

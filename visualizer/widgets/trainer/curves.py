@@ -92,23 +92,26 @@ class Curves(QWidget):
             layout.addWidget(plot, stretch)
         self._relegend()
         self._source = ""  # stored training the loss plot's title names
+        self._title = "Loss"  # the loss plot's title now (as built)
 
     def set_source(self, source: str) -> None:
         """Name the training the curves show that was not done here, in the loss plot's title ("" for none:
-        ModelHub's `stored_training`), shortened with "…" to the plot's width: a wider title would widen the plot
+        origins.stored_training), shortened with "…" to the plot's width: a wider title would widen the plot
         past its place (a long file name beside the Lessons dock)."""
         self._source = source
         self._fit_title()
 
     def _fit_title(self) -> None:
-        if not self._source:
-            self.loss_plot.setTitle("Loss")
-            return
-        font = QFont()
-        font.setPointSizeF(TITLE_POINTS)
-        metrics = QFontMetricsF(font)
-        room = max(0.0, self.loss_plot.width() - TITLE_MARGIN - metrics.horizontalAdvance("Loss ()"))
-        self.loss_plot.setTitle(f"Loss ({metrics.elidedText(self._source, Qt.TextElideMode.ElideRight, room)})")
+        title = "Loss"
+        if self._source:
+            font = QFont()
+            font.setPointSizeF(TITLE_POINTS)
+            metrics = QFontMetricsF(font)
+            room = max(0.0, self.loss_plot.width() - TITLE_MARGIN - metrics.horizontalAdvance("Loss ()"))
+            title = f"Loss ({metrics.elidedText(self._source, Qt.TextElideMode.ElideRight, room)})"
+        if title != self._title:  # asked at every resize: a new title lays the plot out again
+            self._title = title
+            self.loss_plot.setTitle(title)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name; the plots fill the width, laid out already
         super().resizeEvent(event)

@@ -10,7 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from visualizer.state.model_hub import ModelHub, stored_training
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.state.worker_api import JobRunner, run_inline

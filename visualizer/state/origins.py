@@ -1,0 +1,51 @@
+"""Where a model's weights came from, as the one-line origin the hub shows, written and read in this one place.
+
+The Trainer names training that was not done in this session ("Loss (steps 1–4000 from copy_rope.pt)") by reading
+the origin back, so every origin that carries stored training is made here, next to the function that reads it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core_model.checkpoint_records import number_problem
+
+CONTINUED = "trained here after "  # weights trained further in this session from stored training
+_RECOVERED = re.compile(r"recovered training \(step (\d+)\)")
+_CHECKPOINT_PREFIXES = ("trained checkpoint ", "checkpoint ")
+
+
+def checkpoint_origin(name: str, shipped: bool = False) -> str:
+    """A checkpoint file opened by the user, or one shipped with the app (`shipped`: "trained checkpoint x.pt")."""
+    return f"{_CHECKPOINT_PREFIXES[0] if shipped else _CHECKPOINT_PREFIXES[1]}{name}"
+
+
+def recovered_origin(step: int) -> str:
+    """Unsaved training restored from the recovery file, up to `step`."""
+    return f"recovered training (step {step})"
+
+
+def continued_origin(stored: str) -> str:
+    """Weights trained here on top of `stored` training ("" when there was none: plain "trained here")."""
+    return f"{CONTINUED}{stored}" if stored else "trained here"
+
+
+def stored_training(origin: str, history: list[dict]) -> str:
+    """Which part of `history` was not trained in this session, named for a reader: "steps 1-4000 from x.pt", "a
+    recovered run, to step 40"; "" when all of it was (or there is none). Without it, a model opened with its
+    curves shows a run that looks like the user's own."""
+    if not history:
+        return ""
+    if origin.startswith(CONTINUED):
+        return origin.removeprefix(CONTINUED)
+    recovered = _RECOVERED.fullmatch(origin)
+    if recovered:
+        return f"a recovered run, to step {recovered[1]}"
+    for prefix in _CHECKPOINT_PREFIXES:
+        if origin.startswith(prefix):
+            steps = [
+                int(row["step"]) for row in history if isinstance(row, dict) and not number_problem(row.get("step"))
+            ]
+            span = f"steps 1\u2013{max(steps)} " if steps else ""  # rows are logged every few steps; it began at 1
+            return f"{span}from {origin.removeprefix(prefix)}"
+    return ""
