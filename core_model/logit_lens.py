@@ -31,6 +31,16 @@ class LogitLens:
     top_log_probs: np.ndarray  # (layers, T): its log-probability
     output_log_probs: np.ndarray  # (layers, T): log p(output[t]) after each layer
 
+    def most_common(self, layer: int) -> tuple[int, int]:
+        """(token id, count): the top token `layer` writes at most output positions (the lowest id on a tie).
+
+        A layer that writes one token nearly everywhere matches the output wherever the answer happens to be that
+        token: its matches there say little about what the layer found.
+        """
+        ids, counts = np.unique(self.top_tokens[layer], return_counts=True)
+        best = int(np.argmax(counts))
+        return int(ids[best]), int(counts[best])
+
 
 def logit_lens(
     model: Seq2SeqTransformer,

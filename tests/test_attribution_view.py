@@ -67,6 +67,26 @@ def test_the_lens_table_is_the_lens_verb(qtbot, view, capsys):
     assert all(" ✓" in table.item(table.rowCount() - 1, t).text() for t in range(table.columnCount()))
 
 
+def test_a_layer_that_writes_one_token_nearly_everywhere_says_so_beside_its_row(qtbot, view, capsys):
+    """The shipped copy model's first decoder layer writes 8 at most positions: its ticks where the answer is 8
+    would read as the layer having found it. The row header counts it as `lens` does; the output row never."""
+    analyse(qtbot, view, "31415926")
+    data = cli(capsys, "lens")
+    table = view.lens
+    first, last = data["layers"][0], data["layers"][-1]
+    positions = len(first["top_tokens"])
+    assert first["most_common_top"] == {"token": "8", "count": first["top_tokens"].count("8")}
+    assert 2 * first["most_common_top"]["count"] > positions
+    header = table.verticalHeaderItem(0)
+    assert header.text() == f"after dec L1\nmostly 8 ({first['most_common_top']['count']} of {positions})"
+    assert "answer happens to be that token" in header.toolTip()
+    assert table.verticalHeaderItem(table.rowCount() - 1).text() == f"after dec L{len(data['layers'])}"
+    assert last["most_common_top"]["count"] == max(map(last["top_tokens"].count, last["top_tokens"]))
+    eights = [t for t, tok in enumerate(first["top_tokens"]) if tok == "8"]
+    assert all("a match here can be chance" in table.item(0, t).toolTip() for t in eights)
+    assert not any("chance" in table.item(0, t).toolTip() for t in range(positions) if t not in eights)
+
+
 def test_the_maps_and_agreement_are_the_attribute_verb(qtbot, view, capsys):
     analyse(qtbot, view, "31415926")
     data = cli(capsys, "attribute", "--ig-steps", "8")

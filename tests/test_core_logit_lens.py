@@ -89,3 +89,17 @@ def test_the_last_layer_of_a_trained_model_writes_its_greedy_output():
 def test_an_empty_output_is_refused():
     with pytest.raises(ValueError, match="output is empty"):
         logit_lens(tiny("pre"), SRC, [])
+
+
+def test_most_common_is_the_token_a_layer_writes_at_most_positions_lowest_id_on_a_tie():
+    from collections import Counter
+
+    from core_model.logit_lens import LogitLens
+
+    top = np.array([[8, 8, 4, 8, 8, 3, 8], [5, 4, 4, 5, 9, 9, 1]])
+    lens = LogitLens((1,) * 7, top, np.zeros(top.shape), np.zeros(top.shape))
+    for layer in range(2):
+        counts = Counter(top[layer].tolist())
+        best = max(counts.values())
+        assert lens.most_common(layer) == (min(t for t, c in counts.items() if c == best), best)
+    assert lens.most_common(0) == (8, 5) and lens.most_common(1) == (4, 2)

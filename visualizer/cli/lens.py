@@ -41,6 +41,13 @@ def source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
     return ids
 
 
+def most_common_fields(lens: Any, layer: int, token: Any) -> dict[str, Any]:
+    """The token a layer writes at most positions and how many: a layer that writes one token nearly everywhere
+    matches the output by chance wherever the answer is that token (the tab says so beside its row)."""
+    token_id, count = lens.most_common(layer)
+    return {"token": token(token_id), "count": count}
+
+
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode greedily, run the lens and print one JSON line; a bad source exits 2 naming --source."""
     from core_model.decoding import greedy_output
@@ -65,6 +72,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 "top_tokens": vocab.tokens(lens.top_tokens[layer].tolist()),
                 "top_log_probs": lens.top_log_probs[layer].tolist(),
                 "output_log_probs": lens.output_log_probs[layer].tolist(),
+                "most_common_top": most_common_fields(lens, layer, vocab.token),
             }
             for layer in range(lens.top_tokens.shape[0])
         ],

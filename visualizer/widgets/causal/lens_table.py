@@ -1,7 +1,8 @@
 """The logit lens as a table: rows decoder layers, columns output positions, each cell the token that layer would
 write and its probability, shaded by it (white = unsure, dark = sure, which is not the same as right); a tick marks
 the cells whose token is the one the model writes there, named in the column header, and a cross the others (the
-shade alone would make a sure wrong guess look like a sure right one)."""
+shade alone would make a sure wrong guess look like a sure right one). A layer that writes one token at most positions
+is named so beside its row: its ticks fall wherever the answer happens to be that token."""
 
 from __future__ import annotations
 
@@ -49,7 +50,18 @@ class LensTable(QTableWidget):
         layers, positions = lens.top_tokens.shape
         self.setRowCount(layers)
         self.setColumnCount(positions)
-        self.setVerticalHeaderLabels([f"after dec L{i + 1}" for i in range(layers)])
+        mostly = [mostly_note(lens, layer, token) for layer in range(layers)]
+        self.setVerticalHeaderLabels(
+            [f"after dec L{i + 1}" + (f"\n{note}" if note else "") for i, note in enumerate(mostly)]
+        )
+        for layer, note in enumerate(mostly):
+            header = self.verticalHeaderItem(layer)
+            header.setToolTip(
+                f"This layer writes one token at most positions ({note}): its ✓ fall wherever the "
+                "answer happens to be that token, and say little about what the layer found"
+                if note
+                else ""
+            )
         self.setHorizontalHeaderLabels([f"out {t}\n{output_tokens[t]}" for t in range(positions)])  # fits 17
         for layer in range(layers):
             for t in range(positions):
@@ -60,8 +72,22 @@ class LensTable(QTableWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(QBrush(probability_colour(p)))
                 item.setForeground(QBrush(QColor(255, 255, 255) if p > 0.6 else QColor(0, 0, 0)))
+                chance = ""
+                if mostly[layer] and int(lens.top_tokens[layer, t]) == lens.most_common(layer)[0]:
+                    chance = f"; this layer writes it at most positions ({mostly[layer]}): a match here can be chance"
                 item.setToolTip(
                     f"After decoder layer {layer + 1}, output position {t}: top token {top!r} with p = {p:.3f}; "
-                    f"the token written, {output_tokens[t]!r}, has p = {written:.3f}"
+                    f"the token written, {output_tokens[t]!r}, has p = {written:.3f}{chance}"
                 )
                 self.setItem(layer, t, item)
+
+
+def mostly_note(lens: LogitLens, layer: int, token: Callable[[int], str]) -> str:
+    """ "mostly 8 (7 of 9)" for an early layer that writes one token at more than half of 3+ positions, else "".
+
+    The last layer's row is the output itself, so it is never flagged."""
+    positions = lens.top_tokens.shape[1]
+    token_id, count = lens.most_common(layer)
+    if layer == lens.top_tokens.shape[0] - 1 or positions < 3 or 2 * count <= positions:
+        return ""
+    return f"mostly {token(token_id)} ({count} of {positions})"
