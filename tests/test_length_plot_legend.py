@@ -121,3 +121,21 @@ def test_the_legend_stays_put_when_dragged(qtbot):
     plot.resize(901, 420)  # a relayout: a dragged legend would keep its new anchor over the curves
     qtbot.waitUntil(lambda: plot.width() == 901)
     assert laid_out(plot)[1].topLeft() == before[1].topLeft() and legend_above_plot(plot)
+
+
+def test_right_click_export_starts_from_the_whole_view_with_its_legend(qtbot):
+    """pyqtgraph's Export... preselects the plot under the mouse, which leaves out a legend above it."""
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    plot = shown_plot(qtbot, 800, 400)
+    plot.set_curves(curves(8, 8))
+    centre = plot.mapFromScene(plot.getPlotItem().getViewBox().sceneBoundingRect().center())
+    QTest.mouseClick(plot.viewport(), Qt.MouseButton.RightButton, pos=centre)
+    menu = next(m for m in QApplication.topLevelWidgets() if isinstance(m, QMenu) and m.isVisible())
+    export = next(a for a in menu.actions() if a.text() == "Export...")
+    menu.close()
+    export.trigger()
+    dialog = plot.scene().exportDialog
+    qtbot.waitUntil(dialog.isVisible)
+    assert dialog.ui.itemTree.currentItem().text(0) == "Entire Scene"
+    dialog.close()

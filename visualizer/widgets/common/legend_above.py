@@ -71,6 +71,23 @@ class LegendAbovePlot(pg.PlotWidget):
         stack.layout.setRowSpacing(top, GAP_PX)
         item.legend = self.legend
         self._fit = (axis_px, row_px, max_columns, rows)
+        self._export_whole_view()
+
+    def _export_whole_view(self) -> None:
+        """Right-click › Export... starts from the whole view, legend and title included.
+
+        pyqtgraph preselects the plot item under the mouse, and this legend lies outside it: the default export
+        was a set of curves nobody could name. Its dialog walks up from the item it is handed to the first plot or
+        view box and falls back to the entire scene, so it is handed the layout that holds legend and plot."""
+        scene, stack = self.scene(), self.centralWidget
+        own = scene.getContextMenus  # the scene asks itself for its menu through this attribute on every right-click
+
+        def menus(event: object) -> object:
+            found = own(event)
+            scene.contextMenuItem = stack
+            return found
+
+        scene.getContextMenus = menus
 
     def refit_legend(self) -> None:
         """Columns and rows for the entries now and this width (call after changing the entries)."""
