@@ -398,3 +398,36 @@ def test_only_the_selected_heads_links_are_listed_when_asked(qtbot, view, capsys
     )
     view.only_selected.click()
     assert table.rowCount() == 20 and "cross L2 H4's" not in view.composition_note.text()
+
+
+def amber_pixels(widget) -> int:
+    """Pixels of the warning's amber text (dark orange: red well over green, green well over blue)."""
+    image = widget.grab().toImage()
+    count = 0
+    for y in range(image.height()):
+        for x in range(image.width()):
+            c = image.pixelColor(x, y)
+            count += c.red() > 100 and c.red() - c.green() > 40 and c.green() - c.blue() > 25
+    return count
+
+
+def test_a_position_table_of_a_head_that_does_not_read_embeddings_warns_first_in_amber(qtbot, view, capsys):
+    """A row's strongest cell reads as "this head attends there": for a cross head, or a head above layer 1, the
+    direct path has left out what it really reads, so the caption says that first, in amber."""
+    data = cli(capsys, REVERSE)
+    view.qk_tabs.setCurrentIndex(1)
+    caption = view.position_caption
+    for kind, layer, reasons in (
+        ("cross", 1, ("encoder's output", "earlier layers")),
+        ("cross", 0, ("encoder's output",)),
+        ("decoder_self", 1, ("earlier layers",)),
+        ("encoder_self", 0, ()),
+    ):
+        row = next(i for i, h in enumerate(data["heads"]) if (h["kind"], h["layer"], h["head"]) == (kind, layer, 0))
+        click_row(qtbot, view.heads, row)
+        text = caption.text()
+        warned = text.startswith('<p style="color: #8a4b00;"><b>Not where this head looks in a run:</b>')
+        assert warned == bool(reasons), (kind, layer)
+        assert all(reason in text for reason in reasons)
+        assert ("encoder's output" in text) == ("encoder's output" in reasons)
+        assert (amber_pixels(caption) > 50) == bool(reasons), (kind, layer)

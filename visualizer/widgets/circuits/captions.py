@@ -107,9 +107,30 @@ def position_caption(
     hidden = " Grey: causal mask." if ref.kind == "decoder_self" else ""
     numbers = " Hover for numbers." if compact else ""
     return (
-        f"<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = key position ({key}), "
-        f"{zero}; cell = {what} (±{scale:.1f}). It shows how much the head goes by position, not which offset the "
-        f"model uses (Show in Playground).{diagonal}{hidden}{numbers}"
+        f"{position_warning(ref)}<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = "
+        f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}).{diagonal}{hidden}{numbers}"
+    )
+
+
+WARNING_STYLE = "color: #8a4b00;"  # the amber of the app's other warnings, dark enough to read on white
+
+
+def position_warning(ref: HeadRef) -> str:
+    """What the position table leaves out, first and in amber: a row's strongest cell reads as "this head attends
+    there", which a head whose inputs are not the embeddings need not do at all."""
+    left_out = []
+    if ref.kind == "cross":
+        left_out.append("its keys here are symbol embeddings, where a run gives it the encoder's output")
+    if ref.layer > 0:
+        left_out.append("what earlier layers write is left out")
+    if not left_out:
+        return (
+            "<p>It shows how much the head goes by position on the embeddings, norms and biases left out; its map "
+            "on an input: Show in Playground.</p>"
+        )
+    return (
+        f'<p style="{WARNING_STYLE}"><b>Not where this head looks in a run:</b> {"; ".join(left_out)}. A row\'s '
+        "strongest cell need not be the position it attends; its real map: Show in Playground.</p>"
     )
 
 
