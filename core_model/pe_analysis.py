@@ -22,7 +22,7 @@ MAX_D_MODEL = 1024
 MAX_POSITIONS = 2048
 MAX_DIMS = 12  # more waveforms than this make an unreadable legend
 ROPE_SEED = 0
-ROPE_PAIRS_SHOWN = 6
+ROPE_PAIRS_SHOWN = 6  # pairs drawn when none are chosen: spread from the fastest to the slowest
 
 
 def default_head_dim(d_model: int) -> int:
@@ -51,6 +51,7 @@ class PELabParams:
     head_dim: int = 16  # RoPE head size (even)
     references: tuple[int, int] = (0, 50)  # two reference positions m0 for the similarity curves
     rope_vectors: str = "q = k"  # which fixed q, k the RoPE similarity uses
+    pairs: tuple[int, ...] = ()  # RoPE pairs drawn as angle curves; () = ROPE_PAIRS_SHOWN spread over all
 
     def __post_init__(self) -> None:
         check_int("d_model", self.d_model, 2, MAX_D_MODEL, even=True)
@@ -65,6 +66,15 @@ class PELabParams:
             check_int("reference position", ref, 0, MAX_POSITIONS)
         if self.rope_vectors not in ROPE_VECTORS:
             raise ValueError(f"rope_vectors must be one of {ROPE_VECTORS}, got {self.rope_vectors!r}")
+        self._check_pairs()
+
+    def _check_pairs(self) -> None:
+        if len(self.pairs) > MAX_DIMS:
+            raise ValueError(f"choose at most {MAX_DIMS} pairs, got {len(self.pairs)}")
+        for i in self.pairs:
+            check_int("pair", i, 0, self.head_dim // 2 - 1)
+        if len(set(self.pairs)) != len(self.pairs):
+            raise ValueError("each pair may appear once")
 
     def _check_dims(self) -> None:
         if not self.dims:
@@ -151,6 +161,12 @@ def _rope_similarity(p: PELabParams, angles: torch.Tensor) -> tuple[torch.Tensor
     return curves[0], curves[1], float(qk[0].norm() * qk[1].norm())
 
 
+def spread_pairs(head_dim: int) -> tuple[int, ...]:
+    """The pairs drawn when none are chosen: ROPE_PAIRS_SHOWN of them from the fastest (0) to the slowest."""
+    n_pairs = head_dim // 2
+    return tuple(int(i) for i in np.unique(np.linspace(0, n_pairs - 1, min(n_pairs, ROPE_PAIRS_SHOWN)).round()))
+
+
 def compute_pe_lab(p: PELabParams, model_pe: ModelPE | None = None) -> PELabData:
     """All curves for one parameter set; torch in, numpy out, once."""
     n, t = p.n_positions, max(p.references) + p.n_positions  # T rows cover every m0 + k
@@ -160,8 +176,7 @@ def compute_pe_lab(p: PELabParams, model_pe: ModelPE | None = None) -> PELabData
     rope_a, rope_b, rope_norm = _rope_similarity(p, angles)
     matrix = table[:n].numpy()
     angles_np = angles[:n].numpy()
-    n_pairs = p.head_dim // 2
-    pairs = np.unique(np.linspace(0, n_pairs - 1, min(n_pairs, ROPE_PAIRS_SHOWN)).round().astype(int))
+    pairs = p.pairs or spread_pairs(p.head_dim)
     return PELabData(
         params=p,
         model_pe=model_pe,

@@ -30,6 +30,9 @@ def test_data_is_read_only_float64():
         ("base", 1.0, "base must be a finite number > 1"),
         ("dims", (64,), "dimension must be between"),
         ("rope_vectors", "zeros", "rope_vectors must be one of"),
+        ("pairs", (8,), "pair must be between 0 and 7"),
+        ("pairs", (1, 1), "each pair may appear once"),
+        ("pairs", tuple(range(13)), "at most 12 pairs"),
     ],
 )
 def test_invalid_params_name_the_field(field, value, message):
@@ -44,3 +47,9 @@ def test_pe_analysis_loads_no_qt():
         [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_chosen_pairs_are_drawn_and_none_chosen_spreads_six_from_fastest_to_slowest():
+    assert compute_pe_lab(PELabParams(head_dim=16, pairs=(5, 2))).rope_pairs == (5, 2)
+    assert compute_pe_lab(PELabParams(head_dim=16)).rope_pairs == (0, 1, 3, 4, 6, 7)
+    assert compute_pe_lab(PELabParams(head_dim=6)).rope_pairs == (0, 1, 2)

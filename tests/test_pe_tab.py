@@ -49,7 +49,9 @@ def type_and_enter(qtbot, widget, text: str) -> None:
 
 
 def curves(tab: PETab, name: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [tuple(np.asarray(a) for a in item.getData()) for item in tab.plot_items()[name].listDataItems()]
+    """The curves on screen (the tab hides surplus curves of its pool)."""
+    items = tab.plot_items()[name].listDataItems()
+    return [tuple(np.asarray(a) for a in item.getData()) for item in items if item.isVisible()]
 
 
 def image(tab: PETab) -> np.ndarray:

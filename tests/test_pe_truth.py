@@ -158,7 +158,7 @@ def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_m
     rope = tab.plot_items()["rope_angles"]
     width = rope.getViewBox().width()
     note = _note(tab, "rope_angles")
-    assert "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden." in note
+    assert "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden (the RoPE pairs box picks them)." in note
     assert f"2000 positions in {width:.0f} px: each pixel column shows the min–max of ~{2000 / width:.0f}" in note
     assert "6 of 8 pairs" in rope.titleLabel.text
     legend = _legend(tab._rope_legend)
@@ -175,7 +175,7 @@ def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_m
         np.testing.assert_array_equal(y, _peak_of(original, block))  # each column's max and min: an envelope
     waves = _legend(tab._wave_legend)
     assert [text.split(" (")[0] for text in waves] == [f"dim {d}" for d in (4, 5, 6, 7)]
-    assert "Drawn: dimensions 4, 5, 6, 7 of 0–63" in _note(tab, "waveforms")
+    assert "Drawn: dimensions 4–7 of 0–63" in _note(tab, "waveforms")
     assert "solid band" in _note(tab, "waveforms") and "period 11.2" in next(iter(waves))
     for curve in waves.values():
         original = np.asarray(curve.getOriginalDataset()[1])
@@ -184,5 +184,40 @@ def test_2000_positions_name_exactly_the_pairs_drawn_and_draw_each_columns_min_m
 
 def test_100_positions_say_what_is_drawn_and_nothing_about_thinning(qtbot, tab):
     note = _note(tab, "rope_angles")
-    assert note == "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden."
+    assert note == "Drawn: pairs 0, 1, 3, 4, 6, 7 of 0–7; pairs 2, 5 hidden (the RoPE pairs box picks them)."
     assert "px" not in _note(tab, "similarity")
+
+
+def test_the_pairs_box_draws_the_pairs_typed_and_bad_pairs_are_explained_beside_it(qtbot, tab):
+    """Typed pairs replace the default spread (the hidden ones included), the note and legend name them, a smaller
+    head drops those it no longer has, and emptying the box brings the spread back."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit, QSpinBox
+
+    box = tab.findChild(QLineEdit, "pe_pairs")
+    error = tab.findChild(QLabel, "pe_error_pairs")
+
+    def enter(text: str) -> None:
+        box.selectAll()
+        qtbot.keyClick(box, Qt.Key.Key_Backspace)
+        qtbot.keyClicks(box, text)
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+
+    enter("2, 5-7")
+    data = tab.state.data
+    assert data.rope_pairs == (2, 5, 6, 7)
+    legend = _legend(tab._rope_legend)
+    assert [text.split(" (")[0] for text in legend] == ["pair 2", "pair 5", "pair 6", "pair 7"]
+    for text, curve in legend.items():
+        pair = int(text.split(" (")[0].split()[1])
+        np.testing.assert_array_equal(np.asarray(curve.getOriginalDataset()[1]), data.rope_angles_wrapped[:, pair])
+    assert _note(tab, "rope_angles").startswith("Drawn: pairs 2, 5–7 of 0–7; pairs 0, 1, 3, 4 hidden")
+    assert "4 of 8 pairs" in tab.plot_items()["rope_angles"].titleLabel.text
+    enter("9")
+    assert error.isVisible() and "pair must be between 0 and 7, got 9" in error.text()
+    assert tab.state.data.rope_pairs == (2, 5, 6, 7)
+    head = tab.findChild(QSpinBox, "pe_head_dim")
+    head.setValue(12)  # 6 pairs: 6 and 7 go
+    assert tab.state.data.rope_pairs == (2, 5) and box.text() == "2,5" and not error.isVisible()
+    enter("")
+    assert tab.state.data.rope_pairs == (0, 1, 2, 3, 4, 5) and box.text() == ""

@@ -1,7 +1,7 @@
 """View model of the positional-encoding lab: parameters in, immutable numpy curves out (widgets never see torch).
 
 The curves come from core_model.pe_analysis; this module adds what the tab needs on top: text parsing of the
-dimension list, the loaded model's PE, and a QObject that emits a fresh PELabData after every accepted change.
+dimension and pair lists, the loaded model's PE, and a QObject that emits a fresh PELabData after every accepted change.
 """
 
 from __future__ import annotations
@@ -27,28 +27,40 @@ from core_model.pe_analysis import (
 log = logging.getLogger(__name__)
 
 
-def parse_dims(text: str) -> tuple[int, ...]:
-    """'4,5,6,7', '4 5 6 7' or '4-7' -> (4, 5, 6, 7); anything else raises ValueError with a hint."""
+def parse_dims(text: str, what: str = "dimension") -> tuple[int, ...]:
+    """'4,5,6,7', '4 5 6 7' or '4-7' -> (4, 5, 6, 7); anything else raises ValueError with a hint.
+
+    `what` names the numbers in the messages ("dimension", or "pair" for the RoPE pairs)."""
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     if not parts:
-        raise ValueError("enter at least one dimension, e.g. 4,5,6,7 or 4-7")
+        raise ValueError(f"enter at least one {what}, e.g. 4,5,6,7 or 4-7")
     dims: list[int] = []
     for part in parts:
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if match is None:
-            raise ValueError(f"'{part}' is not a dimension number (use e.g. 4,5,6,7 or 4-7)")
+            raise ValueError(f"'{part}' is not a {what} number (use e.g. 4,5,6,7 or 4-7)")
         lo, hi = int(match.group(1)), int(match.group(2) or match.group(1))
         if hi < lo:
             raise ValueError(f"range '{part}' runs backwards")
         if hi - lo >= MAX_DIMS:
-            raise ValueError(f"range '{part}' is longer than {MAX_DIMS} dimensions")
+            raise ValueError(f"range '{part}' is longer than {MAX_DIMS} {what}s")
         dims.extend(range(lo, hi + 1))
     return tuple(dims)
+
+
+def parse_pairs(text: str) -> tuple[int, ...]:
+    """The RoPE pairs field: like the dimensions, or empty (or "auto") for the default spread."""
+    return () if text.strip().lower() in ("", "auto") else parse_dims(text, "pair")
 
 
 def format_dims(dims: Sequence[int]) -> str:
     """The text the dimensions line edit shows."""
     return ",".join(str(d) for d in dims)
+
+
+def _pairs_for(pairs: Sequence[int], head_dim: int) -> tuple[int, ...]:
+    """Keep the chosen pairs that a smaller head still has; none left: the default spread."""
+    return tuple(i for i in pairs if i < head_dim // 2)
 
 
 def _dims_for(dims: Sequence[int], d_model: int) -> tuple[int, ...]:
@@ -142,7 +154,14 @@ class PELabState(QObject):
         self.set_dims(parse_dims(text))
 
     def set_head_dim(self, head_dim: int) -> None:
-        self._update(replace(self._params, head_dim=head_dim), self._model_pe)
+        """A smaller head drops chosen pairs that no longer exist."""
+        check_int("head_dim", head_dim, 2, MAX_D_MODEL, even=True)
+        pairs = _pairs_for(self._params.pairs, head_dim)
+        self._update(replace(self._params, head_dim=head_dim, pairs=pairs), self._model_pe)
+
+    def set_pairs_text(self, text: str) -> None:
+        """Parse '0,3,7' or '0-3' (empty or 'auto': the default spread) and apply it."""
+        self._update(replace(self._params, pairs=parse_pairs(text)), self._model_pe)
 
     def set_reference(self, position: int) -> None:
         """The first reference position m0 of the similarity curves."""
@@ -172,5 +191,6 @@ class PELabState(QObject):
             base=float(base),
             head_dim=new_head_dim,
             dims=_dims_for(self._params.dims, d_model),
+            pairs=_pairs_for(self._params.pairs, new_head_dim),
         )
         self._update(params, model_pe)

@@ -29,15 +29,15 @@ def line_curve(plot: pg.PlotItem) -> pg.PlotDataItem:
 
 
 def show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
-    """Reuse a pool of curves: add more when needed, take surplus ones off the plot."""
+    """Reuse a pool of curves: add more when needed, hide surplus ones (a hidden curve adds nothing to the view's
+    range). Taking them off the plot and adding them back later failed inside pyqtgraph: the re-added curve asked
+    its clip-to-view range of the widget before it had a view box."""
     while len(pool) < count:
         pool.append(line_curve(plot))
     for i, curve in enumerate(pool):
-        on_plot = curve.scene() is not None
-        if i < count and not on_plot:
-            plot.addItem(curve)
-        elif i >= count and on_plot:
-            plot.removeItem(curve)
+        if i >= count and curve.isVisible():
+            curve.setData([], [])  # nothing left behind for an exporter that walks every item
+        curve.setVisible(i < count)
 
 
 def curve_colour(i: int, n: int) -> QColor:

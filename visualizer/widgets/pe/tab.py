@@ -10,8 +10,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -20,9 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core_model.pe_analysis import MAX_D_MODEL, MAX_DIMS, MAX_POSITIONS, ROPE_VECTORS, PELabData
+from core_model.pe_analysis import PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
-from visualizer.widgets.pe.controls import line_edit, spin_box, with_error
+from visualizer.widgets.pe.controls import PEControls, with_error
 from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves, similarity_curves
 from visualizer.widgets.pe.titles import dim_label, pair_label, plot_note, plot_title, with_note
 
@@ -71,12 +69,13 @@ class PETab(QWidget):
         self._model_label.setWordWrap(True)
         self._model_label.setToolTip("The positional encoding of the model loaded in the app; its plots are marked.")
         form = QFormLayout()
-        for field, text, control in self._make_controls():
+        self.controls = c = PEControls()
+        for field, text, control in c.rows():
             label = QLabel(text)
             label.setToolTip(control.toolTip())
             cell, self._errors[field] = with_error(field, control)
             form.addRow(label, cell)
-        form.addRow(self._wrap)
+        form.addRow(c.wrap)
         self._connect_controls()
         box = QVBoxLayout(panel)
         box.addWidget(self._model_label)
@@ -84,60 +83,18 @@ class PETab(QWidget):
         box.addStretch(1)
         return panel
 
-    def _make_controls(self) -> list[tuple[str, str, QWidget]]:
-        """Every control with a tooltip; returns (state field, label, control) rows for the form."""
-        self._d_model = spin_box(
-            2, MAX_D_MODEL, 2, "Width of the sinusoidal table (even). Enter to apply.", "pe_d_model"
-        )
-        self._n_pos = spin_box(1, MAX_POSITIONS, 1, "How many positions (0..n-1) every plot shows.", "pe_n_positions")
-        self._base = line_edit(
-            "The base of the wavelengths, 10000 in the paper (also RoPE's). Any number > 1.", "pe_base"
-        )
-        self._dims = line_edit(
-            f"Dimensions drawn as waveforms: e.g. 4,5,6,7 or 4-7 (at most {MAX_DIMS}). Enter to apply.", "pe_dims"
-        )
-        self._head_dim = spin_box(
-            2, MAX_D_MODEL, 2, "RoPE head size (even): it rotates head_dim / 2 pairs.", "pe_head_dim"
-        )
-        self._ref = spin_box(
-            0, MAX_POSITIONS, 1, "Reference position m for the similarity curves (solid).", "pe_reference"
-        )
-        self._ref2 = spin_box(
-            0, MAX_POSITIONS, 1, "A second reference position (dashed): the curves coincide.", "pe_second_reference"
-        )
-        self._vectors = QComboBox()
-        self._vectors.addItems(list(ROPE_VECTORS))
-        self._vectors.setObjectName("pe_rope_vectors")
-        self._vectors.setToolTip(
-            "The q and k rotated by RoPE: the same random vector (offset 0 is the maximum), a "
-            "random pair (seed 0; starts anywhere), or all ones."
-        )
-        self._wrap = QCheckBox("Wrap angles to (−π, π]")
-        self._wrap.setObjectName("pe_wrap")
-        self._wrap.setChecked(True)  # the wrapped sawtooths compare pairs better than lines of very different slope
-        self._wrap.setToolTip("Show the RoPE angles as the rotation actually seen (wrapped), not the running total.")
-        return [
-            ("d_model", "d_model", self._d_model),
-            ("n_positions", "Positions", self._n_pos),
-            ("base", "Base", self._base),
-            ("dims", "Dimensions", self._dims),
-            ("head_dim", "RoPE head dim", self._head_dim),
-            ("reference", "Reference m", self._ref),
-            ("second_reference", "Second m", self._ref2),
-            ("rope_vectors", "RoPE q, k", self._vectors),
-        ]
-
     def _connect_controls(self) -> None:
-        s = self.state
-        self._d_model.valueChanged.connect(lambda v: self._apply("d_model", s.set_d_model, v))
-        self._n_pos.valueChanged.connect(lambda v: self._apply("n_positions", s.set_n_positions, v))
-        self._head_dim.valueChanged.connect(lambda v: self._apply("head_dim", s.set_head_dim, v))
-        self._ref.valueChanged.connect(lambda v: self._apply("reference", s.set_reference, v))
-        self._ref2.valueChanged.connect(lambda v: self._apply("second_reference", s.set_second_reference, v))
-        self._base.editingFinished.connect(lambda: self._apply("base", s.set_base_text, self._base.text()))
-        self._dims.editingFinished.connect(lambda: self._apply("dims", s.set_dims_text, self._dims.text()))
-        self._vectors.currentTextChanged.connect(lambda t: self._apply("rope_vectors", s.set_rope_vectors, t))
-        self._wrap.toggled.connect(lambda _checked: self._draw_rope(self._data))
+        s, c = self.state, self.controls
+        c.d_model.valueChanged.connect(lambda v: self._apply("d_model", s.set_d_model, v))
+        c.n_positions.valueChanged.connect(lambda v: self._apply("n_positions", s.set_n_positions, v))
+        c.head_dim.valueChanged.connect(lambda v: self._apply("head_dim", s.set_head_dim, v))
+        c.reference.valueChanged.connect(lambda v: self._apply("reference", s.set_reference, v))
+        c.second_reference.valueChanged.connect(lambda v: self._apply("second_reference", s.set_second_reference, v))
+        c.base.editingFinished.connect(lambda: self._apply("base", s.set_base_text, c.base.text()))
+        c.dims.editingFinished.connect(lambda: self._apply("dims", s.set_dims_text, c.dims.text()))
+        c.pairs.editingFinished.connect(lambda: self._apply("pairs", s.set_pairs_text, c.pairs.text()))
+        c.rope_vectors.currentTextChanged.connect(lambda t: self._apply("rope_vectors", s.set_rope_vectors, t))
+        c.wrap.toggled.connect(lambda _checked: self._draw_rope(self._data))
 
     def _apply(self, field: str, setter: Callable[[object], None], value: object) -> None:
         """Hand a user edit to the state; a rejection shows next to the control and changes nothing else."""
@@ -228,23 +185,24 @@ class PETab(QWidget):
         self._draw_similarity(data)
 
     def _sync_controls(self, data: PELabData) -> None:
-        """Controls always show the state (it may change from set_model_pe or drop dimensions)."""
-        p = data.params
+        """Controls always show the state (it may change from set_model_pe or drop dimensions and pairs)."""
+        p, c = data.params, self.controls
         values = (
-            (self._d_model, p.d_model),
-            (self._n_pos, p.n_positions),
-            (self._head_dim, p.head_dim),
-            (self._ref, p.references[0]),
-            (self._ref2, p.references[1]),
+            (c.d_model, p.d_model),
+            (c.n_positions, p.n_positions),
+            (c.head_dim, p.head_dim),
+            (c.reference, p.references[0]),
+            (c.second_reference, p.references[1]),
         )
         for spin, value in values:
             with QSignalBlocker(spin):
                 spin.setValue(value)
-        for edit, text in ((self._base, f"{p.base:g}"), (self._dims, format_dims(p.dims))):
+        texts = ((c.base, f"{p.base:g}"), (c.dims, format_dims(p.dims)), (c.pairs, format_dims(p.pairs)))
+        for edit, text in texts:
             with QSignalBlocker(edit):
                 edit.setText(text)
-        with QSignalBlocker(self._vectors):
-            self._vectors.setCurrentText(p.rope_vectors)
+        with QSignalBlocker(c.rope_vectors):
+            c.rope_vectors.setCurrentText(p.rope_vectors)
 
     def _draw_model_label(self, data: PELabData) -> None:
         pe = data.model_pe
@@ -276,7 +234,7 @@ class PETab(QWidget):
             self._plots["matrix"].autoRange()
 
     def _draw_rope(self, data: PELabData) -> None:
-        wrapped = self._wrap.isChecked()
+        wrapped = self.controls.wrap.isChecked()
         angles = data.rope_angles_wrapped if wrapped else data.rope_angles
         plot, pairs = self._plots["rope_angles"], data.rope_pairs
         show_curves(plot, self._rope_curves, len(pairs))

@@ -37,7 +37,14 @@ def plot_title(name: str, data: PELabData) -> str:
 
 
 def _numbers(values: tuple[int, ...]) -> str:
-    return ", ".join(str(v) for v in values)
+    """'0, 1, 3' as they are; a run of three or more as its ends ('8–31'): a 256-pair head hides 250 pairs."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def drawn_note(name: str, data: PELabData) -> str:
@@ -49,7 +56,7 @@ def drawn_note(name: str, data: PELabData) -> str:
         pairs, n_pairs = data.rope_pairs, p.head_dim // 2
         hidden = tuple(i for i in range(n_pairs) if i not in pairs)
         left_out = f"; pair{'s' * (len(hidden) > 1)} {_numbers(hidden)} hidden" if hidden else ""
-        return f"Drawn: pairs {_numbers(pairs)} of 0–{n_pairs - 1}{left_out}."
+        return f"Drawn: pairs {_numbers(pairs)} of 0–{n_pairs - 1}{left_out} (the RoPE pairs box picks them)."
     return ""
 
 
