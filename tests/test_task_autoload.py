@@ -133,3 +133,19 @@ def test_closing_the_window_while_the_shipped_model_loads_asks_nothing_afterward
     assert wait_for_tasks(20_000)
     qtbot.wait(300)  # the read's result is delivered to the closed window
     assert asked == [] and app.hub.path == own
+
+
+def test_the_task_picked_last_wins_whichever_shipped_file_is_read_first(qtbot):
+    """Down, Down through the combo passes reverse on the way to sort: both loads start (reverse's a few ms ahead,
+    so it is read first), and the hub must end on the user's last pick, with the passed-over model never shown."""
+    app = open_window(qtbot, None)
+    wait_frame(qtbot, app.session)
+    arrived: list[str] = []
+    app.hub.model_changed.connect(lambda: arrived.append(app.hub.task.task))
+    pick_task(qtbot, app, "reverse")
+    qtbot.wait(5)  # its load starts first: reading and building a checkpoint takes far longer than this
+    pick_task(qtbot, app, "sort")
+    qtbot.waitUntil(lambda: app.hub.path.name == "sort_rope.pt", timeout=20000)
+    qtbot.wait(300)
+    assert arrived == ["sort"] and app.playground.input_panel.task.currentData() == "sort"
+    close_window(qtbot, app)

@@ -9,10 +9,8 @@ model leaves the status bar when the model changes, and Model > Undo and Redo na
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Protocol
 
 import torch
@@ -20,15 +18,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from core_model import ModelConfig, Seq2SeqTransformer, build_model
-from core_model.checkpoint import Checkpoint, CheckpointError
+from core_model import ModelConfig
 from core_model.recipe import anchored_by_default
-from core_model.shipped import find_shipped_checkpoint, is_shipped
+from core_model.shipped import is_shipped
 from visualizer.controllers.history_actions import show_history
+from visualizer.controllers.model_builds import BuiltModel, build_for
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
-from visualizer.workers.tasks import TaskSlot, run_task
+from visualizer.workers.tasks import TaskSlot
 
 log = logging.getLogger(__name__)
 SHORT_MS, MEDIUM_MS, LONG_MS = 5000, 6000, 12000  # how long a status message stays: longer for more to read
@@ -44,41 +42,6 @@ UNTRAINED_MESSAGE = (
     "change (Ctrl+Alt+Z) brings the previous model back."
 )
 UNTRAINED_ORIGIN = "untrained (new architecture)"  # what ModelHub.new_untrained calls such a model
-_BUILDING = threading.Lock()  # one build at a time: a seeded build forks torch's global generator
-
-
-@dataclass(frozen=True)
-class BuiltModel:
-    """A model ready for the hub, made off the GUI thread: the shipped one for the architecture, or a new one."""
-
-    model: Seq2SeqTransformer
-    shipped: tuple[Path, Checkpoint] | None  # None: untrained
-
-
-def build_for(
-    config: ModelConfig,
-    task: str,
-    device: torch.device,
-    wanted: Callable[[], bool] = lambda: True,
-    shipped_only: bool = False,
-) -> BuiltModel | None:
-    """The shipped trained model for `config` and `task` when there is one, else a new untrained one (seed 0), or
-    None with `shipped_only`; slow, no Qt. None too when `wanted()` says, once this build's turn comes, that a newer
-    request replaced it.
-    """
-    with _BUILDING:
-        return _build(config, task, device, shipped_only) if wanted() else None
-
-
-def _build(config: ModelConfig, task: str, device: torch.device, shipped_only: bool) -> BuiltModel | None:
-    found = find_shipped_checkpoint(config, task)
-    if found is not None:
-        path, ckpt = found
-        try:
-            return BuiltModel(ckpt.build(device), found)  # the task was checked when the file was read
-        except CheckpointError as exc:
-            log.warning("the shipped model %s could not be built: %s", path.name, exc)
-    return None if shipped_only else BuiltModel(build_model(config, seed=0).to(device).eval(), None)
 
 
 def _ask_load_shipped(parent: QWidget, text: str) -> bool:
@@ -96,6 +59,15 @@ class ModelPanelLike(Protocol):
 
     config_requested: Any  # Signal(ModelConfig)
     revert_button: Any  # QPushButton
+
+
+@dataclass(frozen=True)
+class _TaskPick:
+    """A task the user picked, and what the hub held then (a load that finishes later is checked against it)."""
+
+    task: str
+    own_work: bool  # the model then was the user's own work: ask before replacing it
+    generation: int
 
 
 class ArchitectureController(QObject):
@@ -121,6 +93,9 @@ class ArchitectureController(QObject):
         self._builds.finished.connect(self._apply)
         self._builds.failed.connect(self._failed)
         self._asked_at = hub.generation  # the hub's model when the newest build was asked for
+        self._task_loads = TaskSlot("Loading the shipped model", self)  # the newest task picked wins
+        self._task_loads.finished.connect(self._task_loaded)
+        self._task_loads.failed.connect(lambda message: self._status(message, LONG_MS))
         self._history_actions: tuple[QAction, QAction] | None = None  # Model > Undo and Redo, once tracked
         self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
 
@@ -183,23 +158,24 @@ class ArchitectureController(QObject):
         own_work = hub.dirty or own_file or bool(hub.history and hub.path is None)  # trained here, then saved or not
         if own_work and not ask:
             return
-        config, generation, device = hub.config, hub.generation, hub.device
-
-        def found(built: BuiltModel | None) -> None:
-            if built is None or hub.generation != generation or hub.training_active:
-                return  # no shipped model for this architecture and task, or the model changed meanwhile
-            if own_work and not self._parent.isVisible():
-                return  # the window closed while the file was read: no question may outlive it
-            if own_work and not _ask_load_shipped(self._parent, SWITCH_QUESTION.format(task=task, origin=hub.origin)):
-                return
-            self._take(built, f"switch to the {task} task")
-
-        run_task(
-            "Loading the shipped model",
-            lambda: build_for(config, task, device, shipped_only=True),
-            found,
-            lambda message: None,
+        pick = _TaskPick(task, own_work, hub.generation)
+        self._task_loads.submit(
+            lambda _state, *inputs: (pick, build_for(*inputs, shipped_only=True)), hub.config, task, hub.device
         )
+
+    def _task_loaded(self, result: tuple[_TaskPick, BuiltModel | None]) -> None:
+        """The newest pick's shipped model (the slot drops older picks' loads), unless there is none for this
+        architecture, the model changed meanwhile or training started."""
+        pick, built = result
+        hub = self.hub
+        if built is None or hub.generation != pick.generation or hub.training_active:
+            return
+        if pick.own_work and not self._parent.isVisible():
+            return  # the window closed while the file was read: no question may outlive it
+        question = SWITCH_QUESTION.format(task=pick.task, origin=hub.origin)
+        if pick.own_work and not _ask_load_shipped(self._parent, question):
+            return
+        self._take(built, f"switch to the {pick.task} task")
 
     def cancel(self) -> None:
         """The user went back to the loaded architecture (Revert): a build still running is dropped when it ends."""
