@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
@@ -300,3 +300,29 @@ def test_opening_a_checkpoint_whose_task_outgrows_its_vocabulary_says_so(qtbot, 
         setup.actions.open_path(path)
     assert errors and "big-task.pt" in errors[0][1] and "vocab_size >= 12" in errors[0][1]
     assert setup.hub.path is None
+
+
+def test_the_file_opened_last_wins_even_when_an_earlier_one_is_read_later(qtbot, make, tmp_path, errors):
+    """Open a large file, then at once a small one (File › Open recent twice): the large one is still being read
+    when the small one arrives, and it must not replace the user's last choice when it is done."""
+    setup = make()
+    large = save_checkpoint_of(tmp_path / "large.pt", ModelConfig(vocab_size=8, d_model=256, n_encoder_layers=4))
+    small = save_checkpoint_of(tmp_path / "small.pt", SMALL)
+    opened: list[str] = []
+    setup.actions.opened.connect(opened.append)
+    setup.actions.open_path(large)
+    setup.actions.open_path(small)
+    qtbot.waitUntil(lambda: setup.hub.path == small, timeout=WAIT_MS)
+    pool = QThreadPool.globalInstance()
+    qtbot.waitUntil(lambda: pool.activeThreadCount() == 0, timeout=WAIT_MS)  # the large file's read has ended too
+    qtbot.wait(200)
+    assert setup.hub.path == small and opened == [str(small)] and errors == []
+    assert setup.hub.config == SMALL
+
+
+def save_checkpoint_of(path: Path, config: ModelConfig) -> Path:
+    from core_model.checkpoint import save_checkpoint
+
+    return save_checkpoint(
+        path, build_model(config, seed=2), extra={"task": {"task": "sort", "n_symbols": 5, "min_len": 2, "max_len": 5}}
+    )

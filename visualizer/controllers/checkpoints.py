@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,15 @@ from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from core_model import build_model
-from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
+from core_model import Seq2SeqTransformer, build_model
+from core_model.checkpoint import CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
+from core_model.tasks import TaskSpec
 from visualizer.controllers.preferences import string_list
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
 RECENT_KEY, MAX_RECENT = "recent_files", 8
@@ -62,15 +64,20 @@ def _ask_save_path(parent: QWidget | None, suggested: str) -> str | None:
     return path or None
 
 
-def _read(path: Path) -> dict[str, Any]:
-    """Load and check a checkpoint completely (background thread): a model, its task, history and extras."""
+@dataclass(frozen=True)
+class _Opened:
+    """A checkpoint read and built off the GUI thread (load_checkpoint has checked its task against the model)."""
+
+    path: Path
+    model: Seq2SeqTransformer
+    task: TaskSpec
+    history: list[dict]
+    extra: CheckpointExtra
+
+
+def _read(path: Path) -> _Opened:
     ckpt = load_checkpoint(path)
-    task = ckpt.task
-    try:
-        task.check_vocab(ckpt.config.vocab_size)
-    except ValueError as exc:
-        raise CheckpointError(f"{path.name}: {exc}") from exc
-    return {"model": ckpt.build("cpu"), "task": task, "history": ckpt.history, "extra": ckpt.extra, "path": path}
+    return _Opened(path, ckpt.build("cpu"), ckpt.task, ckpt.history, ckpt.extra)
 
 
 class CheckpointActions(QObject):
@@ -86,6 +93,10 @@ class CheckpointActions(QObject):
         super().__init__(parent_widget)
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
+        self._opens = TaskSlot("Opening the checkpoint", self)  # the file opened last wins, whichever is read first
+        self._opens.finished.connect(self._opened)
+        self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
+        self._opening = Path()  # the file the newest open reads
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
@@ -167,24 +178,26 @@ class CheckpointActions(QObject):
             self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
             return
 
-        def done(loaded: dict[str, Any]) -> None:
-            if self.hub.training_active:  # training started while the file was read
-                self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
-                return
-            self.hub.set_model(
-                loaded["model"],
-                loaded["task"],
-                origin=checkpoint_origin(path.name),
-                history=loaded["history"],
-                path=path,
-                extra=loaded["extra"],
-            )
-            if self.training_state is not None:
-                self.training_state.restore(loaded["history"], loaded["extra"])
-            self._remember(path)
-            self.opened.emit(str(path))
+        self._opening = path
+        self._opens.submit(lambda _state, target: _read(target), path)
 
-        self._start(lambda: _read(path), done, f"Could not open {path.name}")
+    def _opened(self, loaded: _Opened) -> None:
+        if self.hub.training_active:  # training started while the file was read
+            self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
+            return
+        path = loaded.path
+        self.hub.set_model(
+            loaded.model,
+            loaded.task,
+            origin=checkpoint_origin(path.name),
+            history=loaded.history,
+            path=path,
+            extra=loaded.extra,
+        )
+        if self.training_state is not None:
+            self.training_state.restore(loaded.history, loaded.extra)
+        self._remember(path)
+        self.opened.emit(str(path))
 
     def _start(self, fn: Callable[[], Any], on_done: Callable[[Any], None], title: str) -> None:
         """Run fn in the pool; keep its signal object alive until it reports."""

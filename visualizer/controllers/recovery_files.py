@@ -73,9 +73,8 @@ def _mtime(path: Path) -> float:
 def read_recovery(path: Path) -> Recovered:
     """Load a recovery file completely (background thread); a bad file comes back with `error`, never raises."""
     try:
-        ckpt = load_checkpoint(path)
+        ckpt = load_checkpoint(path)  # checks the stored task against the model
         task = ckpt.task
-        task.check_vocab(ckpt.config.vocab_size)
         model = ckpt.build("cpu")
     except (CheckpointError, ValueError) as exc:
         return Recovered(path, _mtime(path), error=str(exc))
