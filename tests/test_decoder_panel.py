@@ -156,7 +156,7 @@ def test_chips_show_labels_states_and_forced_marker(panel):
     assert panel.token_chips.accessibleDescription() == (
         "Output: 3 (correct) 1 (wrong, forced) 4 (unknown). Expected: 3 5 <eos>"
     )
-    assert panel.summary.text() == "1 / 2 correct so far"
+    assert panel.summary.text() == "1 / 1 of the model's tokens correct so far; 1 token you forced differs"
 
 
 def test_chip_tooltip_names_token_and_state(qtbot, panel):
@@ -183,6 +183,12 @@ def test_bars_equal_probabilities_with_labels(panel):
     texts = [t.textItem.toPlainText() for t in panel.chart._texts if t.isVisible()]
     assert texts == ["0.62", "0.25", "0.09", "0.04"]
     assert panel.chart.getPlotItem().titleLabel.text == "Next token at position 3"
+
+
+def test_a_finished_decoding_titles_its_empty_chart(panel):
+    panel.set_view(DecoderView(("3", "<eos>"), (True, None), ("3", "<eos>"), (), True, True, 2))
+    assert panel.chart.getPlotItem().titleLabel.text == "No next token: decoding has finished"
+    assert not [t for t in panel.chart._texts if t.isVisible()]
 
 
 def test_bars_update_in_place(panel):

@@ -118,8 +118,17 @@ def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qt
     wait_frame(qtbot, app.session)
     chips = chip_states(panel)
     assert chips[-1][0] == END
-    n_wrong = sum(state == "wrong" for _, state in chips)
-    assert n_wrong >= 1 and panel.summary.text() == f"Done: {n_wrong} token{'s' * (n_wrong != 1)} wrong"
+    forced = [chip.forced for chip in panel.token_chips.chips(0)]
+    n_wrong = sum(state == "wrong" and not f for (_, state), f in zip(chips, forced))
+    n_forced = sum(state == "wrong" and f for (_, state), f in zip(chips, forced))
+    assert n_forced == 1  # the forced token differs from the expectation: no mistake of the model's
+    said = f"Done: {n_wrong} token{'s' * (n_wrong != 1)} wrong" if n_wrong else "Done: the model's tokens match"
+    assert panel.summary.text().startswith(said) and panel.summary.text().endswith("; 1 token you forced differs")
+    struck = label.struck_rects()
+    assert (
+        len(struck) == 1
+        and "at position 1 the model predicted" in label.toolTip() + app.playground.output_label.toolTip()
+    )
     tokens = label.text().split()
     assert len(tokens) == len(chips) + 1  # one more position: the one reading the decoded <eos>
     tip = assert_dimmed_after(label, len(chips))
@@ -176,4 +185,46 @@ def test_while_stepping_the_next_token_is_dimmed_and_named_as_not_decoded_yet(qt
     note = "   ← next: not decoded yet"
     assert abs(ink_right(label) - (end + 2 + QFontMetrics(plain).horizontalAdvance(note))) <= 4  # that note, whole
     assert tooltip_at(label, end + 30) == tip
+    app.hub.dirty = False
+
+
+def test_a_forced_eos_is_credited_to_the_user_and_the_prediction_it_replaced_is_struck_out(qtbot):
+    """Step three times on the copy model, then force <eos>: the panel says the user ended it, the model's own
+    tokens are all right, and the Prediction line strikes out the 3 the model wanted (the output has <eos> there)."""
+    app = start_app(qtbot)
+    panel, label = app.playground.decoder_panel, app.playground.output_label
+    source = app.playground.input_panel.source
+    source.selectAll()
+    qtbot.keyClicks(source, "0123456789")
+    wait_frame(qtbot, app.session)
+    for _ in range(3):
+        qtbot.mouseClick(panel.buttons["step"], Qt.MouseButton.LeftButton)
+        wait_frame(qtbot, app.session)
+    eos = next(b for b in force_buttons(panel) if "<eos>" in b.text())
+    qtbot.mouseClick(eos, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.summary.text().startswith("Done"), timeout=30_000)
+    wait_frame(qtbot, app.session)
+    assert [t for t, _ in chip_states(panel)] == ["0", "1", "2", END]
+    assert panel.caption.text() == "Finished: you forced <eos>. Back or Reset to continue exploring."
+    assert panel.summary.text() == "Done: the model's tokens match the expected output; 1 token you forced differs"
+    assert label.text().split()[:4] == ["0", "1", "2", "3"]
+    (struck,) = label.struck_rects()
+    x0, x1 = split_x(label, 3)
+    assert struck.left() == x0 and struck.width() == QFontMetrics(label.font()).horizontalAdvance("3")
+    assert darkest(label, struck.left(), struck.right()) > darkest(label, 0, x0 - 4) + 40  # dimmed, not bold black
+    image = label.grab().toImage()
+    scale = image.width() / label.width()
+    back = image.pixelColor(int((struck.right() + 1) * scale), 1).lightness()
+    ink_rows = {
+        y
+        for y in range(image.height())
+        if sum(
+            image.pixelColor(x, y).lightness() < back - 30
+            for x in range(int(struck.left() * scale), int(struck.right() * scale))
+        )
+        >= 0.8 * struck.width() * scale
+    }
+    assert ink_rows  # a line across the whole glyph: struck out
+    tip = tooltip_at(label, struck.center().x())
+    assert tip == "Struck out: at position 3 the model predicted 3, you forced <eos>. The output holds what you forced."
     app.hub.dirty = False

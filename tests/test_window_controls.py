@@ -137,7 +137,7 @@ def test_teacher_forcing_and_stepping_are_a_visible_switch_with_a_chip_legend(qt
     ]
     image = panel.legend.grab().toImage()
     colours = {image.pixelColor(r.center().x(), r.top() + 3).name() for r, *_ in panel.legend._items}
-    assert {"#2e7d32", "#c62828", "#9e9e9e", "#eceff1"} <= colours
+    assert {"#2e7d32", "#c62828", "#737373", "#eceff1"} <= colours
 
 
 def test_wheel_over_the_trainer_timeline_leaves_the_snapshot_shown(qtbot, app):

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRect
 CHIP_COLOURS = {  # state -> (background, text)
     "correct": ("#2e7d32", "#ffffff"),
     "wrong": ("#c62828", "#ffffff"),
-    "unknown": ("#9e9e9e", "#ffffff"),
+    "unknown": ("#737373", "#ffffff"),  # white text on it reads at 4.7:1 (WCAG AA)
     "expected": ("#eceff1", "#37474f"),
 }
 STATE_TIPS = {

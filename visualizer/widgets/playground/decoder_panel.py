@@ -70,22 +70,32 @@ class DecoderView:
     stepping: bool = False  # False: teacher forcing, the decoder sees the whole expected output
 
 
+FINISHED_CHART = "No next token: decoding has finished"  # over the empty chart, which read as a failed plot
 TEACHER_SUMMARY = "Teacher forcing: all positions at once; Step decodes one by one"
 
 
 def summary_text(view: DecoderView) -> str:
-    """One line on how the output compares with the expectation."""
+    """One line on how the output compares with the expectation; tokens the user forced are counted apart from
+    the model's: a forced token that differs from the expectation is no mistake of the model's."""
     n = len(view.output_labels)
-    known = [c for c in view.correct[:n] if c is not None]
+    forced = [i < len(view.forced) and view.forced[i] for i in range(n)]
+    known = [c for c, f in zip(view.correct[:n], forced) if c is not None and not f]
     wrong = sum(1 for c in known if not c)
+    forced_wrong = sum(1 for c, f in zip(view.correct[:n], forced) if f and c is False)
+    aside = f"; {forced_wrong} token{'s' * (forced_wrong != 1)} you forced differ{'s' * (forced_wrong == 1)}"
+    aside = aside if forced_wrong else ""
     if not view.finished:
         if n == 0:  # teacher forcing: the Prediction line already shows a whole answer, made all at once
             return "Nothing decoded yet: press Step" if view.stepping else TEACHER_SUMMARY
-        return f"{len(known) - wrong} / {len(known)} correct so far" if known else f"{n} tokens decoded"
-    if not known:
-        return f"Done: {n} tokens decoded (no expected output)"
+        if known:
+            return f"{len(known) - wrong} / {len(known)} of the model's tokens correct so far{aside}"
+        return f"{n} tokens decoded{aside}"
+    if not known and not forced_wrong:
+        return f"Done: {n} tokens decoded (no expected output)" if not any(forced) else f"Done: {n} tokens decoded"
     if wrong:
-        return f"Done: {wrong} token{'s' if wrong != 1 else ''} wrong"
+        return f"Done: {wrong} token{'s' if wrong != 1 else ''} wrong{aside}"
+    if forced_wrong:
+        return f"Done: the model's tokens match the expected output{aside}"
     if n != len(view.expected_labels):
         return "Done: output length differs from the expected output"
     return "Done: output matches the expected output"
@@ -94,7 +104,9 @@ def summary_text(view: DecoderView) -> str:
 def finished_reason(view: DecoderView) -> str:
     """Why decoding stopped, for the chart's caption."""
     if view.output_labels and view.output_labels[-1] == EOS_LABEL:
-        return "Finished: the model produced <eos>. Back or Reset to continue exploring."
+        forced = len(view.forced) >= len(view.output_labels) and view.forced[len(view.output_labels) - 1]
+        who = "you forced <eos>" if forced else "the model produced <eos>"
+        return f"Finished: {who}. Back or Reset to continue exploring."
     return "Finished: the length limit was reached. Back or Reset to continue exploring."
 
 
@@ -219,7 +231,7 @@ class DecoderPanel(QWidget):
         self.mode_label.setText(MODE_STATES[view.stepping])
         candidates = () if view.finished else view.top_k
         self.chart.set_candidates(candidates)
-        self.chart.set_title("" if view.finished else f"Next token at position {view.position}")
+        self.chart.set_title(FINISHED_CHART if view.finished else f"Next token at position {view.position}")
         self.caption.setText(finished_reason(view) if view.finished else "")
         self.caption.setVisible(view.finished)
         self._set_force_buttons(candidates)

@@ -5,7 +5,8 @@ holds two predictions made at <pad> positions. The output ends at the first <eos
 predicted where the decoder reads <pad>, is drawn dimmed, followed by a short note where the line has room for it;
 hovering either says why. While stepping, the decoder reads what was decoded (forced tokens included), so there the
 end is the decoded <eos>, not the first predicted one; until it is decoded, the last prediction is the next token,
-not decoded yet, and is dimmed as such.
+not decoded yet, and is dimmed as such. Where the user forced another token than the model predicted, the
+prediction is struck out: the output holds the forced token there (the decoder panel's chips show it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class PredictionText:
     tail_start: int
     tail_note: str  # "" when nothing is dimmed
     hint: str = TAIL_HINT  # drawn after the dimmed part where it fits
+    struck: tuple[tuple[int, int], ...] = ()  # character spans of predictions the user overrode by forcing a token
+    struck_note: str = ""  # why they are struck out
 
 
 def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> int:
@@ -48,17 +51,40 @@ def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool)
 
 
 def prediction_text(
-    outputs: Sequence[str], inputs: Sequence[str], stepping: bool = False, finished: bool = False
+    outputs: Sequence[str],
+    inputs: Sequence[str],
+    stepping: bool = False,
+    finished: bool = False,
+    forced: Sequence[bool] = (),
 ) -> PredictionText:
     """The tokens joined by spaces, and where (and why) the part that is not output starts (`finished`: stepping
-    has ended, at <eos> or at the length limit)."""
+    has ended, at <eos> or at the length limit); `forced`: per decoded position, whether the user chose the token."""
     text, n = " ".join(outputs), output_length(outputs, inputs, stepping)
+    struck, struck_note = overridden(outputs, inputs, forced, n)
     if n >= len(outputs):
-        return PredictionText(text, len(text), "")
+        return PredictionText(text, len(text), "", TAIL_HINT, struck, struck_note)
     start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
     if stepping and EOS_LABEL not in inputs:
-        return PredictionText(text, start, *((limit_note(n), TAIL_HINT) if finished else (next_note(n), NEXT_HINT)))
-    return PredictionText(text, start, tail_note(outputs, inputs, n, stepping))
+        note, hint = (limit_note(n), TAIL_HINT) if finished else (next_note(n), NEXT_HINT)
+        return PredictionText(text, start, note, hint, struck, struck_note)
+    return PredictionText(text, start, tail_note(outputs, inputs, n, stepping), TAIL_HINT, struck, struck_note)
+
+
+def overridden(
+    outputs: Sequence[str], inputs: Sequence[str], forced: Sequence[bool], n: int
+) -> tuple[tuple[tuple[int, int], ...], str]:
+    """The character spans of output predictions that a forced token replaced (the decoder then read the forced
+    token, inputs[i + 1]), and the sentence that names them."""
+    spans, said, at = [], [], 0
+    for i, token in enumerate(outputs):
+        chosen = inputs[i + 1] if i + 1 < len(inputs) else None
+        if i < n and i < len(forced) and forced[i] and chosen is not None and chosen != token:
+            spans.append((at, at + len(token)))
+            said.append(f"at position {i} the model predicted {token}, you forced {chosen}")
+        at += len(token) + 1
+    if not spans:
+        return (), ""
+    return tuple(spans), f"Struck out: {'; '.join(said)}. The output holds what you forced."
 
 
 def limit_note(n: int) -> str:
@@ -110,6 +136,8 @@ class PredictionLabel(QLabel):
         self._tail_note = ""
         self._tail_hint = TAIL_HINT
         self._hint: tuple[tuple[str, str], QFont, int] | None = None  # ((label font's key, note), note's font, width)
+        self._struck: tuple[tuple[int, int], ...] = ()
+        self._struck_note = ""
 
     def set_tail(self, start: int | None, note: str, hint: str = TAIL_HINT) -> None:
         """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip and `hint`
@@ -117,6 +145,23 @@ class PredictionLabel(QLabel):
         if (start, note, hint) != (self._tail_start, self._tail_note, self._tail_hint):
             self._tail_start, self._tail_note, self._tail_hint = start, note, hint
             self.update()
+
+    def set_struck(self, spans: tuple[tuple[int, int], ...], note: str) -> None:
+        """Strike out (and dim) the characters of each span: predictions the user overrode; `note` says why."""
+        if (spans, note) != (self._struck, self._struck_note):
+            self._struck, self._struck_note = spans, note
+            self.update()
+
+    def struck_rects(self) -> list[QRect]:
+        """Where the struck-out predictions are drawn now (those the elided line still shows)."""
+        text, area, metrics = self.text(), self.contentsRect(), self.fontMetrics()
+        shown = len(text) - 1 if text.endswith("…") else len(text)  # an elided line: the "…" is no prediction
+        rects = []
+        for start, end in self._struck:
+            if end <= shown:
+                left = area.left() + metrics.horizontalAdvance(text[:start])
+                rects.append(QRect(left, area.top(), metrics.horizontalAdvance(text[start:end]), area.height()))
+        return rects
 
     def tail_note(self) -> str:
         """Why the dimmed part is dimmed (its tooltip; "" when nothing is)."""
@@ -136,7 +181,26 @@ class PredictionLabel(QLabel):
         tail = self.tail_rect()
         if tail is None:
             super().paintEvent(event)
-            return
+        else:
+            self._paint_with_tail(tail)
+        if self._struck:
+            self._paint_struck()
+
+    def _paint_struck(self) -> None:
+        """Each overridden prediction again, dimmed and struck out, over its plain drawing."""
+        painter = QPainter(self)
+        font = self.font()
+        font.setStrikeOut(True)
+        painter.setFont(font)
+        painter.setPen(dimmed(self.palette()))
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        text = self.text()
+        for (start, end), rect in zip(self._struck, self.struck_rects()):
+            painter.fillRect(rect.adjusted(0, 0, 1, 0), self.palette().color(QPalette.ColorRole.Window))
+            painter.drawText(rect.adjusted(0, 0, 2, 0), flags, text[start:end])
+        painter.end()
+
+    def _paint_with_tail(self, tail: QRect) -> None:
         text, start = self.text(), self._tail_start
         flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         painter = QPainter(self)
@@ -168,6 +232,10 @@ class PredictionLabel(QLabel):
             if tail is not None and event.pos().x() >= tail.left():
                 QToolTip.showText(event.globalPos(), self._tail_note, self, tail)
                 return True
+            for rect in self.struck_rects():
+                if rect.contains(event.pos()):
+                    QToolTip.showText(event.globalPos(), self._struck_note, self, rect)
+                    return True
         return super().event(event)
 
 
@@ -178,10 +246,17 @@ class PredictionSlot(ElidedLabelSlot):
     label: PredictionLabel
 
     def show_prediction(
-        self, outputs: Sequence[str], inputs: Sequence[str], stepping: bool, finished: bool = False
+        self,
+        outputs: Sequence[str],
+        inputs: Sequence[str],
+        stepping: bool,
+        finished: bool = False,
+        forced: Sequence[bool] = (),
     ) -> PredictionText:
-        """Show the predictions at each decoder position, dimmed past the end; returns what was shown."""
-        line = prediction_text(outputs, inputs, stepping, finished)
+        """Show the predictions at each decoder position, dimmed past the end and struck out where a forced token
+        replaced them; returns what was shown."""
+        line = prediction_text(outputs, inputs, stepping, finished, forced)
         self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note, line.hint)
+        self.label.set_struck(line.struck, line.struck_note)
         self.set_text(line.text)
         return line

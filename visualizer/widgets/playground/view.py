@@ -265,10 +265,10 @@ class PlaygroundView(QWidget):
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
         self.input_panel.set_expected(frame.expected)
         self.mask_panel.set_previews(frame.previews)
-        self.show_maps(frame.maps, frame.decoder.finished)
+        self.show_maps(frame.maps, frame.decoder.finished, frame.decoder.forced)
         self.decoder_panel.set_view(decoder_view(frame.decoder))
 
-    def show_maps(self, snap: MapsSnapshot, finished: bool = False) -> None:
+    def show_maps(self, snap: MapsSnapshot, finished: bool = False, forced: tuple[bool, ...] = ()) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
         self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
@@ -279,11 +279,12 @@ class PlaygroundView(QWidget):
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
             self.output_caption.setToolTip(caption_tip)
-        line = self.output_slot.show_prediction(snap.output_tokens, snap.maps["cross"].query_labels, stepping, finished)
+        inputs = snap.maps["cross"].query_labels
+        line = self.output_slot.show_prediction(snap.output_tokens, inputs, stepping, finished, forced)
         # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
         self.output_label.setToolTip(
             f"The model's argmax prediction at each decoder position (decoder input: "
-            f"{source}):\n{line.text}" + (f"\n{line.tail_note}" if line.tail_note else "")
+            f"{source}):\n{line.text}" + "".join(f"\n{note}" for note in (line.struck_note, line.tail_note) if note)
         )
 
     def _show_busy(self, busy: bool) -> None:
