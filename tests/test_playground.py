@@ -178,8 +178,19 @@ def test_bad_input_shows_message_and_keeps_maps(qtbot, view, good, action, needl
     error = view.input_panel.error
     assert not error.isHidden() and needle in error.text()
     assert "2px solid" in field.styleSheet()  # the field itself is marked
+    shown = good if len(good) <= 40 else good[:39] + "…"
+    assert f"the maps and the prediction are for the last valid source: <tt>{shown}</tt>" in error.text()
     for kind in KINDS:
         assert view.grids[kind].current_maps() is before[kind]
+        warning = view.grids[kind].header.warning_label  # said over the maps too: they do not show the typed text
+        assert (
+            not warning.isHidden()
+            and warning.text() == f"Not what you typed: these maps are for the last valid source, {good}"
+        )
+        image = warning.grab().toImage()
+        assert image.pixelColor(2, image.height() // 2).name() == "#fff3cd"  # the amber of the app's warnings
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo the bad edit
+    assert error.isHidden() and all(view.grids[kind].header.warning_label.isHidden() for kind in KINDS)
 
 
 def paste(field, text: str) -> None:

@@ -13,6 +13,7 @@ FramePasses' (state/inference.py); this module turns the user's choices into req
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from types import MappingProxyType
 
 import numpy as np
@@ -207,6 +208,8 @@ class PlaygroundSession(QObject):
         return check_source(text, self.vocabulary, self.max_source_len)
 
     def _set_error(self, error: InputError | None) -> None:
+        if error is not None:  # the views keep the last valid input's frame: say which
+            error = replace(error, showing=self.source_text if error.field == "source" else self.target_prefix)
         if error != self.last_error:
             self.last_error = error
             self.input_error_changed.emit(error)

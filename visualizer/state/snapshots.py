@@ -91,6 +91,7 @@ class InputError:
     field: InputField
     message: str
     position: int | None = None  # 0-based index of the offending character in the field's text
+    showing: str = ""  # the field's last valid text: what the maps, prediction and expected output still show
 
 
 @dataclass(frozen=True)

@@ -98,10 +98,14 @@ class GridHeader(QWidget):
         self.legend_label.setWordWrap(True)  # its note on small labels comes and goes: wrapped, never widens the window
         self.hover_label = plain_label(" ")
         self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
+        self.warning_label = plain_label()  # the maps are not what the rest of the window asks for (refused input)
+        self.warning_label.setWordWrap(True)
+        self.warning_label.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 2px 6px;")
+        self.warning_label.setVisible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for label in (self.title_label, self.legend_label, self.hover_label):
+        for label in (self.warning_label, self.title_label, self.legend_label, self.hover_label):
             layout.addWidget(label)
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
@@ -127,6 +131,12 @@ class GridHeader(QWidget):
         if outlined != self._highlighted:
             self._highlighted = outlined
             self._show_legend()
+
+    def set_warning(self, text: str) -> None:
+        """An amber line above the title ("" none): the maps shown are not for what the user typed."""
+        if text != self.warning_label.text():
+            self.warning_label.setText(text)
+            self.warning_label.setVisible(bool(text))
 
     def set_note(self, text: str) -> None:
         """A sentence the view adds to the legend ("" none): what about these maps the rest of the window changes."""

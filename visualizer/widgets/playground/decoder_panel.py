@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from visualizer.state.snapshots import DecodeSnapshot
+
 from .candidate_chart import CandidateChart
 from .chip import chip_state
 from .chip_legend import ChipLegend
@@ -68,6 +70,21 @@ class DecoderView:
     position: int  # index of the query that the top-k belongs to
     forced: tuple[bool, ...] = ()  # per output token: forced by the user
     stepping: bool = False  # False: teacher forcing, the decoder sees the whole expected output
+
+
+def decoder_view(snap: DecodeSnapshot) -> DecoderView:
+    """Adapter from the session's plain snapshot to the panel's view type."""
+    return DecoderView(
+        output_labels=snap.output_labels,
+        correct=snap.correct,
+        expected_labels=snap.expected_labels,
+        top_k=snap.top_k,
+        finished=snap.finished,
+        can_back=bool(snap.output_ids),
+        position=snap.position,
+        forced=snap.forced,
+        stepping=snap.stepping,
+    )
 
 
 FINISHED_CHART = "No next token: decoding has finished"  # over the empty chart, which read as a failed plot

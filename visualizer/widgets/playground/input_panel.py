@@ -107,7 +107,14 @@ class InputPanel(QWidget):
         if error is None:
             self.error.setText("")
             return
-        self.error.setText(html.escape(error.message, quote=False) + self._highlight(field.text(), error.position))
+        shown = error.showing if len(error.showing) <= 40 else error.showing[:39] + "…"
+        still = (
+            f"<br>Until it is fixed, Expected, the maps and the prediction are for the last valid {error.field}: "
+            f"<tt>{html.escape(shown, quote=False) or '(empty)'}</tt>"
+        )
+        self.error.setText(
+            html.escape(error.message, quote=False) + self._highlight(field.text(), error.position) + still
+        )
 
     @staticmethod
     def _highlight(text: str, pos: int | None) -> str:

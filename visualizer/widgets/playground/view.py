@@ -24,7 +24,7 @@ from visualizer.state.cell_tools import CellInspector, cell_inspectors
 from visualizer.state.compare import CompareSession
 from visualizer.state.mask_painter import MaskPainter
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, MapsSnapshot, PlaygroundFrame
+from visualizer.state.snapshots import KIND_TITLES, InputError, MapsSnapshot, PlaygroundFrame
 from visualizer.state.source_check import TrainedNote
 from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
 from visualizer.widgets.common.stable_label import fix_label_size
@@ -33,7 +33,7 @@ from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_che
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
-from .decoder_panel import DecoderPanel, DecoderView
+from .decoder_panel import DecoderPanel, decoder_view
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
@@ -46,22 +46,14 @@ from .tool_row import ToolRow
 MIN_COLUMN_WIDTH = 440
 SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
+
+
+def stale_warning(error: InputError) -> str:
+    """What the grids say while the typed input is refused."""
+    return f"Not what you typed: these maps are for the last valid {error.field}, {error.showing or '(empty)'}"
+
+
 ENCODER_WHILE_STEPPING = "stepping: the encoder reads the source alone; Decoder self and Cross gain a row per Step"
-
-
-def decoder_view(snap: DecodeSnapshot) -> DecoderView:
-    """Adapter from the session's plain snapshot to the panel's view type."""
-    return DecoderView(
-        output_labels=snap.output_labels,
-        correct=snap.correct,
-        expected_labels=snap.expected_labels,
-        top_k=snap.top_k,
-        finished=snap.finished,
-        can_back=bool(snap.output_ids),
-        position=snap.position,
-        forced=snap.forced,
-        stepping=snap.stepping,
-    )
 
 
 class PlaygroundView(QWidget):
@@ -228,6 +220,7 @@ class PlaygroundView(QWidget):
         ip.task_selected.connect(s.set_task)
         ip.pads_changed.connect(s.set_extra_pads)
         s.input_error_changed.connect(ip.set_error)
+        s.input_error_changed.connect(self._show_stale)
         s.inputs_changed.connect(ip.show_values)  # the fields follow the session, whoever changed it
         s.masks_changed.connect(self.mask_panel.set_spec)
         ip.show_values(s.inputs())
@@ -257,6 +250,12 @@ class PlaygroundView(QWidget):
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def _show_stale(self, error: InputError | None) -> None:
+        """Over every grid while the input is refused: these maps belong to the last valid input, not to the text."""
+        warning = "" if error is None else stale_warning(error)
+        for grid in self.grids.values():
+            grid.header.set_warning(warning)
 
     def _show_length_note(self, _frame: object) -> None:
         self.input_panel.set_length_note(*self._trained_note(self.session.source_length))
