@@ -124,7 +124,7 @@ def test_stepping_dims_only_what_follows_the_decoded_end_like_the_chips_count(qt
     assert n_forced == 1  # the forced token differs from the expectation: no mistake of the model's
     said = f"Done: {n_wrong} token{'s' * (n_wrong != 1)} wrong" if n_wrong else "Done: the model's tokens match"
     assert panel.summary.text().startswith(said) and panel.summary.text().endswith("; 1 token you forced differs")
-    struck = label.struck_rects()
+    struck = label.mark_rects("struck")
     assert (
         len(struck) == 1
         and "at position 1 the model predicted" in label.toolTip() + app.playground.output_label.toolTip()
@@ -208,7 +208,7 @@ def test_a_forced_eos_is_credited_to_the_user_and_the_prediction_it_replaced_is_
     assert panel.caption.text() == "Finished: you forced <eos>. Back or Reset to continue exploring."
     assert panel.summary.text() == "Done: the model's tokens match the expected output; 1 token you forced differs"
     assert label.text().split()[:4] == ["0", "1", "2", "3"]
-    (struck,) = label.struck_rects()
+    (struck,) = label.mark_rects("struck")
     x0, x1 = split_x(label, 3)
     assert struck.left() == x0 and struck.width() == QFontMetrics(label.font()).horizontalAdvance("3")
     assert darkest(label, struck.left(), struck.right()) > darkest(label, 0, x0 - 4) + 40  # dimmed, not bold black
@@ -227,4 +227,38 @@ def test_a_forced_eos_is_credited_to_the_user_and_the_prediction_it_replaced_is_
     assert ink_rows  # a line across the whole glyph: struck out
     tip = tooltip_at(label, struck.center().x())
     assert tip == "Struck out: at position 3 the model predicted 3, you forced <eos>. The output holds what you forced."
+    app.hub.dirty = False
+
+
+def test_under_teacher_forcing_a_prediction_that_differs_from_the_expected_token_is_red(qtbot):
+    """A source longer than the copy model was trained on: some positions predict another symbol than the one
+    expected there. Each such token is drawn red (as a wrong chip), its tooltip naming position and both tokens;
+    the others keep the text's colour."""
+    app = start_app(qtbot)
+    label = app.playground.output_label
+    source = app.playground.input_panel.source
+    text = "0123456789012345678901234567"
+    source.selectAll()
+    qtbot.keyClicks(source, text)
+    wait_frame(qtbot, app.session)
+    tokens = label.text().split()
+    expected = [*text, END]
+    wrong = [i for i, (got, want) in enumerate(zip(tokens, expected)) if got != want and i < len(text)]
+    assert wrong  # this length is beyond what the model was trained on
+    rects = label.mark_rects("wrong")
+    assert len(rects) == len(wrong)
+    image = label.grab().toImage()
+    scale = image.width() / label.width()
+    for i, rect in zip(wrong, rects):
+        x0, _ = split_x(label, i)
+        assert rect.left() == x0
+        colours = {
+            image.pixelColor(int(x * scale), int(y * scale)).name()
+            for x in range(rect.left(), rect.right())
+            for y in range(rect.top(), rect.bottom())
+        }
+        assert "#c62828" in colours  # its glyph in the wrong chip's red
+        assert f"position {i}: {tokens[i]} where {expected[i]} is expected" in tooltip_at(label, rect.center().x())
+    right = split_x(label, 1)[0] - 4  # the first token is right: drawn in the text's colour
+    assert darkest(label, 0, right) < 60
     app.hub.dirty = False

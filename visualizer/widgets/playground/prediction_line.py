@@ -2,11 +2,11 @@
 
 The decoder predicts at every position it reads, padding included: under teacher forcing "0 1 … 9 <eos> <eos> 6"
 holds two predictions made at <pad> positions. The output ends at the first <eos>, so what follows it, and anything
-predicted where the decoder reads <pad>, is drawn dimmed, followed by a short note where the line has room for it;
-hovering either says why. While stepping, the decoder reads what was decoded (forced tokens included), so there the
-end is the decoded <eos>, not the first predicted one; until it is decoded, the last prediction is the next token,
-not decoded yet, and is dimmed as such. Where the user forced another token than the model predicted, the
-prediction is struck out: the output holds the forced token there (the decoder panel's chips show it).
+predicted where the decoder reads <pad>, is drawn dimmed, with a short note where the line has room; hovering says
+why. While stepping, the decoder reads what was decoded (forced tokens included): the end is the decoded <eos>, and
+until it is decoded the last prediction is the next token, dimmed as such. A prediction a forced token replaced is
+struck out (the output holds the forced token), and one that differs from the expected output is red, as the
+decoder panel's chips mark a wrong token.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 EOS_LABEL, PAD_LABEL = SPECIALS[EOS], SPECIALS[PAD]
 TAIL_HINT = "   ← dimmed: not part of the output"  # drawn after the line where it fits; hovering says why
+WRONG_RED = "#c62828"  # the decoder panel's "wrong" chip
 NEXT_HINT = "   ← next: not decoded yet"  # while stepping, after the prediction Step would decode
 
 
@@ -34,8 +35,21 @@ class PredictionText:
     tail_start: int
     tail_note: str  # "" when nothing is dimmed
     hint: str = TAIL_HINT  # drawn after the dimmed part where it fits
-    struck: tuple[tuple[int, int], ...] = ()  # character spans of predictions the user overrode by forcing a token
-    struck_note: str = ""  # why they are struck out
+    marks: tuple[Marked, ...] = ()  # output predictions drawn apart: overridden by a forced token, or wrong
+
+    @property
+    def notes(self) -> str:
+        """Every reason something is drawn apart, a line each (for the line's tooltip)."""
+        return "".join(f"\n{note}" for note in (*(m.note for m in self.marks), self.tail_note) if note)
+
+
+@dataclass(frozen=True)
+class Marked:
+    """Output predictions drawn apart, as character spans of the line, and the sentence that says why."""
+
+    kind: str  # "struck": a forced token replaced them; "wrong": they differ from the expected output
+    spans: tuple[tuple[int, int], ...]
+    note: str
 
 
 def output_length(outputs: Sequence[str], inputs: Sequence[str], stepping: bool) -> int:
@@ -56,35 +70,52 @@ def prediction_text(
     stepping: bool = False,
     finished: bool = False,
     forced: Sequence[bool] = (),
+    expected: Sequence[str] = (),
 ) -> PredictionText:
     """The tokens joined by spaces, and where (and why) the part that is not output starts (`finished`: stepping
-    has ended, at <eos> or at the length limit); `forced`: per decoded position, whether the user chose the token."""
+    has ended, at <eos> or at the length limit); `forced`: per decoded position, whether the user chose the token;
+    `expected`: the task's expected output, against which output predictions are marked wrong."""
     text, n = " ".join(outputs), output_length(outputs, inputs, stepping)
-    struck, struck_note = overridden(outputs, inputs, forced, n)
+    struck = overridden(outputs, inputs, forced, n)
+    marks = tuple(m for m in (struck, mismatched(outputs, expected, n, struck)) if m.spans)
     if n >= len(outputs):
-        return PredictionText(text, len(text), "", TAIL_HINT, struck, struck_note)
+        return PredictionText(text, len(text), "", TAIL_HINT, marks)
     start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
     if stepping and EOS_LABEL not in inputs:
         note, hint = (limit_note(n), TAIL_HINT) if finished else (next_note(n), NEXT_HINT)
-        return PredictionText(text, start, note, hint, struck, struck_note)
-    return PredictionText(text, start, tail_note(outputs, inputs, n, stepping), TAIL_HINT, struck, struck_note)
+        return PredictionText(text, start, note, hint, marks)
+    return PredictionText(text, start, tail_note(outputs, inputs, n, stepping), TAIL_HINT, marks)
 
 
-def overridden(
-    outputs: Sequence[str], inputs: Sequence[str], forced: Sequence[bool], n: int
-) -> tuple[tuple[tuple[int, int], ...], str]:
-    """The character spans of output predictions that a forced token replaced (the decoder then read the forced
-    token, inputs[i + 1]), and the sentence that names them."""
-    spans, said, at = [], [], 0
-    for i, token in enumerate(outputs):
-        chosen = inputs[i + 1] if i + 1 < len(inputs) else None
-        if i < n and i < len(forced) and forced[i] and chosen is not None and chosen != token:
-            spans.append((at, at + len(token)))
-            said.append(f"at position {i} the model predicted {token}, you forced {chosen}")
+def _spans(outputs: Sequence[str]) -> list[tuple[int, int]]:
+    """Each token's character span in the line."""
+    spans, at = [], 0
+    for token in outputs:
+        spans.append((at, at + len(token)))
         at += len(token) + 1
-    if not spans:
-        return (), ""
-    return tuple(spans), f"Struck out: {'; '.join(said)}. The output holds what you forced."
+    return spans
+
+
+def mismatched(outputs: Sequence[str], expected: Sequence[str], n: int, struck: Marked) -> Marked:
+    """Output predictions (the first n) that differ from the expected token at their position; overridden ones
+    are struck out instead."""
+    spans, said = [], []
+    for i, span in enumerate(_spans(outputs)[:n]):
+        if i < len(expected) and outputs[i] != expected[i] and span not in struck.spans:
+            spans.append(span)
+            said.append(f"position {i}: {outputs[i]} where {expected[i]} is expected")
+    return Marked("wrong", tuple(spans), f"Red: differs from the expected output ({'; '.join(said)}).")
+
+
+def overridden(outputs: Sequence[str], inputs: Sequence[str], forced: Sequence[bool], n: int) -> Marked:
+    """Output predictions that a forced token replaced (the decoder then read the forced token, inputs[i + 1])."""
+    spans, said = [], []
+    for i, span in enumerate(_spans(outputs)[:n]):
+        chosen = inputs[i + 1] if i + 1 < len(inputs) else None
+        if i < len(forced) and forced[i] and chosen is not None and chosen != outputs[i]:
+            spans.append(span)
+            said.append(f"at position {i} the model predicted {outputs[i]}, you forced {chosen}")
+    return Marked("struck", tuple(spans), f"Struck out: {'; '.join(said)}. The output holds what you forced.")
 
 
 def limit_note(n: int) -> str:
@@ -136,8 +167,7 @@ class PredictionLabel(QLabel):
         self._tail_note = ""
         self._tail_hint = TAIL_HINT
         self._hint: tuple[tuple[str, str], QFont, int] | None = None  # ((label font's key, note), note's font, width)
-        self._struck: tuple[tuple[int, int], ...] = ()
-        self._struck_note = ""
+        self._marks: tuple[Marked, ...] = ()
 
     def set_tail(self, start: int | None, note: str, hint: str = TAIL_HINT) -> None:
         """Dim the text from character `start` on (None: none), with `note` as the dimmed part's tooltip and `hint`
@@ -146,22 +176,27 @@ class PredictionLabel(QLabel):
             self._tail_start, self._tail_note, self._tail_hint = start, note, hint
             self.update()
 
-    def set_struck(self, spans: tuple[tuple[int, int], ...], note: str) -> None:
-        """Strike out (and dim) the characters of each span: predictions the user overrode; `note` says why."""
-        if (spans, note) != (self._struck, self._struck_note):
-            self._struck, self._struck_note = spans, note
+    def set_marks(self, marks: tuple[Marked, ...]) -> None:
+        """Draw these output predictions apart: struck out and dimmed (overridden), or red (wrong)."""
+        if marks != self._marks:
+            self._marks = marks
             self.update()
 
-    def struck_rects(self) -> list[QRect]:
-        """Where the struck-out predictions are drawn now (those the elided line still shows)."""
+    def mark_rects(self, kind: str) -> list[QRect]:
+        """Where the predictions marked `kind` are drawn now (those the elided line still shows)."""
         text, area, metrics = self.text(), self.contentsRect(), self.fontMetrics()
         shown = len(text) - 1 if text.endswith("…") else len(text)  # an elided line: the "…" is no prediction
-        rects = []
-        for start, end in self._struck:
-            if end <= shown:
-                left = area.left() + metrics.horizontalAdvance(text[:start])
-                rects.append(QRect(left, area.top(), metrics.horizontalAdvance(text[start:end]), area.height()))
-        return rects
+        spans = [span for mark in self._marks if mark.kind == kind for span in mark.spans]
+        return [
+            QRect(
+                area.left() + metrics.horizontalAdvance(text[:a]),
+                area.top(),
+                metrics.horizontalAdvance(text[a:b]),
+                area.height(),
+            )
+            for a, b in spans
+            if b <= shown
+        ]
 
     def tail_note(self) -> str:
         """Why the dimmed part is dimmed (its tooltip; "" when nothing is)."""
@@ -183,21 +218,22 @@ class PredictionLabel(QLabel):
             super().paintEvent(event)
         else:
             self._paint_with_tail(tail)
-        if self._struck:
-            self._paint_struck()
+        if self._marks:
+            self._paint_marks()
 
-    def _paint_struck(self) -> None:
-        """Each overridden prediction again, dimmed and struck out, over its plain drawing."""
+    def _paint_marks(self) -> None:
+        """Each marked prediction again over its plain drawing: struck out and dimmed, or red."""
         painter = QPainter(self)
-        font = self.font()
-        font.setStrikeOut(True)
-        painter.setFont(font)
-        painter.setPen(dimmed(self.palette()))
         flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-        text = self.text()
-        for (start, end), rect in zip(self._struck, self.struck_rects()):
-            painter.fillRect(rect.adjusted(0, 0, 1, 0), self.palette().color(QPalette.ColorRole.Window))
-            painter.drawText(rect.adjusted(0, 0, 2, 0), flags, text[start:end])
+        text, back = self.text(), self.palette().color(QPalette.ColorRole.Window)
+        for mark in self._marks:
+            font = self.font()
+            font.setStrikeOut(mark.kind == "struck")
+            painter.setFont(font)
+            painter.setPen(dimmed(self.palette()) if mark.kind == "struck" else QColor(WRONG_RED))
+            for (start, end), rect in zip(mark.spans, self.mark_rects(mark.kind)):
+                painter.fillRect(rect.adjusted(0, 0, 1, 0), back)
+                painter.drawText(rect.adjusted(0, 0, 2, 0), flags, text[start:end])
         painter.end()
 
     def _paint_with_tail(self, tail: QRect) -> None:
@@ -232,10 +268,11 @@ class PredictionLabel(QLabel):
             if tail is not None and event.pos().x() >= tail.left():
                 QToolTip.showText(event.globalPos(), self._tail_note, self, tail)
                 return True
-            for rect in self.struck_rects():
-                if rect.contains(event.pos()):
-                    QToolTip.showText(event.globalPos(), self._struck_note, self, rect)
-                    return True
+            for mark in self._marks:
+                for rect in self.mark_rects(mark.kind):
+                    if rect.contains(event.pos()):
+                        QToolTip.showText(event.globalPos(), mark.note, self, rect)
+                        return True
         return super().event(event)
 
 
@@ -252,11 +289,12 @@ class PredictionSlot(ElidedLabelSlot):
         stepping: bool,
         finished: bool = False,
         forced: Sequence[bool] = (),
+        expected: Sequence[str] = (),
     ) -> PredictionText:
-        """Show the predictions at each decoder position, dimmed past the end and struck out where a forced token
-        replaced them; returns what was shown."""
-        line = prediction_text(outputs, inputs, stepping, finished, forced)
+        """Show the predictions at each decoder position, dimmed past the end, struck out where a forced token
+        replaced them and red where they differ from `expected`; returns what was shown."""
+        line = prediction_text(outputs, inputs, stepping, finished, forced, expected)
         self.label.set_tail(line.tail_start if line.tail_note else None, line.tail_note, line.hint)
-        self.label.set_struck(line.struck, line.struck_note)
+        self.label.set_marks(line.marks)
         self.set_text(line.text)
         return line

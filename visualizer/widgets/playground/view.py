@@ -24,7 +24,7 @@ from visualizer.state.cell_tools import CellInspector, cell_inspectors
 from visualizer.state.compare import CompareSession
 from visualizer.state.mask_painter import MaskPainter
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.snapshots import KIND_TITLES, InputError, MapsSnapshot, PlaygroundFrame
+from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
 from visualizer.state.source_check import TrainedNote
 from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
 from visualizer.widgets.common.stable_label import fix_label_size
@@ -264,10 +264,10 @@ class PlaygroundView(QWidget):
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""
         self.input_panel.set_expected(frame.expected)
         self.mask_panel.set_previews(frame.previews)
-        self.show_maps(frame.maps, frame.decoder.finished, frame.decoder.forced)
+        self.show_maps(frame.maps, frame.decoder)
         self.decoder_panel.set_view(decoder_view(frame.decoder))
 
-    def show_maps(self, snap: MapsSnapshot, finished: bool = False, forced: tuple[bool, ...] = ()) -> None:
+    def show_maps(self, snap: MapsSnapshot, decoder: DecodeSnapshot | None = None) -> None:
         """Push a new forward pass into every grid (hidden grids update their data and paint when shown)."""
         self.view_modes.set_mode(snap.mode)
         for kind, grid in self.grids.items():
@@ -278,13 +278,13 @@ class PlaygroundView(QWidget):
         caption_tip = f"The model's argmax prediction at each decoder position; decoder input: {source}"
         if self.output_caption.toolTip() != caption_tip:  # changes with stepping only, not per keystroke
             self.output_caption.setToolTip(caption_tip)
-        inputs = snap.maps["cross"].query_labels
-        line = self.output_slot.show_prediction(snap.output_tokens, inputs, stepping, finished, forced)
-        # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
-        self.output_label.setToolTip(
-            f"The model's argmax prediction at each decoder position (decoder input: "
-            f"{source}):\n{line.text}" + "".join(f"\n{note}" for note in (line.struck_note, line.tail_note) if note)
+        inputs, d = snap.maps["cross"].query_labels, decoder
+        line = self.output_slot.show_prediction(
+            snap.output_tokens, inputs, stepping, *((d.finished, d.forced, d.expected_labels) if d else ())
         )
+        # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
+        tip = f"The model's argmax prediction at each decoder position (decoder input: {source}):\n{line.text}"
+        self.output_label.setToolTip(tip + line.notes)
 
     def _show_busy(self, busy: bool) -> None:
         """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""
