@@ -130,6 +130,27 @@ def test_role_badges_on_every_map_match_the_roles(qtbot, app):
     }
 
 
+def test_badges_show_on_the_weights_view_only_and_the_legend_says_so_elsewhere(qtbot, app):
+    """The roles are scored on post-softmax weights: over scores, norms or rollout a badge would describe a map
+    that is not on screen (a crisp rollout diagonal under "broad 0.60")."""
+    from qt_helpers import wait_frame
+
+    view, badges = app.playground, app.badges["cross"]
+    view.grid_tabs.setCurrentWidget(view.grids["cross"])
+    qtbot.waitUntil(lambda: bool(badges.texts()), timeout=5000)
+    combo = view.view_modes.combo
+    for index in range(combo.count()):
+        mode = combo.itemData(index)
+        combo.setCurrentIndex(index)
+        wait_frame(qtbot, app.session)
+        drawn = badges.layer.badges()
+        if mode == "weights":
+            assert len(drawn) == 8 and badges.legend.text().startswith("Badges: each head's role")
+        else:
+            assert not drawn and badges.legend.text().startswith("Role badges show on the Post-softmax weights")
+        assert badges.legend.isVisible(), mode
+
+
 def test_cancel_stops_the_analysis(qtbot, app):
     view = app.heads_view
     app.window.tabs.setCurrentWidget(view)

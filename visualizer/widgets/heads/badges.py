@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QLabel
 
 from core_model.head_roles import ROLE_LABELS, HeadRole
+from visualizer.state.snapshots import PlaygroundFrame
 from visualizer.widgets.heads.badge_layer import BadgeLayer
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
@@ -19,6 +20,12 @@ BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
     "normalised entropy); a narrow map shows the role alone; hover a map to see it without its badge."
+)
+
+
+OTHER_VIEWS_LEGEND = (
+    "Role badges show on the Post-softmax weights view only: the roles are scored on weights, and these maps "
+    "show something else."
 )
 
 
@@ -43,6 +50,7 @@ class RoleBadges(QObject):
         self._under: tuple[int, int] | None = None  # the map under the mouse: its badge is left out
         self._drawn: tuple = ()  # (maps shape, roles) the badges were placed for: an equal frame moves nothing
         self._dirty = False  # a frame arrived while the grid was hidden: place the badges when it shows
+        self._on_weights = True  # the maps show post-softmax weights, what the roles describe
         grid.installEventFilter(self)
         grid.map_hovered.connect(self._uncover)
         self.legend = QLabel(BADGE_LEGEND)
@@ -65,9 +73,11 @@ class RoleBadges(QObject):
             self.refresh()
         return {key: text for key, (_, text) in zip(self._placed, self.layer.badges())}
 
-    def on_frame(self, _frame: object) -> None:
-        """A new forward pass: the maps' shape may have changed, so place the badges again (when seen; a hidden
-        grid places them when it shows)."""
+    def on_frame(self, frame: PlaygroundFrame) -> None:
+        """A new forward pass: the maps' shape or view may have changed, so place the badges again (when seen; a
+        hidden grid places them when it shows). Only the weights view gets badges: over scores, norms or rollout
+        a badge described a map that was not on screen."""
+        self._on_weights = frame.maps.mode == "weights"
         self._dirty = True
         if self.grid.isVisible():
             self.refresh()
@@ -89,15 +99,16 @@ class RoleBadges(QObject):
         """Place one badge per head of the maps on screen that has a role (none without maps or roles)."""
         self._dirty = False
         maps = self.grid.current_maps()
-        shape = None if maps is None or not self._roles else maps.values.shape  # no roles: no badges at any shape
-        key = (shape, tuple(self._roles.items()))
+        shown = maps is not None and bool(self._roles) and self._on_weights
+        shape = maps.values.shape if shown and maps is not None else None  # no roles: no badges at any shape
+        key = (shape, tuple(self._roles.items()), self._on_weights)
         if key == self._drawn:
             return
         self._drawn = key
         placed: list[tuple[int, int]] = []
         badges: list[tuple[QPointF, str]] = []
         bounds = QRectF()
-        lay = self.grid.atlas_layout() if maps is not None and maps.values.size else None  # the grid's own
+        lay = self.grid.atlas_layout() if shape is not None and maps is not None and maps.values.size else None
         if lay is not None and self._roles:
             placed = [
                 (layer, head)
@@ -113,4 +124,6 @@ class RoleBadges(QObject):
         self.layer.set_badges(badges, bounds, lay.tk if lay is not None else math.inf)
         self._placed = placed
         self._uncover(self._under)  # the badges are numbered anew: the uncovered map's may have another number
-        self.legend.setVisible(bool(placed))
+        other_view = bool(self._roles) and maps is not None and not self._on_weights
+        self.legend.setText(OTHER_VIEWS_LEGEND if other_view else BADGE_LEGEND)
+        self.legend.setVisible(bool(placed) or other_view)
