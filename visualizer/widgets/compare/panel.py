@@ -81,11 +81,15 @@ def outputs_html(frame: CompareFrame) -> str:
             cells.append(f"<span style='{DIFFER_STYLE}'>[{token}]</span>" if differs else token)
         return f"<b>{name}</b> " + " ".join(cells)
 
-    n = sum(frame.differs)
+    n, total = sum(frame.differs), len(frame.differs)
     summary = (
-        "outputs agree at every position"
+        (
+            f"outputs agree at all {total} positions compared"
+            if total != 1
+            else "outputs agree at the one position compared"
+        )
         if n == 0
-        else f"{n} of {len(frame.differs)} positions differ (marked [ ]): "
+        else f"{n} of {total} positions differ (marked [ ]): "
         + ", ".join(str(i) for i, d in enumerate(frame.differs) if d)
     )
     return f"{row('A', symbol_outputs(frame.a))}<br>{row('B', symbol_outputs(frame.b))}<br><i>{summary}</i>"
