@@ -54,6 +54,7 @@ SIDES = {  # (query tokens, key tokens) of each kind
 
 
 COMPACT_NOTE = " Hover for numbers (● = row winner)."
+UNITS = "norms left out, so not the Playground's scale: compare cells within this table"  # ±732 read as logits
 
 
 def heads_legend(centred: bool) -> str:
@@ -69,7 +70,7 @@ def qk_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool 
     what = "score before softmax, minus the row's mean over the symbols" if centred else "score before softmax"
     return (
         f"<b>QK of {head_label(ref)}</b>: row = query token ({query}), column = key token ({key}), cell = {what} "
-        f"(±{scale:.1f} darkest). Bold: each row's winner." + (COMPACT_NOTE if compact else "")
+        f"(±{scale:.1f} darkest; {UNITS}). Bold: each row's winner." + (COMPACT_NOTE if compact else "")
     )
 
 
@@ -78,7 +79,7 @@ def ov_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool 
     what = "logit the head adds, less its column's and row's means" if centred else "logit the head adds"
     return (
         f"<b>OV of {head_label(ref)}</b>: row = token attended to ({attended}), column = output token, cell = {what} "
-        f"(±{scale:.1f} darkest). A green diagonal: it copies what it reads; red: it suppresses it."
+        f"(±{scale:.1f} darkest; {UNITS}). A green diagonal: it copies what it reads; red: it suppresses it."
         + (COMPACT_NOTE if compact else "")
     )
 
@@ -108,7 +109,7 @@ def position_caption(
     numbers = " Hover for numbers." if compact else ""
     return (
         f"{position_warning(ref)}<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = "
-        f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}).{diagonal}{hidden}{numbers}"
+        f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}; {UNITS}).{diagonal}{hidden}{numbers}"
     )
 
 
