@@ -65,9 +65,16 @@ def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked
                 in title
             )
         assert "grey" not in legend and "no cell is masked in rollout" in legend, legend
+        assert "except in its own row, which the 0.5 I term keeps" in legend, legend
         grid = app.playground.grids[kind]
-        for layer in range(grid.current_maps().n_layers):
-            assert not np.isnan(grid.displayed_matrix(layer, -1)).any()  # nothing is blank, as the legend says
+        maps = grid.current_maps()
+        pads = [j for j, token in enumerate(maps.key_labels) if token == "<pad>"]
+        for layer in range(maps.n_layers):
+            shown = grid.displayed_matrix(layer, -1)
+            assert not np.isnan(shown).any()  # nothing is blank, as the legend says
+            if kind == "encoder_self":  # the padding mask hides <pad> keys: share 0 but in each <pad> row's own cell
+                assert pads and all(shown[i, j] == 0 for i in range(len(shown)) for j in pads if i != j)
+                assert all(shown[j, j] > 0.1 for j in pads)
     equation = app.playground.view_modes.formula_label.text()
     assert "0.5 Ā + 0.5 I" in equation and "mean of the heads on" in equation  # the Formula box agrees
 

@@ -22,7 +22,10 @@ MODE_TEXT = {
 }
 MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 0, drawn in the scale's low colour
     "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
-    "rollout": "no cell is masked in rollout: a key a mask hides gets share 0 (the low end of the colour scale)",
+    "rollout": (
+        "no cell is masked in rollout: a key a mask hides gets share 0 (the low end of the colour scale), except in"
+        " its own row, which the 0.5 I term keeps (a <pad> query keeps part of its own share)"
+    ),
 }
 ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
 
