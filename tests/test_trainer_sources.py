@@ -72,7 +72,7 @@ def test_the_dotted_line_on_the_head_roles_plot_says_what_it_marks_and_only_for_
     forming = tab.forming
     line, label = forming.threshold, forming.threshold.label
     assert line.isVisible() and label.isVisible()
-    assert label.toPlainText() == "threshold 0.9: a cross head counts as formed"
+    assert label.toPlainText() == "0.9: formed"
     view = forming.plot.viewport().rect()
     drawn = forming.plot.mapFromScene(label.sceneBoundingRect()).boundingRect()
     assert view.contains(drawn), (drawn, view)
