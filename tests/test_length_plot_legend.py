@@ -139,3 +139,16 @@ def test_right_click_export_starts_from_the_whole_view_with_its_legend(qtbot):
     qtbot.waitUntil(dialog.isVisible)
     assert dialog.ui.itemTree.currentItem().text(0) == "Entire Scene"
     dialog.close()
+
+
+def test_two_models_that_score_alike_both_show(qtbot):
+    """Over the trained lengths both shipped models score 1.0: the second model's line lay exactly on the first's,
+    which then looked as if it had no data there."""
+    plot = shown_plot(qtbot, 800, 400)
+    plot.set_curves(curves(8, 8))  # every point of both models at 1.0
+    image = plot.grab().toImage()
+    for length in (3, 4, 5):
+        at = plot.mapFromScene(plot.scene_point(length, 1.0))
+        seen = [image.pixelColor(at.x() + dx, at.y() + dy) for dx in range(-6, 7) for dy in range(-6, 7)]
+        for colour in COLOURS:
+            assert any(near_colour(pixel, QColor(colour), 30) for pixel in seen), (length, colour)

@@ -103,7 +103,8 @@ class LengthPlot(LegendAbovePlot):
         self.getPlotItem().setTitle(title or None, color="#b00020", size="10pt")
 
     def _style_curves(self) -> None:
-        """Solid exact match with points, dashed token accuracy; faded and dotted while out of date."""
+        """Solid exact match with points, dashed token accuracy; faded and dotted while out of date. Two models often
+        score alike (1.0 over the trained lengths): the first is drawn wider, under the second, so both show."""
         for slot, colour in enumerate(COLOURS):
             stale = slot < len(self.stale) and self.stale[slot]
             c = pg.mkColor(colour)
@@ -111,10 +112,14 @@ class LengthPlot(LegendAbovePlot):
                 c.setAlpha(FADED)
             exact_style = Qt.PenStyle.DotLine if stale else Qt.PenStyle.SolidLine
             token_style = Qt.PenStyle.DotLine if stale else Qt.PenStyle.DashLine
-            self.exact[slot].setPen(pg.mkPen(c, width=2.5, style=exact_style))
+            wide = 1.8 if slot == 0 else 1.0  # the first model wider, under the second: equal scores show both
+            self.exact[slot].setPen(pg.mkPen(c, width=2.5 * wide, style=exact_style))
             self.exact[slot].setSymbolBrush(c)
             self.exact[slot].setSymbolPen(c)
-            self.token[slot].setPen(pg.mkPen(c, width=1.5, style=token_style))
+            self.exact[slot].setSymbolSize(6 + 4 * (slot == 0))
+            self.token[slot].setPen(pg.mkPen(c, width=1.5 * wide, style=token_style))
+            for curve in (self.exact[slot], self.token[slot]):
+                curve.setZValue(slot)
 
     def _label(self, curves: LabCurves, drawn: tuple[bool, ...]) -> None:
         """The legend (a model enters it with its first point: an entry with no curve reads as a failed model) and

@@ -76,7 +76,7 @@ class FormingCurves(QWidget):
             angle=0,
             movable=False,
             pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine),
-            label=f"{FORMED_AT}: formed",  # short: the sentence above the plot says the rest; rising curves cross a long one
+            label=f"{FORMED_AT}: formed",  # short: rising curves cross a long label; the sentence above says the rest
             labelOpts={"position": 0.02, "color": (170, 170, 170), "anchors": [(0, 1), (0, 1)]},  # above, at the left
         )
         self.plot.addItem(self.threshold, ignoreBounds=True)
