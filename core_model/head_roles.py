@@ -17,8 +17,11 @@ over all N sequences; maps are the post-softmax weights of a teacher-forced pass
   default padding mask; it flags a head parked on filler when masks are off), `broad` = the row's entropy over the
   keys the mask allows divided by log(number of those keys): 1 = uniform, 0 = one key.
 
-A head's role is its highest-scoring one (first in the order above on a tie). A score with no query to average
-over (e.g. an encoder given only one-symbol sources) is 0.
+A head's role is its highest-scoring one (first in the order above on a tie), except that a head is `other` when
+that is `broad` with a score under BROAD_MIN, or when every score is 0. Its rows are focused, but on keys none of
+the patterns names (content, or another offset): calling it broad described a sharp map as spread out, and a tie
+at 0 named the first pattern. An `other` head's score is its `broad` score. A score with no query to average over
+(e.g. an encoder given only one-symbol sources) is 0.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .model import ATTENTION_KINDS, Seq2SeqTransformer
 from .tasks import Batch, TaskSpec, make_batch
 from .vocab import BOS, EOS, PAD
 
-RoleName = Literal["alignment", "self", "previous", "first", "eos_pad", "broad"]
+RoleName = Literal["alignment", "self", "previous", "first", "eos_pad", "broad", "other"]
 SELF_ROLES: tuple[RoleName, ...] = ("self", "previous", "first", "eos_pad", "broad")
 CROSS_ROLES: tuple[RoleName, ...] = ("alignment", "first", "broad")
 ROLE_LABELS: dict[str, str] = {
@@ -44,7 +47,9 @@ ROLE_LABELS: dict[str, str] = {
     "first": "first/<bos>",
     "eos_pad": "<eos>/pad",
     "broad": "broad",
+    "other": "other",
 }
+BROAD_MIN = 0.5  # normalised entropy a head's rows need, on average, for it to be called broad
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,10 @@ def roles_from_maps(
             for head in range(w.shape[2]):
                 scores = tuple((name, float(table[name][layer, head])) for name in names)
                 best = max(scores, key=lambda item: item[1])  # max keeps the first on a tie
-                out.append(HeadRole(kind, layer, head, best[0], best[1], scores))
+                if best[1] <= 0.0 or (best[0] == "broad" and best[1] < BROAD_MIN):
+                    out.append(HeadRole(kind, layer, head, "other", dict(scores).get("broad", 0.0), scores))
+                else:
+                    out.append(HeadRole(kind, layer, head, best[0], best[1], scores))
     return tuple(out)
 
 

@@ -19,7 +19,8 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy); a narrow map shows the role alone; hover a map to see it without its badge."
+    "normalised entropy; other = focused, on keys no pattern names, scored like broad); a narrow map shows the "
+    "role alone; hover a map to see it without its badge."
 )
 
 

@@ -24,7 +24,8 @@ ROLE_LEGEND = (
     "Roles (teacher forced on the sequences above): align = weight a cross-attention query puts on the source "
     "positions holding the symbol it must output (1 = always the right source); self / prev / first/<bos> = mean "
     "weight on the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; "
-    "broad = entropy / log(number of keys) (1 = uniform). A head's role is its highest score."
+    "broad = entropy / log(number of keys) (1 = uniform). A head's role is its highest score, except: broad under "
+    "0.5, or every score 0, is other (focused, on keys no pattern names; its score is its broad score)."
 )
 STALE_STYLE = "color: #7a4b00; background: #fff3cd; padding: 3px 6px;"  # the window's warning banner
 

@@ -126,7 +126,7 @@ class FormingCurves(QWidget):
                 style = LAYER_STYLES[key[1] % len(LAYER_STYLES)]  # a colour per head, a dash per layer
                 pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=style)
                 item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: a snapshot every step early in a run
-            item.setData(series.steps, series.scores[key][role])
+            item.setData(series.steps, series.scores[key][scored(role)])
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
         named.update(self._draw_previous(kind))
         self._set_legend(named)
@@ -162,7 +162,7 @@ class FormingCurves(QWidget):
                 item.setZValue(-1)
                 self.plot.addItem(item, ignoreBounds=True)  # outside this run's steps: not stretching the view
             role = "alignment" if kind == "cross" else prev.final_roles.get(key, "broad")
-            item.setData(prev.steps, prev.scores[key][role])
+            item.setData(prev.steps, prev.scores[key][scored(role)])
         return {"previous run": self.previous_curves[keys[0]]} if keys else {}
 
     def _previous_formed_text(self) -> str:
@@ -191,3 +191,8 @@ class FormingCurves(QWidget):
         layer, head = series.formed_head() or (0, 0)
         reached = f"{FORMED_AT}, the dotted line" if line_shown else f"{FORMED_AT}"
         return f"alignment head L{layer + 1}H{head + 1} formed at step {formed} (it reached {reached})"
+
+
+def scored(role: str) -> str:
+    """The score series a role's curve draws: an `other` head's score is its `broad` score (core_model.head_roles)."""
+    return "broad" if role == "other" else role
