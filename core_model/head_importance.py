@@ -25,6 +25,8 @@ from .tasks import Batch, TaskSpec
 from .training import sequence_loss
 from .vocab import PAD
 
+MAX_SEQUENCES = 1_000  # every head is ablated on all N sequences at once: the CLI's --n and the Heads tab cap it
+
 
 @dataclass(frozen=True)
 class Score:

@@ -21,6 +21,8 @@ COSINE_FLOOR = 0.1  # warm-up + cosine decays to this fraction of lr, not to 0 (
 # Any seed a checkpoint can store (every integer in one fits 64 bits, signed); torch.Generator.manual_seed takes
 # them all. The CLI's --seed and the Trainer form offer fewer; a recipe from a file keeps its own.
 MAX_SEED = 2**63 - 1
+MAX_STEPS = 100_000  # of one run, in the Trainer tab and the CLI's train: hours on a CPU at the default size
+MAX_BATCH_SIZE = 512  # sequences per step, in the Trainer tab and the CLI's train
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,11 @@ def test_the_table_follows_core_models_own_caps():
     assert limit("cell", "--layer").high == config.MAX_LAYERS - 1
     assert limit("cell", "--head").high == config.MAX_HEADS - 1
     assert limit("decode", "--top-k").high == config.MAX_VOCAB_SIZE
+    from core_model.head_importance import MAX_SEQUENCES
+    from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS
+
+    assert limit("heads", "--n").high == MAX_SEQUENCES  # the Heads tab's box takes the same range
+    assert limit("train", "--steps").high == MAX_STEPS and limit("train", "--batch-size").high == MAX_BATCH_SIZE
     lr = limit("train", "--lr")
     assert [TrainConfig(lr=rate).lr for rate in (lr.low, lr.high)] == [lr.low, lr.high]  # rates the trainer takes
     assert torch.Generator().manual_seed(limit("train", "--seed").high).initial_seed() == 2**32 - 1
@@ -339,3 +344,16 @@ def test_exhaustive_within_the_cap_runs_and_the_help_states_the_rule(symbols_36,
     parser = verb_parser(argparse.ArgumentParser().add_subparsers(), VERBS["eval"])
     help_text = " ".join(next(a.help for a in parser._actions if "--exhaustive" in a.option_strings).split())
     assert f"refused above {MAX_EXHAUSTIVE_SOURCES:,}" in help_text and "n + n^2 + ... + n^K" in help_text
+
+
+def test_the_trainer_form_and_the_heads_box_take_the_clis_ranges(qtbot):
+    """The same number is accepted in the window and by the CLI, or refused by both (the form took 1,000,000
+    steps and 4096 sequences a step, the Heads tab 5000 sequences, all ablated at once)."""
+    from core_model.head_importance import MAX_SEQUENCES
+    from visualizer.widgets.trainer.form import TrainerForm
+
+    form = TrainerForm()
+    qtbot.addWidget(form)
+    assert form.steps_spin.maximum() == limit("train", "--steps").high == form.warmup_spin.maximum()
+    assert form.batch_spin.maximum() == limit("train", "--batch-size").high
+    assert limit("heads", "--n").high == MAX_SEQUENCES  # HeadsView's box: setRange(1, MAX_SEQUENCES)

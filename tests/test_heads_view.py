@@ -67,6 +67,7 @@ def _type_value(qtbot, box, value: int) -> None:
 
 def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     win, view = app.window, app.heads_view
+    assert view.n_box.maximum() == 1_000  # the CLI's --n: every head is ablated on all N sequences at once
     qtbot.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert win.tabs.currentWidget() is view
     _type_value(qtbot, view.n_box, N)

@@ -13,7 +13,7 @@ import logging
 import torch
 from PySide6.QtCore import QObject, Signal
 
-from core_model.head_importance import HeadAnalysis, analyse_heads
+from core_model.head_importance import MAX_SEQUENCES, HeadAnalysis, analyse_heads
 from core_model.head_roles import HeadRole, head_roles
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
@@ -105,8 +105,8 @@ class HeadsState(QObject):
 
     def set_sequences(self, n: int, seed: int) -> None:
         """How many sequences and which seed the next analysis uses (the CLI's --n and --seed)."""
-        if n < 1 or seed < 0:
-            raise ValueError(f"n must be >= 1 and seed >= 0, got n={n}, seed={seed}")
+        if not 1 <= n <= MAX_SEQUENCES or seed < 0:
+            raise ValueError(f"n must be from 1 to {MAX_SEQUENCES} and seed >= 0, got n={n}, seed={seed}")
         changed = (n, seed) != (self.n, self.seed)
         self.n, self.seed = n, seed
         if changed:

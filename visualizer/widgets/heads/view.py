@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core_model.head_importance import MAX_SEQUENCES
 from core_model.head_roles import probe_description
 from visualizer.state.heads import HeadsState
 
@@ -39,7 +40,7 @@ class HeadsView(QWidget):
         super().__init__(parent)
         self.state = state
         self.n_box = QSpinBox()
-        self.n_box.setRange(1, 5000)
+        self.n_box.setRange(1, MAX_SEQUENCES)
         self.n_box.setValue(state.n)
         self.n_box.setKeyboardTracking(False)  # one change per edit (Enter, focus out, arrows), not per digit
         self.n_box.setToolTip("How many task sequences every head is scored on (the CLI's --n)")

@@ -21,7 +21,7 @@ from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
 from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
-from core_model.train_config import PAPER_ADAM_BETA1, TrainConfig
+from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
 
@@ -92,14 +92,14 @@ class TrainerForm(QGroupBox):
         self.runs_spin = _dspin(0.0, 1.0, 2, 0.05, RUNS_TIP)
         self.anchored_check = QCheckBox("<bos> … <eos> around each source")
         self.anchored_check.setToolTip(ANCHORED_TIP)
-        self.batch_spin = _spin(1, 4096, "Sequences per optimisation step")
-        self.steps_spin = _spin(1, 1_000_000, "Optimisation steps of this run")
+        self.batch_spin = _spin(1, MAX_BATCH_SIZE, "Sequences per optimisation step")
+        self.steps_spin = _spin(1, MAX_STEPS, "Optimisation steps of this run")
         self.schedule_combo = QComboBox()
         for text, key in SCHEDULES:
             self.schedule_combo.addItem(text, key)
         self.lr_spin = _dspin(1e-6, 10.0, 6, 1e-4, "Peak learning rate (constant and warm-up + cosine)")
         self.noam_spin = _dspin(0.001, 100.0, 3, 0.1, "Noam factor: lr = factor * d_model^-0.5 * min(...)")
-        self.warmup_spin = _spin(0, 1_000_000, "Warm-up steps (Noam needs at least 1)")
+        self.warmup_spin = _spin(0, MAX_STEPS, "Warm-up steps (Noam needs at least 1)")
         self.smoothing_spin = _dspin(0.0, 0.99, 2, 0.05, "Label smoothing (the paper uses 0.1)")
         self.beta1_spin = _dspin(0.0, 0.999, 3, 0.05, BETA1_TIP)
         self.dropout_spin = _dspin(
