@@ -30,12 +30,12 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 
 
 def pause_gc_for_startup() -> None:
-    """No garbage collection from launch until the model is ready: while torch, Qt and the tabs loaded the collector
-    ran ~490 times (3 full passes over everything loaded so far), about 0.1 s of launch to model ready (bench:
-    start-up), for little: `keep_startup_objects_out_of_gc` (ready) or `resume_gc` (a failed start) turns it back
-    on. The price: what start-up threw away in reference cycles (measured: ~7,500 small objects, ~1 MB: functions,
+    """No garbage collection from launch until the model is ready: while torch, Qt and the tabs load, the collector
+    would run hundreds of times, full passes over everything loaded so far among them, a visible share of launch to
+    model ready (bench: start-up), for little: `keep_startup_objects_out_of_gc` (ready) or `resume_gc` (a failed
+    start) turns it back on. The price: what start-up threw away in reference cycles (small objects: functions,
     cells, tuples, no tensors) is frozen with the rest and never freed; collecting it at ready would stall the
-    window ~0.1 s."""
+    window instead."""
     global _startup_hold
     resume_gc()  # a second launch in one process (tests) ends the first one's hold rather than orphaning it
     _startup_hold = GcHold()
@@ -47,12 +47,12 @@ def resume_gc(_message: str = "") -> None:
 
 
 def keep_startup_objects_out_of_gc() -> None:
-    """Move every object alive once the model is ready (torch, Qt, the model: ~330k tracked) out of the collector's
-    reach, then collect as usual.
+    """Move every object alive once the model is ready (torch, Qt, the model: hundreds of thousands tracked) out of
+    the collector's reach, then collect as usual.
 
-    They live as long as the app, yet each full collection walked them all: a 50-100 ms stall of the GUI thread
-    whenever one came, mid-keystroke or mid-training (QT-NOTES.md). Frozen, a full collection takes under a
-    millisecond. Frozen with them: start-up's garbage in reference cycles (see `pause_gc_for_startup`). Only the app
+    They live as long as the app, yet each full collection walked them all: a stall of the GUI thread whenever one
+    came, mid-keystroke or mid-training (QT-NOTES.md). Frozen, they cost a full collection nothing (bench:
+    full_gc_ms). Frozen with them: start-up's garbage in reference cycles (see `pause_gc_for_startup`). Only the app
     does this; tests build windows by the hundred, and would keep each one's garbage.
     """
     frozen = freeze_long_lived()

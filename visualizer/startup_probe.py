@@ -23,8 +23,8 @@ class StartupProbe(QObject):
     """Watches the window's first paint and its first paint once model loading has ended (`ready` fired).
 
     Model-ready is stamped when that paint is done: the loaded tabs on screen (their maps follow from the first
-    forward pass). A 5 ms poll used to stamp it, and it ran before that paint (about 55 ms) in about half the
-    launches and after it in the rest, which blurred the figure by that much.
+    forward pass). A poll would land before that paint in some launches and after it in others, blurring the
+    figure by the paint's length.
     """
 
     def __init__(self, window: QMainWindow, ready: SignalInstance, path: Path) -> None:

@@ -1,6 +1,6 @@
 """The one place that switches Python's garbage collector.
 
-A full collection holds the GIL and walks every tracked object: 100-900 ms in which the GUI thread cannot run
+A full collection holds the GIL and walks every tracked object, long enough for the GUI thread to visibly stall
 (QT-NOTES.md). Start-up, training and background jobs therefore pause the collector while they allocate heavily.
 They overlap (a Length-lab job during training), so each pause is a counted hold: the collector stays off while any
 hold is alive and comes back on, as it was before the first one, only when the last one ends. A hold that each

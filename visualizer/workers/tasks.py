@@ -23,11 +23,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
-from visualizer.workers.gc_policy import GcHold
+from visualizer.workers.gc_policy import gc_paused
 from visualizer.workers.task_state import Cancelled, TaskState, emit_safely, failure_message, first_line
 from visualizer.workers.torch_threads import use_background_threads
 
@@ -64,10 +65,10 @@ class _Run:
     def _outcome(self) -> tuple[str, Any]:
         """Run the task; the collector hold (when asked) ends before the outcome is sent."""
         self.threads()
-        hold = GcHold() if self.pause_gc else None  # a full collection mid-task would stall the GUI
         started = time.monotonic()
         try:
-            return "finished", self.fn(self.state, *self.inputs)
+            with gc_paused() if self.pause_gc else nullcontext():  # a full collection mid-task would stall the GUI
+                return "finished", self.fn(self.state, *self.inputs)
         except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
             if isinstance(exc, Cancelled) or self.state.cancelled:  # stopped as asked, in whatever way it stopped
                 return "cancelled", None
@@ -75,8 +76,6 @@ class _Run:
             return "failed", (self.what, first_line(exc))
         finally:
             self.seconds = time.monotonic() - started
-            if hold is not None:
-                hold.end()
 
 
 class _Relay(QObject):

@@ -108,7 +108,7 @@ class TrainingWorker(QObject):
     def run(self) -> None:
         """Train until config.steps, a stop request or a failure; always ends with `finished`."""
         torch_threads.use_torch_threads(torch_threads.TRAINING_THREADS)
-        self._gc_hold = GcHold()  # full collections stall the GUI thread 100-200 ms (QT-NOTES); paused between runs
+        self._gc_hold = GcHold()  # a full collection would stall the GUI thread (QT-NOTES); paused between runs
         try:
             self.outcome = self._train()
         except Exception as exc:  # noqa: BLE001 - any failure must reach the UI, never kill the thread silently
@@ -120,7 +120,7 @@ class TrainingWorker(QObject):
                 self._gc_hold.end()
         self.finished.emit(self.outcome)
         # No moveToThread back to the GUI thread here: Qt takes its signal-slot mutexes there while this thread
-        # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocked CI.
+        # holds the GIL, and a GUI-thread disconnect holding one of them while waiting for the GIL deadlocks.
         # Its TrainingRun keeps this object until the thread has finished, so deleting it from the GUI thread is safe.
         QThread.currentThread().quit()
 

@@ -90,7 +90,7 @@ class AttentionGrid(QWidget):
         """Show new maps in place; mode is "weights" (post-softmax) or "scores" (pre-softmax), None keeps it.
 
         A grid on a hidden tab only keeps the maps and draws them when shown (or asked about them): colouring
-        three grids per keystroke cost ~2 ms of a 16 ms frame for two grids nobody sees.
+        three grids per keystroke spent most of that work on two grids nobody sees.
         """
         if mode is not None:
             check_choice("mode", mode, tuple(MODE_TEXT))

@@ -46,6 +46,6 @@ class MaskBackdrop(QGraphicsItem):
         painter.save()
         painter.resetTransform()
         painter.setPen(Qt.PenStyle.NoPen)
-        for rect in self._rects:  # solid: a pattern brush over every map cost ~6x the atlas paint (bench.py)
+        for rect in self._rects:  # solid: a pattern brush over every map cost several times the atlas paint
             painter.fillRect(transform.mapRect(rect), MASK_FILL)
         painter.restore()

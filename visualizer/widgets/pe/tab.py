@@ -159,7 +159,7 @@ class PETab(QWidget):
             self._sim_curves[key].setZValue(1)
 
     def _on_changed(self, data: PELabData) -> None:
-        """Drawn now if on screen, else when shown: redrawing four hidden plots per model change costs ~60 ms."""
+        """Drawn now if on screen, else when shown: redrawing four hidden plots on every model change is wasted."""
         self._data, self._stale = data, True
         if self.isVisible():
             self._catch_up()

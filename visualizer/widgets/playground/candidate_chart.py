@@ -54,7 +54,7 @@ class CandidateChart(pg.PlotWidget):
     def set_candidates(self, top_k: tuple[tuple[int, str, float], ...]) -> None:
         """Show the candidates in place (empty: no bars)."""
         shown = tuple((token_id, label, round(p, 3)) for token_id, label, p in top_k)
-        if shown == self._shown:  # bars and 2-decimal texts would not change by a pixel: no repaint (~5 ms a key)
+        if shown == self._shown:  # bars and 2-decimal texts would not change by a pixel: no repaint
             return
         self._shown = shown
         self._ids = [token_id for token_id, _, _ in top_k]

@@ -27,7 +27,7 @@ MASK_RGB32 = (
 def mask_image(mask: np.ndarray, painted: frozenset[tuple[int, int]] = frozenset()) -> QImage:
     """(Tq, Tk) bool -> RGB image, one pixel per cell (light = may attend, dark = masked, red = painted).
 
-    A 128-token preview built as RGB triples through an index array took ~0.12 ms, three per keystroke."""
+    Building it as RGB triples through an index array cost more, and three previews are drawn per keystroke."""
     index = mask.astype(np.uint8)
     for i, j in painted:
         if i < mask.shape[0] and j < mask.shape[1]:

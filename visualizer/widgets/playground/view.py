@@ -123,7 +123,7 @@ class PlaygroundView(QWidget):
         self.restore_heads.setShortcut("Ctrl+Shift+H")
         # new text per keystroke: in a LabelSlot it repaints only itself (in a layout it re-laid out the window)
         self.output_slot = PredictionSlot("Copy prediction")  # past the first <eos>: dimmed, its tooltip says why
-        self.output_label = self.output_slot.label  # plain text in bold: rich text cost ~0.4 ms a keystroke to draw
+        self.output_label = self.output_slot.label  # plain text in bold: rich text is laid out again every keystroke
         self.output_label.setTextFormat(Qt.TextFormat.PlainText)
         bold = self.output_label.font()
         bold.setBold(True)
@@ -191,7 +191,7 @@ class PlaygroundView(QWidget):
 
     @property
     def compare_panel(self) -> ComparePanel | None:
-        """The A/B compare page, built the first time it is needed (its three grids cost ~80 ms of start-up)."""
+        """The A/B compare page, built the first time it is needed (its three grids would lengthen start-up)."""
         if self._compare is not None and self._compare_panel is None:
             self._compare_panel = ComparePanel(self._compare, self._ask_b_path)
             guard_wheel(self._compare_panel)  # built after the window guarded the tab
