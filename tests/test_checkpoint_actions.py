@@ -17,6 +17,7 @@ from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
 from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
+from visualizer.controllers.recent_files import RECENT_KEY
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.workers.training_worker import TrainingRun
@@ -111,7 +112,7 @@ def test_corrupt_file_shows_the_error_and_changes_nothing(qtbot, make, tmp_path,
     assert setup.hub.model is model and setup.hub.path is None and setup.hub.origin == "test"
     for key, value in before.items():
         assert torch.equal(model.state_dict()[key], value)
-    assert checkpoint_actions.RECENT_KEY not in QSettings().allKeys()
+    assert RECENT_KEY not in QSettings().allKeys()
 
 
 def test_file_with_code_is_refused(qtbot, make, tmp_path, errors):

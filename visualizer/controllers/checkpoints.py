@@ -8,22 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from core_model import Seq2SeqTransformer, build_model
 from core_model.checkpoint import CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
 from core_model.tasks import TaskSpec
-from visualizer.controllers.preferences import string_list
+from visualizer.controllers.recent_files import RecentFiles
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
-RECENT_KEY, MAX_RECENT = "recent_files", 8
 CLOSE_QUESTION = "Save changes to the trained model before closing?"
 TRAINING_CLOSE_QUESTION = (
     "Training is still running. Closing stops it.\n\nSave the model trained so far before "
@@ -102,8 +101,8 @@ class CheckpointActions(QObject):
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
         self.open_action.setToolTip("Load a model, its training history and attention movie from a checkpoint file")
         self.save_action.setToolTip("Save the model, its history and the attention movie")
-        self.recent_menu = QMenu("Open &recent", parent_widget)
-        self._rebuild_recent()
+        self._recent = RecentFiles(parent_widget, self._open_recent)
+        self.recent_menu = self._recent.menu
 
     def _action(self, text: str, keys: str, slot: Callable[[], None]) -> QAction:
         action = QAction(text, self)
@@ -221,35 +220,14 @@ class CheckpointActions(QObject):
 
     # --- recent files ------------------------------------------------------------------------------------------
     def recent_files(self) -> list[str]:
-        return string_list(QSettings(), RECENT_KEY)[:MAX_RECENT]
+        return self._recent.files()
 
     def _remember(self, path: Path) -> None:
-        text = str(Path(path).resolve())
-        files = [text] + [f for f in self.recent_files() if f != text]
-        QSettings().setValue(RECENT_KEY, files[:MAX_RECENT])
-        self._rebuild_recent()
-
-    def _rebuild_recent(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        for i, text in enumerate(files):
-            action = self.recent_menu.addAction(f"&{i + 1} {Path(text).name}")
-            action.setToolTip(text)
-            action.setData(text)
-            action.triggered.connect(lambda _checked=False, p=text: self._open_recent(p))
-        if not files:
-            self.recent_menu.addAction("(no recent files)").setEnabled(False)
-        else:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list", self._clear_recent)
+        self._recent.remember(path)
 
     def _open_recent(self, path: str) -> None:
         if self.confirm_discard(OPEN_QUESTION):
             self.open_path(path)
-
-    def _clear_recent(self) -> None:
-        QSettings().setValue(RECENT_KEY, [])
-        self._rebuild_recent()
 
     # --- closing -----------------------------------------------------------------------------------------------
     def confirm_discard(self, question: str = CLOSE_QUESTION) -> bool:

@@ -3,8 +3,7 @@
 It owns no widgets, and it owns the inputs: the text as typed (accepted or not), the task, the padding and the masks.
 Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's model and emits one
 `frame_changed(PlaygroundFrame)`; views draw that frame. The fields follow `inputs_changed` and `masks_changed`, so a
-value set by code (restored preferences, a paint stroke) reaches them as a typed one does. Each kind of change has
-one signal.
+value set by code (restored preferences, a paint stroke) reaches them as a typed one does; one signal per change.
 Decoder stepper actions are commands that run in order on the slot's threads, each followed by one frame; the
 session only knows the stepper through the snapshots those frames carry. The passes and their frames are
 FramePasses' (state/inference.py); this module turns the user's choices into requests.
