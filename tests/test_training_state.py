@@ -64,6 +64,6 @@ def test_a_failed_run_logs_its_traceback_at_warning(qtbot, hub, state, monkeypat
     state.message.connect(messages.append)
     with caplog.at_level(logging.WARNING, logger=training_worker.__name__):
         _train(qtbot, state, hub, steps=20)
-    assert state.state == "failed" and messages == ["Training stopped: evaluation broke"]
+    assert state.state == "failed" and messages == ["Training failed: evaluation broke"]
     records = [r for r in caplog.records if r.name == training_worker.__name__]
     assert records and records[0].levelno == logging.WARNING and records[0].exc_info is not None

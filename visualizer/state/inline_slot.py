@@ -10,6 +10,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from visualizer.state.snapshots import failure_message, first_line
+
 log = logging.getLogger(__name__)
 
 
@@ -48,10 +50,9 @@ class InlineSlot(QObject):
             result = fn(_InlineState(self.progressed.emit), *inputs)
         except Exception as exc:  # noqa: BLE001 - reported as the sentence the task layer uses
             log.warning("%s failed", self.what, exc_info=True)
-            lines = str(exc).strip().splitlines()
-            line = lines[0] if lines else type(exc).__name__
+            line = first_line(exc)
             self.error_line.emit(line)
-            self.failed.emit(f"{self.what} failed: {line}")
+            self.failed.emit(failure_message(self.what, line))
         else:
             self.finished.emit(result)
         self.idle.emit()

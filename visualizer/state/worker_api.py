@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QThread, SignalInstance
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 
-from .snapshots import TrainingOutcome, WorkerOptions
+from .snapshots import TrainingOutcome, WorkerOptions, first_line
 
 log = logging.getLogger(__name__)
 # run(job, on_done, on_error): the app passes the task layer's run_task with its title; on_error gets one line
@@ -28,7 +28,7 @@ def run_inline(job: Callable[[], Any], on_done: Callable[[Any], None], on_error:
         result = job()
     except Exception as exc:  # noqa: BLE001 - reported to the user as a sentence, as the task layer does
         log.warning("job failed", exc_info=True)
-        on_error((str(exc) or type(exc).__name__).splitlines()[0])
+        on_error(first_line(exc))
         return
     on_done(result)
 

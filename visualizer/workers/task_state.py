@@ -12,22 +12,14 @@ from typing import Any
 
 from PySide6.QtCore import SignalInstance
 
+from visualizer.state.snapshots import failure_message, first_line  # the one failure sentence, for every runner
+
 log = logging.getLogger(__name__)
+__all__ = ["Cancelled", "TaskState", "emit_safely", "failure_message", "first_line"]
 
 
 class Cancelled(Exception):
     """Raised by TaskState.check() once the task's cancel was requested."""
-
-
-def first_line(exc: BaseException) -> str:
-    """The error as one line for a status bar: its message's first line, or its type when it has none."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def failure_message(what: str, line: str) -> str:
-    """The one sentence every failed task shows: "<what> failed: <first line of the error>"."""
-    return f"{what} failed: {line}"
 
 
 def emit_safely(signal: SignalInstance, *args: Any) -> bool:

@@ -26,6 +26,8 @@ from visualizer.state.snapshots import (
     ProbeSnapshot,
     TrainingOutcome,
     WorkerOptions,
+    failure_message,
+    first_line,
 )
 from visualizer.workers import torch_threads
 from visualizer.workers.gc_policy import GcHold
@@ -113,7 +115,7 @@ class TrainingWorker(QObject):
             self.outcome = self._train()
         except Exception as exc:  # noqa: BLE001 - any failure must reach the UI, never kill the thread silently
             log.warning("training failed", exc_info=True)
-            self.failed.emit(f"Training stopped: {exc}")
+            self.failed.emit(failure_message("Training", first_line(exc)))
             self.outcome = self._outcome("error", str(exc))
         finally:
             if self._gc_hold is not None:
