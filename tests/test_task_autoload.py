@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThreadPool
 from qt_helpers import wait_frame
 
 import visualizer.controllers.architecture as architecture
@@ -148,4 +148,22 @@ def test_the_task_picked_last_wins_whichever_shipped_file_is_read_first(qtbot):
     qtbot.waitUntil(lambda: app.hub.path.name == "sort_rope.pt", timeout=20000)
     qtbot.wait(300)
     assert arrived == ["sort"] and app.playground.input_panel.task.currentData() == "sort"
+    close_window(qtbot, app)
+
+
+def test_going_back_to_the_task_shown_drops_the_load_of_the_one_passed(qtbot):
+    """Down then Up: reverse is picked and its file starts loading, then copy, the task the model already has, is
+    picked again. The reverse model must not arrive afterwards."""
+    app = open_window(qtbot, None)
+    wait_frame(qtbot, app.session)
+    arrived: list[str] = []
+    app.hub.model_changed.connect(lambda: arrived.append(app.hub.task.task))
+    pick_task(qtbot, app, "reverse")
+    combo = app.playground.input_panel.task
+    qtbot.keyClick(combo, Qt.Key.Key_Up)  # back to copy before the reverse file is read
+    assert combo.currentData() == "copy"
+    pool = QThreadPool.globalInstance()
+    qtbot.waitUntil(lambda: pool.activeThreadCount() == 0, timeout=20000)
+    qtbot.wait(300)
+    assert arrived == [] and app.hub.path.name == "copy_rope.pt" and combo.currentData() == "copy"
     close_window(qtbot, app)

@@ -152,6 +152,7 @@ class ArchitectureController(QObject):
         undo away either way. The files are read and the model built off the GUI thread.
         """
         hub = self.hub
+        self._task_loads.discard()  # an earlier pick still being read is not the user's choice any more
         if hub.training_active or hub.task.task == task:
             return
         own_file = hub.path is not None and not is_shipped(hub.path)
