@@ -430,7 +430,7 @@ def test_a_position_table_of_a_head_that_does_not_read_embeddings_warns_first_in
         row = next(i for i, h in enumerate(data["heads"]) if (h["kind"], h["layer"], h["head"]) == (kind, layer, 0))
         click_row(qtbot, view.heads, row)
         text = caption.text()
-        warned = text.startswith('<p style="color: #8a4b00;"><b>Not where this head looks in a run:</b>')
+        warned = text.startswith('<p style="color: #7a4b00;"><b>Not where this head looks in a run:</b>')
         assert warned == bool(reasons), (kind, layer)
         assert all(reason in text for reason in reasons)
         assert ("encoder's output" in text) == ("encoder's output" in reasons)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from widget_readers import chip_states, force_buttons
 
 from core_model import BOS, MaskSpec, ModelConfig, build_model
@@ -309,3 +310,22 @@ def test_a_new_model_that_accepts_the_typed_source_uses_it(qtbot, view):
     hub.set_model(bigger, TaskSpec(n_symbols=12), origin="test model with more symbols")
     assert view.input_panel.error.isHidden()
     assert view.grids["encoder_self"].current_maps().key_labels[:5] == tuple("0123a")
+
+
+def test_a_valid_prefix_keeps_a_refused_source_said_and_a_long_source_never_widens_the_view(qtbot, view):
+    """One error per field: a fine prefix typed while the source is refused must not hide the source's error (the
+    maps still show the last valid source). The amber line over the grids names that source cut to 40 characters:
+    a source has no spaces to wrap at, and the whole of a long one widened the window."""
+    good = "0123456789" * 12
+    type_source(qtbot, view, good)
+    width = view.width()
+    qtbot.keyClicks(view.input_panel.source, "x")
+    qtbot.keyClicks(view.input_panel.prefix, "01")
+    error = view.input_panel.error
+    assert not error.isHidden() and "Unknown symbol 'x'" in error.text()
+    warning = view.grids["encoder_self"].header.warning_label
+    assert warning.text() == f"Not what you typed: these maps are for the last valid source, {good[:39]}…"
+    QApplication.processEvents()
+    assert view.width() == width
+    qtbot.keyClick(view.input_panel.source, Qt.Key.Key_Backspace)
+    assert error.isHidden() and warning.isHidden()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from visualizer.widgets.common.message_bar import MessageBar
 from visualizer.widgets.common.shortcut_dialog import Group, ShortcutDialog
 from visualizer.widgets.common.stable_label import fix_label_size
+from visualizer.widgets.common.styles import WARNING_STYLE
 from visualizer.widgets.common.wheel_guard import guard_wheel
 
 if TYPE_CHECKING:  # the window paints before torch is imported; the snapshot types import it
@@ -72,7 +73,7 @@ class MainWindow(QMainWindow):
         # the warning is a banner above the tabs, not a status-bar widget: status messages never run into it
         self.warning_label = QLabel("")
         self.warning_label.setWordWrap(True)
-        self.warning_label.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 3px 6px;")
+        self.warning_label.setStyleSheet(WARNING_STYLE)
         self.warning_label.hide()
         central = QWidget()
         central_lay = QVBoxLayout(central)

@@ -73,6 +73,7 @@ class PlaygroundSession(QObject):
         self._epoch = 0  # bumped when stepping ends (see PassRequest.epoch)
         self._gates: dict[str, np.ndarray] = {}
         self.last_error: InputError | None = None
+        self._errors: dict[str, InputError | None] = {"source": None, "prefix": None}
         hub.model_changed.connect(self._on_model_changed)
         self._reset_gates()
 
@@ -120,8 +121,8 @@ class PlaygroundSession(QObject):
         """Validate and use new source text; on error the last good maps stay and the error is reported."""
         self.typed_source = text
         self._publish_inputs()
-        error, ids = self._check_source(text)
-        self._set_error(error)
+        error, ids = check_source(text, self.vocabulary, self.max_source_len)
+        self._set_error("source", error)
         if error:
             return False
         self.source_text, self._src_ids = text, ids
@@ -133,11 +134,10 @@ class PlaygroundSession(QObject):
         self.typed_prefix = text
         self._publish_inputs()
         error, ids = check_prefix(text, self.vocabulary, self.max_source_len)
+        self._set_error("prefix", error)
         if error is not None:
-            self._set_error(error)
             return False
         self.target_prefix = text
-        self._set_error(None)
         if ids:
             self._command("restart")
         else:
@@ -203,15 +203,15 @@ class PlaygroundSession(QObject):
         self.recompute(StepCommand(name, arg) if name != "replay" or self._stepping else None)
 
     # ----- internals -----
-    def _check_source(self, text: str) -> tuple[InputError | None, list[int]]:
-        return check_source(text, self.vocabulary, self.max_source_len)
-
-    def _set_error(self, error: InputError | None) -> None:
+    def _set_error(self, field: str, error: InputError | None) -> None:
+        """A field's error (None: accepted); the source's shows, else the prefix's: one field's fix hides no other."""
         if error is not None:  # the views keep the last valid input's frame: say which
-            error = replace(error, showing=self.source_text if error.field == "source" else self.target_prefix)
-        if error != self.last_error:
-            self.last_error = error
-            self.input_error_changed.emit(error)
+            error = replace(error, showing=self.source_text if field == "source" else self.target_prefix)
+        self._errors[field] = error
+        shown = self._errors["source"] or self._errors["prefix"]
+        if shown != self.last_error:
+            self.last_error = shown
+            self.input_error_changed.emit(shown)
 
     def _reset_gates(self) -> None:
         c = self.hub.config
@@ -237,10 +237,12 @@ class PlaygroundSession(QObject):
             self.task_changed.emit(self.task)
             self._publish_inputs()
         self._reset_gates()
-        error, ids = self._check_source(self.typed_source)  # a new vocabulary or max_len may accept or refuse it
+        error, ids = check_source(
+            self.typed_source, self.vocabulary, self.max_source_len
+        )  # a new vocabulary or max_len may accept or refuse it
         if error is None:
             self.source_text, self._src_ids = self.typed_source, ids
-        self._set_error(error)
+        self._set_error("source", error)
         self.stop_stepping()
 
     @property

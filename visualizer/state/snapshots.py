@@ -93,6 +93,11 @@ class InputError:
     position: int | None = None  # 0-based index of the offending character in the field's text
     showing: str = ""  # the field's last valid text: what the maps, prediction and expected output still show
 
+    @property
+    def showing_briefly(self) -> str:
+        """`showing` cut to 40 characters with "…", "(empty)" for none: a source has no spaces to wrap at."""
+        return (self.showing if len(self.showing) <= 40 else self.showing[:39] + "…") or "(empty)"
+
 
 @dataclass(frozen=True)
 class InputValues:

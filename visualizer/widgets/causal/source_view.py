@@ -23,6 +23,7 @@ from core_model.attribution import MAX_IG_STEPS
 from core_model.attribution_agreement import METHODS
 from visualizer.state.attribution import AttributionFrame, AttributionState
 from visualizer.state.snapshots import InputError
+from visualizer.widgets.common.styles import WARNING_STYLE
 
 from .agreement_table import AGREEMENT_CAPTION, AgreementTable
 from .lens_table import LensTable, fit_rows
@@ -103,7 +104,7 @@ class SourceView(QWidget):
         self.saturation = QLabel(SATURATION_NOTE)
         self.saturation.setObjectName("saturation_note")
         self.saturation.setWordWrap(True)
-        self.saturation.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 3px 6px;")
+        self.saturation.setStyleSheet(WARNING_STYLE)
         self.saturation.setVisible(False)
         self.rough = QLabel()
         self.rough.setObjectName("rough_ig_note")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from core_model.circuits import HeadRef
 from core_model.head_composition import CompositionScore
+from visualizer.widgets.common.styles import WARNING_TEXT
 
 from .head_list import head_label
 
@@ -113,7 +114,7 @@ def position_caption(
     )
 
 
-WARNING_STYLE = "color: #8a4b00;"  # the amber of the app's other warnings, dark enough to read on white
+WARNING_STYLE = f"color: {WARNING_TEXT};"
 
 
 def position_warning(ref: HeadRef) -> str:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from core_model.head_importance import MAX_SEQUENCES
 from core_model.head_roles import probe_description
 from visualizer.state.heads import HeadsState
+from visualizer.widgets.common.styles import WARNING_STYLE
 
 from .importance_map import ImportanceMaps
 from .roles_table import RolesTable
@@ -28,7 +29,7 @@ ROLE_LEGEND = (
     "broad = entropy / log(number of keys) (1 = uniform). A head's role is its highest score, except: broad under "
     "0.5, or every score 0, is other (focused, on keys no pattern names; its score is its broad score)."
 )
-STALE_STYLE = "color: #7a4b00; background: #fff3cd; padding: 3px 6px;"  # the window's warning banner
+STALE_STYLE = WARNING_STYLE
 
 
 class HeadsView(QWidget):

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.widgets.common.styles import WARNING_STYLE
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
 
@@ -103,7 +104,7 @@ class GridHeader(QWidget):
         self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
         self.warning_label = plain_label()  # the maps are not what the rest of the window asks for (refused input)
         self.warning_label.setWordWrap(True)
-        self.warning_label.setStyleSheet("color: #7a4b00; background: #fff3cd; padding: 2px 6px;")
+        self.warning_label.setStyleSheet(WARNING_STYLE)
         self.warning_label.setVisible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

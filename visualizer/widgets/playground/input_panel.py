@@ -107,10 +107,12 @@ class InputPanel(QWidget):
         if error is None:
             self.error.setText("")
             return
-        shown = error.showing if len(error.showing) <= 40 else error.showing[:39] + "…"
+        what = (
+            "Expected, the maps and the prediction are" if field is self.source else "the maps and the prediction are"
+        )
         still = (
-            f"<br>Until it is fixed, Expected, the maps and the prediction are for the last valid {error.field}: "
-            f"<tt>{html.escape(shown, quote=False) or '(empty)'}</tt>"
+            f"<br>Until it is fixed, {what} for the last valid {error.field}: "
+            f"<tt>{html.escape(error.showing_briefly, quote=False)}</tt>"
         )
         self.error.setText(
             html.escape(error.message, quote=False) + self._highlight(field.text(), error.position) + still

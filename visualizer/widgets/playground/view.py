@@ -50,7 +50,7 @@ GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}
 
 def stale_warning(error: InputError) -> str:
     """What the grids say while the typed input is refused."""
-    return f"Not what you typed: these maps are for the last valid {error.field}, {error.showing or '(empty)'}"
+    return f"Not what you typed: these maps are for the last valid {error.field}, {error.showing_briefly}"
 
 
 ENCODER_WHILE_STEPPING = "stepping: the encoder reads the source alone; Decoder self and Cross gain a row per Step"
