@@ -90,6 +90,9 @@ def test_roles_equal_loops_over_raw_maps(tiny_models, task_name):
             assert r.alignment == pytest.approx(_loop_alignment(w[:, h], src, tgt_out), abs=1e-12)
             assert [n for n, _ in r.scores] == list(CROSS_ROLES)
             assert dict(r.scores)["broad" if r.role == "other" else r.role] == r.score
+            best = max(dict(r.scores), key=dict(r.scores).get)
+            weak = dict(r.scores)[best] <= 0 or (best == "broad" and dict(r.scores)[best] < 0.5)
+            assert r.role == ("other" if weak else best)
             checked += 1
     for kind, tokens, causal in (("encoder_self", src, False), ("decoder_self", tgt_in, True)):
         for layer, w in enumerate(maps[kind]):
@@ -205,3 +208,20 @@ def test_a_focused_head_on_no_named_pattern_is_other_not_broad():
     for maps, role in ((sharp, "other"), (uniform, "broad")):
         (found,) = roles_from_maps({"encoder_self": maps}, src, src, src)
         assert found.role == role and found.score == dict(found.scores)["broad"]
+
+
+def test_an_other_head_is_shown_without_a_fit_anywhere_the_app_names_roles(qtbot):
+    """Its number is its broad score, low because its rows are sharp: shown as a fit it read as a poor one (the
+    Circuits list called such a head "unclear")."""
+    from core_model.head_roles import HeadRole
+    from visualizer.widgets.causal.effect_tables import role_line
+    from visualizer.widgets.circuits.head_list import role_text
+    from visualizer.widgets.heads.badges import badge_text
+
+    scores = (("self", 0.1), ("previous", 0.05), ("first", 0.08), ("eos_pad", 0.0), ("broad", 0.31))
+    other = HeadRole("encoder_self", 0, 2, "other", 0.31, scores)
+    assert badge_text(other) == "other"
+    assert role_line(other) == "other (no named pattern)"
+    assert role_text(other)[0] == "other (no named pattern)" and "Focused" in role_text(other)[1]
+    sharp = HeadRole("cross", 1, 0, "alignment", 0.93, (("alignment", 0.93), ("first", 0.01), ("broad", 0.1)))
+    assert badge_text(sharp) == "align 0.93" and role_line(sharp) == "align fit 0.93"

@@ -55,7 +55,10 @@ def signed(value: float) -> str:
 
 
 def role_line(role: HeadRole) -> str:
-    """The head's role and how well it fits it, worded apart from the effect so the two 0-1 numbers are not mixed up."""
+    """The head's role and how well it fits it, worded apart from the effect so the two 0-1 numbers are not mixed up.
+    An `other` head fits no pattern: its number (its broad score) is no fit, so none is shown."""
+    if role.role == "other":
+        return "other (no named pattern)"
     return f"{ROLE_LABELS[role.role]} fit {role.score:.2f}"
 
 

@@ -75,6 +75,8 @@ def role_text(role: HeadRole | None) -> tuple[str, str]:
     if role is None:
         return "not scored", "The Heads tab has not scored this model's heads yet"
     line = role_line(role)
+    if role.role == "other":
+        return line, "Focused, but on keys none of the Heads tab's patterns names (content, or another offset)"
     if role.score < WEAK_FIT:
         return "unclear", f"No clear role: the best fit is {line}, below {WEAK_FIT}"
     return line, "The Heads tab's role: where this head looks on the task's inputs"

@@ -19,7 +19,7 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy; other = focused, on keys no pattern names, scored like broad); a narrow map shows the "
+    "normalised entropy; other = focused, on keys no pattern names); a narrow map shows the "
     "role alone; hover a map to see it without its badge."
 )
 
@@ -31,7 +31,8 @@ OTHER_VIEWS_LEGEND = (
 
 
 def badge_text(role: HeadRole) -> str:
-    return f"{ROLE_LABELS[role.role]} {role.score:.2f}"
+    """ "align 0.93"; an `other` head fits no pattern, so it has no fit to show."""
+    return ROLE_LABELS[role.role] if role.role == "other" else f"{ROLE_LABELS[role.role]} {role.score:.2f}"
 
 
 class RoleBadges(QObject):
