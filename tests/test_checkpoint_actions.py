@@ -327,3 +327,18 @@ def save_checkpoint_of(path: Path, config: ModelConfig) -> Path:
     return save_checkpoint(
         path, build_model(config, seed=2), extra={"task": {"task": "sort", "n_symbols": 5, "min_len": 2, "max_len": 5}}
     )
+
+
+def test_a_model_chosen_while_a_file_is_read_stays_and_the_file_says_it_was_not_opened(qtbot, make, tmp_path, errors):
+    """Open a file, then pick another model before it is read (a task, Undo): the later choice is the user's, so the
+    file must not replace it when its read ends, and the user is told to open it again."""
+    setup = make()
+    large = save_checkpoint_of(tmp_path / "large.pt", ModelConfig(vocab_size=8, d_model=256, n_encoder_layers=4))
+    setup.actions.open_path(large)
+    chosen = build_model(SMALL, seed=5)
+    setup.hub.set_model(chosen, setup.hub.task, origin="picked meanwhile")
+    pool = QThreadPool.globalInstance()
+    qtbot.waitUntil(lambda: pool.activeThreadCount() == 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
+    assert setup.hub.model is chosen and setup.hub.path is None
+    assert errors == [("Did not open large.pt", checkpoint_actions.OPEN_OVERTAKEN)]

@@ -30,6 +30,7 @@ TRAINING_CLOSE_QUESTION = (
 )
 OPEN_QUESTION = "Save changes to the trained model before opening another one?"
 FILE_FILTER = "Attention Playground checkpoints (*.pt);;All files (*)"
+OPEN_OVERTAKEN = "Another model was chosen while the file was read, and it stays: open the file again to use it."
 SHIPPED_REFUSAL = "The models shipped with the app are read-only: choose another file with File > Save As."
 
 
@@ -95,7 +96,7 @@ class CheckpointActions(QObject):
         self._opens = TaskSlot("Opening the checkpoint", self)  # the file opened last wins, whichever is read first
         self._opens.finished.connect(self._opened)
         self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
-        self._opening = Path()  # the file the newest open reads
+        self._opening, self._opening_over = Path(), hub.generation  # the newest open's file, and the model it replaces
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
@@ -177,12 +178,15 @@ class CheckpointActions(QObject):
             self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
             return
 
-        self._opening = path
+        self._opening, self._opening_over = path, self.hub.generation
         self._opens.submit(lambda _state, target: _read(target), path)
 
     def _opened(self, loaded: _Opened) -> None:
         if self.hub.training_active:  # training started while the file was read
             self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
+            return
+        if self.hub.generation != self._opening_over:  # the user chose another model meanwhile (a task, Undo)
+            self._fail(f"Did not open {loaded.path.name}", OPEN_OVERTAKEN)
             return
         path = loaded.path
         self.hub.set_model(
