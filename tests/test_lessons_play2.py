@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication
-from qt_helpers import retype, shown_app, shown_menu
+from qt_helpers import retype, shown_app, shown_menu, wait_frame
 from test_cell_view import cell_pos
 from test_lessons_play import app, hover, press_next, start  # noqa: F401 - `app` is the shared fixture
 
@@ -165,6 +165,7 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
     qtbot.keyClicks(source, "0")
     qtbot.waitUntil(lambda: runner.done)
     assert panel.explain_label.text().startswith("The source is 0000.")
+    wait_frame(qtbot, app.session)  # a person rests the mouse on the maps of 0000, once they are drawn
     press_next(qtbot, app, panel)
     readout = hover(qtbot, grid, 1, 1, 1, 2)
     qtbot.waitUntil(lambda: runner.done)
