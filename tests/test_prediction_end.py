@@ -262,3 +262,14 @@ def test_under_teacher_forcing_a_prediction_that_differs_from_the_expected_token
     right = split_x(label, 1)[0] - 4  # the first token is right: drawn in the text's colour
     assert darkest(label, 0, right) < 60
     app.hub.dirty = False
+
+
+def test_a_decoded_token_past_the_expected_end_is_red_as_its_chip_is():
+    from visualizer.widgets.playground.prediction_line import prediction_text
+
+    line = prediction_text(
+        ("3", "1", "4", "1", END, "7"), ("<bos>", "3", "1", "4", "1", END), stepping=True, expected=("3", "1", END)
+    )
+    (wrong,) = line.marks  # decoded 3 1 4 1 <eos> against 3 1 <eos>: the chips mark the last three wrong
+    assert wrong.kind == "wrong" and [line.text[a:b] for a, b in wrong.spans] == ["4", "1", END]
+    assert "position 3: 1 where nothing is expected" in wrong.note

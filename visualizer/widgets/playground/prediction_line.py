@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from PySide6.QtCore import QEvent, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPaintEvent, QPalette
@@ -89,21 +90,19 @@ def prediction_text(
 
 def _spans(outputs: Sequence[str]) -> list[tuple[int, int]]:
     """Each token's character span in the line."""
-    spans, at = [], 0
-    for token in outputs:
-        spans.append((at, at + len(token)))
-        at += len(token) + 1
-    return spans
+    starts = accumulate((len(t) + 1 for t in outputs[:-1]), initial=0)
+    return [(start, start + len(token)) for start, token in zip(starts, outputs)]
 
 
 def mismatched(outputs: Sequence[str], expected: Sequence[str], n: int, struck: Marked) -> Marked:
     """Output predictions (the first n) that differ from the expected token at their position; overridden ones
     are struck out instead."""
     spans, said = [], []
-    for i, span in enumerate(_spans(outputs)[:n]):
-        if i < len(expected) and outputs[i] != expected[i] and span not in struck.spans:
+    for i, span in enumerate(_spans(outputs)[:n] if expected else ()):
+        want = expected[i] if i < len(expected) else None  # past the expected output's end: wrong, as a chip is
+        if outputs[i] != want and span not in struck.spans:
             spans.append(span)
-            said.append(f"position {i}: {outputs[i]} where {expected[i]} is expected")
+            said.append(f"position {i}: {outputs[i]} where {want or 'nothing'} is expected")
     return Marked("wrong", tuple(spans), f"Red: differs from the expected output ({'; '.join(said)}).")
 
 
