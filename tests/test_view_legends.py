@@ -65,7 +65,7 @@ def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked
                 in title
             )
         assert "grey" not in legend and "no cell is masked in rollout" in legend, legend
-        assert "except in its own row, which the 0.5 I term keeps" in legend, legend
+        assert "the 0.5 I term keeps part of each position's own share" in legend, legend
         grid = app.playground.grids[kind]
         maps = grid.current_maps()
         pads = [j for j, token in enumerate(maps.key_labels) if token == "<pad>"]

@@ -24,8 +24,8 @@ MODE_TEXT = {
 MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 0, drawn in the scale's low colour
     "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
     "rollout": (
-        "no cell is masked in rollout: a key a mask hides gets share 0 (the low end of the colour scale), except in"
-        " its own row, which the 0.5 I term keeps (a <pad> query keeps part of its own share)"
+        "no cell is masked in rollout: shares flow only where the masks let attention go, layer after layer, and"
+        " the 0.5 I term keeps part of each position's own share (a <pad> query lights its own column)"
     ),
 }
 ROLLOUT_STEP = "Ã = rownorm(0.5 Ā + 0.5 I), Ā = mean of {heads}"
