@@ -19,8 +19,8 @@ over all N sequences; maps are the post-softmax weights of a teacher-forced pass
 
 A head's role is its highest-scoring one (first in the order above on a tie), except that a head is `other` when
 that is `broad` with a score under BROAD_MIN, or when every score is 0. Its rows are focused, but on keys none of
-the patterns names (content, or another offset): calling it broad described a sharp map as spread out, and a tie
-at 0 named the first pattern. An `other` head's score is its `broad` score. A score with no query to average over
+the patterns names (content, or another offset): "broad" would call a sharp map spread out, and a tie at 0 would
+name whichever pattern comes first. An `other` head's score is its `broad` score. A score with no query to average over
 (e.g. an encoder given only one-symbol sources) is 0.
 """
 

@@ -55,7 +55,7 @@ SIDES = {  # (query tokens, key tokens) of each kind
 
 
 COMPACT_NOTE = " Hover for numbers (● = row winner)."
-UNITS = "norms left out, so not the Playground's scale: compare cells within this table"  # ±732 read as logits
+UNITS = "norms left out, so not the Playground's scale: compare cells within this table"  # hundreds, not logits
 
 
 def heads_legend(centred: bool) -> str:

@@ -76,9 +76,9 @@ class LegendAbovePlot(pg.PlotWidget):
     def _export_whole_view(self) -> None:
         """Right-click › Export... starts from the whole view, legend and title included.
 
-        pyqtgraph preselects the plot item under the mouse, and this legend lies outside it: the default export
-        was a set of curves nobody could name. Its dialog walks up from the item it is handed to the first plot or
-        view box and falls back to the entire scene, so it is handed the layout that holds legend and plot."""
+        pyqtgraph preselects the plot item under the mouse, and this legend lies outside it: exported alone, the
+        curves could not be named. Its dialog walks up from the item it is handed to the first plot or view box and
+        falls back to the entire scene, so it is handed the layout that holds legend and plot."""
         scene, stack = self.scene(), self.centralWidget
         own = scene.getContextMenus  # the scene asks itself for its menu through this attribute on every right-click
 

@@ -77,8 +77,8 @@ class RoleBadges(QObject):
 
     def on_frame(self, frame: PlaygroundFrame) -> None:
         """A new forward pass: the maps' shape or view may have changed, so place the badges again (when seen; a
-        hidden grid places them when it shows). Only the weights view gets badges: over scores, norms or rollout
-        a badge described a map that was not on screen."""
+        hidden grid places them when it shows). Only the weights view gets badges: the roles describe weights, and
+        over scores, norms or rollout a badge would describe a map that is not on screen."""
         self._on_weights = frame.maps.mode == "weights"
         self._dirty = True
         if self.grid.isVisible():

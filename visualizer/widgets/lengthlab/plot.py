@@ -66,7 +66,7 @@ class LengthPlot(LegendAbovePlot):
         """Draw the points so far (in place) and label the curves with the models and the RoPE scaling.
 
         Only the curves' data change per point: the legend, shading and axis range are rebuilt when the models,
-        the scaling or the lengths change (rebuilding them per point held the GUI thread up at every point).
+        the scaling or the lengths change: rebuilding them per point would hold the GUI thread up at every point.
         """
         self._curves = curves
         if curves.lengths != self._lengths:

@@ -30,8 +30,8 @@ def line_curve(plot: pg.PlotItem) -> pg.PlotDataItem:
 
 def show_curves(plot: pg.PlotItem, pool: list[pg.PlotDataItem], count: int) -> None:
     """Reuse a pool of curves: add more when needed, hide surplus ones (a hidden curve adds nothing to the view's
-    range). Taking them off the plot and adding them back later failed inside pyqtgraph: the re-added curve asked
-    its clip-to-view range of the widget before it had a view box."""
+    range). A curve taken off the plot cannot simply be added back: pyqtgraph's clip-to-view then asks the widget
+    for a view range before the curve has its view box."""
     while len(pool) < count:
         pool.append(line_curve(plot))
     for i, curve in enumerate(pool):

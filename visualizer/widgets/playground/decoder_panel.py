@@ -87,7 +87,7 @@ def decoder_view(snap: DecodeSnapshot) -> DecoderView:
     )
 
 
-FINISHED_CHART = "No next token: decoding has finished"  # over the empty chart, which read as a failed plot
+FINISHED_CHART = "No next token: decoding has finished"  # over the empty chart: it is empty on purpose
 TEACHER_SUMMARY = "Teacher forcing: all positions at once; Step decodes one by one"
 
 
