@@ -376,5 +376,12 @@ def test_file_open_takes_a_recipe_beyond_the_forms_range_and_a_model_wider_than_
     form = window.trainer_tab.form
     qtbot.waitUntil(lambda: form.symbols_spin.value() == 10, timeout=OPEN_MS)
     assert form.seed_spin.value() == form.seed_spin.maximum() and form.steps_spin.value() == form.steps_spin.maximum()
+    note = form.errors["steps"]  # said beside the field, in amber: Continue training would run another recipe
+    assert not note.isHidden() and note.text() == (
+        f"the stored recipe had {2**40:,}; out of range here, this run uses {form.steps_spin.maximum():,}"
+    )
+    assert "stored recipe had 4,294,967,295" in form.errors["seed"].text()
+    form.steps_spin.setValue(300)  # the user's own number: the note goes
+    qtbot.waitUntil(lambda: form.errors["steps"].isHidden())
     wait_frame(qtbot, window.session)
     assert window.hub.config.vocab_size == 40 and window.shown == []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -24,6 +27,7 @@ from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
 from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
+from visualizer.widgets.common.styles import WARNING_TEXT
 
 DROP_PATH_TIP = (
     "Stochastic depth (Huang et al. 2016): while training, each residual branch (attention, feed-forward) "
@@ -114,6 +118,7 @@ class TrainerForm(QGroupBox):
         self.build_button = QPushButton("Build matching model")
         self.build_button.setToolTip("Replace the current model by an untrained one whose vocabulary fits the task")
         self.errors: dict[str, QLabel] = {}
+        self._clamped: dict[str, str] = {}  # field -> what the stored recipe held that the field cannot take
         self._layout_rows()
         for box in (
             self.min_len_spin,
@@ -167,7 +172,6 @@ class TrainerForm(QGroupBox):
             line.setContentsMargins(0, 0, 0, 0)
             line.addWidget(field, 1)
             error = QLabel()
-            error.setStyleSheet("color: #c62828;")
             error.setWordWrap(True)
             error.hide()
             line.addWidget(error, 2)
@@ -176,6 +180,8 @@ class TrainerForm(QGroupBox):
                 self.build_button.hide()
             self.errors[key] = error
             form.addRow(label, row)
+            if isinstance(field, QAbstractSpinBox):  # an edited field no longer shows the stored value it clamped
+                field.valueChanged.connect(lambda _v, k=key: self._clamped.pop(k, None))
 
     def _on_schedule(self) -> None:
         noam = self.schedule() == "noam"
@@ -194,19 +200,24 @@ class TrainerForm(QGroupBox):
         self.min_len_spin.setValue(task.min_len)
         self.runs_spin.setValue(task.runs)
         self.anchored_check.setChecked(task.anchored)
-        for box, value in (
-            (self.batch_spin, config.batch_size),
-            (self.steps_spin, config.steps),
-            (self.warmup_spin, config.warmup_steps),
-            (self.seed_spin, config.seed),
-            (self.lr_spin, config.lr),
-            (self.noam_spin, config.noam_factor),
-            (self.smoothing_spin, config.label_smoothing),
-            (self.beta1_spin, config.adam_beta1),
-            (self.dropout_spin, model.dropout),
-            (self.drop_path_spin, model.drop_path),
+        self._clamped = {}
+        for key, box, value in (
+            ("batch", self.batch_spin, config.batch_size),
+            ("steps", self.steps_spin, config.steps),
+            ("warmup", self.warmup_spin, config.warmup_steps),
+            ("seed", self.seed_spin, config.seed),
+            ("lr", self.lr_spin, config.lr),
+            ("noam", self.noam_spin, config.noam_factor),
+            ("smoothing", self.smoothing_spin, config.label_smoothing),
+            ("beta1", self.beta1_spin, config.adam_beta1),
+            ("dropout", self.dropout_spin, model.dropout),
+            ("drop_path", self.drop_path_spin, model.drop_path),
         ):
-            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed Qt's 32-bit ints
+            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed the form's range
+            if box.value() != value and not (isinstance(value, float) and math.isclose(box.value(), value)):
+                self._clamped[key] = (
+                    f"the stored recipe had {value:,}; out of range here, this run uses {box.value():,}"
+                )
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]
@@ -261,9 +272,11 @@ class TrainerForm(QGroupBox):
         if self.schedule() == "noam" and self.warmup_spin.value() < 1:
             found["warmup"] = "Noam needs at least 1 warm-up step"
         found["probe"] = self._probe_error(symbols, model_max_len)
-        for key, text in found.items():
-            self.errors[key].setText(text)
-            self.errors[key].setVisible(bool(text))
+        for key, text in found.items():  # an error in red; else a stored value the form could not take, in amber
+            shown = text or self._clamped.get(key, "")
+            self.errors[key].setText(shown)
+            self.errors[key].setStyleSheet(f"color: {'#c62828' if text else WARNING_TEXT};")
+            self.errors[key].setVisible(bool(shown))
         self.build_button.setVisible(bool(found["symbols"]))
         return not any(found.values())
 
