@@ -13,8 +13,13 @@ def main(argv: list[str] | None = None) -> int:
     """Dispatch before importing Qt so headless commands, --help and typos never need a display."""
     args = list(sys.argv[1:] if argv is None else argv)
     word = args[0] if args and not args[0].startswith("-") else None  # a verb, or a mistyped one
-    if word is not None and word in _cli().VERBS:
-        return _cli().main(args)
+    if word is not None:
+        try:
+            if word in _cli().VERBS:
+                return _cli().main(args)
+        except KeyboardInterrupt:  # Ctrl+C while the CLI's modules load, before its own handling starts
+            sys.stderr.write("attention-playground: interrupted (Ctrl+C): nothing was written\n")
+            return 130
     if any(arg in HELP_FLAGS for arg in args):
         sys.stdout.write(_cli().usage())
         return 0

@@ -10,12 +10,18 @@ imports Qt; torch is imported once parsing has succeeded.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, page, patch, train, views
-from visualizer.cli.common import PROG, ArgumentError, CliError, OneLineParser, Verb, printable
+from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb, printable
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
+from visualizer.state.failures import first_line
+
+log = logging.getLogger(__name__)
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl+C
+OUT_OF_MEMORY = "try smaller numbers (sequences, batch, source length, pads, IG steps)"
 
 VERBS: dict[str, Verb] = {
     verb.name: verb
@@ -65,12 +71,30 @@ def main(args: list[str]) -> int:
         return VERBS[ns.command].run(ns, parsers[ns.command])
     except SystemExit as exc:  # argparse: 2 for bad arguments, 0 for --help
         return exc.code if isinstance(exc.code, int) else 2
+    except Interrupted as exc:
+        return _say(f"interrupted: {exc}", INTERRUPTED)
+    except KeyboardInterrupt:
+        return _say("interrupted (Ctrl+C): nothing was written", INTERRUPTED)
     except CliError as exc:
-        sys.stderr.write(f"{PROG}: error: {printable(str(exc))}\n")
-        return 1
+        return _say(f"error: {exc}", 1)
     except ArgumentError as exc:  # found once the verb ran, e.g. a source longer than the model takes
-        sys.stderr.write(f"{PROG}: error: {printable(str(exc))} (see '{prog} --help')\n")
-        return 2
+        return _say(f"error: {exc} (see '{prog} --help')", 2)
+    except MemoryError:
+        return _say(f"error: out of memory: {OUT_OF_MEMORY}", 1)
+    except Exception as exc:  # noqa: BLE001 - any other failure is one line too, never a traceback
+        log.debug("%s failed", args[:1], exc_info=True)
+        line = first_line(exc)
+        hint = f": {OUT_OF_MEMORY}" if "allocate" in line.lower() else ""  # torch's CPU allocator says "can't allocate"
+        return _say(f"error: {line}{hint}", 1)
+
+
+def _say(text: str, status: int) -> int:
+    """One line on stderr, control characters escaped; the exit status."""
+    try:
+        sys.stderr.write(f"{PROG}: {printable(text)}\n")
+    except OSError:
+        pass  # stderr itself is gone: the status still says what happened
+    return status
 
 
 def _use_threads(threads: int) -> None:

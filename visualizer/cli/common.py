@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,10 @@ TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log fil
 
 class CliError(Exception):
     """A failure that ends the command with exit status 1 and a one-line message."""
+
+
+class Interrupted(CliError):
+    """Ctrl+C (or SIGTERM) ended the command, with what was kept said in one line: exit status 130."""
 
 
 class ArgumentError(Exception):
@@ -78,13 +83,20 @@ class ProgressBar:
         self.drawn = False
 
     def update(self, step: int, loss: float, acc: float, tokens_per_s: float) -> None:
+        """A training step: its loss, accuracy and speed."""
+        self._draw(step, f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s")
+
+    def count(self, done: int, what: str) -> None:
+        """`done` of the total `what` (e.g. "sources"), for a long loop with nothing else to report."""
+        self._draw(done, f"{what} {done:,}/{self.total:,}")
+
+    def _draw(self, step: int, text: str) -> None:
         now = time.perf_counter()
         if step < self.total and now - self.last_draw < self.interval:
             return
         self.last_draw = now
         elapsed = now - self.start
-        eta = elapsed / max(step, 1) * (self.total - step)
-        text = f"step {step}/{self.total}  loss {loss:.4f}  acc {acc:.3f}  {tokens_per_s:,.0f} tok/s  ETA {_clock(eta)}"
+        text += f"  ETA {_clock(elapsed / max(step, 1) * (self.total - step))}"
         if self.tty:
             filled = int(self.width * step / self.total)
             self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}\x1b[K")
@@ -135,3 +147,36 @@ def trained_fields(trained: tuple[int, int] | None, *lengths: int) -> dict[str, 
         return {"trained_lengths": None, "beyond_trained_lengths": None}
     beyond = any(outside_trained(trained, n) for n in lengths)
     return {"trained_lengths": list(trained), "beyond_trained_lengths": beyond}
+
+
+class StopRequests:
+    """While a long loop runs: the first Ctrl+C (or SIGTERM) asks it to stop between two steps, so what it made so
+    far is whole and can be kept; a second one interrupts at once. The previous handlers come back on exit."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequests:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # Python sets handlers on the main thread only
+            for name in self.SIGNALS:
+                number = getattr(signal, name)
+                self._previous[number] = signal.signal(number, self._on_signal)
+        return self
+
+    def _on_signal(self, _number: int, _frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        sys.stderr.write(f"\n{PROG}: stopping after this step (press Ctrl+C again to quit at once)\n")
+
+    def __exit__(self, *_exc: object) -> None:
+        import signal
+
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)

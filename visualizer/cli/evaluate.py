@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.common import ArgumentError, CliError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import ArgumentError, CliError, ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import exhaustive_check, exhaustive_help, length_range, ranged
 from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import json_line
@@ -111,7 +111,18 @@ def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> d
 def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
     from core_model.length_eval import evaluate_lengths
 
-    sweep = evaluate_lengths(model, task, lengths, n=ns.n, seed=ns.seed, device=device, position_scaling=ns.hook)
+    bar = ProgressBar(len(lengths) * ns.n, sys.stderr)  # a sweep can take minutes: say how far it is
+    sweep = evaluate_lengths(
+        model,
+        task,
+        lengths,
+        n=ns.n,
+        seed=ns.seed,
+        device=device,
+        position_scaling=ns.hook,
+        progress=lambda done, _total: bar.count(done, "sources"),
+    )
+    bar.close()
     results = list(sweep.per_length.values())
     return {
         "rope_scaling": ns.rope_scaling,

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.common import CliError, ProgressBar, Verb, device_arg, given
+from visualizer.cli.common import CliError, Interrupted, ProgressBar, StopRequests, Verb, device_arg, given
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import check_out_before_work, json_line, save_or_fall_back
@@ -119,12 +119,19 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     trainer = Trainer(model, task, config, device=device)
     bar = ProgressBar(config.steps, sys.stderr)
     try:
-        for metrics in trainer.train_steps():
-            bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
+        with StopRequests() as stop:
+            for metrics in trainer.train_steps():
+                bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
+                if stop.requested:  # between steps: the weights are those of a whole step
+                    break
     except TrainingDiverged as exc:
         bar.close()
         raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
     bar.close()
+    if stop.requested:
+        raise Interrupted(
+            f"stopped at step {trainer.step}; {_keep_last_good(ns.out, trainer, task, config, 'stopped')}"
+        )
     result = trainer.evaluate(n=1000)  # teacher-forced loss and accuracy over the whole length range
     last = trainer.history[-1]
     final = {
@@ -178,12 +185,13 @@ def _save(out: Path, trainer: Any, task: Any, config: Any, final: dict[str, Any]
     return save_or_fall_back(out, lambda path: save_checkpoint(path, trainer.model, history=history, extra=extra))
 
 
-def _keep_last_good(out: Path, trainer: Any, task: Any, config: Any) -> str:
-    """After divergence: write the weights of the last good step (the trainer keeps them) and say where, or why not."""
-    step = trainer.step  # steps completed; the failed step changed no weights
+def _keep_last_good(out: Path, trainer: Any, task: Any, config: Any, why: str = "diverged") -> str:
+    """After divergence or a stop: write the weights of the last whole step (the trainer keeps them) and say where,
+    or why not. `why` is recorded in the checkpoint's final metrics."""
+    step = trainer.step  # steps completed; a failed step changed no weights, a stop comes between steps
     if step < 1:
         return "nothing was written (no step had completed)"
-    written, problem = _save(out, trainer, task, config, {"step": step, "diverged": True, "out": str(out)})
+    written, problem = _save(out, trainer, task, config, {"step": step, why: True, "out": str(out)})
     if written is None:
         return problem
     note = f"the weights from step {step} were written to {written}"

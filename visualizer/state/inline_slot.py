@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from visualizer.state.snapshots import failure_message, first_line
+from visualizer.state.failures import failure_message, first_line
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,8 @@ from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
 from core_model.training_loop import Cadence, EndReason, Progress
 
+from .failures import failure_message, first_line  # noqa: F401 - re-exported: workers import only this module
+
 OutcomeReason = Literal[EndReason, "paused", "running", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {
     "encoder_self": "Encoder self-attention",
@@ -179,14 +181,3 @@ class WorkerOptions:
     eval_seed: int = 4321  # held-out sequences, drawn apart from the training stream
     start_step: int = 0  # continue a run (e.g. on the CPU after running out of GPU memory)
     history_prefix: tuple[dict, ...] = field(default_factory=tuple)
-
-
-def first_line(exc: BaseException) -> str:
-    """The error as one line for a status bar: its message's first line, or its type when it has none."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-def failure_message(what: str, line: str) -> str:
-    """The one sentence every failed background task shows: "<what> failed: <first line of the error>"."""
-    return f"{what} failed: {line}"

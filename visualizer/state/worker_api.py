@@ -15,7 +15,8 @@ from PySide6.QtCore import QObject, QThread, SignalInstance
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 
-from .snapshots import TrainingOutcome, WorkerOptions, first_line
+from .failures import first_line
+from .snapshots import TrainingOutcome, WorkerOptions
 
 log = logging.getLogger(__name__)
 # run(job, on_done, on_error): the app passes the task layer's run_task with its title; on_error gets one line
