@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
@@ -40,9 +41,15 @@ def check_int(field: str, value: object, minimum: int, maximum: int | None = Non
         raise ValueError(f"{field} must be an integer in [{minimum}, {maximum}], got {_short(value)}")
 
 
+_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 2, 4, 4, 4
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 40
+
+
 def _short(value: object) -> str:
-    """A repr short enough for a message (a hostile file may hold a 10**5-digit number)."""
-    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "a huge number"
+    """A repr short enough for a message: a hostile file may hold a 10**5-digit number or lists nested 10**5 deep
+    (a plain repr of those runs out of stack), so nesting, lengths and digits are cut before the text is made."""
+    text = _REPR.repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "a huge number"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -223,3 +223,14 @@ def test_unknown_symbol_position_is_zero_based_and_counts_whitespace():
             vocab.encode(text)
         assert info.value.position == position and text[info.value.position] == info.value.symbol == "x"
         assert info.value.allowed == "0123"
+
+
+def test_a_value_nested_a_hundred_thousand_deep_is_refused_in_one_short_line():
+    """A crafted checkpoint's config may hold lists nested so deep that a plain repr runs out of stack (it did, and
+    every verb printed a RecursionError traceback); the message shows a few levels and stops."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError) as info:
+        ModelConfig(d_model=deep)
+    assert str(info.value) == "d_model must be an integer >= 1, got [[[...]]]"
