@@ -18,6 +18,7 @@ from .atomic_files import RefusedTarget, atomic_path, file_kind, remove_stale_te
 from .checkpoint_long_history import ShortHistory, archive_with, shortened_history
 from .checkpoint_records import MAX_HISTORY_ROWS
 from .checkpoint_validation import CheckpointError
+from .zip_directory import entry_count
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 MAX_FILE_BYTES = 2 * 2**30  # far above any checkpoint the app writes (weights are capped at MAX_MODEL_BYTES)
 MESSAGE_CHARS = 300  # longest excerpt of a library's error message quoted back to the user
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive
+MAX_ENTRIES = 20_000  # a record per tensor: the largest model with a full movie holds a few thousand
 # The pickle holds the history and extra data (tensors are separate records). The app writes at most
 # MAX_HISTORY_ROWS rows, under 1 MB; the weights-only unpickler (pure Python, slow on large pickles) reads no larger.
 MAX_PICKLE_BYTES = 4 * 2**20
@@ -180,6 +182,9 @@ def check_archive(fh: BinaryIO, name: str, max_pickle_bytes: int = MAX_LONG_PICK
     corrupt = f"{name} is not a readable checkpoint (corrupt or truncated)"
     if fh.read(len(ZIP_MAGIC)) != ZIP_MAGIC:
         raise CheckpointError(f"{corrupt}: it is not a PyTorch checkpoint archive")
+    count = entry_count(fh)
+    if count is not None and count > MAX_ENTRIES:  # None: zipfile says what is damaged, below
+        raise CheckpointError(f"{name}: its archive lists {count:,} entries, more than the {MAX_ENTRIES:,} it may hold")
     fh.seek(0)
     try:
         archive = zipfile.ZipFile(fh)

@@ -453,3 +453,23 @@ def test_read_only_folder_simulated_keeps_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(CheckpointError, match=r"could not write .*m\.pt: permission denied"):
         save_checkpoint(path, build_model(CONFIG, seed=1))
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("entries", [30_000, 70_000])  # below and above 65,535: the plain and the zip64 count
+def test_an_archive_listing_too_many_entries_is_refused_before_its_directory_is_read(tmp_path, entries):
+    """zipfile parses the whole central directory on opening: 2.5 million empty entries took 42 s and 1.6 GB before
+    any check ran. The count in the archive's end records is read first."""
+    path = save_checkpoint(tmp_path / "many.pt", build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32), seed=0))
+    with zipfile.ZipFile(path) as archive:
+        entries += len(archive.infolist())  # the weights' own records
+    with zipfile.ZipFile(path, "a") as archive:
+        for i in range(entries - len(archive.infolist())):
+            archive.writestr(f"pad/{i}", b"")
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError) as info:
+        load_checkpoint(path)
+    took, (_, peak) = time.perf_counter() - start, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert str(info.value) == f"many.pt: its archive lists {entries:,} entries, more than the 20,000 it may hold"
+    assert took < 1.0 and peak < 2**20  # the end records only: no directory of tens of thousands of entries
