@@ -74,8 +74,9 @@ def device_arg(name: str | None):
 class ProgressBar:
     """A carriage-return bar on a TTY, plain throttled lines otherwise (no dependencies)."""
 
-    def __init__(self, total: int, stream: TextIO, width: int = 24) -> None:
-        self.total, self.stream, self.width = total, stream, width
+    def __init__(self, total: int, stream: TextIO, width: int = 24, quiet_start: bool = False) -> None:
+        """quiet_start: draw nothing until one interval has passed, so a quick run prints no progress at all."""
+        self.total, self.stream, self.width, self.quiet_start = total, stream, width, quiet_start
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.interval = TTY_INTERVAL_S if self.tty else LINE_INTERVAL_S
         self.start = time.perf_counter()
@@ -93,6 +94,8 @@ class ProgressBar:
     def _draw(self, step: int, text: str) -> None:
         now = time.perf_counter()
         if step < self.total and now - self.last_draw < self.interval:
+            return
+        if self.quiet_start and not self.drawn and now - self.start < self.interval:
             return
         self.last_draw = now
         elapsed = now - self.start

@@ -111,7 +111,7 @@ def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> d
 def _per_length(model: Any, task: Any, lengths: list[int], ns: argparse.Namespace, device: Any) -> dict[str, Any]:
     from core_model.length_eval import evaluate_lengths
 
-    bar = ProgressBar(len(lengths) * ns.n, sys.stderr)  # a sweep can take minutes: say how far it is
+    bar = ProgressBar(len(lengths) * ns.n, sys.stderr, quiet_start=True)  # a long sweep says how far it is
     sweep = evaluate_lengths(
         model,
         task,
