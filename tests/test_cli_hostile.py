@@ -227,3 +227,18 @@ def test_unknown_device_is_one_line_listing_the_available_ones(verb, capsys, tmp
     assert main([*verb, "--device", "banana"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown device 'banana'" in err[0] and "available devices: cpu" in err[0]
+
+
+def test_a_warning_about_a_file_whose_name_holds_escape_codes_reaches_the_terminal_escaped(tmp_path):
+    """A stored recipe the app cannot use is a warning naming the file; the name's escape codes (colour, clear
+    screen) must not reach the terminal raw, as they never do in errors."""
+    from core_model.train_config import TrainConfig
+
+    payload = _payload()
+    payload["extra"] = {"train_config": {**TrainConfig().to_dict(), "seed": 2**64 - 1}}
+    path = tmp_path / "warn\x1b[31mRED\x1b[2J.pt"
+    torch.save(payload, path)
+    done = _run("decode", str(path), "1", "--threads", "1")
+    assert done.returncode == 0 and "\x1b" not in done.stderr, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("attention-playground: warning: warn\\x1b[31mRED\\x1b[2J.pt: its stored training recipe")

@@ -60,6 +60,7 @@ def main(args: list[str]) -> int:
     if args and not args[0].startswith("-") and args[0] not in VERBS:
         sys.stderr.write(unknown_verb(args[0], VERBS) + "\n")
         return 2
+    _warnings_to_stderr()
     parser, parsers = build_parser()
     prog = PROG  # whose --help the hint names
     try:
@@ -86,6 +87,23 @@ def main(args: list[str]) -> int:
         line = first_line(exc)
         hint = f": {OUT_OF_MEMORY}" if "allocate" in line.lower() else ""  # torch's CPU allocator says "can't allocate"
         return _say(f"error: {line}{hint}", 1)
+
+
+class _WarningLine(logging.Formatter):
+    """A warning as one line like the errors, control characters escaped: a file's name may carry escape codes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{PROG}: warning: {printable(record.getMessage())}"
+
+
+def _warnings_to_stderr() -> None:
+    """Warnings the verbs log (a stored recipe not used, ...) go to stderr escaped, unless logging is set up."""
+    root = logging.getLogger()
+    if not root.handlers:  # else Python's last-resort handler writes them raw
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(_WarningLine())
+        root.addHandler(handler)
 
 
 def _say(text: str, status: int) -> int:
