@@ -26,6 +26,7 @@ from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_paylo
 from .config import ModelConfig
 from .model import Seq2SeqTransformer, build_model
 from .tasks import TaskSpec
+from .vocab import BOS, EOS, N_SPECIALS
 
 __all__ = [
     "FORMAT",
@@ -61,6 +62,7 @@ class Checkpoint:
             model.load_state_dict(self.state_dict, strict=True)
         except RuntimeError as exc:
             raise CheckpointError(f"weights do not fit the stored configuration: {first_line(exc)}") from exc
+        _check_outputs_finite(model)
         try:
             return model.to(device)
         except (RuntimeError, MemoryError) as exc:  # e.g. CUDA out of memory
@@ -70,6 +72,21 @@ class Checkpoint:
     def task(self) -> TaskSpec:
         """The task the weights were trained on; the default TaskSpec when none was stored."""
         return self.extra.task or TaskSpec()
+
+
+def _check_outputs_finite(model: Seq2SeqTransformer) -> None:
+    """One tiny pass (a one-symbol source): finite weights can still overflow (every matrix times 1e30 does), and
+    such a model would feed infinities to sampling, gradients and every view; it is refused as the file's fault."""
+    symbol = min(N_SPECIALS, model.config.vocab_size - 1)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model(torch.tensor([[BOS, symbol, EOS]]), torch.tensor([[BOS, symbol]]))
+    finally:
+        model.train(was_training)
+    if not bool(torch.isfinite(out.log_probs).all()):
+        raise CheckpointError("its weights overflow: the model's outputs are not finite numbers")
 
 
 def save_checkpoint(

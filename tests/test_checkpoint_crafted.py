@@ -385,3 +385,19 @@ def test_file_open_takes_a_recipe_beyond_the_forms_range_and_a_model_wider_than_
     qtbot.waitUntil(lambda: form.errors["steps"].isHidden())
     wait_frame(qtbot, window.session)
     assert window.hub.config.vocab_size == 40 and window.shown == []
+
+
+def test_weights_that_overflow_are_refused_when_the_model_is_built(tmp_path, capsys):
+    """Every weight times 1e30 is finite, so the file passes its checks; a pass then gives infinities that crashed
+    sampling ("probability tensor contains inf") and attribution, and greedy decoding wrote nonsense."""
+    p = payload()
+    p["state_dict"] = {k: v * 1e30 if v.is_floating_point() else v for k, v in p["state_dict"].items()}
+    torch.save(p, tmp_path / "overflow.pt")
+    ckpt = load_checkpoint(tmp_path / "overflow.pt")
+    with pytest.raises(CheckpointError, match="its weights overflow: the model's outputs are not finite numbers"):
+        ckpt.build()
+    for verb in ("decode", "attribute"):
+        args = ["3"] if verb == "decode" else ["--source", "3"]
+        code = main([verb, str(tmp_path / "overflow.pt"), *args, "--threads", "1"])
+        out, err = capsys.readouterr()
+        assert code == 1 and out == "" and len(err.splitlines()) == 1 and "weights overflow" in err, (verb, err)
