@@ -116,6 +116,8 @@ def page_data(model: Seq2SeqTransformer, task: TaskSpec, source: str, view: str 
     vocab = task.vocabulary
     ids = vocab.encode(source)
     longest = max_source_len(model.config.max_len)
+    if not ids:  # as the Playground and every other verb: a page of padding alone shows nothing
+        raise ValueError("it is empty: give at least one symbol")
     if not 1 <= len(ids) + pads <= longest:
         raise ValueError(f"the source plus pads must be 1 to {longest} symbols, got {len(ids) + pads}")
     device = next(model.parameters()).device

@@ -242,3 +242,15 @@ def test_a_warning_about_a_file_whose_name_holds_escape_codes_reaches_the_termin
     assert done.returncode == 0 and "\x1b" not in done.stderr, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith("attention-playground: warning: warn\\x1b[31mRED\\x1b[2J.pt: its stored training recipe")
+
+
+@pytest.mark.parametrize("verb", ["views", "page"])
+def test_an_empty_source_is_refused_as_everywhere_else(verb, tmp_path, capsys):
+    """The Playground and the other verbs refuse an empty source; views and page drew a map of padding alone."""
+    from core_model.shipped import resource_path
+
+    out = ["--out", str(tmp_path / "p.html")] if verb == "page" else []
+    code = main([verb, str(resource_path("copy_rope.pt")), "--source", "", *out, "--threads", "1"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and len(captured.err.splitlines()) == 1
+    assert "empty: give at least one symbol" in captured.err and not (tmp_path / "p.html").exists()

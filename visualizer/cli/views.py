@@ -77,6 +77,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ids = vocab.encode(ns.source)
     except VocabularyError as exc:
         parser.error(f"--source: {exc.counted_from_one()}")
+    if not ids:  # as the Playground and every other verb
+        parser.error("--source is empty: give at least one symbol")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)
