@@ -76,4 +76,17 @@ def test_bad_sources_are_one_line_usage_errors(capsys, args, message):
 def test_a_source_longer_than_the_model_takes_is_refused_before_any_pass(capsys):
     long = "3" * 300
     assert main(["patch", COPY, "--clean", long, "--corrupt", "4" + long[1:]]) == 2
-    assert "positions; the model has" in capsys.readouterr().err
+    assert "this model takes at most 254" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["copy_rope.pt", "copy_sinusoidal.pt"])
+def test_the_longest_source_is_the_one_every_verb_takes(name, capsys):
+    """254 symbols on 256 positions, anchored or not, as the Playground and the other verbs count (patch refused
+    254 on the anchored model and took 255 on the other)."""
+    from core_model.shipped import resource_path
+
+    longest = ("0123456789" * 26)[:254]
+    assert main(["patch", str(resource_path(name)), "--clean", longest + "1", "--corrupt", longest + "2"]) == 2
+    assert capsys.readouterr().err.startswith("attention-playground: error: --clean has 255 symbols; this model takes")
+    assert main(["patch", str(resource_path(name)), "--clean", longest, "--corrupt", longest]) == 2
+    assert "no answer to carry" in capsys.readouterr().err  # past the length check: refused for another reason

@@ -48,16 +48,17 @@ def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option."""
     from core_model.patching import patch_effects
-    from core_model.tasks import expected_output
+    from core_model.tasks import expected_output, max_source_len
 
     model, task, trained = load_trained(ns.path, device_arg(ns.device), ns.task)
     vocab = task.vocabulary
     clean, corrupt = _symbols(parser, vocab, ns.clean, "--clean"), _symbols(parser, vocab, ns.corrupt, "--corrupt")
     if len(clean) != len(corrupt):
         parser.error(f"--clean has {len(clean)} symbols and --corrupt {len(corrupt)}: patching needs the same length")
+    longest = max_source_len(model.config.max_len)  # the same rule as every verb and the Playground
+    if len(clean) > longest:
+        parser.error(f"--clean has {len(clean)} symbols; this model takes at most {longest}")
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
-    if len(src_clean) + 1 > model.config.max_len:  # the decoder reads <bos> + the target
-        parser.error(f"the sources need {len(src_clean) + 1} positions; the model has {model.config.max_len}")
     targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
     try:
         result = patch_effects(model, src_clean, src_corrupt, *targets, position=ns.position)
