@@ -96,3 +96,17 @@ def test_bad_arguments_exit_2_with_a_message(capsys, ckpt, args):
 def test_bad_source_names_the_symbol(capsys, ckpt):
     assert main(["cell", str(ckpt), "31x1", "--kind", "cross", "--query", "0", "--key", "0"]) == 2
     assert "'x' at position 3" in capsys.readouterr().err
+
+
+def test_a_painted_cell_outside_its_map_is_refused_naming_the_maps_size(capsys):
+    """The docs say painted indices must lie inside the map; one outside was painted nowhere, silently."""
+    from core_model.shipped import resource_path
+
+    args = ["cell", str(resource_path("copy_rope.pt")), "3141", "--kind", "cross", "--query", "1", "--key", "1"]
+    assert main([*args, "--paint", "cross:4000,4000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "attention-playground: error: --paint cross:4000,4000: the cross map has 7 queries and 8 keys"
+    )
+    assert len(err.splitlines()) == 1
+    assert main([*args, "--paint", "cross:6,7", "--json"]) == 0  # the last cell of the map is inside it

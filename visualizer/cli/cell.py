@@ -83,6 +83,12 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     tgt_ids = decoder_input(expected_output(task.task, ids), ns.pads)
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:
         parser.error(f"source and pads need {len(tgt_ids)} positions; the model has {model.config.max_len}")
+    sides = {"encoder_self": (src_ids, src_ids), "decoder_self": (tgt_ids, tgt_ids), "cross": (tgt_ids, src_ids)}
+    for kind, cells in painted.items():  # a cell outside its map would be painted nowhere, silently
+        rows, columns = (len(side) for side in sides[kind])
+        for query, key in sorted(cells):
+            if query >= rows or key >= columns:
+                parser.error(f"--paint {kind}:{query},{key}: the {kind} map has {rows} queries and {columns} keys")
     masks = MaskSpec(**{PAINTED_FIELDS[k]: frozenset(v) for k, v in painted.items()})
     src, tgt = torch.tensor([src_ids], device=device), torch.tensor([tgt_ids], device=device)
     try:
