@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from visualizer.cli.budget import attention_weights, check_budget
 from visualizer.cli.common import CliError, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
@@ -42,6 +43,10 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     check_out_before_work(ns.out)
     device = device_arg(ns.device or "cpu")
     model, task, trained = load_trained(ns.path, device)
+    symbols = sum(ch in task.vocabulary.symbols for ch in ns.source)  # an unknown one: page_data says so
+    length = symbols + ns.pads + 2
+    weights = attention_weights(model.config, 1, length, length)
+    check_budget(weights, f"{symbols} symbols and --pads {ns.pads}", "use fewer --pads or a shorter --source")
     try:
         data = page_data(model, task, ns.source, ns.view, ns.pads)
     except VocabularyError as exc:

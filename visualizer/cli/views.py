@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from visualizer.cli.budget import attention_weights, check_budget
 from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option, task_option
@@ -81,6 +82,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--source is empty: give at least one symbol")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
+    n_src = len(encoder_input(ids, ns.pads, anchored=task.anchored))
+    weights = attention_weights(model.config, 1, n_src, len(ids) + ns.pads + 2)
+    check_budget(weights, f"{len(ids)} symbols and --pads {ns.pads}", "use fewer --pads or a shorter --source")
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)
     tgt = torch.tensor([decoder_input(expected_output(task.task, ids), ns.pads)], device=device)
     with torch.inference_mode():

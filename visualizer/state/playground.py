@@ -4,9 +4,8 @@ It owns no widgets, and it owns the inputs: the text as typed (accepted or not),
 Data flows one way: a widget calls a setter, the session runs one forward pass of the hub's model and emits one
 `frame_changed(PlaygroundFrame)`; views draw that frame. The fields follow `inputs_changed` and `masks_changed`, so a
 value set by code (restored preferences, a paint stroke) reaches them as a typed one does; one signal per change.
-Decoder stepper actions are commands that run in order on the slot's threads, each followed by one frame; the
-session only knows the stepper through the snapshots those frames carry. The passes and their frames are
-FramePasses' (state/inference.py); this module turns the user's choices into requests.
+Stepper actions are commands run in order on the slot's threads, each followed by one frame; the session knows the
+stepper only through those frames' snapshots. The passes are FramePasses' (inference.py); this makes the requests.
 """
 
 from __future__ import annotations
@@ -237,9 +236,8 @@ class PlaygroundSession(QObject):
             self.task_changed.emit(self.task)
             self._publish_inputs()
         self._reset_gates()
-        error, ids = check_source(
-            self.typed_source, self.vocabulary, self.max_source_len
-        )  # a new vocabulary or max_len may accept or refuse it
+        # a new vocabulary or max_len may accept or refuse the text as typed
+        error, ids = check_source(self.typed_source, self.vocabulary, self.max_source_len)
         if error is None:
             self.source_text, self._src_ids = self.typed_source, ids
         self._set_error("source", error)

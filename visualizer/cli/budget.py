@@ -1,0 +1,35 @@
+"""How many attention weights a verb would hold at once, checked once the model is known and before any pass runs.
+
+Each number a verb takes has its own range (limits.py), but their product can still ask for gigabytes: 1,000 head
+sequences of 254 symbols, 512 IG steps on a long source, a batch of 512 at the longest length, a view of 4,000
+pads. A pass holds every head's map of every layer for every sequence of its batch (the views copy them again as
+float64), so their count, layers x heads x queries x keys x batch, bounds the memory a verb needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from visualizer.cli.common import ArgumentError
+
+MAX_WEIGHTS = 100_000_000  # attention weights held at once: a few hundred MB with the copies a verb makes
+
+
+def attention_weights(config: Any, batch: int, src_len: int, tgt_len: int) -> int:
+    """Weights of one pass over `batch` sequences: encoder self, decoder self and cross maps of every layer and head."""
+    per_head = config.n_encoder_layers * src_len**2 + config.n_decoder_layers * (tgt_len**2 + tgt_len * src_len)
+    return batch * config.n_heads * per_head
+
+
+def check_budget(weights: int, what: str, hint: str) -> None:
+    """Refuse, in one line with what to lower, a run that would hold more than MAX_WEIGHTS weights at once."""
+    if weights > MAX_WEIGHTS:
+        raise ArgumentError(
+            f"{what} would hold {weights:,} attention weights at once, more than the {MAX_WEIGHTS:,} a command may; "
+            f"{hint}"
+        )
+
+
+def fitting(weights_per_unit: int) -> int:
+    """How many units (sequences, IG steps) fit the budget, at least 1."""
+    return max(1, MAX_WEIGHTS // max(1, weights_per_unit))
