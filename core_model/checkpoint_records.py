@@ -142,6 +142,9 @@ def stored_task(stored: object) -> TaskSpec:
     unknown = sorted(set(stored) - {f.name for f in fields(TaskSpec)})
     if unknown:
         raise ValueError(f"the checkpoint's task has unknown fields {unknown[:5]}")
+    blank = sorted(key for key, value in stored.items() if value is None)  # NaN and infinities are read as None
+    if blank:
+        raise ValueError(f"the checkpoint's task has {blank[0]} = NaN or infinity (or nothing), not a number")
     try:
         return TaskSpec(**stored)
     except (TypeError, ValueError) as exc:

@@ -145,6 +145,10 @@ CRAFTED = {
         _edit(t=lambda p: p["extra"]["task"].update(min_len=40, max_len=40)),
         r"task does not fit its model: max_len must be at most 30 .* got 40",
     ),
+    "task_nan_runs": (  # a file's non-finite numbers are read as None: the message names NaN, not "None"
+        _edit(t=lambda p: p["extra"]["task"].update(runs=math.nan)),
+        r"task has runs = NaN or infinity \(or nothing\), not a number",
+    ),
     "task_max_len": (
         _edit(t=lambda p: p["extra"]["task"].update(max_len=10**9)),
         r"task does not fit its model: max_len must be at most 30",
