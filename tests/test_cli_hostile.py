@@ -254,3 +254,20 @@ def test_an_empty_source_is_refused_as_everywhere_else(verb, tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 2 and captured.out == "" and len(captured.err.splitlines()) == 1
     assert "empty: give at least one symbol" in captured.err and not (tmp_path / "p.html").exists()
+
+
+@pytest.mark.parametrize("verb", ["train", "page"])
+def test_an_out_under_a_file_is_refused_before_any_work(verb, tmp_path, capsys):
+    """A path whose folder is a file can never be written: train trained first, then saved to a spare file and
+    blamed "File exists"; page said "Not a directory"."""
+    from core_model.shipped import resource_path
+
+    (tmp_path / "afile").write_text("")
+    out = ["--out", str(tmp_path / "afile" / "x.out")]
+    args = TRAIN[1:] if verb == "train" else [str(resource_path("copy_rope.pt")), "--source", "31"]
+    assert main([verb, *args, *out, "--threads", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.splitlines() == [
+        f"attention-playground: error: --out: {tmp_path / 'afile'} is a file, not a folder "
+        f"(see 'attention-playground {verb} --help')"
+    ]

@@ -58,6 +58,9 @@ def check_out_before_work(out: Path) -> None:
         raise ArgumentError(f"--out: {exc}") from None
     except OSError:
         pass
+    folder = next((p for p in Path(out).absolute().parents if p.exists()), None)  # the deepest one there now
+    if folder is not None and not folder.is_dir():  # its folders cannot be made: the save would end in a spare file
+        raise ArgumentError(f"--out: {folder} is a file, not a folder")
 
 
 def save_or_fall_back(out: Path, save: Any) -> tuple[Path | None, str]:
