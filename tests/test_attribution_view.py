@@ -78,7 +78,7 @@ def test_a_layer_that_writes_one_token_nearly_everywhere_says_so_beside_its_row(
     assert first["most_common_top"] == {"token": "8", "count": first["top_tokens"].count("8")}
     assert 2 * first["most_common_top"]["count"] > positions
     header = table.verticalHeaderItem(0)
-    assert header.text() == f"after dec L1\nmostly 8 ({first['most_common_top']['count']} of {positions})"
+    assert header.text() == f"after dec L1\nmostly 8 (at {first['most_common_top']['count']} of {positions} positions)"
     assert "answer happens to be that token" in header.toolTip()
     assert table.verticalHeaderItem(table.rowCount() - 1).text() == f"after dec L{len(data['layers'])}"
     assert last["most_common_top"]["count"] == max(map(last["top_tokens"].count, last["top_tokens"]))

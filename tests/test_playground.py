@@ -180,7 +180,9 @@ def test_bad_input_shows_message_and_keeps_maps(qtbot, view, good, action, needl
     assert not error.isHidden() and needle in error.text()
     assert "2px solid" in field.styleSheet()  # the field itself is marked
     shown = good if len(good) <= 40 else good[:39] + "…"
-    assert f"the maps and the prediction are for the last valid source: <tt>{shown}</tt>" in error.text()
+    assert (
+        f"the Expected line, the maps and the prediction show the last valid source: <tt>{shown}</tt>" in error.text()
+    )
     for kind in KINDS:
         assert view.grids[kind].current_maps() is before[kind]
         warning = view.grids[kind].header.warning_label  # said over the maps too: they do not show the typed text
@@ -329,3 +331,13 @@ def test_a_valid_prefix_keeps_a_refused_source_said_and_a_long_source_never_wide
     assert view.width() == width
     qtbot.keyClick(view.input_panel.source, Qt.Key.Key_Backspace)
     assert error.isHidden() and warning.isHidden()
+
+
+def test_typing_on_after_a_bad_symbol_keeps_the_marked_excerpt_equal_to_the_field(qtbot, view):
+    """The error stays the same while more is typed after the bad symbol, yet the excerpt under the field must show
+    the text as it is now ("12a4", not "12a" frozen from the keystroke that made the error)."""
+    type_source(qtbot, view, "12a")
+    qtbot.keyClicks(view.input_panel.source, "4")
+    assert view.input_panel.source.text() == "12a4"
+    assert marked_symbol(view.input_panel.error) == "a"
+    assert "<tt>12<span style='background:#d9534f;color:white'>a</span>4</tt>" in view.input_panel.error.text()

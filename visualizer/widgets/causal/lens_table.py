@@ -83,11 +83,10 @@ class LensTable(QTableWidget):
 
 
 def mostly_note(lens: LogitLens, layer: int, token: Callable[[int], str]) -> str:
-    """ "mostly 8 (7 of 9)" for an early layer that writes one token at more than half of 3+ positions, else "".
-
-    The last layer's row is the output itself, so it is never flagged."""
+    """ "mostly 8 (at 7 of 9 positions)" for an early layer that writes one token at more than half of 3+ positions,
+    else "". The last layer's row is the output itself, so it is never flagged."""
     positions = lens.top_tokens.shape[1]
     token_id, count = lens.most_common(layer)
     if layer == lens.top_tokens.shape[0] - 1 or positions < 3 or 2 * count <= positions:
         return ""
-    return f"mostly {token(token_id)} ({count} of {positions})"
+    return f"mostly {token(token_id)} (at {count} of {positions} positions)"

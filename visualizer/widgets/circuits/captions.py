@@ -55,7 +55,9 @@ SIDES = {  # (query tokens, key tokens) of each kind
 
 
 COMPACT_NOTE = " Hover for numbers (● = row winner)."
-UNITS = "norms left out, so not the Playground's scale: compare cells within this table"  # hundreds, not logits
+UNITS = (
+    "LayerNorm scaling left out, so not the Playground's scale: compare cells within this table"  # hundreds, not logits
+)
 
 
 def heads_legend(centred: bool) -> str:
@@ -122,7 +124,7 @@ def position_warning(ref: HeadRef) -> str:
     there", which a head whose inputs are not the embeddings need not do at all."""
     left_out = []
     if ref.kind == "cross":
-        left_out.append("its keys here are symbol embeddings, where a run gives it the encoder's output")
+        left_out.append("its keys here are symbol embeddings, whereas in a run they are the encoder's output")
     if ref.layer > 0:
         left_out.append("what earlier layers write is left out")
     if not left_out:

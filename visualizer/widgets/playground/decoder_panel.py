@@ -111,8 +111,10 @@ def summary_text(view: DecoderView) -> str:
         return f"Done: {n} tokens decoded (no expected output)" if not any(forced) else f"Done: {n} tokens decoded"
     if wrong:
         return f"Done: {wrong} token{'s' if wrong != 1 else ''} wrong{aside}"
-    if forced_wrong:
-        return f"Done: the model's tokens match the expected output{aside}"
+    if forced_wrong:  # the difference first: the output is not the expected one
+        s = "s" * (forced_wrong != 1)
+        differ = f"{forced_wrong} token{s} you forced differ{'s' * (not s)} from the expected output"
+        return f"Done: {differ}; the model's own match"
     if n != len(view.expected_labels):
         return "Done: output length differs from the expected output"
     return "Done: output matches the expected output"

@@ -42,6 +42,7 @@ class InputPanel(QWidget):
         self.error.setStyleSheet("color: #c9302c;")
         self.error.setTextFormat(Qt.TextFormat.RichText)
         self.error.hide()
+        self._error: InputError | None = None
         self.task = QComboBox()
         for key, label in TASK_LABELS.items():
             self.task.addItem(label, key)
@@ -79,6 +80,8 @@ class InputPanel(QWidget):
         form.addRow("Extra <pad>s:", self.pads)
         self.source.textEdited.connect(self.source_edited)
         self.prefix.textEdited.connect(self.prefix_edited)
+        for edit in (self.source, self.prefix):
+            edit.textChanged.connect(lambda _text: self._error is not None and self._write_error())
         self.task.currentIndexChanged.connect(lambda _i: self.task_selected.emit(self.task.currentData()))
         self.pads.valueChanged.connect(self.pads_changed)
 
@@ -100,18 +103,26 @@ class InputPanel(QWidget):
 
     def set_error(self, error: InputError | None) -> None:
         """Show (or clear) the message at the field it is about: red border, the offending symbol marked in red."""
+        self._error = error
         field = self.prefix if error is not None and error.field == "prefix" else self.source
         for w in (self.source, self.prefix):
             w.setStyleSheet(ERROR_STYLE if (error is not None and w is field) else "")
         self.error.setVisible(error is not None)
+        self._write_error()
+
+    def _write_error(self) -> None:
+        """The message, the field's text as it is now with the offending symbol marked (typing on after an error
+        keeps the same error, and the excerpt must follow the text), and what the rest of the window still shows."""
+        error = self._error
         if error is None:
             self.error.setText("")
             return
+        field = self.prefix if error.field == "prefix" else self.source
         what = (
-            "Expected, the maps and the prediction are" if field is self.source else "the maps and the prediction are"
+            "the Expected line, the maps and the prediction" if field is self.source else "the maps and the prediction"
         )
         still = (
-            f"<br>Until it is fixed, {what} for the last valid {error.field}: "
+            f"<br>Until it is fixed, {what} show the last valid {error.field}: "
             f"<tt>{html.escape(error.showing_briefly, quote=False)}</tt>"
         )
         self.error.setText(
