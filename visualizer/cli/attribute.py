@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from visualizer.cli.budget import attention_weights, check_budget, fitting
+from visualizer.cli.budget import attention_weights, check_budget, lower_to
 from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
@@ -48,10 +48,10 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
     src = task.source_ids(ids)
     one = 3 * attention_weights(model.config, 1, len(src), len(src))  # a gradient pass keeps its maps for backward
+    fewer = lower_to("--ig-steps", one, spent=1)
+    what = f"--ig-steps {ns.ig_steps} on {len(ids)} symbols"
     check_budget(
-        (ns.ig_steps + 1) * one,
-        f"--ig-steps {ns.ig_steps} on {len(ids)} symbols",
-        f"use --ig-steps {fitting(one) - 1} or less, or a shorter --source",
+        (ns.ig_steps + 1) * one, what, f"{fewer}, or a shorter --source" if fewer else "use a shorter --source"
     )
     output = greedy_output(model, src, n_tokens=len(vocab))
     result = attribute(model, src, output, vocab.symbol_ids, ig_steps=ns.ig_steps)

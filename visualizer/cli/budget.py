@@ -30,6 +30,8 @@ def check_budget(weights: int, what: str, hint: str) -> None:
         )
 
 
-def fitting(weights_per_unit: int) -> int:
-    """How many units (sequences, IG steps) fit the budget, at least 1."""
-    return max(1, MAX_WEIGHTS // max(1, weights_per_unit))
+def lower_to(option: str, per_unit: int, spent: int = 0) -> str:
+    """ "use --n 63 or less": the most units of `per_unit` weights that fit, less `spent` units the run adds on its
+    own (IG's pass at the input itself); "" when not even one fits."""
+    most = MAX_WEIGHTS // max(1, per_unit) - spent
+    return f"use {option} {most} or less" if most >= 1 else ""

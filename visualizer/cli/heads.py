@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from visualizer.cli.budget import attention_weights, check_budget, fitting
+from visualizer.cli.budget import attention_weights, check_budget, lower_to
 from visualizer.cli.common import CliError, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option, task_option
@@ -35,9 +35,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(str(exc)) from None
     src_len, tgt_len = task.max_len + 2, task.max_len + 1  # <bos> ... <eos> at most; the decoder reads <bos> first
     one = attention_weights(model.config, 1, src_len, tgt_len)
-    check_budget(
-        ns.n * one, f"--n {ns.n} on sources of up to {task.max_len} symbols", f"use --n {fitting(one)} or less"
-    )
+    hint = lower_to("--n", one) or "not even one sequence of this task's longest length fits one command"
+    check_budget(ns.n * one, f"--n {ns.n} on sources of up to {task.max_len} symbols", hint)
     analysis = analyse_heads(model, task, n=ns.n, seed=ns.seed, device=device)
     lengths = range(task.min_len, task.max_len + 1)  # the sources analysed
     sys.stdout.write(json_line(analysis.to_dict() | trained_fields(trained, *lengths)))

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.budget import attention_weights, check_budget, fitting
+from visualizer.cli.budget import attention_weights, check_budget, lower_to
 from visualizer.cli.common import CliError, Interrupted, ProgressBar, StopRequests, Verb, device_arg, given
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option, task_option
@@ -107,7 +107,8 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         parser.error(str(exc))
     one = 3 * attention_weights(model_config, 1, task.max_len + 2, task.max_len + 1)  # kept for the backward pass too
     what = f"--batch-size {config.batch_size} at --max-len {task.max_len}"
-    check_budget(config.batch_size * one, what, f"use --batch-size {fitting(one)} or less, or a lower --max-len")
+    fewer = lower_to("--batch-size", one)
+    check_budget(config.batch_size * one, what, f"{fewer}, or a lower --max-len" if fewer else "use a lower --max-len")
     return task, model_config, config, device
 
 
