@@ -172,8 +172,6 @@ def test_unwritable_output_exits_1(tmp_path, capsys, monkeypatch):
     spare_dir = tmp_path / "spare"  # the model falls back to the temp folder: this test's own, not the machine's
     spare_dir.mkdir()
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(spare_dir))
-    blocker = tmp_path / "file"
-    blocker.write_text("a file, not a folder")
     code = main(
         [
             "train",
@@ -188,7 +186,7 @@ def test_unwritable_output_exits_1(tmp_path, capsys, monkeypatch):
             "--device",
             "cpu",
             "--out",
-            str(blocker / "model.pt"),
+            "/proc/model.pt",  # a folder that exists, where no file can be made (root included)
         ]
     )
     captured = capsys.readouterr()

@@ -17,8 +17,6 @@ from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
 from core_model.training_loop import Cadence, EndReason, Progress
 
-from .failures import failure_message, first_line  # noqa: F401 - re-exported: workers import only this module
-
 OutcomeReason = Literal[EndReason, "paused", "running", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {
     "encoder_self": "Encoder self-attention",

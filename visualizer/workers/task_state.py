@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import SignalInstance
 
-from visualizer.state.snapshots import failure_message, first_line  # the one failure sentence, for every runner
+from visualizer.state.failures import failure_message, first_line  # the one failure sentence, for every runner
 
 log = logging.getLogger(__name__)
 __all__ = ["Cancelled", "TaskState", "emit_safely", "failure_message", "first_line"]

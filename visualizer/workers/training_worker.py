@@ -19,6 +19,7 @@ from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, expected_output
 from core_model.training import TrainConfig, Trainer, TrainingDiverged, evaluate
 from core_model.training_loop import Progress, RunEnd, TrainingHooks, run_training
+from visualizer.state.failures import failure_message, first_line
 from visualizer.state.snapshots import (
     EvalSnapshot,
     KindMaps,
@@ -26,8 +27,6 @@ from visualizer.state.snapshots import (
     ProbeSnapshot,
     TrainingOutcome,
     WorkerOptions,
-    failure_message,
-    first_line,
 )
 from visualizer.workers import torch_threads
 from visualizer.workers.gc_policy import GcHold
