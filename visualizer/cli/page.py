@@ -43,7 +43,10 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     check_out_before_work(ns.out)
     device = device_arg(ns.device or "cpu")
     model, task, trained = load_trained(ns.path, device)
-    symbols = sum(ch in task.vocabulary.symbols for ch in ns.source)  # an unknown one: page_data says so
+    try:
+        symbols = len(task.vocabulary.encode(ns.source))
+    except VocabularyError:
+        symbols = 0  # page_data names the unknown symbol below
     length = symbols + ns.pads + 2
     weights = attention_weights(model.config, 1, length, length)
     check_budget(weights, f"{symbols} symbols and --pads {ns.pads}", "use fewer --pads or a shorter --source")

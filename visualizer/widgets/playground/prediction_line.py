@@ -77,8 +77,9 @@ def prediction_text(
     has ended, at <eos> or at the length limit); `forced`: per decoded position, whether the user chose the token;
     `expected`: the task's expected output, against which output predictions are marked wrong."""
     text, n = " ".join(outputs), output_length(outputs, inputs, stepping)
-    struck = overridden(outputs, inputs, forced, n)
-    marks = tuple(m for m in (struck, mismatched(outputs, expected, n, struck)) if m.spans)
+    spans = _spans(outputs[:n])  # the output part's tokens, measured once for both marks
+    struck = overridden(outputs, inputs, forced, spans)
+    marks = tuple(m for m in (struck, mismatched(outputs, expected, spans, struck)) if m.spans)
     if n >= len(outputs):
         return PredictionText(text, len(text), "", TAIL_HINT, marks)
     start = len(" ".join(outputs[:n])) + (1 if n else 0)  # past the space after the last output token
@@ -88,28 +89,28 @@ def prediction_text(
     return PredictionText(text, start, tail_note(outputs, inputs, n, stepping), TAIL_HINT, marks)
 
 
-def _spans(outputs: Sequence[str]) -> list[tuple[int, int]]:
-    """Each token's character span in the line."""
+def _spans(outputs: Sequence[str]) -> list[tuple[int, int]]:  # each token's characters in the line
     starts = accumulate((len(t) + 1 for t in outputs[:-1]), initial=0)
     return [(start, start + len(token)) for start, token in zip(starts, outputs)]
 
 
-def mismatched(outputs: Sequence[str], expected: Sequence[str], n: int, struck: Marked) -> Marked:
-    """Output predictions (the first n) that differ from the expected token at their position; overridden ones
-    are struck out instead."""
-    spans, said = [], []
-    for i, span in enumerate(_spans(outputs)[:n] if expected else ()):
+def mismatched(
+    outputs: Sequence[str], expected: Sequence[str], output: list[tuple[int, int]], struck: Marked
+) -> Marked:
+    """Output predictions (`output`) that differ from the expected token there; overridden ones are struck out."""
+    spans, said, overridden_spans = [], [], set(struck.spans)
+    for i, span in enumerate(output if expected else ()):
         want = expected[i] if i < len(expected) else None  # past the expected output's end: wrong, as a chip is
-        if outputs[i] != want and span not in struck.spans:
+        if outputs[i] != want and span not in overridden_spans:
             spans.append(span)
             said.append(f"position {i}: {outputs[i]} where {want or 'nothing'} is expected")
     return Marked("wrong", tuple(spans), f"Red: differs from the expected output ({'; '.join(said)}).")
 
 
-def overridden(outputs: Sequence[str], inputs: Sequence[str], forced: Sequence[bool], n: int) -> Marked:
-    """Output predictions that a forced token replaced (the decoder then read the forced token, inputs[i + 1])."""
+def overridden(outputs: Sequence[str], inputs: Sequence[str], forced: Sequence[bool], output: list) -> Marked:
+    """Output predictions (`output`) a forced token replaced (the decoder then read it: inputs[i + 1])."""
     spans, said = [], []
-    for i, span in enumerate(_spans(outputs)[:n]):
+    for i, span in enumerate(output if any(forced) else ()):
         chosen = inputs[i + 1] if i + 1 < len(inputs) else None
         if i < len(forced) and forced[i] and chosen is not None and chosen != outputs[i]:
             spans.append(span)
