@@ -221,6 +221,22 @@ def test_no_package_cycles(project_graph: ImportGraph) -> None:
     assert not cycles, describe_cycles(cycles, "package import")
 
 
+def test_no_cycles_between_the_apps_layers(project_graph: ImportGraph) -> None:
+    """visualizer's subpackages (state, widgets, lessons, controllers, …) as whole layers: one way between any two.
+
+    A cycle between two leaf packages is caught above; this one sees `widgets.lessons -> lessons -> widgets.trainer`.
+    """
+
+    def layer(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    edges: dict[str, set[str]] = defaultdict(set)
+    for src, targets in project_graph.edges.items():
+        edges[layer(src)].update(layer(t) for t in targets if layer(t) != layer(src))
+    cycles = find_cycles(dict(edges))
+    assert not cycles, describe_cycles(cycles, "layer import")
+
+
 def test_core_model_imports_no_ui(project_graph: ImportGraph) -> None:
     offending = sorted(
         f"{module} imports {name}"

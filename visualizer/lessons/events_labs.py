@@ -68,7 +68,6 @@ def length_probe_shown(app: Any, params: dict, emit: Emit) -> Callable[[], None]
 
 def training_finished(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     """A run of the Trainer ended (its steps done, or Stop): the state, status and "formed at" lines it shows."""
-    from visualizer.widgets.trainer.forming import FormingCurves
 
     def changed(state: str) -> None:
         if state != "finished":
@@ -76,7 +75,7 @@ def training_finished(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         tab = app.trainer_tab
 
         def read() -> None:
-            forming = tab.findChild(FormingCurves)
+            forming = tab.forming
             emit(
                 {
                     "state": tab.state_label.text(),

@@ -7,8 +7,6 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
-from visualizer.widgets.trainer.forming import FormingCurves
-
 TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGHLIGHTS (a test holds them together)
     "playground.encoder_self": lambda app: app.playground.grids["encoder_self"],
     "playground.decoder_self": lambda app: app.playground.grids["decoder_self"],
@@ -23,7 +21,7 @@ TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGH
     "heads.analyse": lambda app: app.heads_view.run_button,
     "heads.importance": lambda app: app.heads_view.maps,
     "trainer.scratch": lambda app: app.trainer_tab.scratch_button,
-    "trainer.forming": lambda app: app.trainer_tab.findChild(FormingCurves),
+    "trainer.forming": lambda app: app.trainer_tab.forming,
     "lengthlab.repeat": lambda app: app.length_lab_tab.repeat_button,
     "causal.patch": lambda app: app.analysis.causal_page.tab().patching.run_button,
     "causal.heads": lambda app: app.analysis.causal_page.tab().patching.heads,
