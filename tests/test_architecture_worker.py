@@ -151,3 +151,21 @@ def test_revert_during_a_build_keeps_the_loaded_model(qtbot, app):
     qtbot.waitUntil(lambda: app.architecture.pending == 0, timeout=60_000)
     qtbot.wait(100)
     assert arrived == [] and app.hub.model is model and app.hub.undo_depth == 0
+
+
+def test_a_build_overtaken_by_another_model_is_not_applied_and_says_so(qtbot, app):
+    """Model > Undo during a slow build brings the earlier model back at once; the build, made for the model that
+    Undo replaced, must not then throw that choice away."""
+    shipped = app.hub.config.d_model
+    ask_for(qtbot, app, d_model=32, n_encoder_layers=1, n_decoder_layers=1)
+    qtbot.waitUntil(lambda: app.architecture.pending == 0 and app.hub.config.d_model == 32, timeout=60_000)
+    arrived: list[int] = []
+    app.hub.model_changed.connect(lambda: arrived.append(app.hub.config.d_model))
+    ask_for(qtbot, app, **LARGE)
+    app.undo_action.trigger()  # Model > Undo architecture change, as its menu item does
+    qtbot.waitUntil(lambda: app.architecture.pending == 0, timeout=60_000)
+    qtbot.wait(100)
+    assert arrived == [shipped] and app.hub.config.d_model == shipped
+    assert app.window.statusBar().currentMessage().endswith("press Apply again")
+    panel = app.playground.model_panel
+    assert panel.spins["d_model"].value() == shipped and not panel.apply_button.isEnabled()

@@ -31,6 +31,7 @@ def _record(slot: TaskSlot) -> list[tuple]:
     slot.finished.connect(lambda value: seen.append(("finished", value, threading.get_ident())))
     slot.failed.connect(lambda text: seen.append(("failed", text, threading.get_ident())))
     slot.cancelled.connect(lambda: seen.append(("cancelled", None, threading.get_ident())))
+    slot.overtaken.connect(lambda: seen.append(("overtaken", None, threading.get_ident())))
     return seen
 
 
@@ -70,6 +71,22 @@ def test_the_latest_submission_wins_and_the_older_result_never_arrives(qtbot, po
     assert asked == [True]  # superseding asked the old one to stop
     assert [(kind, value) for kind, value, _ in seen] == [("finished", 42)]
     assert not slot.running
+
+
+def test_a_result_for_a_context_that_changed_meanwhile_is_overtaken_not_delivered(qtbot, pool):
+    """The slot reads its context at submission and at delivery: a model replaced meanwhile drops the result."""
+    model = ["first"]
+    slot = TaskSlot("Building", pool=pool, context=lambda: model[0])
+    seen = _record(slot)
+    release = threading.Event()
+    with qtbot.waitSignal(slot.idle, timeout=WAIT_MS):
+        slot.submit(lambda _state: release.wait(WAIT_MS / 1000) and "built for first")
+        model[0] = "second"  # the user picked another model while the task ran
+        release.set()
+    assert [kind for kind, _, _ in seen] == ["overtaken"]
+    with qtbot.waitSignal(slot.idle, timeout=WAIT_MS):
+        slot.submit(lambda _state: "built for second")
+    assert [(kind, value) for kind, value, _ in seen][1:] == [("finished", "built for second")]
 
 
 def test_cancel_stops_a_cooperative_task_and_says_only_cancelled(qtbot, pool):

@@ -63,11 +63,10 @@ class ModelPanelLike(Protocol):
 
 @dataclass(frozen=True)
 class _TaskPick:
-    """A task the user picked, and what the hub held then (a load that finishes later is checked against it)."""
+    """A task the user picked, and whether the hub's model then was the user's own work (ask before replacing it)."""
 
     task: str
-    own_work: bool  # the model then was the user's own work: ask before replacing it
-    generation: int
+    own_work: bool
 
 
 class ArchitectureController(QObject):
@@ -89,11 +88,12 @@ class ArchitectureController(QObject):
         self._withdraw = withdraw  # takes a message off the status bar if it still shows it
         self._said: tuple[str, int] | None = None  # the last message about a model, and that model's generation
         hub.model_changed.connect(self._forget_stale_message)
-        self._builds = TaskSlot("Building the model", self)  # the newest request wins: older builds are dropped
+        model = lambda: hub.generation  # noqa: E731 - a build or load made for a model replaced since is overtaken
+        self._builds = TaskSlot("Building the model", self, context=model)  # the newest request wins
         self._builds.finished.connect(self._apply)
         self._builds.failed.connect(self._failed)
-        self._asked_at = hub.generation  # the hub's model when the newest build was asked for
-        self._task_loads = TaskSlot("Loading the shipped model", self)  # the newest task picked wins
+        self._builds.overtaken.connect(self._overtaken)
+        self._task_loads = TaskSlot("Loading the shipped model", self, context=model)  # the newest task picked wins
         self._task_loads.finished.connect(self._task_loaded)
         self._task_loads.failed.connect(lambda message: self._status(message, LONG_MS))
         self._history_actions: tuple[QAction, QAction] | None = None  # Model > Undo and Redo, once tracked
@@ -131,7 +131,6 @@ class ArchitectureController(QObject):
                 self.config_refused.emit()
                 return
         self.building_changed.emit(True)
-        self._asked_at = self.hub.generation
         self._status(
             f"Building the model (d_model {config.d_model}, {config.n_encoder_layers}+"
             f"{config.n_decoder_layers} layers, {config.n_heads} heads)\u2026 the window stays usable",
@@ -159,17 +158,17 @@ class ArchitectureController(QObject):
         own_work = hub.dirty or own_file or bool(hub.history and hub.path is None)  # trained here, then saved or not
         if own_work and not ask:
             return
-        pick = _TaskPick(task, own_work, hub.generation)
+        pick = _TaskPick(task, own_work)
         self._task_loads.submit(
             lambda _state, *inputs: (pick, build_for(*inputs, shipped_only=True)), hub.config, task, hub.device
         )
 
     def _task_loaded(self, result: tuple[_TaskPick, BuiltModel | None]) -> None:
-        """The newest pick's shipped model (the slot drops older picks' loads), unless there is none for this
-        architecture, the model changed meanwhile or training started."""
+        """The newest pick's shipped model (the slot drops older picks' loads and those overtaken by another model),
+        unless there is none for this architecture or training started."""
         pick, built = result
         hub = self.hub
-        if built is None or hub.generation != pick.generation or hub.training_active:
+        if built is None or hub.training_active:
             return
         if pick.own_work and not self._parent.isVisible():
             return  # the window closed while the file was read: no question may outlive it
@@ -191,17 +190,21 @@ class ArchitectureController(QObject):
         self.config_refused.emit()
 
     def _apply(self, built: BuiltModel | None) -> None:
-        """Use the newest build (the slot drops older ones), unless the hub got another model or training started
-        meanwhile; say which."""
+        """Use the newest build (the slot drops older ones and those overtaken by another model), unless training
+        started meanwhile."""
         if built is None:
             return
-        self.building_changed.emit(False)
-        hub = self.hub
-        if hub.training_active or hub.generation != self._asked_at:
-            self._status("The model changed while the new architecture was being built: press Apply again", MEDIUM_MS)
-            self.config_refused.emit()
+        if self.hub.training_active:
+            self._overtaken()
             return
+        self.building_changed.emit(False)
         self._take(built, ARCHITECTURE_CHANGE)
+
+    def _overtaken(self) -> None:
+        """The hub got another model (or training started) while the build ran: nothing changes, and we say so."""
+        self.building_changed.emit(False)
+        self._status("The model changed while the new architecture was being built: press Apply again", MEDIUM_MS)
+        self.config_refused.emit()
 
     def _take(self, built: BuiltModel, undo_as: str) -> None:
         """Give the hub the built model (the old one stays one undo away) and say which it is."""

@@ -93,10 +93,12 @@ class CheckpointActions(QObject):
         super().__init__(parent_widget)
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
-        self._opens = TaskSlot("Opening the checkpoint", self)  # the file opened last wins, whichever is read first
+        # the file opened last wins, whichever is read first; a read overtaken by another model is not applied
+        self._opens = TaskSlot("Opening the checkpoint", self, context=lambda: hub.generation)
         self._opens.finished.connect(self._opened)
         self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
-        self._opening, self._opening_over = Path(), hub.generation  # the newest open's file, and the model it replaces
+        self._opens.overtaken.connect(lambda: self._fail(f"Did not open {self._opening.name}", OPEN_OVERTAKEN))
+        self._opening = Path()  # the newest open's file
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
@@ -178,15 +180,12 @@ class CheckpointActions(QObject):
             self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
             return
 
-        self._opening, self._opening_over = path, self.hub.generation
+        self._opening = path
         self._opens.submit(lambda _state, target: _read(target), path)
 
     def _opened(self, loaded: _Opened) -> None:
         if self.hub.training_active:  # training started while the file was read
             self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
-            return
-        if self.hub.generation != self._opening_over:  # the user chose another model meanwhile (a task, Undo)
-            self._fail(f"Did not open {loaded.path.name}", OPEN_OVERTAKEN)
             return
         path = loaded.path
         self.hub.set_model(

@@ -4,9 +4,10 @@ A task is `fn(state, *inputs)` (Orange's `run(inputs, state)` shape). It runs on
 with `state.report(...)` (progress or partial results) and polls `state.cancelled` (or calls `state.check()`, which
 raises Cancelled) between units of work. It never touches Qt. A TaskSlot, a QObject on the GUI thread, owns one
 feature's tasks: submitting a new one supersedes the older (its cancel is requested and its outcome is dropped unseen:
-a token per submission is the one stale-result check), `cancel()` stops the latest cooperatively, and `shutdown()`
-cancels and waits a bounded time. Outcomes arrive as queued signals on the GUI thread; a slot that was deleted
-meanwhile simply receives nothing, and the task is told to stop.
+a token per submission), `cancel()` stops the latest cooperatively, and `shutdown()` cancels and waits a bounded
+time. A slot given a `context` (the hub's model) holds back a result whose context changed since it was submitted
+and emits `overtaken` instead: no feature compares generations of its own. Outcomes arrive as queued signals on the
+GUI thread; a slot that was deleted meanwhile simply receives nothing, and the task is told to stop.
 
 A coalescing slot (`coalesce=True`: the keystroke path, model B, a cell) never runs two tasks at once: while one
 runs, a newer submission replaces the single waiting one, and the running one's outcome, now stale, is dropped when
@@ -34,6 +35,7 @@ from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
 Task = Callable[..., Any]  # fn(state: TaskState, *inputs) -> result
+_Job = tuple[Task, tuple, object]  # a submission: fn, its inputs, the slot's context then
 
 
 class Pacing(Protocol):
@@ -48,8 +50,9 @@ class Pacing(Protocol):
 class _Run:
     """One submission, called on a pool thread: runs the task and sends exactly one outcome."""
 
-    def __init__(self, fn: Task, inputs: tuple, send: Callable[[str, Any], bool], slot: TaskSlot, ordered: bool):
-        self.fn, self.inputs, self.send, self.ordered = fn, inputs, send, ordered
+    def __init__(self, job: _Job, send: Callable[[str, Any], bool], slot: TaskSlot, ordered: bool):
+        self.fn, self.inputs, self.context = job  # context: the slot's context when the task was submitted
+        self.send, self.ordered = send, ordered
         self.what, self.pause_gc, self.threads = slot.what, slot.pause_gc, slot.threads
         self.state = TaskState(lambda snapshot: send("progress", snapshot))
         self.seconds = 0.0  # how long the task ran, set before its outcome is sent
@@ -87,7 +90,7 @@ class _Relay(QObject):
 class TaskSlot(QObject):
     """One feature's background work: the latest submission wins; its outcome arrives here on the GUI thread.
 
-    Exactly one of finished / failed / cancelled follows each submission that is not superseded, then `idle`.
+    Exactly one of finished / failed / cancelled / overtaken follows each submission not superseded, then `idle`.
     """
 
     progressed = Signal(object)  # what the task reported, in order
@@ -95,6 +98,7 @@ class TaskSlot(QObject):
     failed = Signal(str)  # the one sentence: "<what> failed: <first line of the error>"
     error_line = Signal(str)  # the same failure's first line alone, for a caller whose own sentence says what failed
     cancelled = Signal()  # the task stopped after cancel()
+    overtaken = Signal()  # the task finished, but the context it was submitted in has changed: its result is dropped
     idle = Signal()  # the latest submission has ended (a coalescing slot: nothing is left to run)
 
     def __init__(
@@ -107,18 +111,20 @@ class TaskSlot(QObject):
         coalesce: bool = False,
         pacing: Pacing | None = None,
         threads: Callable[[], None] = use_background_threads,
+        context: Callable[[], object] = lambda: None,
     ) -> None:
-        """pacing implies coalesce; threads: called on the pool thread before each task (torch's thread count)."""
+        """pacing implies coalesce; threads: called on the pool thread before each task (torch's thread count);
+        context: what a result depends on besides its inputs, read on the GUI thread at submission and delivery."""
         super().__init__(parent)
-        self.what, self.pause_gc, self.threads = what, pause_gc, threads
+        self.what, self.pause_gc, self.threads, self.context = what, pause_gc, threads, context
         self._pool = pool or QThreadPool.globalInstance()
         self._coalesce, self._pacing = coalesce or pacing is not None, pacing
         self.started = 0  # how many tasks began (benchmarks count the passes a burst of keys costs)
         self._token = 0
         self._current: tuple[int, _Run] | None = None
         self._handing_over = False  # an outcome's signals are being handled: the next task starts after them
-        self._waiting: tuple[Task, tuple] | None = None  # a coalescing slot's next plain task
-        self._ordered: deque[tuple[Task, tuple]] = deque()  # ... and its ordered ones, run first, oldest first
+        self._waiting: _Job | None = None  # a coalescing slot's next plain task
+        self._ordered: deque[_Job] = deque()  # ... and its ordered ones, run first, oldest first
         self._live: dict[int, _Run] = {}  # submissions whose thread has not ended (superseded ones too)
         live = self._live  # not self: the handler runs while this object is being destroyed
         self.destroyed.connect(lambda: [run.state.cancel() for run in list(live.values())])
@@ -140,19 +146,20 @@ class TaskSlot(QObject):
     def submit(self, fn: Task, *inputs: Any) -> None:
         """Start fn(state, *inputs); an earlier submission still running is superseded (coalescing: it goes on, its
         outcome dropped, and this one waits for it, replacing any other waiting one)."""
+        job = (fn, inputs, self.context())
         if not self._coalesce:
             self._supersede()
-            self._launch(fn, inputs, ordered=False)
+            self._launch(job, ordered=False)
             return
         if self._pacing is not None:
             self._pacing.submitted(self._current is not None)
-        self._waiting = (fn, inputs)
+        self._waiting = job
         self._start_next()
 
     def submit_ordered(self, fn: Task, *inputs: Any) -> None:
         """A coalescing slot's task that runs after the ordered ones before it, its outcome always delivered; it
         replaces the waiting plain task (whose inputs it describes already)."""
-        self._ordered.append((fn, inputs))
+        self._ordered.append((fn, inputs, self.context()))
         self._waiting = None
         self._start_next()
 
@@ -176,7 +183,7 @@ class TaskSlot(QObject):
             log.warning("%s did not stop within %d ms", self.what, timeout_ms)
         return ended
 
-    def _launch(self, fn: Task, inputs: tuple, ordered: bool) -> None:
+    def _launch(self, job: _Job, ordered: bool) -> None:
         self._token += 1
         token, relay = self._token, _Relay()
         relay.sent.connect(self._deliver, Qt.ConnectionType.QueuedConnection)  # cut by Qt if this slot is deleted
@@ -185,7 +192,7 @@ class TaskSlot(QObject):
         def send(kind: str, payload: Any) -> bool:
             return emit_safely(relay.sent, token, kind, payload)
 
-        run = _Run(fn, inputs, send, self, ordered)
+        run = _Run(job, send, self, ordered)
         self._current, self._live[token] = (token, run), run
         self.started += 1
         pool = self._pool
@@ -198,19 +205,19 @@ class TaskSlot(QObject):
         if self._current is not None or self._handing_over:
             return
         if self._ordered:
-            (fn, inputs), ordered = self._ordered.popleft(), True
+            job, ordered = self._ordered.popleft(), True
         elif self._waiting is not None:
             delay = self._pacing.delay_s() if self._pacing is not None else 0.0
             if delay > 0:
                 self._timer.start(max(1, math.ceil(delay * 1000)))
                 return
-            (fn, inputs), ordered, self._waiting = self._waiting, False, None
+            job, ordered, self._waiting = self._waiting, False, None
         else:
             return
         self._timer.stop()
         if self._pacing is not None:
             self._pacing.started()
-        self._launch(fn, inputs, ordered)
+        self._launch(job, ordered)
 
     def _supersede(self) -> None:
         """The current submission becomes stale: asked to stop, its outcome never shown; nothing waits any more."""
@@ -233,6 +240,8 @@ class TaskSlot(QObject):
         self._current = None
         if self._pacing is not None and kind == "finished":
             self._pacing.ran(run.seconds)
+        if kind == "finished" and run.context != self.context():
+            kind = "overtaken"
         if run.ordered or (self._waiting is None and not self._ordered):  # else stale: a newer task waits
             self._handing_over = True
             try:
@@ -250,6 +259,8 @@ class TaskSlot(QObject):
             what, line = payload
             self.error_line.emit(line)
             self.failed.emit(failure_message(what, line))
+        elif kind == "overtaken":
+            self.overtaken.emit()
         else:
             self.cancelled.emit()
 
