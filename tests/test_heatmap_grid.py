@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QFileDialog
 from qt_helpers import axis_texts, shown_menu
 from widget_readers import axis_title
 
@@ -250,7 +250,14 @@ def test_context_menu_ablates_and_restores(grid, qtbot):
     assert "Ablate head" not in actions and "Restore head" not in actions
 
 
-def test_exports_write_loadable_files(grid, tmp_path):
+def _export_from_menu(grid, monkeypatch, layer: int, head: int, text: str, path) -> None:
+    """Right-click a map, choose one of its export entries, answer the save dialog with `path`."""
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    menu = grid.build_context_menu(layer, head)
+    next(action for action in menu.actions() if action.text() == text).trigger()
+
+
+def test_exports_write_loadable_files(grid, tmp_path, monkeypatch):
     maps = make_maps()
     grid.set_maps(maps)
     png = grid.export_png(tmp_path / "grid.png", width=800)
@@ -258,10 +265,10 @@ def test_exports_write_loadable_files(grid, tmp_path):
     assert not image.isNull() and image.width() == 800
     svg = grid.export_svg(tmp_path / "grid.svg")
     assert ET.parse(svg).getroot().tag.endswith("svg")
-    npy = grid.export_matrices_npy(tmp_path / "maps.npy")
-    np.testing.assert_array_equal(np.load(npy), np.where(maps.valid, maps.values, np.nan))
-    path = grid.export_map_csv(tmp_path / "map.csv", 1, 2)
-    with open(path, newline="", encoding="utf-8") as handle:
+    _export_from_menu(grid, monkeypatch, 0, 0, "Export matrices as NPY...", tmp_path / "maps.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "maps.npy"), np.where(maps.valid, maps.values, np.nan))
+    _export_from_menu(grid, monkeypatch, 1, 2, "Export this map as CSV...", tmp_path / "map.csv")
+    with open(tmp_path / "map.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[0][1:] == list(maps.key_labels) and [r[0] for r in rows[1:]] == list(maps.query_labels)
     loaded = np.array([[float(c) if c else np.nan for c in r[1:]] for r in rows[1:]], np.float32)

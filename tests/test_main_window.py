@@ -138,7 +138,8 @@ def test_export_writes_files_that_load_back_to_the_same_numbers(qtbot, app, tmp_
     grid = app.playground.grids["encoder_self"]
     app.playground.grid_tabs.setCurrentWidget(grid)
     maps = grid.current_maps()
-    npy = app.exporter.export_grid("npy", tmp_path / "enc.npy")
+    with qtbot.waitSignal(app.exporter.exported, timeout=10_000):  # the matrices are written by a task
+        npy = app.exporter.export_grid("npy", tmp_path / "enc.npy")
     loaded = np.load(npy)
     shown = np.where(maps.valid, maps.values, np.nan)
     np.testing.assert_array_equal(loaded, shown)
@@ -146,8 +147,9 @@ def test_export_writes_files_that_load_back_to_the_same_numbers(qtbot, app, tmp_
     assert not QImage(str(png)).isNull()
     svg = app.exporter.export_grid("svg", tmp_path / "enc.svg")
     assert svg.read_text().lstrip().startswith("<?xml")
-    files = app.exporter.export_grid_csv_folder(tmp_path)
-    first = next(f for f in files if f.name == "encoder_self_L1_H1.csv")
+    with qtbot.waitSignal(app.exporter.exported, timeout=10_000):
+        app.exporter.export_grid_csv_folder(tmp_path)
+    first = tmp_path / "encoder_self_L1_H1.csv"
     with first.open() as fh:
         rows = list(csv.reader(fh))
     values = np.array([[float(c) if c else np.nan for c in row[1:]] for row in rows[1:]], dtype=np.float32)

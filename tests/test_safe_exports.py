@@ -54,6 +54,7 @@ class Window:
     """A grid and the File > Export controller over it, with the dialogs answered and the warnings recorded."""
 
     def __init__(self, qtbot, monkeypatch) -> None:
+        self.qtbot = qtbot
         self.grid = AttentionGrid("encoder_self")
         qtbot.addWidget(self.grid)
         self.grid.resize(900, 600)
@@ -73,6 +74,7 @@ class Window:
         self.answer = path
         slot = next(entry[1] for entry in self.exporter.actions() if entry and entry[0] == MENU[fmt])
         slot()
+        self.qtbot.waitUntil(lambda: not self.exporter.writing, timeout=WAIT_MS)  # matrices are written by a task
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """File > Export: the visible attention grid and the PE plots as images, and the exact matrices as NPY/CSV.
 
 The exporter is given what it needs, not the window: a provider of the grid the user is looking at, a provider of
-the PE plots, a sink for the status line and a parent widget for its dialogs.
+the PE plots, a sink for the status line and a parent widget for its dialogs. Images are rendered from the scene,
+which only the GUI thread may paint; the matrices are copied there and written by a task, with a progress dialog
+and Cancel once the writing takes a moment (a CSV folder for a large model is thousands of files).
 """
 
 from __future__ import annotations
@@ -10,19 +12,24 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 from visualizer.widgets.common.image_export import export_item_png, export_item_svg
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.shown_matrices import ExportProgress, write_csv_folder, write_npy
+from visualizer.workers.tasks import TaskSlot
 
 log = logging.getLogger(__name__)
 DIALOG = QFileDialog.Option.DontUseNativeDialog
 GRID_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "npy": "NumPy arrays (*.npy *.npz)"}
+PROGRESS_AFTER_MS = 400  # a quicker export finishes without a dialog flashing up
 
 
 class Exporter(QObject):
     """Writes files the user asked for and reports each in the status line (or a warning when it failed)."""
+
+    exported = Signal(object)  # the file or folder an export has written, once it is whole
 
     def __init__(
         self,
@@ -36,6 +43,19 @@ class Exporter(QObject):
         super().__init__(parent)
         self._grid, self._pe_plots, self._status, self._parent = grid, pe_plots, status, parent
         self._page = page
+        self._writes = TaskSlot("Exporting the matrices", self)  # a newer export replaces one still writing
+        self._writes.progressed.connect(self._progressed)
+        self._writes.finished.connect(lambda _files: self._report(self._target))
+        self._writes.error_line.connect(lambda line: self._report(None, line))
+        self._writes.cancelled.connect(lambda: self._status(f"Export to {self._target} cancelled"))
+        self._writes.idle.connect(self._close_progress)
+        self._target: Path | None = None  # what the running matrix export writes
+        self._progress: QProgressDialog | None = None
+
+    @property
+    def writing(self) -> bool:
+        """A matrix export is still being written."""
+        return self._writes.running
 
     def actions(self) -> list[tuple[str, Callable[[], object], str | None] | None]:
         """(menu text, slot, shortcut) for File > Export, in menu order; None separates groups."""
@@ -51,18 +71,44 @@ class Exporter(QObject):
             ("Positional-encoding plots as SVG (folder)…", lambda: self.export_pe_plots("svg"), None),
         ]
 
-    def _report(self, written: Path | None, error: Exception | None = None) -> None:
+    def _report(self, written: Path | None, error: Exception | str | None = None) -> None:
         if error is not None:
             QMessageBox.warning(self._parent, "Export failed", f"Could not export: {error}")
         elif written is not None:
             self._status(f"Exported {written}")
+            self.exported.emit(written)
+
+    def _write_matrices(self, task, target: Path, matrices) -> None:
+        """Write the copied matrices on a pool thread; the dialog shows how far once it takes a moment."""
+        self._close_progress()
+        self._target = target
+        progress = self._progress = QProgressDialog(f"Writing {target.name}\u2026", "Cancel", 0, 0, self._parent)
+        progress.setWindowTitle("Export")
+        progress.setWindowModality(Qt.WindowModality.WindowModal)  # the grid may change; the copy written may not
+        progress.setMinimumDuration(PROGRESS_AFTER_MS)
+        progress.canceled.connect(self._writes.cancel)
+        self._writes.submit(task, target, matrices)
+
+    def _progressed(self, step: ExportProgress) -> None:
+        if self._progress is not None:
+            self._progress.setMaximum(step.total)
+            self._progress.setValue(step.done)
+            self._progress.setLabelText(f"Writing {self._target}: {step.done} of {step.total} files")
+
+    def _close_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.canceled.disconnect(self._writes.cancel)  # reset() below would cancel the next export
+            self._progress.reset()
+            self._progress.deleteLater()
+            self._progress = None
 
     def _ask_folder(self, caption: str) -> Path | None:
         chosen = QFileDialog.getExistingDirectory(self._parent, caption, "", options=DIALOG)
         return Path(chosen) if chosen else None
 
     def export_grid(self, fmt: str, path: Path | None = None) -> Path | None:
-        """The current grid as 'png', 'svg' or 'npy' (asks for a path when none is given)."""
+        """The current grid as 'png', 'svg' or 'npy' (asks for a path when none is given); returns the path, which
+        an NPY export writes in the background (`exported` follows once it is whole)."""
         grid = self._grid()
         maps = grid.current_maps()
         kind = maps.kind if maps is not None else "attention"
@@ -74,33 +120,30 @@ class Exporter(QObject):
                 return None
             path = Path(chosen)
         try:
-            written = {"png": grid.export_png, "svg": grid.export_svg, "npy": grid.export_matrices_npy}[fmt](path)
+            if fmt == "npy":
+                self._write_matrices(write_npy, path, grid.shown_matrices())
+                return path
+            written = {"png": grid.export_png, "svg": grid.export_svg}[fmt](path)
         except (OSError, ValueError, RuntimeError) as exc:
             self._report(None, exc)
             return None
         self._report(written)
         return written
 
-    def export_grid_csv_folder(self, folder: Path | None = None) -> list[Path]:
+    def export_grid_csv_folder(self, folder: Path | None = None) -> Path | None:
         """Every map of the current grid (each layer x head, plus averages) as one CSV file in a folder."""
         grid = self._grid()
-        maps = grid.current_maps()
-        if maps is None:
-            return []
+        if grid.current_maps() is None:
+            return None
         folder = folder or self._ask_folder("Export maps as CSV into folder")
         if folder is None:
-            return []
-        written = []
+            return None
         try:
-            for layer in range(maps.n_layers):
-                for head in [*range(maps.n_heads), -1]:
-                    name = f"{maps.kind}_L{layer + 1}_{'avg' if head < 0 else f'H{head + 1}'}.csv"
-                    written.append(grid.export_map_csv(folder / name, layer, head))
-        except (OSError, ValueError) as exc:
+            self._write_matrices(write_csv_folder, folder, grid.shown_matrices())
+        except RuntimeError as exc:  # nothing is shown
             self._report(None, exc)
-            return written
-        self._report(folder)
-        return written
+            return None
+        return folder
 
     def export_pe_plots(self, fmt: str, folder: Path | None = None) -> list[Path]:
         """Each PE-tab plot as its own PNG or SVG file in a folder."""

@@ -87,6 +87,7 @@ class TaskSlotApi(Protocol):
     failed: SignalInstance  # "<what> failed: <first line of the error>"
     error_line: SignalInstance  # that first line alone, for a caller whose own sentence says what failed
     cancelled: SignalInstance
+    overtaken: SignalInstance  # finished, but for a context (the hub's model) that changed meanwhile
     idle: SignalInstance  # the latest submission has ended (coalescing: nothing is left to run)
 
     @property

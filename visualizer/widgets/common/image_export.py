@@ -226,13 +226,6 @@ def save_matrices_npy(path: str | Path, data: np.ndarray | Mapping[str, np.ndarr
     return target
 
 
-def _cell(value: float) -> str:
-    """Shortest text that reads back to the same float32 (numpy prints float32 round-trip exact); NaN -> empty."""
-    if np.isnan(value):
-        return ""
-    return str(np.float32(value))
-
-
 def save_matrix_csv(path: str | Path, matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> Path:
     """Write one (Tq, Tk) map as CSV: a header of key labels, one row per query; NaN (blank) cells are empty.
 
@@ -247,8 +240,10 @@ def save_matrix_csv(path: str | Path, matrix: np.ndarray, row_labels: Sequence[s
         with atomic_path(target) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["query\\key", *col_labels])
-            for label, row in zip(row_labels, values):
-                writer.writerow([label, *(_cell(v) for v in row)])
+            texts = values.astype(str)  # numpy's shortest text that reads back to the same float32
+            texts[np.isnan(values)] = ""  # a blank cell
+            for label, row in zip(row_labels, texts.tolist()):
+                writer.writerow([label, *row])
     except RefusedTarget:
         raise
     except OSError as exc:

@@ -1,4 +1,4 @@
-"""File exports of a grid (PNG/SVG of the whole plot, NPY of every head, CSV of one map) and the save dialog."""
+"""File exports of a grid (PNG/SVG of the whole plot under its caption) and the save dialog with its buttons."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMessageBox, QPushButton, QWidget
 
@@ -38,18 +37,6 @@ def export_grid_svg(graphics: pg.GraphicsLayoutWidget, path: str | Path, caption
     return export_captioned_svg(graphics.ci, path, caption)
 
 
-def export_heads_npy(shown: np.ndarray, path: str | Path) -> Path:
-    """All heads of `shown` (L, H + 1, Tq, Tk) as one (L, H, Tq, Tk) float32 array: the average is a mean, left out."""
-    return export.save_matrices_npy(path, shown[:, :-1])
-
-
-def export_matrix_csv(
-    path: str | Path, matrix: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str]
-) -> Path:
-    """One (Tq, Tk) map with its token labels as CSV."""
-    return export.save_matrix_csv(path, matrix, query_labels, key_labels)
-
-
 def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action: Callable[[str], object]) -> None:
     """Non-native save dialog, then the export; a failure goes to a message box, never an exception."""
     path, _ = QFileDialog.getSaveFileName(
@@ -59,7 +46,7 @@ def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action:
         return
     try:
         action(path)
-    except OSError as exc:
+    except (OSError, ValueError, RuntimeError) as exc:
         log.warning("%s failed: %s", caption, exc)
         QMessageBox.warning(parent, caption, str(exc))
 

@@ -24,6 +24,7 @@ from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
 from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
+from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
 
 log = logging.getLogger(__name__)
 
@@ -281,15 +282,10 @@ class AttentionGrid(QWidget):
         with self.atlas_plot.hover_hidden():
             return exporters.export_grid_svg(self.graphics, path, self.header.caption(self._maps))
 
-    def export_matrices_npy(self, path: str | Path) -> Path:
-        """All heads as one (L, H, Tq, Tk) float32 array, NaN where blank (the average is left out: it is a mean)."""
-        self._catch_up()
-        shown = np.zeros((0, 0, 0, 0), np.float32) if self._frame is None else self._frame.shown
-        return exporters.export_heads_npy(shown, path)
-
-    def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path:
-        matrix, maps = self.displayed_matrix(layer, head), self._maps
-        return exporters.export_matrix_csv(path, matrix, maps.query_labels, maps.key_labels)
+    def shown_matrices(self) -> ShownMatrices:
+        """A copy of every map as shown, with its tokens: what the matrix exports write, off the GUI thread."""
+        frame, maps = self._require_frame(), self._maps
+        return ShownMatrices(maps.kind, frame.shown.copy(), maps.query_labels, maps.key_labels)
 
     # ----- helpers ------------------------------------------------------------------------------------------
     def _require_frame(self) -> AtlasFrame:

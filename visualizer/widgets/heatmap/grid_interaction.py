@@ -9,12 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QCursor
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QMenu, QToolTip
 
 from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.common.image_export import save_matrices_npy, save_matrix_csv
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
+from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
 
 
 class AttentionGridApi(Protocol):
@@ -28,6 +31,7 @@ class AttentionGridApi(Protocol):
 
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int, int, int] | None: ...
     def current_maps(self) -> KindMaps | None: ...
+    def displayed_matrix(self, layer: int, head: int) -> np.ndarray: ...
     def kind(self) -> str: ...
     def is_ablated(self, layer: int, head: int) -> bool: ...
     def tooltip_text_at(self, layer: int, head: int, i: int, j: int) -> str: ...
@@ -36,8 +40,7 @@ class AttentionGridApi(Protocol):
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu: ...
     def export_png(self, path: str | Path, width: int | None = None) -> Path: ...
     def export_svg(self, path: str | Path) -> Path: ...
-    def export_matrices_npy(self, path: str | Path) -> Path: ...
-    def export_map_csv(self, path: str | Path, layer: int, head: int) -> Path: ...
+    def shown_matrices(self) -> ShownMatrices: ...
 
 
 class _ViewWatcher(QObject):
@@ -144,16 +147,29 @@ def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     _add_action(
         menu,
         "Export matrices as NPY...",
-        lambda: ask_path_and_export(grid, "Export matrices as NPY", "NumPy array (*.npy)", grid.export_matrices_npy),
+        lambda: ask_path_and_export(
+            grid, "Export matrices as NPY", "NumPy array (*.npy)", lambda path: save_matrices_npy(path, _heads(grid))
+        ),
     )
     _add_action(
         menu,
         "Export this map as CSV...",
         lambda: ask_path_and_export(
-            grid, "Export map as CSV", "CSV file (*.csv)", lambda path: grid.export_map_csv(path, layer, head)
+            grid, "Export map as CSV", "CSV file (*.csv)", lambda path: _save_map_csv(grid, path, layer, head)
         ),
     )
     return menu
+
+
+def _heads(grid: AttentionGridApi) -> np.ndarray:
+    """Every head as shown, (L, H, Tq, Tk), for one NPY file (one map's own menu: the GUI thread writes it)."""
+    return grid.shown_matrices().heads
+
+
+def _save_map_csv(grid: AttentionGridApi, path: str, layer: int, head: int) -> Path:
+    """One map as shown, with its tokens, as CSV: at most a few hundred rows, written here."""
+    maps = grid.current_maps()
+    return save_matrix_csv(path, grid.displayed_matrix(layer, head), maps.query_labels, maps.key_labels)
 
 
 def _add_action(menu: QMenu, text: str, slot: Callable[[], object]) -> QAction:

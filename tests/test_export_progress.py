@@ -1,0 +1,70 @@
+"""File › Export of a large grid's matrices: written off the GUI thread, with a progress dialog that can cancel."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QProgressDialog, QPushButton
+
+from visualizer.controllers.export import Exporter
+from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.heatmap.grid import AttentionGrid
+
+WAIT_MS = 60_000
+CSV_FOLDER = "Current grid's matrices as &CSV (folder)…"
+LAYERS, HEADS, TOKENS = 4, 8, 200  # 36 maps of 200 x 200: about a second of writing here
+
+
+@pytest.fixture
+def exporter(qtbot, tmp_path, monkeypatch) -> tuple[Exporter, list[str]]:
+    rng = np.random.default_rng(0)
+    values = rng.random((LAYERS, HEADS, TOKENS, TOKENS)).astype(np.float32)
+    labels = tuple(str(i % 10) for i in range(TOKENS))
+    grid = AttentionGrid("encoder_self")
+    qtbot.addWidget(grid)
+    grid.resize(900, 600)
+    with qtbot.waitExposed(grid):
+        grid.show()
+    grid.set_maps(KindMaps("encoder_self", values, np.ones((TOKENS, TOKENS), bool), labels, labels))
+    status: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path / "maps"))
+    (tmp_path / "maps").mkdir()
+    return Exporter(lambda: grid, dict, status.append, grid), status
+
+
+def _choose(exporter: Exporter, text: str) -> None:
+    next(entry[1] for entry in exporter.actions() if entry and entry[0] == text)()
+
+
+def test_a_long_csv_export_keeps_the_window_live_and_cancel_stops_it(qtbot, exporter, tmp_path):
+    exporter, status = exporter
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start(10)
+    _choose(exporter, CSV_FOLDER)
+    assert exporter.writing  # the menu entry returned at once: the files are written by a task
+    dialog = exporter.parent().findChild(QProgressDialog)
+    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.value() >= 3, timeout=WAIT_MS)
+    assert " of 36 files" in dialog.labelText()
+    qtbot.mouseClick(dialog.findChild(QPushButton), Qt.MouseButton.LeftButton)  # Cancel
+    qtbot.waitUntil(lambda: not exporter.writing, timeout=WAIT_MS)
+    timer.stop()
+    written = sorted(p.name for p in (tmp_path / "maps").iterdir())
+    assert 3 <= len(written) < 36 and all(name.endswith(".csv") for name in written)  # whole files, no temporaries
+    assert status == [f"Export to {tmp_path / 'maps'} cancelled"]
+    assert np.diff(ticks).max() < 0.25  # the GUI thread kept answering while the files were written
+    QApplication.processEvents()
+    assert not any(d.isVisible() for d in exporter.parent().findChildren(QProgressDialog))
+
+
+def test_a_finished_csv_export_says_where_and_leaves_every_file(qtbot, exporter, tmp_path):
+    exporter, status = exporter
+    with qtbot.waitSignal(exporter.exported, timeout=WAIT_MS):
+        _choose(exporter, CSV_FOLDER)
+    names = {p.name for p in (tmp_path / "maps").iterdir()}
+    assert len(names) == LAYERS * (HEADS + 1) and "encoder_self_L4_avg.csv" in names
+    assert status == [f"Exported {tmp_path / 'maps'}"]
