@@ -221,29 +221,23 @@ class Application(QObject):
     def _wire(self) -> None:
         hub, win = self.hub, self.window
         hub.info_changed.connect(self._show_model)
-        hub.training_active_changed.connect(lambda active: self.playground.model_panel.setEnabled(not active))
+        hub.training_active_changed.connect(self.playground.set_training_active)
         hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
-        hub.training_active_changed.connect(self.playground.input_panel.set_task_locked)
         self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
         self.session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
         self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
-        self.playground.input_panel.task_selected.connect(self.architecture.request_task)
+        self.playground.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
         win.set_shortcut_help(partial(shortcut_groups, win))  # F1 reads the real actions, so it cannot drift
 
-    def set_square_cells(self, square: bool) -> None:
-        for grid in self.playground.grids.values():
-            grid.set_square_cells(square)
-
     # ----- showing -----
     def _show_model(self, info: ModelInfo) -> None:
         self.window.show_model_info(info)  # Model > Undo follows the hub itself (ArchitectureController.track_undo)
+        self.playground.show_model(info, self.hub.trained_lengths_text(), self.hub.model.residual_scales())
         c = info.config
-        self.playground.model_panel.set_trained_lengths(self.hub.trained_lengths_text())
-        self.playground.model_panel.set_config(c, info.origin, info.parameters, self.hub.model.residual_scales())
         self._pe_page.set_model_pe(c.positional, c.d_model, c.pe_base, c.head_dim)
 
     @property

@@ -47,7 +47,7 @@ def build_menus(app: Any) -> None:
     app.square_cells_action = win.add_action(
         win.view_menu,
         "&Square cells",
-        app.set_square_cells,
+        app.playground.set_square_cells,
         tip="Keep every attention cell square instead of filling the view",
     )
     app.square_cells_action.setCheckable(True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget
+
+MIN_COLUMN_WIDTH = 440  # the control column is at least this wide
 
 
 class Section(QFrame):
@@ -35,3 +37,15 @@ class Section(QFrame):
         self.header.setChecked(expanded)
         self.header.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
         self.body.setVisible(expanded)
+
+
+def scroll_column(column: QWidget) -> QScrollArea:
+    """The control column in a scroll area wide enough for its widest row with the scroll bar shown: it scrolls
+    vertically, never sideways, and no row is cut off at the right."""
+    scroll = QScrollArea()
+    scroll.setWidget(column)
+    scroll.setWidgetResizable(True)
+    bar = scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+    scroll.setMinimumWidth(max(MIN_COLUMN_WIDTH, column.minimumSizeHint().width() + 2 * scroll.frameWidth() + bar))
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return scroll

@@ -10,10 +10,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
-    QStyle,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -24,26 +22,30 @@ from visualizer.state.cell_tools import CellInspector, cell_inspectors
 from visualizer.state.compare import CompareSession
 from visualizer.state.mask_painter import MaskPainter
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.snapshots import KIND_TITLES, DecodeSnapshot, InputError, MapsSnapshot, PlaygroundFrame
+from visualizer.state.snapshots import (
+    KIND_TITLES,
+    DecodeSnapshot,
+    InputError,
+    MapsSnapshot,
+    ModelInfo,
+    PlaygroundFrame,
+)
 from visualizer.state.source_check import TrainedNote
 from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
-from visualizer.widgets.common.stable_label import fix_label_size
 from visualizer.widgets.common.wheel_guard import guard_wheel
 from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.view_modes import ViewModeBar
 
+from .busy_pill import BusyPill
 from .decoder_panel import DecoderPanel, decoder_view
 from .input_panel import InputPanel
 from .mask_panel import MaskPanel
 from .model_panel import ModelPanel
 from .prediction_line import PredictionSlot
-from .section import Section
+from .section import Section, scroll_column
 from .tool_row import ToolRow
 
-# the column is at least this wide, and wide enough for its widest row with the scroll bar shown: it scrolls
-# vertically, never sideways, and no row is cut off at the right
-MIN_COLUMN_WIDTH = 440
 SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
 
@@ -60,6 +62,7 @@ class PlaygroundView(QWidget):
     """Composition of the playground panels; all behaviour lives in the session and the widgets."""
 
     config_requested = Signal(object)  # forwarded from the model panel
+    task_selected = Signal(str)  # the user picked a task (the session has taken it; its shipped model may follow)
 
     def __init__(
         self,
@@ -93,18 +96,7 @@ class PlaygroundView(QWidget):
         for section in self.sections.values():
             left_lay.addWidget(section)
         left_lay.addStretch(1)
-        self.control_scroll = scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(
-            max(
-                MIN_COLUMN_WIDTH,
-                left.minimumSizeHint().width()
-                + 2 * scroll.frameWidth()
-                + scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent),
-            )
-        )
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.control_scroll = scroll = scroll_column(left)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
@@ -136,13 +128,7 @@ class PlaygroundView(QWidget):
         cycle.setContext(Qt.ShortcutContext.WindowShortcut)
         cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
         cycle.activated.connect(self.view_modes.cycle)
-        # shown only while a forward pass has run > ~150 ms; fixed size, so it never re-lays out the row
-        self.busy_label = fix_label_size(QLabel(), "  computing…  ")
-        self.busy_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.busy_label.setStyleSheet(
-            'QLabel { color: #6b4f00; border-radius: 3px; }QLabel[busy="true"] { background: #ffe8a3; }'
-        )
-        self.busy_label.setToolTip("The model is still computing the maps for the newest input; keep typing")
+        self.busy_label = BusyPill()  # shown only while a forward pass has run > ~150 ms
         top = QHBoxLayout()
         top.addWidget(self.output_caption)
         top.addWidget(self.output_slot, 1)
@@ -184,6 +170,20 @@ class PlaygroundView(QWidget):
     def show_grid(self, kind: str) -> None:
         """Bring one kind's grid (encoder self, decoder self, cross) to the front."""
         self.grid_tabs.setCurrentWidget(self.grids[kind])
+
+    def set_training_active(self, active: bool) -> None:
+        """While training runs, the model and its task stay as they are: the panel is off and the task locked."""
+        self.model_panel.setEnabled(not active)
+        self.input_panel.set_task_locked(active)
+
+    def show_model(self, info: ModelInfo, trained_lengths: str, residual_scales: dict) -> None:
+        """The hub's model in the Model panel: its architecture, origin, size and the lengths it was trained on."""
+        self.model_panel.set_trained_lengths(trained_lengths)
+        self.model_panel.set_config(info.config, info.origin, info.parameters, residual_scales)
+
+    def set_square_cells(self, square: bool) -> None:
+        for grid in self.grids.values():
+            grid.set_square_cells(square)
 
     def current_grid(self) -> AttentionGrid:
         """The grid in front: what File > Export writes."""
@@ -240,8 +240,9 @@ class PlaygroundView(QWidget):
         self._trained_note = TrainedNote(s.hub)  # where the source stands to the trained lengths: a note, no refusal
         s.frame_changed.connect(self._show_length_note)  # a bound slot: disconnected when this view is deleted
         s.gates_changed.connect(self._show_gates)
-        s.busy_changed.connect(self._show_busy)
+        s.busy_changed.connect(self.busy_label.set_busy)
         self.model_panel.config_requested.connect(self.config_requested)
+        ip.task_selected.connect(self.task_selected)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
             lambda _i: [g.set_scale_mode(self.scale.currentData()) for g in self.grids.values()]
@@ -285,13 +286,6 @@ class PlaygroundView(QWidget):
         # a long prediction ends in "…" there (right-click copies it): the tooltip has it whole
         tip = f"The model's argmax prediction at each decoder position (decoder input: {source}):\n{line.text}"
         self.output_label.setToolTip(tip + line.notes)
-
-    def _show_busy(self, busy: bool) -> None:
-        """A pill above the grids while the newest pass runs long; the maps below are the last finished ones."""
-        self.busy_label.setText("computing…" if busy else "")
-        self.busy_label.setProperty("busy", busy)
-        self.busy_label.style().unpolish(self.busy_label)
-        self.busy_label.style().polish(self.busy_label)
 
     def _show_gates(self, gates: dict[str, np.ndarray]) -> None:
         for kind, enabled in gates.items():
