@@ -14,9 +14,10 @@ import torch
 
 from .config import check_int
 from .decoding import greedy_decode
+from .inputs import decoder_input
 from .model import Seq2SeqTransformer
 from .tasks import TaskSpec, expected_output
-from .vocab import BOS, EOS, N_SPECIALS, PAD
+from .vocab import EOS, N_SPECIALS, PAD
 
 SourceKind = str  # "random" or "repeated"
 SOURCE_KINDS = ("random", "repeated")
@@ -64,7 +65,7 @@ def run_probe(
         src = torch.tensor([encoder_input], dtype=torch.long, device=device)  # (1, S)
         out = greedy_decode(model, src, len(source) + 1, n_tokens=len(task.vocabulary))[0]  # (T,)
         out = out[out != PAD]
-        tgt = torch.cat((torch.tensor([BOS], device=device), out))[None, :-1] if len(out) else None
+        tgt = torch.tensor([decoder_input(out.tolist()[:-1])], device=device) if len(out) else None  # (1, T)
         if tgt is None:
             cross = np.zeros((len(model.decoder_layers), model.config.n_heads, 0, len(encoder_input)), np.float32)
         else:
