@@ -189,6 +189,17 @@ def test_a_new_model_clears_the_page(qtbot, view):
     assert "model changed" in view.status.text()
 
 
+def test_a_model_changed_while_the_analysis_ran_is_said_and_nothing_is_drawn(qtbot, view):
+    view.source.selectAll()
+    qtbot.keyClicks(view.source, "3141")
+    qtbot.keyClick(view.source, Qt.Key.Key_Return)  # the analysis starts on a pool thread
+    ckpt = load_checkpoint(resource_path("reverse_rope.pt"))
+    view.state.hub.set_model(ckpt.build(), ckpt.task, origin="reverse_rope.pt")  # before its result can arrive
+    qtbot.waitUntil(lambda: not view.state.running, timeout=60_000)
+    assert view.status.text() == "The model changed while this ran: press Analyse again for this model."
+    assert view.state.frame is None and view.lens.rowCount() == 0 and not view.maps.plots
+
+
 @pytest.fixture
 def small_app(qtbot):
     """The whole window at 1280x800, with its background analyses done."""

@@ -342,3 +342,20 @@ def test_a_model_chosen_while_a_file_is_read_stays_and_the_file_says_it_was_not_
     qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
     assert setup.hub.model is chosen and setup.hub.path is None
     assert errors == [("Did not open large.pt", checkpoint_actions.OPEN_OVERTAKEN)]
+
+
+def test_training_started_from_scratch_while_a_file_is_read_says_stop_training(qtbot, make, tmp_path, errors):
+    """Train from scratch puts a new model in the hub and starts training while the file is read: the reason the
+    file is not opened is the training, and opening it again would be refused for the same reason."""
+    setup = make()
+    large = save_checkpoint_of(tmp_path / "large.pt", ModelConfig(vocab_size=8, d_model=256, n_encoder_layers=4))
+    setup.actions.open_path(large)
+    fresh = build_model(SMALL, seed=5)
+    setup.hub.set_model(fresh, setup.hub.task, origin="untrained")  # as Train from scratch does, then trains
+    setup.hub.set_training_active(True)
+    try:
+        qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
+        assert setup.hub.model is fresh
+        assert errors == [("Cannot open a checkpoint", "Stop training before opening a checkpoint.")]
+    finally:
+        setup.hub.set_training_active(False)

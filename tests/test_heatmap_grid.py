@@ -282,12 +282,13 @@ def test_save_matrices_npy_dict_and_csv_labels_with_commas(tmp_path):
     with np.load(export.save_matrices_npy(tmp_path / "all.npz", arrays)) as loaded:
         np.testing.assert_array_equal(loaded["a"], arrays["a"])
         assert loaded["b"][0] == np.float32(0.1)
-    matrix = np.array([[np.float32(1 / 3), -np.inf]], np.float32)
-    export.save_matrix_csv(tmp_path / "m.csv", matrix, [","], ["'", '"'])
+    matrix = np.array([[np.float32(1 / 3), -np.inf, np.nan, -0.0, 1e-45, 3e38]], np.float32)
+    export.save_matrix_csv(tmp_path / "m.csv", matrix, [","], ["'", '"', "a", "b", "c", "d"])
     with open(tmp_path / "m.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0][1:] == ["'", '"'] and rows[1][0] == ","
-    assert np.float32(rows[1][1]) == np.float32(1 / 3) and rows[1][2] == "-inf"
+    assert rows[0][1:] == ["'", '"', "a", "b", "c", "d"] and rows[1][0] == ","
+    # the shortest text that reads back to the same float32; a blank cell is empty
+    assert rows[1][1:] == ["0.33333334", "-inf", "", "-0.0", "1e-45", "3e+38"]
 
 
 def test_highlight_row_outlines_that_row_in_every_map(grid):

@@ -180,3 +180,15 @@ def test_a_new_model_clears_the_tables(qtbot, view):
 def test_before_the_first_run_the_page_says_what_fills_it(view):
     assert view.status.text() == "Press Patch (Ctrl+Return) to patch every head and every encoder position."
     assert view.heads.tables["cross"].rowCount() == 0
+
+
+def test_a_model_changed_while_patching_ran_is_said_and_nothing_is_drawn(qtbot, view):
+    retype(qtbot, view.clean, "3141")
+    retype(qtbot, view.corrupt, "3171")
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)  # the sweep starts on a pool thread
+    ckpt = load_checkpoint(resource_path("reverse_rope.pt"))
+    view.state.hub.set_model(ckpt.build(), ckpt.task, origin="reverse_rope.pt")  # before its result can arrive
+    qtbot.waitUntil(lambda: not view.state.running, timeout=30_000)
+    qtbot.wait(200)  # a result that still arrived would be drawn by now
+    assert view.status.text() == "The model changed while patching ran: press Patch again for this model."
+    assert view.state.frame is None and view.run_button.isEnabled()

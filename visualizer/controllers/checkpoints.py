@@ -97,7 +97,7 @@ class CheckpointActions(QObject):
         self._opens = TaskSlot("Opening the checkpoint", self, context=lambda: hub.generation)
         self._opens.finished.connect(self._opened)
         self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
-        self._opens.overtaken.connect(lambda: self._fail(f"Did not open {self._opening.name}", OPEN_OVERTAKEN))
+        self._opens.overtaken.connect(self._overtaken)
         self._opening = Path()  # the newest open's file
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
@@ -182,6 +182,13 @@ class CheckpointActions(QObject):
 
         self._opening = path
         self._opens.submit(lambda _state, target: _read(target), path)
+
+    def _overtaken(self) -> None:
+        """The hub got another model while the file was read: training started, or the user chose one (a task)."""
+        if self.hub.training_active:
+            self._fail("Cannot open a checkpoint", "Stop training before opening a checkpoint.")
+        else:
+            self._fail(f"Did not open {self._opening.name}", OPEN_OVERTAKEN)
 
     def _opened(self, loaded: _Opened) -> None:
         if self.hub.training_active:  # training started while the file was read

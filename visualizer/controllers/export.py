@@ -45,10 +45,12 @@ class Exporter(QObject):
         self._page = page
         self._writes = TaskSlot("Exporting the matrices", self)  # a newer export replaces one still writing
         self._writes.progressed.connect(self._progressed)
-        self._writes.finished.connect(lambda _files: self._report(self._target))
-        self._writes.error_line.connect(lambda line: self._report(None, line))
-        self._writes.cancelled.connect(lambda: self._status(f"Export to {self._target} cancelled"))
-        self._writes.idle.connect(self._close_progress)
+        # the dialog goes before the outcome is told: a warning box never sits over a stale "k of n files"
+        self._writes.finished.connect(lambda _files: (self._close_progress(), self._report(self._target)))
+        self._writes.error_line.connect(lambda line: (self._close_progress(), self._report(None, line)))
+        self._writes.cancelled.connect(
+            lambda: (self._close_progress(), self._status(f"Export to {self._target} cancelled"))
+        )
         self._target: Path | None = None  # what the running matrix export writes
         self._progress: QProgressDialog | None = None
 
@@ -80,27 +82,32 @@ class Exporter(QObject):
 
     def _write_matrices(self, task, target: Path, matrices) -> None:
         """Write the copied matrices on a pool thread; the dialog shows how far once it takes a moment."""
+        if self.writing:  # replaced before its dialog showed: its files so far stay, and the status line says so
+            self._status(f"Export to {self._target} stopped: a newer export replaced it")
         self._close_progress()
         self._target = target
         progress = self._progress = QProgressDialog(f"Writing {target.name}\u2026", "Cancel", 0, 0, self._parent)
         progress.setWindowTitle("Export")
         progress.setWindowModality(Qt.WindowModality.WindowModal)  # the grid may change; the copy written may not
         progress.setMinimumDuration(PROGRESS_AFTER_MS)
+        progress.setValue(0)  # the delay above counts from a value at the bar's minimum; a new bar starts below it
         progress.canceled.connect(self._writes.cancel)
         self._writes.submit(task, target, matrices)
 
     def _progressed(self, step: ExportProgress) -> None:
-        if self._progress is not None:
-            self._progress.setMaximum(step.total)
-            self._progress.setValue(step.done)
-            self._progress.setLabelText(f"Writing {self._target}: {step.done} of {step.total} files")
+        progress = self._progress
+        if progress is None or progress.wasCanceled():  # a step sent before the task saw Cancel: the dialog stays shut
+            return
+        progress.setMaximum(step.total)
+        progress.setLabelText(f"Writing {self._target}: {step.done} of {step.total} files")
+        progress.setValue(step.done)  # last: a dialog on screen handles events here, the outcome's included
 
     def _close_progress(self) -> None:
-        if self._progress is not None:
-            self._progress.canceled.disconnect(self._writes.cancel)  # reset() below would cancel the next export
-            self._progress.reset()
-            self._progress.deleteLater()
-            self._progress = None
+        progress, self._progress = self._progress, None
+        if progress is not None:
+            progress.canceled.disconnect(self._writes.cancel)  # this dialog's Cancel is for the export it showed
+            progress.reset()
+            progress.deleteLater()
 
     def _ask_folder(self, caption: str) -> Path | None:
         chosen = QFileDialog.getExistingDirectory(self._parent, caption, "", options=DIALOG)

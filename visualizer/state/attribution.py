@@ -27,6 +27,7 @@ from .worker_api import SlotFactory, TaskStateApi
 DEFAULT_IG_STEPS = 32  # the CLI's default
 SATURATED = 0.05  # gradient x delta below this share of occlusion's largest magnitude: saturated
 ROUGH_IG = 0.10  # a completeness gap above this share of f(x) - f(baseline): too few integrated-gradient steps
+MODEL_CHANGED = "The model changed while this ran: press Analyse again for this model."
 
 
 def ig_gap_and_span(attribution: Attribution) -> tuple[float, float]:
@@ -113,7 +114,8 @@ class AttributionState(QObject):
         self.hub = hub
         self.ig_steps = DEFAULT_IG_STEPS
         self.frame: AttributionFrame | None = None
-        self._slot = make_slot("Attribution", self)
+        self._slot = make_slot("Attribution", self, context=lambda: hub.generation)
+        self._slot.overtaken.connect(lambda: self._end(MODEL_CHANGED))
         self._slot.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
         self._slot.finished.connect(self._on_result)
         self._slot.failed.connect(self._end)
@@ -148,10 +150,7 @@ class AttributionState(QObject):
         return self._slot.shutdown(timeout_ms)
 
     def _on_result(self, found: tuple[list[int], LogitLens, Attribution, dict]) -> None:
-        generation, text, ids = self._asked
-        if generation != self.hub.generation:
-            self._end("The model changed while this ran: press Analyse again for this model.")
-            return
+        _generation, text, ids = self._asked
         output, lens, result, extra = found
         vocab = self.hub.task.vocabulary
         src = self.hub.task.source_ids(ids)
@@ -180,8 +179,10 @@ class AttributionState(QObject):
     def _on_model_changed(self) -> None:
         if self._asked[0] == self.hub.generation:  # the same weights on another device
             return
-        self.cancel()
         if self.frame is not None:
             self.frame = None
             self.frame_changed.emit(None)
             self.message.emit("The model changed: press Analyse to analyse this model.")
+        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said
+            self._slot.discard()
+            self._end(MODEL_CHANGED)

@@ -140,8 +140,9 @@ class PatchState(QObject):
         super().__init__(parent)
         self.hub = hub
         self.frame: PatchFrame | None = None
-        self._slot = make_slot("Patching", self)
+        self._slot = make_slot("Patching", self, context=lambda: hub.generation)
         self._slot.finished.connect(self._on_result)
+        self._slot.overtaken.connect(lambda: self._end(MODEL_CHANGED))
         self._slot.failed.connect(self._on_failed)
         self._slot.cancelled.connect(lambda: self._end(""))
         self._asked: tuple[int, str, str] = (hub.generation, "", "")  # the model and sources of the latest run
@@ -176,10 +177,7 @@ class PatchState(QObject):
         return self._slot.shutdown(timeout_ms)
 
     def _on_result(self, result: PatchResult) -> None:
-        generation, clean, corrupt = self._asked
-        if generation != self.hub.generation:
-            self._end(MODEL_CHANGED)
-            return
+        _generation, clean, corrupt = self._asked
         vocab, task = self.hub.task.vocabulary, self.hub.task
         clean_ids, corrupt_ids = task.source_ids(vocab.encode(clean)), task.source_ids(vocab.encode(corrupt))
         self.frame = PatchFrame(
@@ -212,8 +210,10 @@ class PatchState(QObject):
     def _on_model_changed(self) -> None:
         if self._asked[0] == self.hub.generation:  # the same weights on another device: the result still holds
             return
-        self.cancel()
         if self.frame is not None:
             self.frame = None
             self.frame_changed.emit(None)
             self.message.emit("The model changed: press Patch to patch this model.")
+        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said
+            self._slot.discard()
+            self._end(MODEL_CHANGED)

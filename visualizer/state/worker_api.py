@@ -100,8 +100,14 @@ class TaskSlotApi(Protocol):
 
 
 class SlotFactory(Protocol):
-    """workers/tasks.TaskSlot itself: `TaskSlot(what, parent, pause_gc=..., coalesce=...)`."""
+    """workers/tasks.TaskSlot itself: `TaskSlot(what, parent, pause_gc=..., coalesce=..., context=...)`."""
 
     def __call__(
-        self, what: str, parent: QObject | None = None, *, pause_gc: bool = False, coalesce: bool = False
+        self,
+        what: str,
+        parent: QObject | None = None,
+        *,
+        pause_gc: bool = False,
+        coalesce: bool = False,
+        context: Callable[[], object] = ...,
     ) -> TaskSlotApi: ...

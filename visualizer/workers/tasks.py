@@ -6,8 +6,8 @@ raises Cancelled) between units of work. It never touches Qt. A TaskSlot, a QObj
 feature's tasks: submitting a new one supersedes the older (its cancel is requested and its outcome is dropped unseen:
 a token per submission), `cancel()` stops the latest cooperatively, and `shutdown()` cancels and waits a bounded
 time. A slot given a `context` (the hub's model) holds back a result whose context changed since it was submitted
-and emits `overtaken` instead: no feature compares generations of its own. Outcomes arrive as queued signals on the
-GUI thread; a slot that was deleted meanwhile simply receives nothing, and the task is told to stop.
+and emits `overtaken`: a feature need not check that its result still fits the model. Outcomes arrive as queued
+signals on the GUI thread; a slot that was deleted meanwhile receives nothing, and the task is told to stop.
 
 A coalescing slot (`coalesce=True`: the keystroke path, model B, a cell) never runs two tasks at once: while one
 runs, a newer submission replaces the single waiting one, and the running one's outcome, now stale, is dropped when
@@ -157,8 +157,8 @@ class TaskSlot(QObject):
         self._start_next()
 
     def submit_ordered(self, fn: Task, *inputs: Any) -> None:
-        """A coalescing slot's task that runs after the ordered ones before it, its outcome always delivered; it
-        replaces the waiting plain task (whose inputs it describes already)."""
+        """A coalescing slot's task that runs after the ordered ones before it, its outcome always delivered (as
+        `overtaken` when its context changed); it replaces the waiting plain task (whose inputs it describes)."""
         self._ordered.append((fn, inputs, self.context()))
         self._waiting = None
         self._start_next()

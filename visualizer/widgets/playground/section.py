@@ -1,4 +1,4 @@
-"""A titled section of the control column that the user can fold away to make room for the others."""
+"""The control column: titled sections the user can fold away to make room for the others, in a scroll area."""
 
 from __future__ import annotations
 

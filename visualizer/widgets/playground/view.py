@@ -182,6 +182,7 @@ class PlaygroundView(QWidget):
         self.model_panel.set_config(info.config, info.origin, info.parameters, residual_scales)
 
     def set_square_cells(self, square: bool) -> None:
+        """View > Square cells: every grid keeps its cells square instead of filling its view."""
         for grid in self.grids.values():
             grid.set_square_cells(square)
 
