@@ -190,7 +190,8 @@ def test_failed_save_keeps_the_model_in_a_spare_file_and_the_old_file_intact(tmp
     monkeypatch.setattr(files.tempfile, "mkstemp", fails_next_to_out)
     code = main([*TRAIN, "--out", str(out)])
     captured = capsys.readouterr()
-    spares = list(spare_dir.iterdir())
+    # torch keeps a cache folder in the temporary folder when its compiler first loads (in this test if it runs first)
+    spares = [p for p in spare_dir.iterdir() if not p.name.startswith("torchinductor_")]
     assert code == 1 and captured.out == "" and len(spares) == 1
     line = captured.err.strip().splitlines()[-1]
     assert line.startswith("attention-playground: error: could not write") and f"saved to {spares[0]} instead" in line

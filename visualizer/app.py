@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
 from visualizer.quit_signals import signals_quit_via
+from visualizer.state.failures import PrintableFormatter
 from visualizer.workers.gc_policy import GcHold, freeze_long_lived
 
 if TYPE_CHECKING:
@@ -60,11 +61,18 @@ def keep_startup_objects_out_of_gc() -> None:
     log.debug("froze %d start-up objects out of garbage collection", frozen)
 
 
+def log_escaped() -> None:
+    """The app's log on stderr, each message escaped: a file's name may hold escape codes or a newline."""
+    logging.basicConfig(level=logging.INFO)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+
+
 def launch(argv: list[str] | None = None) -> tuple[QApplication, Application, StartupProbe | None]:
     """Show the window at once and start loading the model behind it; `run_app` then runs the event loop."""
     pause_gc_for_startup()
     try:
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        log_escaped()
         app = make_application(argv)
         from visualizer.composition import Application  # Qt only here: torch loads in the background later
         from visualizer.startup_probe import install_if_requested

@@ -14,10 +14,10 @@ import logging
 import sys
 
 from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, page, patch, train, views
-from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb, printable
+from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
-from visualizer.state.failures import first_line
+from visualizer.state.failures import first_line, printable
 
 log = logging.getLogger(__name__)
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl+C

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
+from visualizer.state.failures import printable
+
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
 
@@ -49,11 +51,6 @@ class Verb:
     summary: str
     add_options: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, argparse.ArgumentParser], int]
-
-
-def printable(text: str) -> str:
-    """`text` safe to write to a terminal: control and other unprintable characters as their escapes ("\\x1b")."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:

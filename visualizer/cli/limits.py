@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from visualizer.cli.common import ArgumentError, printable
+from visualizer.cli.common import ArgumentError
+from visualizer.state.failures import printable
 
 EVERY_VERB = ("*",)  # a row that holds in every verb of the registry
 MAX_POSITIONS = 4096  # core_model.config.MAX_LEN: no model has more positions

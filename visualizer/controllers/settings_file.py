@@ -21,6 +21,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
 
+from visualizer.state.failures import printable
+
 log = logging.getLogger(__name__)
 PROBE_ORG, PROBE_APP = "attention-playground-probe", "settings-path-probe"  # names no settings file has
 SCOPES = ((QSettings.Scope.UserScope, "user"), (QSettings.Scope.SystemScope, "system"))
@@ -107,12 +109,3 @@ def avoid_unusable_settings() -> SettingsRedirect | None:
         )
     path, name, what = found[0]
     return SettingsRedirect(path, what, name, folder)
-
-
-def printable(text: str) -> str:
-    """`text` safe for the status bar and the log: unprintable characters as their escapes, as the CLI shows them.
-
-    The same rule as visualizer.cli.common.printable, which this controller cannot import (the composition root's
-    package imports the controllers).
-    """
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)

@@ -1,6 +1,8 @@
-"""The one sentence a failure is told in, for the app's background work and the CLI alike (no torch, no Qt)."""
+"""How the app and the CLI tell a failure: one sentence, and text made safe for a terminal (no torch, no Qt)."""
 
 from __future__ import annotations
+
+import logging
 
 
 def first_line(exc: BaseException) -> str:
@@ -12,3 +14,19 @@ def first_line(exc: BaseException) -> str:
 def failure_message(what: str, line: str) -> str:
     """The one sentence every failed background task shows: "<what> failed: <first line of the error>"."""
     return f"{what} failed: {line}"
+
+
+def printable(text: str) -> str:
+    """`text` safe to write to a terminal: control and other unprintable characters as their escapes ("\\x1b").
+
+    A file's name may hold escape codes or a newline; written raw, it recolours the terminal or forges a log line.
+    """
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines whose message is escaped by `printable`; a traceback after it keeps its own lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # logging's name
+        record.message = printable(record.message)
+        return super().formatMessage(record)
