@@ -211,3 +211,14 @@ def test_cancel_stops_a_running_job(qtbot):
     with qtbot.waitSignal(job.cancelled, timeout=10_000):
         job.cancel()
     assert job.shutdown(10_000)
+
+
+def test_a_source_typed_during_the_search_makes_it_stale_and_the_panel_says_what_changed(qtbot, app):
+    view, session, beam, panel = app
+    outcomes = []
+    beam.outcome_changed.connect(outcomes.append)
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)  # the search runs on a pool thread
+    qtbot.keyClicks(view.input_panel.source, "5")  # typed before its result can arrive
+    qtbot.waitUntil(lambda: not beam.running, timeout=30_000)
+    assert panel.status.text() == "The source changed during the search: press Run again"
+    assert outcomes == [] and beam.outcome is None

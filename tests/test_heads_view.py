@@ -170,6 +170,25 @@ def test_cancel_stops_the_analysis(qtbot, app):
     assert view.run_button.isEnabled() and app.heads.analysis is None
 
 
+def test_a_new_model_during_the_analysis_says_so_and_shows_nothing_of_it(qtbot, app):
+    from core_model import ModelConfig
+    from visualizer.state.heads import MODEL_CHANGED
+
+    view = app.heads_view
+    app.window.tabs.setCurrentWidget(view)
+    _type_value(qtbot, view.n_box, 400)
+    qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    arrived = []
+    app.heads.analysis_changed.connect(arrived.append)
+    app.hub.new_untrained(
+        ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, max_len=64)
+    )
+    assert view.status.text() == MODEL_CHANGED and view.run_button.isEnabled()
+    qtbot.wait(300)
+    assert app.heads.analysis is None and not [a for a in arrived if a is not None]
+    assert table_cell_text(view.maps.tables["cross"], 0, 0) == ""
+
+
 def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app):
     from core_model import ModelConfig
 

@@ -161,7 +161,11 @@ class BeamState(QObject):
     def __init__(self, session: PlaygroundSession, make_slot: SlotFactory) -> None:
         super().__init__()
         self.session = session
-        self._search = make_slot("The search", self)  # one search at a time; the task layer runs it
+        # one search at a time; a search whose inputs changed meanwhile (model, source, masks, …) is overtaken
+        self._search = make_slot("The search", self, context=self._key)
+        self._search.overtaken.connect(
+            lambda: self._ended(f"{what_changed(self._asked, self._key())} changed during the search: press Run again")
+        )
         self._search.progressed.connect(lambda pos: self.progressed.emit(pos, self._limit))
         self._search.finished.connect(self._finished)
         self._search.failed.connect(self._ended)
@@ -169,7 +173,7 @@ class BeamState(QObject):
         self.settings = BeamSettings()
         self.outcome: BeamOutcome | None = None
         self.shown = ROOT
-        self._limit = 0
+        self._limit, self._asked = 0, ()  # the newest search's length limit and its key (what it was run for)
         session.frame_changed.connect(self._check_stale)
 
     @property
@@ -184,8 +188,6 @@ class BeamState(QObject):
         s = self.session
         vocab, hub = s.vocabulary, s.hub
         ids = encoder_input(vocab.encode(s.source_text), s.extra_pads, anchored=hub.task.anchored)
-        off = tuple((k, tuple(zip(*(~v).nonzero()))) for k, v in sorted(s.gates().items()))  # (layer, head) pairs
-        key = (hub.generation, s.source_text, s.extra_pads, s.masks, s.task, off)
         return SearchInputs(
             hub.model,
             torch.tensor([ids], device=hub.device),
@@ -194,8 +196,14 @@ class BeamState(QObject):
             max_source_len(hub.config.max_len),
             tuple(vocab.token(i) for i in range(len(vocab))),
             tuple(vocab.tokens(s.expected_ids())) + ("<eos>",),
-            key,
+            self._key(),
         )
+
+    def _key(self) -> tuple:
+        """What a search's result depends on besides its settings: the model, source, pads, masks, task, heads off."""
+        s = self.session
+        off = tuple((k, tuple(zip(*(~v).nonzero()))) for k, v in sorted(s.gates().items()))  # (layer, head) pairs
+        return (s.hub.generation, s.source_text, s.extra_pads, s.masks, s.task, off)
 
     def run(self) -> None:
         """Start a search with the current settings (ignored while one runs)."""
@@ -205,7 +213,7 @@ class BeamState(QObject):
             self.message_changed.emit("Type a source sequence first")
             return
         inputs, settings = self.inputs(), self.settings
-        self._limit = inputs.max_new
+        self._limit, self._asked = inputs.max_new, inputs.key
         self._search.submit(lambda state: run_search(inputs, settings, state.step))
         self.running_changed.emit(True)
         self.message_changed.emit("Searching…")
@@ -222,10 +230,6 @@ class BeamState(QObject):
         self.message_changed.emit(message)
 
     def _finished(self, outcome: BeamOutcome) -> None:
-        key = self.inputs().key
-        if outcome.key != key:
-            self._ended(f"{what_changed(outcome.key, key)} changed during the search: press Run again")
-            return
         self.outcome, self.shown = outcome, ROOT
         n = len(outcome.hypotheses)
         self._ended(
@@ -258,7 +262,7 @@ class BeamState(QObject):
 
     def _say_if_stale(self) -> bool:
         """Say what changed since the shown search (the model, the source, ...); True when something did."""
-        key = self.inputs().key
+        key = self._key()
         if self.outcome.key == key:
             return False
         self.message_changed.emit(f"{what_changed(self.outcome.key, key)} changed since this search: press Run again")

@@ -114,26 +114,21 @@ class CircuitsState(QObject):
         self.hub = hub
         self.samples, self.seed = DEFAULT_SAMPLES, DEFAULT_SEED
         self.frame: CircuitsFrame | None = None
-        self._slot = make_slot("Reading the circuits", self)
+        self._slot = make_slot("Reading the circuits", self, context=lambda: hub.generation)
         self._slot.progressed.connect(self._on_progress)
         self._slot.finished.connect(self._on_result)
         self._slot.failed.connect(self._end)
-        self._slot.cancelled.connect(self._on_cancelled)
-        self._asked = hub.generation  # the model the latest run reads
+        self._slot.cancelled.connect(lambda: self._end("Cancelled; the previous result (if any) stays."))
+        self._slot.overtaken.connect(lambda: self._end("The model changed while this ran: " + PRESS))
+        self._generation = hub.generation  # the model the frame and a running read belong to
         hub.model_changed.connect(self._on_model_changed)
 
     @property
     def running(self) -> bool:
         return self._slot.running
 
-    @property
-    def asked(self) -> int:
-        """The hub generation the latest run was started for."""
-        return self._asked
-
     def compute(self) -> None:
         """Read the hub's model (a running computation is superseded)."""
-        self._asked = self.hub.generation
         self.running_changed.emit(True)
         self.progress_changed.emit(0, len(STEPS))
         self.message.emit("Reading the circuits from the weights...")
@@ -153,9 +148,6 @@ class CircuitsState(QObject):
             self.message.emit(f"Step {done + 1} of {total}: {STEPS[done]}...")
 
     def _on_result(self, found: tuple) -> None:
-        if self._asked != self.hub.generation:
-            self._end("The model changed while this ran: " + PRESS)
-            return
         heads, positions, composition, baseline, unlinked = found
         tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
         self.frame = CircuitsFrame(
@@ -181,21 +173,19 @@ class CircuitsState(QObject):
         origin = self.hub.origin
         return f"{self.hub.task.task} model" + (f" ({origin})" if origin else "")
 
-    def _on_cancelled(self) -> None:
-        if self._asked != self.hub.generation:  # cancelled by a new model, not by the person
-            self._end("The model changed: " + PRESS)
-        else:
-            self._end("Cancelled; the previous result (if any) stays.")
-
     def _end(self, text: str) -> None:
         self.running_changed.emit(False)
         self.progress_changed.emit(0, 0)
         self.message.emit(text)
 
     def _on_model_changed(self) -> None:
-        if self._asked == self.hub.generation:  # the same weights on another device: the result still holds
+        if self._generation == self.hub.generation:  # the same weights on another device: the result still holds
             return
-        self.cancel()
+        self._generation = self.hub.generation
+        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said below
+            self._slot.discard()
+            self.running_changed.emit(False)
+            self.progress_changed.emit(0, 0)
         if self.frame is not None:
             self.frame = None
             self.frame_changed.emit(None)

@@ -81,21 +81,18 @@ class HeadsState(QObject):
         self.roles: tuple[HeadRole, ...] | None = None
         self.analysed: tuple[str, str] | None = None  # model_name() of the last finished analysis
         self.stale = ""  # what stale_changed last said
-        self._analysis = make_slot("The head analysis", self)
+        model = lambda: hub.generation  # noqa: E731 - a result for a model replaced since is overtaken, not shown
+        self._analysis = make_slot("The head analysis", self, context=model)
         self._analysis.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
         self._analysis.finished.connect(self._on_analysis)
         self._analysis.failed.connect(self._end)
         self._analysis.cancelled.connect(
-            lambda: self._end(
-                "Head importance cancelled; the previous result (if any) stays."
-                if self._asked[0] == hub.generation
-                else MODEL_CHANGED
-            )
+            lambda: self._end("Head importance cancelled; the previous result (if any) stays.")
         )
-        self._roles = make_slot("Scoring the head roles", self)  # the newest wins: an older result is dropped
+        self._analysis.overtaken.connect(lambda: self._end(MODEL_CHANGED))
+        self._roles = make_slot("Scoring the head roles", self, context=model)  # the newest wins
         self._roles.finished.connect(self._on_roles)
         self._roles.failed.connect(self.message)
-        self._asked = (hub.generation, hub.generation)  # the model each slot's latest task analyses
         self._generation = hub.generation  # the model the results belong to (a device move keeps it)
         hub.model_changed.connect(self._on_model_changed)
 
@@ -116,7 +113,6 @@ class HeadsState(QObject):
         """Run roles and importance on a copy of the hub's model (the job copies it); False when one is running."""
         if self._analysis.running:
             return False
-        self._asked = (self.hub.generation, self._asked[1])
         self.running_changed.emit(True)
         self.progress_changed.emit(0, 1)
         self._submit(self._analysis, roles_only=False)
@@ -131,7 +127,6 @@ class HeadsState(QObject):
 
     def refresh_roles(self) -> None:
         """Score the roles of the hub's model again (in the background); roles_changed follows."""
-        self._asked = (self._asked[0], self.hub.generation)
         self._submit(self._roles, roles_only=True)
 
     def _submit(self, slot: TaskSlotApi, roles_only: bool) -> None:
@@ -139,9 +134,6 @@ class HeadsState(QObject):
         slot.submit(analyse_copy, hub.model, hub.task, self.n, self.seed, hub.device, roles_only)
 
     def _on_analysis(self, result: HeadAnalysis) -> None:
-        if self._asked[0] != self.hub.generation:
-            self._end(MODEL_CHANGED)
-            return
         self.analysis, self.analysed = result, model_name(self.hub)
         self._set_stale("")
         self.analysis_changed.emit(result)
@@ -151,8 +143,6 @@ class HeadsState(QObject):
         )
 
     def _on_roles(self, roles: tuple[HeadRole, ...]) -> None:
-        if self._asked[1] != self.hub.generation:
-            return
         self.roles = roles
         self.roles_changed.emit(roles)
 
@@ -169,7 +159,6 @@ class HeadsState(QObject):
         if self.hub.generation == self._generation:  # the same model and weights on another device: all still true
             return
         self._generation = self.hub.generation
-        self.cancel()
         if self.analysed is not None:  # its numbers are dropped below; what they were of stays said until the next
             (name, task), now = self.analysed, model_name(self.hub)
             change = f"the model is now {now[0]} ({now[1]} task)" if now != self.analysed else "its weights changed"
@@ -184,4 +173,7 @@ class HeadsState(QObject):
         if self.roles is not None:  # the old model's badges must not sit on the new model's maps meanwhile
             self.roles = None
             self.roles_changed.emit(None)
+        if self._analysis.running:  # its result would be for the model gone: dropped, and the reason said
+            self._analysis.discard()
+            self._end(MODEL_CHANGED)
         self.refresh_roles()

@@ -35,12 +35,19 @@ class InlineSlot(QObject):
     failed = Signal(str)  # "<what> failed: <first line of the error>"
     error_line = Signal(str)  # that first line alone
     cancelled = Signal()
+    overtaken = Signal()  # never: the context cannot change while a task runs on the caller's thread
     idle = Signal()
 
     def __init__(
-        self, what: str, parent: QObject | None = None, *, pause_gc: bool = False, coalesce: bool = False
+        self,
+        what: str,
+        parent: QObject | None = None,
+        *,
+        pause_gc: bool = False,
+        coalesce: bool = False,
+        context: Callable[[], object] | None = None,
     ) -> None:
-        """The options of a SlotFactory; inline, nothing ever waits, so they change nothing."""
+        """The options of a SlotFactory; inline, nothing ever waits or goes stale, so they change nothing."""
         super().__init__(parent)
         self.what, self.started, self.running = what, 0, False
 
