@@ -21,6 +21,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
+from .config import check_int
 from .decoding import choosable, max_output_len
 from .inputs import decoder_input
 from .layers import LayerCache
@@ -29,6 +30,7 @@ from .model import HeadGates, Seq2SeqTransformer
 from .vocab import BOS, EOS
 
 ROOT = -1  # parent of the first tokens (the <bos> root is not a node)
+MAX_BEAM_WIDTH = 64  # hypotheses kept per step; each step scores width x vocabulary candidates
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ def beam_search(
     Returns every final hypothesis (best first, summed log-probabilities) and the search tree for the view;
     `n_tokens` is the task vocabulary's size (larger ids are never chosen).
     """
+    check_int("width", width, 1, MAX_BEAM_WIDTH)
     limit = max_output_len(model)
     steps = limit if max_new_tokens is None else min(max_new_tokens, limit)
     with torch.no_grad():

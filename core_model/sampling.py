@@ -23,6 +23,8 @@ from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
 from .vocab import BOS, EOS, PAD
 
+MAX_SAMPLES = 256  # drawn as one batch with a KV cache each
+
 
 @dataclass(frozen=True)
 class SamplingConfig:
@@ -81,7 +83,7 @@ def sample_decode(
     `on_step(position)` runs before each step (progress, or raise to cancel); `n_tokens` is the task vocabulary's
     size (larger ids are never drawn).
     """
-    check_int("n_samples", n_samples, 1)
+    check_int("n_samples", n_samples, 1, MAX_SAMPLES)
     if src.dim() != 2 or src.shape[0] != 1:
         raise ValueError(f"sampling decodes one source at a time: src must be (1, S), got {tuple(src.shape)}")
     limit = max_output_len(model)

@@ -170,7 +170,11 @@ def test_the_table_follows_core_models_own_caps():
     assert limit("cell", "--layer").high == config.MAX_LAYERS - 1
     assert limit("cell", "--head").high == config.MAX_HEADS - 1
     assert limit("decode", "--top-k").high == config.MAX_VOCAB_SIZE
+    from core_model.beam_search import MAX_BEAM_WIDTH
     from core_model.head_importance import MAX_SEQUENCES
+    from core_model.sampling import MAX_SAMPLES
+
+    assert limit("decode", "--beam").high == MAX_BEAM_WIDTH and limit("decode", "--samples").high == MAX_SAMPLES
     from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS
 
     assert limit("heads", "--n").high == MAX_SEQUENCES  # the Heads tab's box takes the same range

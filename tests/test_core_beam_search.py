@@ -172,3 +172,11 @@ def test_on_step_sees_every_position_and_can_stop_the_search():
 
     with pytest.raises(Stop):
         beam_search(model, src, 3, on_step=stop_at_two)
+
+
+def test_a_width_beyond_the_limit_is_refused_before_any_pass():
+    from core_model.beam_search import MAX_BEAM_WIDTH
+
+    model = build_model(ModelConfig(vocab_size=8, d_model=16, n_heads=2, d_ff=32), seed=0).eval()
+    with pytest.raises(ValueError, match=rf"width must be an integer in \[1, {MAX_BEAM_WIDTH}\]"):
+        beam_search(model, torch.tensor([[3, 4]]), MAX_BEAM_WIDTH + 1)

@@ -10,7 +10,7 @@ import torch
 
 from core_model import BOS, EOS, MaskSpec, ModelConfig, build_model
 from core_model.decoding import greedy_decode
-from core_model.sampling import SamplingConfig, filtered_distribution, sample_decode
+from core_model.sampling import MAX_SAMPLES, SamplingConfig, filtered_distribution, sample_decode
 
 EXACT = 1e-12
 
@@ -90,13 +90,18 @@ def test_first_tokens_follow_the_filtered_distribution():
         first = model(src, torch.tensor([[BOS]]), MaskSpec(decoder_padding=False)).log_probs[0, 0]
     never = (0, 1)  # <pad> and <bos>: no decoder draws them
     want = by_hand([-math.inf if i in never else lp for i, lp in enumerate(first.tolist())], 0.8, 4, None)
-    n = 4000
-    hyps = sample_decode(model, src, n, config, torch.Generator().manual_seed(5), max_new_tokens=1)
+    generator, n = torch.Generator().manual_seed(5), 16 * MAX_SAMPLES  # the most one call draws, 16 times
+    hyps = [h for _ in range(16) for h in sample_decode(model, src, MAX_SAMPLES, config, generator, max_new_tokens=1)]
     counts = [0] * len(want)
     for hyp in hyps:
         counts[hyp.tokens[0]] += 1
     for c, p in zip(counts, want):
         assert abs(c / n - p) <= 4 * math.sqrt(p * (1 - p) / n) + 1e-9  # zero where filtered out
+
+
+def test_more_samples_than_one_batch_holds_are_refused_before_any_pass():
+    with pytest.raises(ValueError, match=r"n_samples must be an integer in \[1, 256\], got 257"):
+        sample_decode(tiny(3), torch.tensor([[3, 6]]), MAX_SAMPLES + 1, SamplingConfig(), torch.Generator())
 
 
 def test_bad_configs_name_the_field():

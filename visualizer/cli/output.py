@@ -7,7 +7,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from visualizer.cli.common import ArgumentError
 
@@ -31,10 +31,6 @@ def _finite_json(value: Any, where: str, notes: list[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite_json(v, f"{where}[{i}]", notes) for i, v in enumerate(value)]
     return value
-
-
-def write_json_line(stream: TextIO, data: dict[str, Any]) -> None:
-    stream.write(json_line(data))
 
 
 def fallback_path(out: Path) -> Path:

@@ -18,10 +18,10 @@ import torch
 from PySide6.QtCore import QObject, Signal
 
 from core_model import MaskSpec
-from core_model.beam_search import ROOT, BeamNode, Hypothesis, beam_search
+from core_model.beam_search import MAX_BEAM_WIDTH, ROOT, BeamNode, Hypothesis, beam_search
 from core_model.inputs import encoder_input
 from core_model.model import HeadGates, Seq2SeqTransformer
-from core_model.sampling import SamplingConfig, sample_decode
+from core_model.sampling import MAX_SAMPLES, SamplingConfig, sample_decode
 from core_model.tasks import max_source_len
 
 from .playground import PlaygroundSession
@@ -47,8 +47,8 @@ class BeamSettings:
     def __post_init__(self) -> None:
         if self.mode not in ("beam", "sample"):
             raise ValueError(f"mode must be 'beam' or 'sample', got {self.mode!r}")
-        if self.width < 1 or self.samples < 1 or self.top_k < 0:
-            raise ValueError("width and samples must be >= 1, top_k >= 0")
+        if not (1 <= self.width <= MAX_BEAM_WIDTH and 1 <= self.samples <= MAX_SAMPLES and self.top_k >= 0):
+            raise ValueError(f"width must be 1 to {MAX_BEAM_WIDTH}, samples 1 to {MAX_SAMPLES}, top_k >= 0")
         self.sampling()  # temperature and top_p checked by SamplingConfig
 
     def sampling(self) -> SamplingConfig:

@@ -1,6 +1,7 @@
 """A tab page that builds its real content the first time it is shown (or asked for), not at start-up.
 
-The Length lab's plots cost ~0.3 s to build, a fifth of launch-to-model-ready, for a tab most sessions never open.
+Building a tab's plots is a visible part of launch-to-model-ready (the Length lab's most of all), paid by every
+session for tabs many sessions never open (docs/BENCHMARKS.md measures start-up).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """One graphics item that draws every role badge of a grid: a small filled label in the top-right corner of a map.
 
 Why one item and not a pyqtgraph TextItem per badge: a TextItem recomputes its own transform whenever its parent's
-transform changes, and the atlas rescales with every keystroke that changes the input length (eight badges cost
-about 0.4 ms of such a frame). This item stores each corner in its parent's (atlas) coordinates and maps it through
+transform changes, and the atlas rescales with every keystroke that changes the input length, so each badge would
+add work to that frame. This item stores each corner in its parent's (atlas) coordinates and maps it through
 the painter's transform only when it paints, so a new scale costs nothing until the one paint that follows anyway.
 """
 

@@ -7,7 +7,7 @@ Two coordinate systems. Atlas coordinates are the image's pixels (AtlasLayout: m
 image and everything drawn over the maps live in `atlas_space`, an item group that scales them into the view. The
 view gives each map and its gutter one unit (x: head, y: layer), so a new input length only rescales that group:
 the view range, the axes' layer and head titles and the role badges stay put. Re-framing the plot for every length
-took about 1 ms of a 128-token keystroke's frame (axes relaid out and the whole view repainted).
+would lay the axes out again and repaint the whole view on each keystroke.
 """
 
 from __future__ import annotations

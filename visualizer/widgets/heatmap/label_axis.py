@@ -3,9 +3,9 @@
 The grid's axes are laid out again whenever their labels change: token labels move with every keystroke that
 changes the input's length while they are drawn (the titles and hidden labels stay put). A stock pg.AxisItem then
 walks its general tick machinery, measures each label through the painter, records everything into a QPicture and
-replays it: about 0.2 ms an axis with five labels, 1.1 ms with forty. This axis
-knows it only ever has one level of named ticks (or none) and no tick marks (the grid sets tickLength 0), keeps each
-label's size, and draws the texts directly: about half of that. pyqtgraph's own invalidation (`picture = None` on
+replays it, at a cost that grows with the number of labels. This axis knows it only ever has one level of named
+ticks (or none) and no tick marks (the grid sets tickLength 0), keeps each label's size, and draws the texts
+directly. pyqtgraph's own invalidation (`picture = None` on
 a new range, ticks, size or style) still decides when the layout is redone. It needs a fixed axis size (setWidth /
 setHeight, as the grid sets): it does not grow the axis to fit its labels. Anything else (numbers, several tick
 levels, tick marks, hidden values) goes to pg.AxisItem.

@@ -1,6 +1,6 @@
 """The Positional encoding tab's place in the window: built the first time it is shown or asked for.
 
-Building its four plots cost ~50 ms of every start-up for a tab many sessions never open. Until then the loaded
+Its four plots would be built in every start-up for a tab many sessions never open. Until then the loaded
 model's PE waits here and is applied when the tab is built.
 """
 

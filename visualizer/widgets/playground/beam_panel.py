@@ -28,11 +28,14 @@ from visualizer.widgets.common.rich_text import escape
 from .beam_tree import BeamTree, score_text
 
 RUN_KEY = "Ctrl+B"
-MAX_WIDTH, MAX_SAMPLES = 16, 32
+MAX_WIDTH, MAX_SAMPLES = 16, 32  # what a tree drawn in the panel can show; `decode` takes up to 64 and 256
 TIPS = {
-    "mode": "Beam search keeps the K best partial outputs at each step; sampling draws outputs at random",
-    "width": "Beam width K: how many hypotheses survive each step (1 = greedy decoding)",
-    "samples": "How many outputs to draw",
+    "mode": "Beam search keeps the K best partial outputs at each step; sampling draws outputs at random. Both choose"
+    " among the task's symbols and <eos> only, never <pad> or <bos>",
+    "width": f"Beam width K: how many hypotheses survive each step (1 = greedy decoding); at most {MAX_WIDTH} here,"
+    " where the tree stays readable (`attention-playground decode --beam` takes more)",
+    "samples": f"How many outputs to draw: at most {MAX_SAMPLES} here (`attention-playground decode --samples` takes"
+    " more)",
     "temperature": "Divides the log-probabilities before sampling: below 1 sharper, above 1 flatter",
     "top_k": "Sample only among the k most likely tokens (0 = off)",
     "top_p": "Sample only among the most likely tokens whose probabilities add up to p (1 = off)",

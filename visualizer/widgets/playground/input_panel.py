@@ -7,13 +7,13 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
+from core_model.tasks import TASK_NAMES
 from visualizer.state.playground import MAX_EXTRA_PADS
 from visualizer.state.snapshots import InputError, InputValues
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 OUTSIDE_STYLE = "color: #b35c00; font-weight: bold;"  # amber: a warning, not the red of an error
-TASK_LABELS = {"copy": "Copy", "reverse": "Reverse", "sort": "Sort"}
 TASK_TIP = (
     "What the output should be: decoded tokens are marked right or wrong against it.\n"
     "Picking a task loads the shipped model trained on it (asks first if you have your own)"
@@ -44,8 +44,8 @@ class InputPanel(QWidget):
         self.error.hide()
         self._error: InputError | None = None
         self.task = QComboBox()
-        for key, label in TASK_LABELS.items():
-            self.task.addItem(label, key)
+        for name in TASK_NAMES:
+            self.task.addItem(name.capitalize(), name)
         self.task.setToolTip(TASK_TIP)
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips.

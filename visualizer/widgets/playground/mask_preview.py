@@ -1,7 +1,7 @@
 """Small previews of the three boolean masks of the current input, painted as images by one plain widget.
 
-The previews change on every keystroke; drawn by pyqtgraph they cost a scene pass and a window flush each
-(~2 ms of a 16 ms frame). Here a keystroke costs three tiny QImages and one paint.
+The previews change on every keystroke; drawn by pyqtgraph each would cost a scene pass and a window flush. Here a
+keystroke costs three tiny QImages and one paint.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Long rows wrap within the widget's width (no sideways scrolling), in blocks of an output line over its expected line.
 
-One QLabel per chip relaid out and repainted ~20 widgets per keystroke (~3 ms of a 16 ms frame); this widget
-computes the chip rectangles itself and paints them in one pass.
+A QLabel per chip would relay out and repaint a widget per token on every keystroke; this widget computes the chip
+rectangles itself and paints them in one pass.
 """
 
 from __future__ import annotations

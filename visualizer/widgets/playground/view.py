@@ -128,7 +128,7 @@ class PlaygroundView(QWidget):
         cycle.setContext(Qt.ShortcutContext.WindowShortcut)
         cycle.setWhatsThis("Show the next view of the maps (weights, scores, norm-weighted, rollout)")
         cycle.activated.connect(self.view_modes.cycle)
-        self.busy_label = BusyPill()  # shown only while a forward pass has run > ~150 ms
+        self.busy_label = BusyPill()  # shown only while a forward pass runs long (inference.BUSY_AFTER_MS)
         top = QHBoxLayout()
         top.addWidget(self.output_caption)
         top.addWidget(self.output_slot, 1)

@@ -1,8 +1,8 @@
 """The Trainer tab's place in the window: built the first time it is shown or asked for.
 
-Building its form, curves and probe cost ~50 ms of every start-up (a sixth of what launch-to-model-ready spends
-beyond importing torch) for a tab that only matters once someone trains. Training itself lives in TrainingState,
-which runs without the tab; the tab reads the state's curves, snapshots and run state when it is built.
+Its form, curves and probe would be built in every start-up for a tab that only matters once someone trains.
+Training itself lives in TrainingState, which runs without the tab; the tab reads the state's curves, snapshots
+and run state when it is built.
 """
 
 from __future__ import annotations
