@@ -167,7 +167,7 @@ class MainWindow(QMainWindow):
         dirty = " • unsaved training" if info.dirty else ""
         self.model_label.setText(f"{info.summary}{dirty}")
         self.params_label.setText(f"{info.parameters:,} params")
-        self._untrained, self._warning = info.origin.startswith("untrained"), ""
+        self._untrained, self._warning = info.untrained, ""
         self._show_warning()
         title = info.path.name if info.path else info.origin
         self.setWindowTitle(f"Attention Playground — {title}{' *' if info.dirty else ''}")

@@ -90,12 +90,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise ArgumentError(
             "--tree lists beam search's expanded nodes; samples have none: drop --tree or the sampling options"
         )
-    config = None
-    if sampling:
-        try:
-            config = SamplingConfig(1.0 if ns.temperature is None else ns.temperature, ns.top_k, ns.top_p)
-        except ValueError as exc:
-            raise ArgumentError(str(exc).replace("top_", "--top-").replace("temperature", "--temperature")) from None
+    # the options' ranges (cli/limits.py) lie inside SamplingConfig's, so the values parsed always make a config
+    config = SamplingConfig(1.0 if ns.temperature is None else ns.temperature, ns.top_k, ns.top_p) if sampling else None
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary

@@ -24,7 +24,7 @@ from core_model.shipped import is_shipped
 from visualizer.controllers.history_actions import show_history
 from visualizer.controllers.model_builds import BuiltModel, build_for
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.origins import checkpoint_origin
+from visualizer.state.origins import NEW_ARCHITECTURE, checkpoint_origin
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot
 
@@ -41,7 +41,7 @@ UNTRAINED_MESSAGE = (
     "trained (Trainer tab) or a matching checkpoint is opened. Model > Undo architecture "
     "change (Ctrl+Alt+Z) brings the previous model back."
 )
-UNTRAINED_ORIGIN = "untrained (new architecture)"  # what ModelHub.new_untrained calls such a model
+UNTRAINED_ORIGIN = NEW_ARCHITECTURE  # what ModelHub.new_untrained calls such a model
 
 
 def _ask_load_shipped(parent: QWidget, text: str) -> bool:

@@ -19,6 +19,7 @@ from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
 
 from .model_hub import ModelHub
+from .origins import is_file_as_read
 from .worker_api import SlotFactory, TaskSlotApi, TaskStateApi
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ MODEL_CHANGED = "The model changed while the heads were analysed: run it again f
 def model_name(hub: ModelHub) -> tuple[str, str]:
     """The model and its task as the Heads tab names them: ("copy_rope.pt", "copy")."""
     path, origin = hub.path, hub.origin
-    if path is None or path.name in origin:  # "trained checkpoint copy_rope.pt": the file alone says it
+    if path is None or is_file_as_read(origin, path.name):  # the file's name alone says it
         name = origin if path is None else path.name
     else:  # trained further here: the file it came from, and how it differs
         name = f"{path.name}, {origin}"

@@ -15,6 +15,7 @@ from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
+from visualizer.state.origins import NEW_ARCHITECTURE, is_untrained
 from visualizer.state.snapshots import ModelInfo
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ class ModelHub(QObject):
 
     def trained_lengths_text(self) -> str:
         """What the model summary says: "1-16", "untrained" or "unknown", never a range it cannot know."""
-        untrained = not self.history and self.origin.startswith("untrained")
+        untrained = not self.history and is_untrained(self.origin)
         return describe_trained(self.trained_lengths, untrained)
 
     @property
@@ -95,7 +96,14 @@ class ModelHub(QObject):
 
     def info(self) -> ModelInfo:
         return ModelInfo(
-            self.config, self.task, self.origin, self._model.parameter_count(), str(self.device), self.path, self.dirty
+            self.config,
+            self.task,
+            self.origin,
+            self._model.parameter_count(),
+            str(self.device),
+            self.path,
+            self.dirty,
+            is_untrained(self.origin),
         )
 
     def _changed(self) -> None:
@@ -146,9 +154,7 @@ class ModelHub(QObject):
         self, config: ModelConfig, task: TaskSpec | None = None, seed: int = 0, undo_as: str = "architecture change"
     ) -> None:
         """A fresh model for a changed architecture: it knows nothing until trained. The old one can be restored."""
-        self.set_model(
-            build_model(config, seed=seed), task or self.task, origin="untrained (new architecture)", undo_as=undo_as
-        )
+        self.set_model(build_model(config, seed=seed), task or self.task, origin=NEW_ARCHITECTURE, undo_as=undo_as)
 
     def restore_previous(self) -> bool:
         """Undo the newest model replacement (up to UNDO_DEPTH deep); False when there is nothing to restore."""

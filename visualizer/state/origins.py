@@ -11,6 +11,10 @@ import re
 from core_model.checkpoint_records import number_problem
 
 CONTINUED = "trained here after "  # weights trained further in this session from stored training
+_UNTRAINED = "untrained"
+NEW_ARCHITECTURE = f"{_UNTRAINED} (new architecture)"  # a model built for an architecture the user applied
+FROM_SCRATCH = f"{_UNTRAINED} (training from scratch)"  # a fresh model the Trainer starts training
+FALLBACK = _UNTRAINED  # the default model start-up builds when no checkpoint could be loaded
 _RECOVERED = re.compile(r"recovered training \(step (\d+)\)")
 _CHECKPOINT_PREFIXES = ("trained checkpoint ", "checkpoint ")
 
@@ -28,6 +32,16 @@ def recovered_origin(step: int) -> str:
 def continued_origin(stored: str) -> str:
     """Weights trained here on top of `stored` training ("" when there was none: plain "trained here")."""
     return f"{CONTINUED}{stored}" if stored else "trained here"
+
+
+def is_file_as_read(origin: str, name: str) -> bool:
+    """Whether `origin` says the weights are those of the file `name` as opened (shipped or not), untrained since."""
+    return origin in (checkpoint_origin(name), checkpoint_origin(name, shipped=True))
+
+
+def is_untrained(origin: str) -> bool:
+    """Whether `origin` names freshly initialised weights (its maps mean nothing yet)."""
+    return origin.startswith(_UNTRAINED)
 
 
 def stored_training(origin: str, history: list[dict]) -> str:

@@ -36,6 +36,7 @@ class ModelInfo:
     device: str
     path: Path | None = None
     dirty: bool = False
+    untrained: bool = False  # freshly initialised weights (state.origins.is_untrained): their maps mean nothing yet
 
     @property
     def summary(self) -> str:

@@ -15,7 +15,7 @@ from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.origins import continued_origin, stored_training
+from visualizer.state.origins import FROM_SCRATCH, continued_origin, stored_training
 from visualizer.state.snapshots import (
     EvalSnapshot,
     OutcomeReason,
@@ -150,7 +150,7 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
             self.hub.set_model(
                 build_model(config_now, seed=config.seed),
                 task,
-                origin="untrained (training from scratch)",
+                origin=FROM_SCRATCH,
                 undo_as="Train from scratch",
             )
         finally:

@@ -60,6 +60,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     from core_model.device import pick_device
     from core_model.recipe import recipe_task
     from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
+    from visualizer.state.origins import FALLBACK, checkpoint_origin
 
     try:
         device = pick_device(device_name)
@@ -77,7 +78,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
                 model,
                 task,
                 device,
-                f"trained checkpoint {checkpoint.name}",  # state.origins reads it back; workers import no state
+                checkpoint_origin(checkpoint.name, shipped=True),
                 ckpt.history,
                 checkpoint,
                 ckpt.extra,
@@ -89,7 +90,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     model = build_model(ModelConfig(), device=device, seed=0)
     _warm_up(model, device)
     task = recipe_task("copy", model.config.positional)  # what Train from scratch then trains on: the shipped recipe
-    return StartupModel(model, task, device, "untrained", warning=warning)
+    return StartupModel(model, task, device, FALLBACK, warning=warning)
 
 
 def _warm_up(model, device) -> None:

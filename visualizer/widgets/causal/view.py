@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core_model.config import MAX_LEN
 from core_model.head_roles import HeadRole
 from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
 
@@ -79,7 +80,7 @@ class PatchingView(QWidget):
         self.propose_button.setToolTip("Corrupt the clean source's middle symbol (the next symbol of the vocabulary)")
         self.position = QSpinBox()
         self.position.setObjectName("patch_position")
-        self.position.setRange(-1, 4095)
+        self.position.setRange(-1, MAX_LEN - 1)  # any decoder position a model can have
         self.position.setSpecialValueText("first difference")
         self.position.setValue(-1)
         self.position.setToolTip("The output position the metric reads (0-based); default: the first that differs")

@@ -46,10 +46,12 @@ class HeadsView(QWidget):
         self.n_box.setKeyboardTracking(False)  # one change per edit (Enter, focus out, arrows), not per digit
         self.n_box.setToolTip("How many task sequences every head is scored on (the CLI's --n)")
         self.seed_box = QSpinBox()
-        self.seed_box.setRange(0, 2**31 - 1)
+        self.seed_box.setRange(0, 2**31 - 1)  # a spin box holds a 32-bit signed number; the CLI's seeds go to 2**32-1
         self.seed_box.setValue(state.seed)
         self.seed_box.setKeyboardTracking(False)
-        self.seed_box.setToolTip("Seed of the task sequences (the CLI's --seed): same seed, same numbers")
+        self.seed_box.setToolTip(
+            f"Seed of the task sequences (the CLI's --seed): same seed, same numbers; 0 to {2**31 - 1} here"
+        )
         self.run_button = QPushButton("&Analyse heads")
         self.run_button.setToolTip("Switch each head off in turn and measure loss and exact match (Ctrl+Shift+A)")
         self.cancel_button = QPushButton("Cancel")
