@@ -77,6 +77,11 @@ class CheckpointExtra(Mapping[str, Any]):
         return len(self._plain)
 
 
+def as_record(extra: Mapping[str, Any] | None) -> CheckpointExtra:
+    """`extra` as the typed record (a plain dict is read as a checkpoint's would be; None: nothing stored)."""
+    return extra if isinstance(extra, CheckpointExtra) else CheckpointExtra.from_plain(extra or {})
+
+
 RECORD_KEYS = tuple(f.name for f in fields(CheckpointExtra) if f.name not in ("other", "task_fields"))  # stored keys
 
 

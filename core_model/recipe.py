@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .checkpoint_records import stored_task
+from .checkpoint_extra import CheckpointExtra
 from .tasks import TaskName, TaskSpec, max_source_len
 from .train_config import PAPER_ADAM_BETA1, TrainConfig, default_recipe
 
@@ -81,17 +81,12 @@ def shipped_recipe(task: TaskName, positional: str, steps: int = SHIPPED_TRAININ
     return Recipe(recipe_task(task, positional), train, polish)
 
 
-def stored_trained_lengths(extra: Mapping[str, Any], history: Sequence[object]) -> TrainedLengths | None:
+def stored_trained_lengths(extra: CheckpointExtra, history: Sequence[object]) -> TrainedLengths | None:
     """The source lengths a checkpoint's weights were trained on: its stored task's range, when it stores a task
-    and a training history. None when it does not say (no task, no history, or a task that is not valid)."""
-    stored = extra.get("task")
-    if not history or not isinstance(stored, dict):
+    and a training history (the record has checked the task). None when it does not say."""
+    if not history or extra.task is None:
         return None
-    try:
-        task = stored_task(stored)
-    except (TypeError, ValueError):
-        return None
-    return task.min_len, task.max_len
+    return extra.task.min_len, extra.task.max_len
 
 
 def outside_trained(lengths: TrainedLengths | None, length: int) -> bool | None:

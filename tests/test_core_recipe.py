@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from core_model.checkpoint import load_checkpoint
+from core_model.checkpoint_extra import CheckpointExtra
+from core_model.checkpoint_validation import CheckpointError
 from core_model.recipe import (
     Recipe,
     describe_trained,
@@ -64,12 +66,16 @@ def test_recipe_task_anchors_rope_sources_and_fits_the_model(positional, anchore
         ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [{"step": 1}], (3, 9)),
         ({}, [{"step": 1}], None),  # no task stored: TaskSpec's defaults would be a guess
         ({"task": {"task": "copy", "min_len": 3, "max_len": 9}}, [], None),  # no training recorded
-        ({"task": {"task": "copy", "min_len": 0}}, [{"step": 1}], None),  # not a valid task
-        ({"task": "copy"}, [{"step": 1}], None),
     ],
 )
 def test_trained_lengths_come_only_from_what_a_checkpoint_says(extra, history, expected):
-    assert stored_trained_lengths(extra, history) == expected
+    assert stored_trained_lengths(CheckpointExtra.from_plain(extra), history) == expected
+
+
+@pytest.mark.parametrize("task", [{"task": "copy", "min_len": 0}, "copy"])
+def test_a_stored_task_that_is_not_valid_is_refused_when_the_record_is_read(task):
+    with pytest.raises(CheckpointError):
+        CheckpointExtra.from_plain({"task": task})
 
 
 def test_outside_and_the_words_for_unknown_ranges():

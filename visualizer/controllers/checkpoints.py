@@ -137,7 +137,7 @@ class CheckpointActions(QObject):
     def _payload(self) -> tuple[Any, list[dict], CheckpointExtra]:
         """A CPU copy of the weights and plain extras, taken on the GUI thread so training cannot change them."""
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.hub.model.state_dict().items()}
-        extra = CheckpointExtra.from_plain(self.hub.extra).with_task(self.hub.task)
+        extra = self.hub.extra.with_task(self.hub.task)
         if self.training_state is not None:
             extra = extra.merged(self.training_state.to_extra())
         return (self.hub.config, state), list(self.hub.history), extra

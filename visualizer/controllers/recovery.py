@@ -16,7 +16,6 @@ from pathlib import Path
 import torch
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core_model.checkpoint import CheckpointExtra
 from core_model.tasks import TaskSpec
 from visualizer.controllers.recovery_files import (
     RecoveryPayload,
@@ -115,7 +114,7 @@ class Recovery(QObject):
     ) -> RecoveryPayload:
         """What File > Save would write for these weights, and when and where they came from."""
         hub = self.hub
-        extra = CheckpointExtra.from_plain(hub.extra).with_task(task).merged(self.training.to_extra())
+        extra = hub.extra.with_task(task).merged(self.training.to_extra())
         extra = replace(extra, recovery=recovery_meta(step, hub.path, hub.origin))
         return RecoveryPayload(hub.config, state, history, extra)
 

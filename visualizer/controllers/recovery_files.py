@@ -58,7 +58,7 @@ class Recovered:
     model: Any = None  # Seq2SeqTransformer on the CPU; None when `error`
     task: TaskSpec | None = None
     history: list[dict] = field(default_factory=list)
-    extra: dict = field(default_factory=dict)  # without META_KEY
+    extra: CheckpointExtra = field(default_factory=CheckpointExtra)  # without the recovery record
     saved_path: Path | None = None  # the file File > Save wrote the model to before, if any
     error: str = ""
 
@@ -79,7 +79,7 @@ def read_recovery(path: Path) -> Recovered:
     except (CheckpointError, ValueError) as exc:
         return Recovered(path, _mtime(path), error=str(exc))
     meta = ckpt.extra.recovery or {}
-    extra = dict(replace(ckpt.extra, recovery=None))
+    extra = replace(ckpt.extra, recovery=None)
     last = ckpt.history[-1].get("step", 0) if ckpt.history else 0
     try:
         saved_at, step = float(meta.get("saved_at", _mtime(path))), int(meta.get("step", last))

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtGui import QUndoCommand
 
 from core_model import Seq2SeqTransformer
+from core_model.checkpoint_extra import CheckpointExtra
 from core_model.tasks import TaskSpec
 
 UNDO_DEPTH = 5  # models kept for Model > Undo and Redo, each with its trained weights
@@ -29,7 +30,7 @@ class ModelState:
     history: list[dict]
     path: Path | None
     dirty: bool
-    extra: dict
+    extra: CheckpointExtra
 
 
 class ModelSwap(QUndoCommand):

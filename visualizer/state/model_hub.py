@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
+from core_model.checkpoint_extra import as_record
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
@@ -38,13 +40,13 @@ class ModelHub(QObject):
         origin: str,
         history: list[dict] | None = None,
         path: Path | None = None,
-        extra: dict | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.device = device
         self._model, self.task, self.origin = model.to(device).eval(), task, origin
         self.history: list[dict] = list(history or [])
-        self.extra: dict = dict(extra or {})
+        self.extra = as_record(extra)  # what a save writes beside the weights and history
         self.path, self.dirty, self._training = path, False, False
         self.undo_stack = QUndoStack(self)  # Model > Undo and Redo: one ModelSwap per replacement
         self.undo_stack.setUndoLimit(UNDO_DEPTH)  # the oldest falls off, its model with it
@@ -120,12 +122,12 @@ class ModelHub(QObject):
         history: list[dict] | None = None,
         path: Path | None = None,
         dirty: bool = False,
-        extra: dict | None = None,
+        extra: Mapping[str, Any] | None = None,
         undo_as: str | None = None,
     ) -> None:
         """Replace the model wholesale (load, new architecture). With `undo_as`, what the user did (read after
         "Undo ": "architecture change", "Train from scratch"), restore_previous() can bring the old one back."""
-        state = ModelState(model, task, origin, list(history or []), path, dirty, dict(extra or {}))
+        state = ModelState(model, task, origin, list(history or []), path, dirty, as_record(extra))
         if undo_as is None:
             self._install(state)
             self._changed()
@@ -137,7 +139,7 @@ class ModelHub(QObject):
         old = ModelState(self._model, self.task, self.origin, self.history, self.path, self.dirty, self.extra)
         self._model, self.task, self.origin = state.model.to(self.device).eval(), state.task, state.origin
         self.history, self.path, self.dirty = list(state.history), state.path, state.dirty
-        self.extra = dict(state.extra)
+        self.extra = state.extra
         return old
 
     def _swap(self, state: ModelState) -> ModelState:
@@ -192,7 +194,7 @@ class ModelHub(QObject):
         """Take trained weights back (copied: the trainer keeps training its own tensors) and the task they learned."""
         self._model.load_state_dict({k: v.detach().clone() for k, v in state_dict.items()})
         self.task = task or self.task
-        self.extra = {**self.extra, "task": asdict(self.task)}  # the lengths these weights now know
+        self.extra = self.extra.with_task(self.task)  # the lengths these weights now know
         self._model.eval()
         self.history, self.origin, self.dirty = list(history), origin, True
         self._changed()

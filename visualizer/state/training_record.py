@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import torch
 
-from core_model.checkpoint_extra import CheckpointExtra
+from core_model.checkpoint_extra import CheckpointExtra, as_record
 from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
@@ -79,7 +81,7 @@ class MetricSeries:
         }
 
 
-def series_from_checkpoint(history: list[dict], extra: dict) -> MetricSeries:
+def series_from_checkpoint(history: list[dict], extra: CheckpointExtra) -> MetricSeries:
     """Curves from a checkpoint's history rows and stored evaluations; malformed rows are skipped."""
     series = MetricSeries()
     for row in history:
@@ -89,7 +91,7 @@ def series_from_checkpoint(history: list[dict], extra: dict) -> MetricSeries:
             continue
         series.steps.append(values[0]), series.loss.append(values[1])
         series.token_accuracy.append(values[2]), series.lr.append(values[3])
-    _restore_eval(series, extra.get("eval_series"))
+    _restore_eval(series, extra.eval_series)
     return series
 
 
@@ -196,9 +198,9 @@ def keep_snapshot(kept: tuple[ProbeSnapshot, ...], snap: ProbeSnapshot) -> tuple
     return (*kept, snap)
 
 
-def stored_train_config(extra: dict, positional: str = "rope") -> TrainConfig:
+def stored_train_config(extra: CheckpointExtra, positional: str = "rope") -> TrainConfig:
     """The recipe a checkpoint stored with its model, else the default recipe for the model's positional kind."""
-    stored = extra.get("train_config")
+    stored = extra.train_config
     try:
         return TrainConfig.from_stored(stored) if isinstance(stored, dict) else default_recipe(positional)
     except (TypeError, ValueError):
@@ -231,11 +233,12 @@ class CheckpointRecord:
         )
         return task.vocab_size
 
-    def restore(self, history: list[dict], extra: dict) -> None:
+    def restore(self, history: list[dict], extra: Mapping[str, Any] | None) -> None:
         """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
         self._generation = self.hub.generation
-        self.series, self.progress, self.last_eval = series_from_checkpoint(history, extra), None, None
-        self._snapshots = snapshots_from_plain(extra.get("probe_snapshots"))
+        record = as_record(extra)
+        self.series, self.progress, self.last_eval = series_from_checkpoint(history, record), None, None
+        self._snapshots = snapshots_from_plain(record.probe_snapshots)
         self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
         self._emit_metrics()
         self.snapshots_changed.emit(self._snapshots)

@@ -43,7 +43,7 @@ class StartupModel:
     origin: str
     history: list[dict] = field(default_factory=list)
     path: Path | None = None
-    extra: dict = field(default_factory=dict)
+    extra: Any = None  # CheckpointExtra: the record stored beside the weights (None: nothing stored)
     warning: str | None = None  # shown in the window when the shipped model could not be used
 
 

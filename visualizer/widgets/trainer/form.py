@@ -54,7 +54,7 @@ SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("
 def form_task(hub: ModelHub) -> TaskSpec:
     """The task the form starts from: the model's own, but the shipped models' recipe (lengths 1-16, runs, anchors
     for RoPE) for a loaded file that states none, whose TaskSpec defaults would train one length only."""
-    if hub.path is None or "task" in hub.extra:
+    if hub.path is None or hub.extra.task is not None:
         return hub.task
     return recipe_task(
         hub.task.task, hub.config.positional, n_symbols=hub.task.n_symbols, model_max_len=hub.config.max_len
