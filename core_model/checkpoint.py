@@ -24,9 +24,10 @@ from .checkpoint_files import MESSAGE_CHARS, first_line, read_payload, write_ato
 from .checkpoint_records import MAX_HISTORY_ROWS, check_history, thin_history
 from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_payload
 from .config import ModelConfig
+from .inputs import decoder_input, encoder_input
 from .model import Seq2SeqTransformer, build_model
 from .tasks import TaskSpec
-from .vocab import BOS, EOS, N_SPECIALS
+from .vocab import N_SPECIALS
 
 __all__ = [
     "FORMAT",
@@ -82,7 +83,7 @@ def _check_outputs_finite(model: Seq2SeqTransformer) -> None:
     model.eval()
     try:
         with torch.no_grad():
-            out = model(torch.tensor([[BOS, symbol, EOS]]), torch.tensor([[BOS, symbol]]))
+            out = model(torch.tensor([encoder_input([symbol], anchored=True)]), torch.tensor([decoder_input([symbol])]))
     finally:
         model.train(was_training)
     if not bool(torch.isfinite(out.log_probs).all()):
