@@ -199,7 +199,9 @@ class Application(QObject):
             win,
             lambda: self.page_export.export(),  # not the action's `checked` as the path
         )
-        self.architecture = ArchitectureController(hub, self.training, win.show_message, win, win.withdraw_message)
+        self.architecture = ArchitectureController(
+            hub, self.training, win.show_message, win, win.withdraw_message, lambda: self.session.task
+        )
         self.preferences = Preferences(win, win.tabs, self.session, self.playground.splitter)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
@@ -227,7 +229,6 @@ class Application(QObject):
         self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
         self.session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
         self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
-        self.architecture.current_task = lambda: self.session.task  # the task picked drives the shipped model
         self.playground.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)

@@ -82,7 +82,10 @@ class ArchitectureController(QObject):
         status: Callable[[str, int], None],
         parent: QWidget,
         withdraw: Callable[[str], None] = lambda _text: None,
+        current_task: Callable[[], str] | None = None,
     ) -> None:
+        """current_task: the task the user has picked (the Playground's), whose shipped model a build looks for;
+        by default the hub's."""
         super().__init__(parent)
         self.hub, self.training, self._status, self._parent = hub, training, status, parent
         self._withdraw = withdraw  # takes a message off the status bar if it still shows it
@@ -97,7 +100,7 @@ class ArchitectureController(QObject):
         self._task_loads.finished.connect(self._task_loaded)
         self._task_loads.failed.connect(lambda message: self._status(message, LONG_MS))
         self._history_actions: tuple[QAction, QAction] | None = None  # Model > Undo and Redo, once tracked
-        self.current_task: Callable[[], str] = lambda: hub.task.task  # the composition root points it at the task combo
+        self._current_task = current_task or (lambda: hub.task.task)
 
     @property
     def pending(self) -> int:
@@ -139,7 +142,7 @@ class ArchitectureController(QObject):
         self._builds.submit(
             lambda state, *inputs: build_for(*inputs, lambda: not state.cancelled),
             config,
-            self.current_task(),
+            self._current_task(),
             self.hub.device,
         )
 
