@@ -19,7 +19,7 @@ from .checkpoint_validation import CheckpointError, check_extra
 from .config import ModelConfig
 from .tasks import TaskSpec
 
-__all__ = ["CheckpointExtra", "extra_to_plain", "read_extra"]
+__all__ = ["CheckpointExtra", "as_record", "extra_to_plain", "read_extra"]
 log = logging.getLogger(__name__)
 
 
@@ -78,7 +78,8 @@ class CheckpointExtra(Mapping[str, Any]):
 
 
 def as_record(extra: Mapping[str, Any] | None) -> CheckpointExtra:
-    """`extra` as the typed record (a plain dict is read as a checkpoint's would be; None: nothing stored)."""
+    """`extra` as the typed record; None: nothing stored. A plain dict has its task checked (CheckpointError when it
+    is not valid) and is otherwise taken as it is: `read_extra` is what checks a file's data against its model."""
     return extra if isinstance(extra, CheckpointExtra) else CheckpointExtra.from_plain(extra or {})
 
 

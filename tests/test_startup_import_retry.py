@@ -4,6 +4,7 @@ import deadlock between them by raising in the loader, the loader imports again 
 from __future__ import annotations
 
 import importlib
+from importlib._bootstrap import _DeadlockError  # type: ignore[attr-defined]
 
 import pytest
 
@@ -16,7 +17,7 @@ def test_an_import_deadlock_is_tried_again_and_the_module_arrives(monkeypatch):
     def import_module(name: str):
         calls.append(name)
         if calls.count(name) == 1 and name == "core_model.checkpoint":  # what importlib raises in the losing thread
-            raise RuntimeError("deadlock detected by _ModuleLock('core_model.model') at 140201311677008")
+            raise _DeadlockError("deadlock detected by _ModuleLock('core_model.model') at 140201311677008")
         return real(name)
 
     monkeypatch.setattr(importlib, "import_module", import_module)
@@ -25,15 +26,19 @@ def test_an_import_deadlock_is_tried_again_and_the_module_arrives(monkeypatch):
 
 
 def test_any_other_failure_or_a_deadlock_every_time_is_raised(monkeypatch):
-    def always(message: str):
-        def import_module(_name: str):
-            raise RuntimeError(message)
+    calls: list[str] = []
+
+    def always(error: RuntimeError):
+        def import_module(name: str):
+            calls.append(name)
+            raise error
 
         return import_module
 
-    monkeypatch.setattr(importlib, "import_module", always("CUDA driver too old"))
+    monkeypatch.setattr(importlib, "import_module", always(RuntimeError("CUDA driver too old: deadlock ahead")))
     with pytest.raises(RuntimeError, match="CUDA"):
         loader.import_beside_preload(["core_model"])
-    monkeypatch.setattr(importlib, "import_module", always("deadlock detected by _ModuleLock('x')"))
+    assert calls == ["core_model"]  # tried once: an error whose text says "deadlock" is not importlib's deadlock
+    monkeypatch.setattr(importlib, "import_module", always(_DeadlockError("deadlock detected by _ModuleLock('x')")))
     with pytest.raises(RuntimeError, match="deadlock"):
         loader.import_beside_preload(["core_model"], attempts=3)

@@ -88,8 +88,8 @@ TABLE: tuple[Row, ...] = (
     Row("--train-len", ("eval",), Limit(1, MAX_SOURCE)),
     Row("--n", ("heads",), Limit(1, 1_000)),  # every head is ablated on all N at once
     Row("--pads", ("views", "decode", "cell", "lens", "page"), Limit(0, MAX_SOURCE)),
-    Row("--beam", ("decode",), Limit(1, 64)),  # beam_search.MAX_BEAM_WIDTH
-    Row("--samples", ("decode",), Limit(1, 256)),  # sampling.MAX_SAMPLES
+    Row("--beam", ("decode",), Limit(1, 64)),  # beam_search.MAX_BEAM_WIDTH (test_cli_limits keeps them equal)
+    Row("--samples", ("decode",), Limit(1, 256)),  # sampling.MAX_SAMPLES (test_cli_limits keeps them equal)
     Row("--max-new", ("decode",), Limit(1, MAX_POSITIONS)),
     Row("--temperature", ("decode",), Limit(0.001, 1000.0, float)),
     Row("--top-k", ("decode",), Limit(1, 1024)),  # config.MAX_VOCAB_SIZE

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import traceback
+from typing import Any
 
 
 def first_line(exc: BaseException) -> str:
@@ -25,8 +27,21 @@ def printable(text: str) -> str:
 
 
 class PrintableFormatter(logging.Formatter):
-    """Log lines whose message is escaped by `printable`; a traceback after it keeps its own lines."""
+    """Log lines whose message is escaped by `printable`. A traceback after it keeps its own lines (frames, source,
+    the lines between chained errors), and each error's text in it is escaped the same way: an error often names a
+    file."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # logging's name
         record.message = printable(record.message)
         return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:  # logging's name
+        parts = []
+        for chunk in traceback.TracebackException(*ei).format():
+            own = chunk.startswith(_TRACEBACK_OWN)
+            parts.append(chunk if own else printable(chunk.rstrip("\n")) + "\n")
+        return "".join(parts).rstrip("\n")
+
+
+# a traceback's own lines; any other chunk is an error's text ("ValueError: <message>"), which may say anything
+_TRACEBACK_OWN = ("  File ", "Traceback ", "\nThe above exception", "\nDuring handling")

@@ -6,6 +6,7 @@ import importlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib._bootstrap import _DeadlockError  # type: ignore[attr-defined]  # the one type importlib raises for it
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ def import_beside_preload(names: Sequence[str], attempts: int = IMPORT_ATTEMPTS)
             try:
                 importlib.import_module(name)
                 break
-            except RuntimeError as exc:
-                if "deadlock" not in str(exc) or attempt == attempts - 1:
+            except _DeadlockError:
+                if attempt == attempts - 1:
                     raise
                 log.info("importing %s again after an import deadlock with the preload thread", name)
 

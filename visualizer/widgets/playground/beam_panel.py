@@ -28,14 +28,14 @@ from visualizer.widgets.common.rich_text import escape
 from .beam_tree import BeamTree, score_text
 
 RUN_KEY = "Ctrl+B"
-MAX_WIDTH, MAX_SAMPLES = 16, 32  # what a tree drawn in the panel can show; `decode` takes up to 64 and 256
+PANEL_MAX_WIDTH, PANEL_MAX_SAMPLES = 16, 32  # what a tree drawn here can show; `decode` takes up to 64 and 256
 TIPS = {
     "mode": "Beam search keeps the K best partial outputs at each step; sampling draws outputs at random. Both choose"
     " among the task's symbols and <eos> only, never <pad> or <bos>",
-    "width": f"Beam width K: how many hypotheses survive each step (1 = greedy decoding); at most {MAX_WIDTH} here,"
-    " where the tree stays readable (`attention-playground decode --beam` takes more)",
-    "samples": f"How many outputs to draw: at most {MAX_SAMPLES} here (`attention-playground decode --samples` takes"
-    " more)",
+    "width": "Beam width K: how many hypotheses survive each step (1 = greedy decoding); at most"
+    f" {PANEL_MAX_WIDTH} here, where the tree stays readable (`attention-playground decode --beam` takes more)",
+    "samples": f"How many outputs to draw: at most {PANEL_MAX_SAMPLES} here"
+    " (`attention-playground decode --samples` takes more)",
     "temperature": "Divides the log-probabilities before sampling: below 1 sharper, above 1 flatter",
     "top_k": "Sample only among the k most likely tokens (0 = off)",
     "top_p": "Sample only among the most likely tokens whose probabilities add up to p (1 = off)",
@@ -86,8 +86,8 @@ class BeamPanel(QWidget):
         self.mode.addItem("Beam search", "beam")
         self.mode.addItem("Sampling", "sample")
         d = BeamSettings()
-        self.width_spin = self._spin(QSpinBox(), 1, MAX_WIDTH, d.width, "width")
-        self.samples = self._spin(QSpinBox(), 1, MAX_SAMPLES, d.samples, "samples")
+        self.width_spin = self._spin(QSpinBox(), 1, PANEL_MAX_WIDTH, d.width, "width")
+        self.samples = self._spin(QSpinBox(), 1, PANEL_MAX_SAMPLES, d.samples, "samples")
         self.temperature = self._spin(QDoubleSpinBox(), 0.05, 5.0, d.temperature, "temperature", 0.1)
         self.top_k = self._spin(QSpinBox(), 0, 999, d.top_k, "top_k")
         self.top_p = self._spin(QDoubleSpinBox(), 0.01, 1.0, d.top_p, "top_p", 0.05)
