@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.widgets.common.stable_label import WrapLabelSlot
 from visualizer.widgets.common.styles import WARNING_STYLE
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
@@ -97,9 +98,10 @@ class GridHeader(QWidget):
         self._abbreviations = ""
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
         self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
-        self.legend_label = plain_label(MASK_LEGEND)
+        # its note on small labels comes and goes with the input's length: wrapped, it never widens the window, and
+        # it keeps the lines it needed so far, so the maps below do not jump up and down as the user types
+        self.legend_label = WrapLabelSlot(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
-        self.legend_label.setWordWrap(True)  # its note on small labels comes and goes: wrapped, never widens the window
         self.hover_label = plain_label(" ")
         self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
         self.warning_label = plain_label()  # the maps are not what the rest of the window asks for (refused input)
