@@ -65,3 +65,27 @@ def test_the_legend_slot_keeps_its_tallest_text_room_until_its_width_changes(qtb
     assert slot.height() == tall and slot.text() == "short"  # typing back does not move what is below
     page.resize(600, 300)  # a new width: the slot fits its text again
     qtbot.waitUntil(lambda: slot.height() == one_line, timeout=2000)
+
+
+def test_a_shorter_legend_stays_under_the_title_and_the_room_it_keeps_is_below_it(qtbot):
+    from PySide6.QtGui import QColor
+
+    from visualizer.widgets.heatmap.grid_header import GridHeader
+
+    header = GridHeader()
+    qtbot.addWidget(header)
+    header.resize(260, 200)
+    header.show()
+    qtbot.waitExposed(header)
+    header.set_legend("abbreviations that take a few lines of this narrow header to say, and then a few more words")
+    qtbot.wait(20)
+    header.set_legend("")  # back to the mode's shorter legend: the slot keeps its room
+    qtbot.wait(20)
+    slot = header.legend_label
+    image = slot.grab().toImage()
+    needed = slot.label.heightForWidth(slot.width())  # what the shorter text takes
+    background = QColor(image.pixelColor(image.width() - 1, image.height() - 1))
+    inked = [
+        y for y in range(image.height()) if any(image.pixelColor(x, y) != background for x in range(image.width()))
+    ]
+    assert slot.height() > needed + 10 and inked and max(inked) < needed  # its lines at the top, the room below

@@ -99,6 +99,7 @@ class WrapLabelSlot(QWidget):
         self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # room to spare goes below
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # wrapped: never widens a window
         self._width = -1  # the width the slot's height was fitted to
         self.setText(text)
