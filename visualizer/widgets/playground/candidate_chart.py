@@ -42,6 +42,7 @@ class CandidateChart(pg.PlotWidget):
         item.setXRange(0.0, X_MAX, padding=0)
         for name in ("left", "bottom"):
             item.getAxis(name).setTextPen(self._text_colour)
+        item.getAxis("left").setStyle(tickLength=0)  # a mark into the plot before a bare "0.00" read as a minus sign
         item.getAxis("bottom").setLabel("probability")
         self._bars = pg.BarGraphItem(
             x0=np.zeros(0), width=np.zeros(0), y=np.zeros(0), height=BAR_THICKNESS, brush="#5c8ddb", pen=None
