@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 from visualizer.widgets.common.image_export import export_item_png, export_item_svg
 from visualizer.widgets.heatmap.grid import AttentionGrid
-from visualizer.widgets.heatmap.shown_matrices import ExportProgress, write_csv_folder, write_npy
+from visualizer.widgets.heatmap.shown_matrices import ExportProgress, ShownMatrices, write_csv_folder, write_npy
 from visualizer.workers.tasks import TaskSlot
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class Exporter(QObject):
             self._status(f"Exported {written}")
             self.exported.emit(written)
 
-    def _write_matrices(self, task, target: Path, matrices) -> None:
+    def _write_matrices(self, task: Callable[..., list[Path]], target: Path, matrices: ShownMatrices) -> None:
         """Write the copied matrices on a pool thread; the dialog shows how far once it takes a moment."""
         if self.writing:  # replaced before its dialog showed: its files so far stay, and the status line says so
             self._status(f"Export to {self._target} stopped: a newer export replaced it")
