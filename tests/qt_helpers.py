@@ -29,16 +29,20 @@ def wait_frame(qtbot, session, timeout_ms: int = 10_000) -> None:
     qtbot.waitUntil(lambda: session.idle, timeout=timeout_ms)
 
 
+def show_widget(qtbot, widget, size: tuple[int, int]):
+    """`widget` on screen at `size`, exposed (laid out and painted once), closed with the test."""
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    with qtbot.waitExposed(widget):  # QT-NOTES: called bare it waits for nothing
+        widget.show()
+    return widget
+
+
 def show_grid(qtbot, kind: str, size: tuple[int, int]):
     """An AttentionGrid of `kind` on screen at `size` (exposed: its view laid out) before any maps arrive."""
     from visualizer.widgets.heatmap.grid import AttentionGrid
 
-    grid = AttentionGrid(kind)
-    qtbot.addWidget(grid)
-    grid.resize(*size)
-    with qtbot.waitExposed(grid):  # QT-NOTES: called bare it waits for nothing
-        grid.show()
-    return grid
+    return show_widget(qtbot, AttentionGrid(kind), size)
 
 
 def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):

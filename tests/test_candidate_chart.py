@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
+from qt_helpers import show_widget
 
 from visualizer.widgets.playground.candidate_chart import CandidateChart
 
 
 def test_a_zero_probability_row_has_nothing_between_the_axis_and_its_value(qtbot):
-    chart = CandidateChart()
-    qtbot.addWidget(chart)
-    chart.resize(480, 220)
-    chart.show()
-    qtbot.waitExposed(chart)
+    chart = show_widget(qtbot, CandidateChart(), (480, 220))
     chart.set_candidates(((3, "0", 1.0), (2, "<eos>", 0.0), (4, "1", 0.0)))
     qtbot.wait(50)
     item = chart.getPlotItem()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from qt_helpers import start_app, wait_frame
+from qt_helpers import show_widget, start_app, wait_frame
 
 
 @pytest.fixture
@@ -49,12 +49,9 @@ def test_the_legend_slot_keeps_its_tallest_text_room_until_its_width_changes(qtb
     from visualizer.widgets.common.stable_label import WrapLabelSlot
 
     page = QWidget()
-    qtbot.addWidget(page)
     slot = WrapLabelSlot("short")
     QVBoxLayout(page).addWidget(slot)
-    page.resize(220, 300)
-    page.show()
-    qtbot.waitExposed(page)
+    show_widget(qtbot, page, (220, 300))
     one_line = slot.height()
     slot.setText("a legend long enough to wrap onto several lines at this narrow width, and then some more words")
     qtbot.wait(20)
@@ -72,11 +69,7 @@ def test_a_shorter_legend_stays_under_the_title_and_the_room_it_keeps_is_below_i
 
     from visualizer.widgets.heatmap.grid_header import GridHeader
 
-    header = GridHeader()
-    qtbot.addWidget(header)
-    header.resize(260, 200)
-    header.show()
-    qtbot.waitExposed(header)
+    header = show_widget(qtbot, GridHeader(), (260, 200))
     header.set_legend("abbreviations that take a few lines of this narrow header to say, and then a few more words")
     qtbot.wait(20)
     header.set_legend("")  # back to the mode's shorter legend: the slot keeps its room

@@ -83,24 +83,21 @@ def fix_label_size(label: QLabel, widest_text: str) -> QLabel:
     return label
 
 
-class WrapLabelSlot(QWidget):
-    """A word-wrapped plain-text label placed by hand in a slot as tall as the most lines its texts have needed at
-    its present width.
+class WrapLabelSlot(LabelSlot):
+    """A LabelSlot whose label wraps, and which is as tall as the most lines its texts have needed at its present
+    width.
 
     A legend whose text changes with the input (a note that token labels are too small comes and goes at some
     lengths) would otherwise wrap to one line more, then one less, on alternate keystrokes: everything below it
-    jumped, and the window was laid out and painted again each time. In a layout, even a new text of the same height
-    costs a layout pass (`QLabel.setText` calls `updateGeometry()`, see LabelSlot). Here only a taller text, or a
-    new width, changes the slot's height; a new width also lets it shrink back to what its text needs.
+    jumped, and the window was laid out and painted again each time. Only a taller text, or a new width, changes
+    the slot's height; a new width also lets it shrink back to what its text needs.
     """
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # room to spare goes below
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)  # wrapped: never widens a window
         self._width = -1  # the width the slot's height was fitted to
         self.setText(text)
 
@@ -112,21 +109,17 @@ class WrapLabelSlot(QWidget):
             self.label.setText(text)
             self._fit(keep=True)
 
-    def sizeHint(self) -> QSize:  # Qt's name
-        return QSize(200, self.height())
-
     def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
         super().resizeEvent(event)
         if event.size().width() != self._width:
             self._fit(keep=False)
-        self.label.setGeometry(self.rect())
 
     def _fit(self, keep: bool) -> None:
         width = self.width()
         needed = self.label.heightForWidth(width) if width > 0 else self.label.sizeHint().height()
         if keep and width == self._width:
-            needed = max(needed, self.height())
+            needed = max(needed, self.maximumHeight())
         self._width = width
-        if needed != self.height() or self.minimumHeight() != self.maximumHeight():
+        if needed != self.maximumHeight():
             self.setFixedHeight(needed)
         self.label.setGeometry(self.rect())
