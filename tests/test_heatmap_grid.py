@@ -394,7 +394,7 @@ def test_hidden_grid_draws_the_latest_maps_when_shown(grid):
 
 
 def test_map_dialog_abbreviates_key_tokens_that_would_run_together(qtbot):
-    """Side by side, "<eos>" and "<pad>" read as one word "<eos><pad>": narrow columns get B/E/· and a key."""
+    """Side by side, "<eos>" and "<pad>" read as one word "<eos><pad>": narrow columns get B/E/P and a key."""
     dialog = MapDialog()
     qtbot.addWidget(dialog)
     keys = ["<bos>"] + list("3141592653") + ["<eos>", "<pad>", "<pad>"]
@@ -404,7 +404,7 @@ def test_map_dialog_abbreviates_key_tokens_that_would_run_together(qtbot):
         dialog.show()
     dialog.set_matrix(values, np.ones_like(values, bool), ["a", "b", "c"], keys, "Cross L1 H1")
     bottom = dialog.plot_item.getAxis("bottom")
-    short = ["B"] + list("3141592653") + ["E", "·", "·"]
+    short = ["B"] + list("3141592653") + ["E", "P", "P"]
     qtbot.waitUntil(lambda: _dialog_texts(dialog, "bottom") == short)
     qtbot.waitUntil(lambda: "B = <bos>" in axis_title(bottom) and "E = <eos>" in axis_title(bottom))
     dialog.resize(1900, 500)  # wide columns: every token as written, and the axis title is just "key"

@@ -178,13 +178,35 @@ def test_token_labels_read_as_the_sequence_or_not_at_all(grid, size):
     grid.set_maps(maps)
     QApplication.processEvents()
     shown = axis_texts(grid, "bottom")
-    allowed = (list(keys) * 5, list("31415926535·") * 5, [])
+    allowed = (list(keys) * 5, list("31415926535P") * 5, [])
     assert shown in allowed
     if size[0] >= 1000:
-        assert shown == list(keys) * 5 or shown == list("31415926535·") * 5  # a wide grid labels every token
-    if shown and shown[-1] == "·":
-        assert "· = <pad>" in grid.header.legend_label.text()
-    assert axis_texts(grid, "right") in (list(keys) * 2, list("31415926535·") * 2, [])
+        assert shown == list(keys) * 5 or shown == list("31415926535P") * 5  # a wide grid labels every token
+    if shown and shown[-1] == "P":
+        assert "P = <pad>" in grid.header.legend_label.text()
+    assert axis_texts(grid, "right") in (list(keys) * 2, list("31415926535P") * 2, [])
+
+
+def test_the_pad_abbreviation_is_not_the_legend_separator(grid):
+    """Old code: "<pad>" was abbreviated "·", the character that also separates the legend's notes, so a legend read
+    "B = <bos>, · = <pad> · key labels ..." and a student could not tell the key from the separator."""
+    keys = ("<bos>",) + tuple("31415926535") + ("<eos>", "<pad>", "<pad>")
+    abbreviated = None
+    for width in range(500, 1700, 100):  # somewhere between too small and roomy the labels are abbreviated
+        grid.resize(width, 600)
+        grid.set_maps(diagonal_maps(2, 4, len(keys), kind="encoder_self", labels=keys))
+        QApplication.processEvents()
+        shown = axis_texts(grid, "bottom")
+        if shown and shown != list(keys) * 5:
+            abbreviated = shown
+            break
+    assert abbreviated is not None, "no width showed abbreviated labels"
+    assert abbreviated[len(keys) - 2 : len(keys)] == ["P", "P"]
+    legend = grid.header.legend_label.text()
+    assert "P = <pad>" in legend
+    assert "·" not in "".join(abbreviated)
+    notes = legend.split(" · ")
+    assert any("B = <bos>, E = <eos>, P = <pad>" in note for note in notes), legend
 
 
 def test_twenty_tokens_keep_their_labels_and_the_hover_names_the_cell(grid, qtbot):
@@ -287,7 +309,7 @@ def test_hidden_token_labels_say_that_hovering_names_them(grid):
     assert axis_texts(grid, "bottom") == []
     legend = grid.header.legend_label.text()
     assert "key labels too small to draw here: hover a cell to name its tokens" in legend
-    assert "· = <pad>" not in legend  # no key for abbreviations that are not drawn
+    assert "P = <pad>" not in legend  # no key for abbreviations that are not drawn
     grid.resize(1600, 900)
     grid.set_maps(diagonal_maps(2, 4, len(keys), labels=keys))
     QApplication.processEvents()

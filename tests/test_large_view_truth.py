@@ -77,7 +77,7 @@ def test_masked_pad_keys_are_grey_with_the_legend_and_the_key_names_the_specials
     assert cell_colour(dialog, 6, 3) != GREY  # an attended cell keeps its colour
     assert "■ grey = masked (the query may not attend to that key)" in visible_texts(dialog)
     axis = dialog.plot_item.getAxis("bottom")
-    assert axis.label.toPlainText().strip() == "key (B = <bos>, E = <eos>, · = <pad>)"
+    assert axis.label.toPlainText().strip() == "key (B = <bos>, E = <eos>, P = <pad>)"
     assert grey_pixels(QImage(str(dialog.export_png(tmp_path / "large.png")))) > 1000  # the export shows them too
     app.hub.dirty = False
 

@@ -203,10 +203,13 @@ def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.nda
 
 @lru_cache(maxsize=4096)  # a vocabulary's dozen tokens, asked for each label of every frame
 def abbreviate(label: str) -> str:
-    """A special token in one character: "<bos>" -> "B", "<eos>" -> "E", "<pad>" -> "·"; others unchanged."""
+    """A special token in one character: "<bos>" -> "B", "<eos>" -> "E", "<pad>" -> "P"; others unchanged.
+
+    Capitals, because task symbols are digits and lower-case letters. Not "·": the legends separate their notes
+    with it, so "· = <pad>" could not be told from a separator.
+    """
     if len(label) > 2 and label[0] in "<⟨" and label[-1] in ">⟩":
-        inner = label[1:-1]
-        return "·" if inner == "pad" else inner[:1].upper()
+        return label[1:2].upper()
     return label
 
 
@@ -222,7 +225,7 @@ def readable_labels(labels: tuple[str, ...], fits: Callable[[tuple[str, ...]], b
 
 
 def abbreviation_legend(labels: tuple[str, ...]) -> str:
-    """ "B = <bos>, · = <pad>" for the abbreviated tokens among labels."""
+    """ "B = <bos>, P = <pad>" for the abbreviated tokens among labels."""
     pairs = dict.fromkeys((abbreviate(label), label) for label in labels if abbreviate(label) != label)
     return ", ".join(f"{short} = {label}" for short, label in pairs)
 

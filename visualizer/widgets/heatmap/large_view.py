@@ -233,7 +233,7 @@ class MapDialog(QDialog):
         self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
-        """Every token whole, else abbreviated (B, E, ·: the axis title keys them), else none (TokenAxis)."""
+        """Every token whole, else abbreviated (B, E, P: the axis title keys them), else none (TokenAxis)."""
         self._query_labels, self._key_labels = query_labels, key_labels
         self.plot_item.getAxis("left").set_tokens(query_labels)
         self.plot_item.getAxis("bottom").set_tokens(key_labels)
