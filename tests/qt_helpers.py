@@ -47,7 +47,7 @@ def show_grid(qtbot, kind: str, size: tuple[int, int]):
 
 def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):
     """A TrainerTab on `hub` and `state`, shown at `size`, training in batches of 16 (quick runs)."""
-    from visualizer.widgets.trainer.tab import TrainerTab
+    from visualizer.widgets.training.tab import TrainerTab
 
     tab = TrainerTab(hub, state)
     qtbot.addWidget(tab)

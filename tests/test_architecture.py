@@ -224,7 +224,7 @@ def test_no_package_cycles(project_graph: ImportGraph) -> None:
 def test_no_cycles_between_the_apps_layers(project_graph: ImportGraph) -> None:
     """visualizer's subpackages (state, widgets, lessons, controllers, …) as whole layers: one way between any two.
 
-    A cycle between two leaf packages is caught above; this one sees `widgets.lessons -> lessons -> widgets.trainer`.
+    A cycle between two leaf packages is caught above; this one sees `widgets.lessons -> lessons -> widgets.training`.
     """
 
     def layer(module: str) -> str:

@@ -79,3 +79,31 @@ def test_every_widget_folder_is_in_the_layout():
     )
     missing = [name for name in folders if not re.search(rf"^\s+{name}/", block, re.MULTILINE)]
     assert not missing, f"widget folders docs/ARCHITECTURE.md's layout does not name: {missing}"
+
+
+SHARED_VIEWS = ("common", "heatmap", "lessons")  # drawn for several tabs, or (lessons) driven by visualizer/lessons/
+
+
+def tab_table() -> list[tuple[str, str, str]]:
+    """The rows (tab, state, view) of the table under '## Where each tab lives'."""
+    section = DOC.read_text(encoding="utf-8").split("## Where each tab lives", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
+    return [tuple(cell.strip() for cell in row) for row in rows[1:]]  # type: ignore[misc]
+
+
+def test_each_tabs_state_and_view_share_a_name():
+    """A reader finds a tab's state from its view's folder: widgets/NAME/ goes with state/NAME*.py."""
+    widgets, state = REPO / "visualizer" / "widgets", REPO / "visualizer" / "state"
+    folders = [p.name for p in widgets.iterdir() if (p / "__init__.py").is_file() and p.name not in SHARED_VIEWS]
+    unpaired = sorted(name for name in folders if not list(state.glob(f"{name}*.py")))
+    assert not unpaired, f"widget folders with no state module of their name: {unpaired}"
+
+
+def test_the_tab_table_names_what_exists():
+    rows = tab_table()
+    assert {row[0] for row in rows} >= {"Playground", "Trainer", "Heads", "Length lab", "Causal", "Circuits"}
+    for tab, state_cell, view_cell in rows:
+        for pattern in re.findall(r"`([\w*.]+\.py)`", state_cell):
+            assert list((REPO / "visualizer" / "state").glob(pattern)), f"{tab}: no state module {pattern}"
+        for folder in re.findall(r"`(\w+)/`", view_cell):
+            assert (REPO / "visualizer" / "widgets" / folder / "__init__.py").is_file(), f"{tab}: no view {folder}/"

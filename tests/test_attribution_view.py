@@ -17,7 +17,7 @@ from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.composition import Application
-from visualizer.state.attribution import AttributionState
+from visualizer.state.causal_attribution import AttributionState
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.causal.agreement_table import AgreementTable
 from visualizer.widgets.causal.source_maps import METHOD_TITLES, SourceMaps

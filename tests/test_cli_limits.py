@@ -353,7 +353,7 @@ def test_exhaustive_within_the_cap_runs_and_the_help_states_the_rule(symbols_36,
 def test_the_trainer_form_and_the_heads_box_take_the_clis_ranges(qtbot):
     """The same number is accepted in the window and by the CLI, or refused by both (the Heads tab's box:
     test_heads_view)."""
-    from visualizer.widgets.trainer.form import TrainerForm
+    from visualizer.widgets.training.form import TrainerForm
 
     form = TrainerForm()
     qtbot.addWidget(form)

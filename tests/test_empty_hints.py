@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
-from visualizer.state.attribution import AttributionState
+from visualizer.state.causal_attribution import AttributionState
+from visualizer.state.causal_patching import PatchState
 from visualizer.state.heads import HeadsState
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.patching import PatchState
 from visualizer.widgets.causal.source_view import SourceView
 from visualizer.widgets.causal.view import PatchingView
 from visualizer.widgets.common.empty_hint import MARGIN

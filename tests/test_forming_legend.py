@@ -14,8 +14,8 @@ from core_model.shipped import resource_path
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import KindMaps, ProbeSnapshot
 from visualizer.state.training import TrainingState
-from visualizer.widgets.trainer.forming import FormingCurves
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.forming import FormingCurves
+from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.training_worker import TrainingRun, probe_maps
 
 

@@ -11,10 +11,10 @@ from widget_readers import legend_curves
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec, expected_output
 from core_model.vocab import BOS
-from visualizer.state.heads_forming import FormingRecorder, snapshot_roles
 from visualizer.state.snapshots import ProbeSnapshot
-from visualizer.widgets.trainer.forming import FormingCurves
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.state.training_forming import FormingRecorder, snapshot_roles
+from visualizer.widgets.training.forming import FormingCurves
+from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.training_worker import probe_maps
 
 

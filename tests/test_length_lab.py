@@ -18,9 +18,9 @@ from core_model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig, Trainer
 from visualizer.cli import main
-from visualizer.state.lab_snapshots import ModelSource, shipped_sources
 from visualizer.state.length_lab import LengthLabState
-from visualizer.widgets.lengthlab.view import LengthLabTab
+from visualizer.state.length_lab_snapshots import ModelSource, shipped_sources
+from visualizer.widgets.length_lab.view import LengthLabTab
 from visualizer.workers.tasks import TaskSlot
 
 TASK = TaskSpec("copy", n_symbols=5, min_len=1, max_len=4)
@@ -224,7 +224,7 @@ def test_maps_before_any_length_say_so_and_draw_no_numbers(qtbot):
 
     from qt_helpers import axis_texts
 
-    from visualizer.widgets.lengthlab.maps import ProbeMaps
+    from visualizer.widgets.length_lab.maps import ProbeMaps
 
     maps = ProbeMaps()
     qtbot.addWidget(maps)

@@ -9,8 +9,8 @@ from PySide6.QtTest import QTest
 from widget_readers import near_colour
 
 from core_model.length_eval import LengthResult
-from visualizer.state.lab_snapshots import LabCurves
-from visualizer.widgets.lengthlab.plot import COLOURS, LEGEND_ROW_PX, LengthPlot
+from visualizer.state.length_lab_snapshots import LabCurves
+from visualizer.widgets.length_lab.plot import COLOURS, LEGEND_ROW_PX, LengthPlot
 
 
 def curves(points_a: int, points_b: int) -> LabCurves:

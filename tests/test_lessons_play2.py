@@ -14,7 +14,7 @@ from qt_helpers import retype, shown_app, shown_menu, wait_frame
 from test_cell_view import cell_pos
 from test_lessons_play import app, hover, press_next, start  # noqa: F401 - `app` is the shared fixture
 
-from visualizer.widgets.trainer.forming import FormingCurves
+from visualizer.widgets.training.forming import FormingCurves
 
 NUMBER = re.compile(r"[+−-]?\d+(?:\.\d+)?")
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier

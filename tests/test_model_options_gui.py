@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from core_model import ModelConfig, build_model
 from visualizer.widgets.playground.model_panel import ModelPanel
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.tab import TrainerTab
 
 
 def _finished(state) -> bool:

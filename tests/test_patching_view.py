@@ -14,8 +14,8 @@ from core_model.head_roles import ROLE_LABELS, head_roles
 from core_model.model import ATTENTION_KINDS
 from core_model.shipped import resource_path
 from visualizer.cli import main
+from visualizer.state.causal_patching import PatchState
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.patching import PatchState
 from visualizer.widgets.causal.view import PatchingView
 from visualizer.workers.tasks import TaskSlot
 

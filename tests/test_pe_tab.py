@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QSpinBox
 
 from core_model.pe_analysis import PELabParams
 from visualizer.state.pe_lab import PELabState, parse_dims
-from visualizer.widgets.pe.tab import PETab
+from visualizer.widgets.pe_lab.tab import PETab
 
 
 def sinusoid(positions: np.ndarray, dims: list[int], d_model: int, base: float) -> np.ndarray:
@@ -319,7 +319,7 @@ def test_the_second_reference_curves_are_seen_over_the_first_and_say_they_lie_on
     from PySide6.QtGui import QColor, QImage
     from PySide6.QtWidgets import QApplication
 
-    from visualizer.widgets.pe.tab import ROPE_COLOR, SIN_COLOR
+    from visualizer.widgets.pe_lab.tab import ROPE_COLOR, SIN_COLOR
 
     type_and_enter(qtbot, child(tab, QSpinBox, "pe_second_reference"), "55")
     QApplication.processEvents()

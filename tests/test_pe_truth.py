@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox
 
 from visualizer.state.pe_lab import PELabState
-from visualizer.widgets.pe.tab import PETab
+from visualizer.widgets.pe_lab.tab import PETab
 
 
 @pytest.fixture

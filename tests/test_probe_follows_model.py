@@ -16,7 +16,7 @@ from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
 from visualizer.state.snapshots import ProbeSnapshot
-from visualizer.widgets.trainer.probe_view import MEAN, pick_map
+from visualizer.widgets.training.probe_view import MEAN, pick_map
 from visualizer.workers.training_worker import probe_maps
 
 WAIT_MS = 60_000

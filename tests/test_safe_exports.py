@@ -26,8 +26,8 @@ from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.controllers.export import Exporter
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.grid import AttentionGrid
-from visualizer.widgets.trainer import tab as trainer_tab
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training import tab as trainer_tab
+from visualizer.widgets.training.tab import TrainerTab
 
 pytestmark = [
     pytest.mark.usefixtures("one_torch_thread"),

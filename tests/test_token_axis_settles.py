@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QObject
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from visualizer.state.snapshots import ProbeSnapshot
-from visualizer.widgets.trainer.probe_view import ProbeView
+from visualizer.widgets.training.probe_view import ProbeView
 from visualizer.workers.training_worker import probe_maps
 
 SETTLE_MS = 150  # a resize, its paint, and a relayout that paint may ask for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage, QPainter
 
-from visualizer.widgets.trainer.curves import Curves
+from visualizer.widgets.training.curves import Curves
 
 
 def _label_rects(axis):

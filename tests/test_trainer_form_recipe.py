@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
-from visualizer.widgets.trainer.form import TrainerForm
+from visualizer.widgets.training.form import TrainerForm
 
 
 def test_the_form_shows_a_recipes_beta1_and_trains_with_a_typed_one(qtbot):

@@ -7,8 +7,8 @@ from functools import partial
 from PySide6.QtCore import Qt
 
 from visualizer.state.training_record import MetricsView
-from visualizer.widgets.trainer.curves import Curves
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.curves import Curves
+from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.tasks import run_task
 
 TRAIN_ONLY = (["training loss"], ["tokens (train)"])

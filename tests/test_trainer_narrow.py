@@ -9,7 +9,7 @@ from qt_helpers import shown_app
 from test_lessons_play2 import CTRL, key
 
 from core_model.shipped import resource_path
-from visualizer.widgets.trainer.forming import FormingCurves
+from visualizer.widgets.training.forming import FormingCurves
 
 
 def inside(item_rect, plot) -> bool:

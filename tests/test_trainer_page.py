@@ -9,9 +9,9 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from visualizer.widgets.trainer import tab as trainer_tab
-from visualizer.widgets.trainer.page import TrainerPage
-from visualizer.widgets.trainer.questions import SCRATCH_QUESTION
+from visualizer.widgets.training import tab as trainer_tab
+from visualizer.widgets.training.page import TrainerPage
+from visualizer.widgets.training.questions import SCRATCH_QUESTION
 from visualizer.workers.tasks import run_task
 
 WAIT_MS = 60_000

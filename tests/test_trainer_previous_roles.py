@@ -13,8 +13,8 @@ from PySide6.QtGui import QPen
 from qt_helpers import show_trainer_tab
 from widget_readers import legend_curves
 
-from visualizer.state.heads_forming import FormingRecorder
-from visualizer.widgets.trainer.forming import FormingCurves
+from visualizer.state.training_forming import FormingRecorder
+from visualizer.widgets.training.forming import FormingCurves
 
 WAIT_MS = 60_000
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 from qt_helpers import show_trainer_tab
 
 from visualizer.state.origins import stored_training
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.tab import TrainerTab
 
 WAIT_MS = 60_000
 

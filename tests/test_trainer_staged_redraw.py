@@ -6,8 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, QTimer
 from widget_readers import legend_curves
 
-from visualizer.widgets.trainer.redraw import StagedRedraw
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.redraw import StagedRedraw
+from visualizer.widgets.training.tab import TrainerTab
 
 
 class TurnCounter:

@@ -15,8 +15,8 @@ from core_model import build_model
 from core_model.training import Trainer
 from core_model.training_loop import Cadence
 from visualizer.state.training import TrainingState
-from visualizer.widgets.trainer import tab as trainer_tab
-from visualizer.widgets.trainer.tab import TrainerTab, head_mean
+from visualizer.widgets.training import tab as trainer_tab
+from visualizer.widgets.training.tab import TrainerTab, head_mean
 from visualizer.workers.tasks import run_task
 
 WAIT_MS = 60_000

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 from qt_helpers import show_trainer_tab
 
 from core_model.training_loop import Cadence
-from visualizer.widgets.trainer.tab import TrainerTab
+from visualizer.widgets.training.tab import TrainerTab
 
 WAIT_MS = 60_000
 

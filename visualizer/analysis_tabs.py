@@ -13,11 +13,11 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from visualizer.state.attribution import AttributionState
+from visualizer.state.causal_attribution import AttributionState
+from visualizer.state.causal_patching import PatchState
 from visualizer.state.circuits import CircuitsState
 from visualizer.state.heads import HeadsState
 from visualizer.state.model_hub import ModelHub
-from visualizer.state.patching import PatchState
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.causal.page import CausalPage
 from visualizer.widgets.circuits.page import CircuitsPage

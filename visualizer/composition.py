@@ -41,14 +41,14 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.state.playground import PlaygroundSession
     from visualizer.state.snapshots import ModelInfo
     from visualizer.state.training import TrainingState
-    from visualizer.widgets.lengthlab.page import LengthLabPage
-    from visualizer.widgets.lengthlab.view import LengthLabTab
-    from visualizer.widgets.pe.page import PEPage
-    from visualizer.widgets.pe.tab import PETab
+    from visualizer.widgets.length_lab.page import LengthLabPage
+    from visualizer.widgets.length_lab.view import LengthLabTab
+    from visualizer.widgets.pe_lab.page import PEPage
+    from visualizer.widgets.pe_lab.tab import PETab
     from visualizer.widgets.playground.beam_panel import BeamPanel
     from visualizer.widgets.playground.view import PlaygroundView
-    from visualizer.widgets.trainer.page import TrainerPage
-    from visualizer.widgets.trainer.tab import TrainerTab
+    from visualizer.widgets.training.page import TrainerPage
+    from visualizer.widgets.training.tab import TrainerTab
 
 log = logging.getLogger(__name__)
 QUIT_WAIT_MS = 30_000  # a job still running then (a stuck read) is left to Qt's own wait at exit
@@ -146,18 +146,18 @@ class Application(QObject):
         from visualizer.state.beam import BeamState
         from visualizer.state.cell_tools import cell_inspectors
         from visualizer.state.compare import CompareSession
-        from visualizer.state.lab_snapshots import shipped_sources
         from visualizer.state.length_lab import LengthLabState
+        from visualizer.state.length_lab_snapshots import shipped_sources
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.training import TrainingState
         from visualizer.widgets.lazy_tab import install_page
-        from visualizer.widgets.lengthlab.page import install_length_lab
-        from visualizer.widgets.pe.page import PEPage
+        from visualizer.widgets.length_lab.page import install_length_lab
+        from visualizer.widgets.pe_lab.page import PEPage
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
-        from visualizer.widgets.trainer.page import TrainerPage
+        from visualizer.widgets.training.page import TrainerPage
         from visualizer.workers.inference import keystroke_slot
         from visualizer.workers.training_worker import TrainingRun
 

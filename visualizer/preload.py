@@ -14,7 +14,7 @@ MODULES = (
         f"visualizer.{m}"
         for m in (
             "widgets.playground.view",
-            "widgets.trainer.tab",
+            "widgets.training.tab",
             "widgets.heads.view",
             "widgets.heads.badges",
             "widgets.playground.beam_panel",
@@ -24,8 +24,8 @@ MODULES = (
             "controllers.preferences",
             "state.heads",
             "state.length_lab",
-            "state.patching",
-            "state.attribution",
+            "state.causal_patching",
+            "state.causal_attribution",
             "analysis_tabs",
             "workers.tasks",
             "workers.training_worker",

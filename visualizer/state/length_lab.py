@@ -1,7 +1,7 @@
 """The length lab's view model: two models, their exact match vs source length, and one source's cross-attention.
 
-Every number comes from core_model through the jobs in length_jobs.py; they run on worker threads through task slots
-(the task layer) with progress and cancel, and reach the view as immutable snapshots (lab_snapshots.py).
+Every number comes from core_model through the jobs in length_lab_jobs.py; they run on worker threads through task slots
+(the task layer) with progress and cancel, and reach the view as immutable snapshots (length_lab_snapshots.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from core_model.lab_training import TrainProgress, train_pair
 from core_model.rope_scaling import ROPE_SCALING_KINDS
 from core_model.tasks import TaskSpec
 
-from .lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, source_key
-from .length_jobs import evaluate_pair, probe_pair
+from .length_lab_jobs import evaluate_pair, probe_pair
+from .length_lab_snapshots import CurvePoint, LabCurves, LabModel, ModelSource, ProbePair, curve_keys, source_key
 from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)

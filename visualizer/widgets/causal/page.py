@@ -9,8 +9,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 
 from core_model.head_roles import HeadRole
-from visualizer.state.attribution import AttributionState
-from visualizer.state.patching import PatchState
+from visualizer.state.causal_attribution import AttributionState
+from visualizer.state.causal_patching import PatchState
 from visualizer.widgets.lazy_tab import LazyTab
 
 if TYPE_CHECKING:  # its modules import pyqtgraph's plots: loaded when the page is first built

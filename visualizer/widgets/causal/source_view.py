@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from core_model.attribution import MAX_IG_STEPS
 from core_model.attribution_agreement import METHODS
-from visualizer.state.attribution import AttributionFrame, AttributionState
+from visualizer.state.causal_attribution import AttributionFrame, AttributionState
 from visualizer.state.snapshots import InputError
 from visualizer.widgets.common.styles import WARNING_STYLE
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from core_model.config import MAX_LEN
 from core_model.head_roles import HeadRole
-from visualizer.state.patching import PatchFrame, PatchInputError, PatchState
+from visualizer.state.causal_patching import PatchFrame, PatchInputError, PatchState
 
 from .effect_tables import HeadEffectTables, PositionTable
 

@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 
 from core_model.pe_analysis import PELabData
 from visualizer.state.pe_lab import PELabState, format_dims
-from visualizer.widgets.pe.controls import PEControls, with_error
-from visualizer.widgets.pe.curves import curve_colour, line_curve, show_curves, similarity_curves
-from visualizer.widgets.pe.titles import dim_label, pair_label, plot_note, plot_title, with_note
+from visualizer.widgets.pe_lab.controls import PEControls, with_error
+from visualizer.widgets.pe_lab.curves import curve_colour, line_curve, show_curves, similarity_curves
+from visualizer.widgets.pe_lab.titles import dim_label, pair_label, plot_note, plot_title, with_note
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from visualizer.state.lab_snapshots import ProbePair
+from visualizer.state.length_lab_snapshots import ProbePair
 from visualizer.widgets.heatmap.token_axis import token_axes
 
 from .plot import COLOURS

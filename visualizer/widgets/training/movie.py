@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
 from core_model.atomic_files import atomic_path
 from visualizer.state.snapshots import ProbeSnapshot
-from visualizer.widgets.trainer.probe_view import COLORMAP, PROBE_KINDS, head_mean
+from visualizer.widgets.training.probe_view import COLORMAP, PROBE_KINDS, head_mean
 
 CELL_PX, FRAME_MS = 16, 200  # movie: pixels per attention cell, GIF frame duration
 

@@ -17,10 +17,10 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
 from visualizer.state.worker_api import JobRunner, run_inline
 from visualizer.widgets.lazy_tab import LazyTab
-from visualizer.widgets.trainer.keys import install_shortcuts
+from visualizer.widgets.training.keys import install_shortcuts
 
 if TYPE_CHECKING:  # its module imports pyqtgraph
-    from visualizer.widgets.trainer.tab import TrainerTab
+    from visualizer.widgets.training.tab import TrainerTab
 
 
 class TrainerPage(LazyTab):
@@ -45,7 +45,7 @@ class TrainerPage(LazyTab):
         self.shortcuts = install_shortcuts(self, self.tab)  # here from the start: F1 lists them before a first visit
 
     def _make(self) -> TrainerTab:
-        from visualizer.widgets.trainer.tab import TrainerTab
+        from visualizer.widgets.training.tab import TrainerTab
 
         tab = TrainerTab(
             self._hub,

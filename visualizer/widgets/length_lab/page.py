@@ -8,7 +8,7 @@ from visualizer.state.length_lab import LengthLabState
 from visualizer.widgets.lazy_tab import LazyTab, TabWindow, install_page
 
 if TYPE_CHECKING:  # its module imports pyqtgraph: loaded when the page is first built
-    from visualizer.widgets.lengthlab.view import LengthLabTab
+    from visualizer.widgets.length_lab.view import LengthLabTab
 
 
 class LengthLabPage(LazyTab):
@@ -19,7 +19,7 @@ class LengthLabPage(LazyTab):
         super().__init__(self._make)
 
     def _make(self) -> LengthLabTab:
-        from visualizer.widgets.lengthlab.view import LengthLabTab
+        from visualizer.widgets.length_lab.view import LengthLabTab
 
         return LengthLabTab(self._state, auto_evaluate=True)
 

@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from visualizer.state.lab_snapshots import LabCurves
+from visualizer.state.length_lab_snapshots import LabCurves
 from visualizer.widgets.common.legend_above import LegendAbovePlot
 
 COLOURS = ("#1f77b4", "#d95f02")  # model A blue, model B orange (colour-blind safe pair)

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.shipped import resource_path
-from visualizer.state.lab_snapshots import SHIPPED, LabCurves, ModelSource, ProbePair
 from visualizer.state.length_lab import LengthLabState
+from visualizer.state.length_lab_snapshots import SHIPPED, LabCurves, ModelSource, ProbePair
 
 from .maps import ProbeMaps
 from .plot import COLOURS, LengthPlot

@@ -15,7 +15,7 @@ from core_model.length_eval import LengthResult
 from core_model.length_probe import probe_source, run_probe
 from core_model.tasks import max_source_len
 
-from .lab_snapshots import CurvePoint, LabModel, ModelSource, ProbePair, SweepPlan, load_source, sweep_plan
+from .length_lab_snapshots import CurvePoint, LabModel, ModelSource, ProbePair, SweepPlan, load_source, sweep_plan
 
 SCALED = {"none": "", "pi": " + PI", "ntk": " + NTK"}  # appended to a RoPE model's name when it is stretched
 YIELD_S = 0.002  # the job sleeps this long at each poll (between batches) so the GUI thread gets the GIL and a core

@@ -7,12 +7,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from core_model.head_roles import ROLE_LABELS
-from visualizer.state.heads_forming import FORMED_AT, FormingRecorder, FormingSeries
 from visualizer.state.training import TrainingState
+from visualizer.state.training_forming import FORMED_AT, FormingRecorder, FormingSeries
 from visualizer.state.training_record import MetricsView
 from visualizer.widgets.common.legend_above import LegendAbovePlot
-from visualizer.widgets.trainer.curves import plain_axes
-from visualizer.widgets.trainer.probe_view import ProbeView
+from visualizer.widgets.training.curves import plain_axes
+from visualizer.widgets.training.probe_view import ProbeView
 
 CHOICES = {
     "cross": "Cross-attention: alignment",

@@ -12,7 +12,7 @@ from visualizer.state.pe_lab import PELabState
 from visualizer.widgets.lazy_tab import LazyTab
 
 if TYPE_CHECKING:  # its module imports pyqtgraph
-    from visualizer.widgets.pe.tab import PETab
+    from visualizer.widgets.pe_lab.tab import PETab
 
 
 class PEPage(LazyTab):
@@ -24,7 +24,7 @@ class PEPage(LazyTab):
         super().__init__(self._make)
 
     def _make(self) -> PETab:
-        from visualizer.widgets.pe.tab import PETab
+        from visualizer.widgets.pe_lab.tab import PETab
 
         tab = PETab(self._state)
         if self._model_pe is not None:

@@ -15,22 +15,22 @@ from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
 from visualizer.state.worker_api import JobRunner, run_inline
-from visualizer.widgets.trainer.curves import Curves
-from visualizer.widgets.trainer.form import TrainerForm, form_task
-from visualizer.widgets.trainer.form_scroll import FormScroll
-from visualizer.widgets.trainer.forming import FormingCurves, beside
-from visualizer.widgets.trainer.keys import install_shortcuts
-from visualizer.widgets.trainer.movie import CELL_PX, render_frame, write_movie
-from visualizer.widgets.trainer.probe_view import ProbeView, head_mean
-from visualizer.widgets.trainer.questions import SCRATCH_QUESTION, ConfirmDiscard, ask_discard
-from visualizer.widgets.trainer.questions import (  # tests replace _ask_yes_no and _choose_folder in this module
+from visualizer.widgets.training.curves import Curves
+from visualizer.widgets.training.form import TrainerForm, form_task
+from visualizer.widgets.training.form_scroll import FormScroll
+from visualizer.widgets.training.forming import FormingCurves, beside
+from visualizer.widgets.training.keys import install_shortcuts
+from visualizer.widgets.training.movie import CELL_PX, render_frame, write_movie
+from visualizer.widgets.training.probe_view import ProbeView, head_mean
+from visualizer.widgets.training.questions import SCRATCH_QUESTION, ConfirmDiscard, ask_discard
+from visualizer.widgets.training.questions import (  # tests replace _ask_yes_no and _choose_folder in this module
     ask_yes_no as _ask_yes_no,
 )
-from visualizer.widgets.trainer.questions import (
+from visualizer.widgets.training.questions import (
     choose_folder as _choose_folder,
 )
-from visualizer.widgets.trainer.redraw import StagedRedraw
-from visualizer.widgets.trainer.run_figures import RunFigures
+from visualizer.widgets.training.redraw import StagedRedraw
+from visualizer.widgets.training.run_figures import RunFigures
 
 __all__ = ["CELL_PX", "ProbeView", "TrainerForm", "TrainerTab", "head_mean", "render_frame", "write_movie"]
 log = logging.getLogger(__name__)
