@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -22,12 +23,16 @@ from hypothesis import strategies as st
 from test_cli_hostile import _run_measured
 
 from visualizer.cli import VERBS, main
+from visualizer.cli.common import ArgumentError
 from visualizer.cli.limits import (
     EVERY_VERB,
+    MAX_EVAL_CELLS,
     MAX_EXHAUSTIVE_SOURCES,
+    MAX_SOURCE,
     TABLE,
     TRAIN_MAX_SOURCE,
     Limit,
+    eval_work_check,
     exhaustive_check,
     limit,
 )
@@ -359,3 +364,57 @@ def test_the_trainer_form_and_the_heads_box_take_the_clis_ranges(qtbot):
     qtbot.addWidget(form)
     assert form.steps_spin.maximum() == limit("train", "--steps").high == form.warmup_spin.maximum()
     assert form.batch_spin.maximum() == limit("train", "--batch-size").high
+
+
+@pytest.mark.parametrize(
+    "args, n_text",
+    [
+        (["--lengths", "1-254", "--n", "10000"], "10,000 sources per length"),
+        (["--lengths", "200-254", "--n", "1000"], "1,000 sources per length"),
+        (["--length", "254", "--n", "10000"], "10,000 sources per length"),
+        (["--lengths", "1-254", "--n", "50", "--repeated"], "60 sources per length"),  # 50 fit; 10 repeated do not
+    ],
+)
+def test_eval_refuses_a_sweep_of_hours_before_any_work(args, n_text):
+    """Old code: --lengths 1-254 --n 10000 was accepted and queued 2,540,000 sources (hours on one CPU thread)."""
+    status, out, err, took, growth = _call(["eval", CKPT, *args, "--device", "cpu"])
+    lines = err.splitlines()
+    assert status == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith("attention-playground: error: eval would decode ") and n_text in lines[0]
+    assert f"at most {MAX_EVAL_CELLS:,}" in lines[0] and ("use --n " in lines[0] or "fewer lengths" in lines[0])
+    assert took < MAX_CALL_S and growth < MAX_RSS_GROWTH_KIB
+
+
+def test_eval_work_cap_keeps_the_defaults_and_names_what_fits():
+    eval_work_check(1000, list(range(1, 17)), 0)  # the shipped models' default: 16,000 sources of 1-16 symbols
+    eval_work_check(100, list(range(200, 255)), 0)  # about two minutes on one CPU thread
+    with pytest.raises(ArgumentError, match=r"use --n (\d+) or less") as refused:
+        eval_work_check(1000, list(range(1, 255)), 0)
+    most = int(re.search(r"use --n (\d+) or less", str(refused.value)).group(1))
+    eval_work_check(most, list(range(1, 255)), 0)  # the --n the message names does fit
+    with pytest.raises(ArgumentError):
+        eval_work_check(most + 1, list(range(1, 255)), 0)
+    with pytest.raises(ArgumentError, match="1 source per length for 4,094 lengths.*choose fewer or shorter lengths"):
+        eval_work_check(1, list(range(1, 4095)), 0)  # not even one source per length fits
+
+
+@pytest.mark.parametrize("text", ["1-1000000000", "0-5", "7-3", "1-" + "9" * 30])
+def test_eval_lengths_out_of_range_says_the_range_not_the_form(text):
+    """Old code: "--lengths 1-1000000000" said it must look like A-B, which it does."""
+    status, _, err, _, _ = _call(["eval", CKPT, "--lengths", text])
+    assert status == 2 and len(err.splitlines()) == 1
+    assert f"must be A-B with 1 <= A <= B <= {MAX_SOURCE}" in err and "look like" not in err
+
+
+@pytest.mark.parametrize("value", ["٣", "３", "1_000"])
+def test_numbers_are_ascii_digits(value):
+    """Old code: int() read "٣" (Arabic-Indic three) as 3 and `train --steps ٣` ran three steps."""
+    status, _, err, _, _ = _call(["eval", CKPT, "--n", value])
+    assert status == 2 and "argument --n: must be an integer from 1 to" in err and f"got '{value}'" in err
+
+
+def test_eval_lengths_help_states_its_range_and_the_work_cap():
+    parser = verb_parser(argparse.ArgumentParser().add_subparsers(), VERBS["eval"])
+    helps = {a.option_strings[-1]: " ".join(a.help.split()) for a in parser._actions if a.option_strings}
+    assert f"[range: 1 to {MAX_SOURCE}" in helps["--lengths"]
+    assert f"{MAX_EVAL_CELLS:,}" in helps["--lengths"] and f"{MAX_EVAL_CELLS:,}" in helps["--n"]

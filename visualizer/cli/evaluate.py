@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.common import ArgumentError, CliError, ProgressBar, Verb, device_arg, load_trained, trained_fields
-from visualizer.cli.limits import exhaustive_check, exhaustive_help, length_range, ranged
+from visualizer.cli.limits import (
+    EVAL_WORK_RULE,
+    eval_work_check,
+    exhaustive_check,
+    exhaustive_help,
+    length_range,
+    lengths_help,
+    ranged,
+)
 from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import json_line
 
@@ -19,14 +27,17 @@ def add_options(ev: argparse.ArgumentParser) -> None:
     """The `eval` subcommand's options."""
     ev.add_argument("path", type=Path)
     task_option(ev)
-    ev.add_argument("--n", default=1000, **ranged("eval", "--n", "number of sequences (per length with --lengths)"))
+    ev.add_argument(
+        "--n",
+        default=1000,
+        **ranged("eval", "--n", f"number of sequences (per length with --lengths; {EVAL_WORK_RULE})"),
+    )
     seed_option(ev, "eval", "seed of the evaluation sequences (default 1234)", 1234)
     ev.add_argument(
         "--lengths",
         metavar="A-B",
         type=length_range,
-        help="source lengths A to B (or one length A), at most the model's limit; default: the range the "
-        "model was trained on",
+        help=lengths_help(),
     )
     ev.add_argument(
         "--length", **ranged("eval", "--length", "one source length only, with the teacher-forced loss (older output)")
@@ -77,6 +88,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if ns.length is not None:
         if not 1 <= ns.length <= limit:
             parser.error(f"--length must be in [1, {limit}], got {ns.length}")
+        eval_work_check(ns.n, [ns.length], 0)
         out = _one_length(model, task, ns, device) | trained_fields(trained, ns.length)
     else:
         lengths = (
@@ -84,6 +96,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             if ns.lengths is not None
             else list(range(task.min_len, min(task.max_len, limit) + 1))
         )
+        eval_work_check(ns.n, lengths, task.n_symbols if ns.repeated else 0)  # before any work, as --exhaustive
         out = _per_length(model, task, lengths, ns, device)
         out.update(_source_sets(model, task, lengths, ns), **trained_fields(trained, *lengths))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))

@@ -25,6 +25,9 @@ TRAIN_MAX_SOURCE = 254  # tasks.max_source_len(ModelConfig().max_len): `train` b
 MAX_SEED = 2**32 - 1
 MAX_TEXT = 40  # characters of a number worth reading; longer input is refused without converting it
 MAX_EXHAUSTIVE_SOURCES = 20_000  # eval --exhaustive: every source decoded greedily, seconds on one CPU thread
+# eval's sweep: sources per length x the sum of each length squared, the attention cells greedy decoding visits.
+# Decoding time grows with that product; at the cap a sweep takes a few minutes on one CPU thread.
+MAX_EVAL_CELLS = 300_000_000
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,37 @@ def exhaustive_check(k: int, n_symbols: int, longest: int) -> None:
         )
 
 
+def lengths_help() -> str:
+    """--lengths' help: its range, and the cap on the whole sweep it shares with --n."""
+    return (
+        "source lengths A to B (or one length A), at most the model's limit; default: the range the model was "
+        f"trained on [range: 1 to {LENGTHS.high}; {EVAL_WORK_RULE}]"
+    )
+
+
+EVAL_WORK_RULE = f"n x the sum of each length squared at most {MAX_EVAL_CELLS:,}"
+
+
+def eval_work_check(n: int, lengths: list[int], repeated: int) -> None:
+    """Refuse (ArgumentError, exit 2) a sweep over MAX_EVAL_CELLS: `n` random and `repeated` one-symbol sources
+    per length. Each length's memory is bounded by its batches; this bounds the time, which nothing else does."""
+    squares = sum(length * length for length in lengths)
+    per_length = n + repeated
+    if per_length * squares <= MAX_EVAL_CELLS:
+        return
+    most = MAX_EVAL_CELLS // squares - repeated
+    fix = f"use --n {most} or less, or fewer lengths" if most >= 1 else "choose fewer or shorter lengths"
+    sources = f"{per_length:,} source{'s' * (per_length != 1)} per length"
+    raise ArgumentError(
+        f"eval would decode {sources} for {len(lengths):,} length{'s' * (len(lengths) != 1)}: "
+        f"{per_length * squares:,} attention cells (n x the sum of each length squared), at most "
+        f"{MAX_EVAL_CELLS:,}; {fix}"
+    )
+
+
 def length_range(text: str) -> tuple[int, int]:
     """eval's --lengths "A-B" (or "A") as (A, B), each end 1 to MAX_SOURCE; the model's own limit comes later."""
-    match = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", text)
+    match = re.fullmatch(r"\s*([0-9]{1,40})\s*(?:-\s*([0-9]{1,40})\s*)?", text)
     if match is None:
         raise argparse.ArgumentTypeError(f"must look like A-B (e.g. 1-20) or one length, got {shown(text)}")
     low = int(match.group(1))
@@ -174,7 +205,7 @@ def shown(text: str) -> str:
 
 
 def _looks_numeric(text: str) -> bool:
-    return re.fullmatch(r"[-+]?\d{1,40}(\.\d*)?([eE][-+]?\d+)?", text) is not None
+    return re.fullmatch(r"[-+]?[0-9]{1,40}(\.[0-9]*)?([eE][-+]?[0-9]+)?", text) is not None
 
 
 def _number(value: float) -> str:
@@ -182,8 +213,11 @@ def _number(value: float) -> str:
 
 
 def _convert(text: str, kind: type) -> int | float | None:
-    """int(text) or float(text); None when it is not one or too long to be a number anyone meant."""
-    if len(text) > MAX_TEXT:
+    """int(text) or float(text); None when it is not one or too long to be a number anyone meant.
+
+    ASCII only: int() also reads other scripts' digits ("٣" is 3) and "1_000", which nobody typing a count means.
+    """
+    if len(text) > MAX_TEXT or not text.isascii() or "_" in text:
         return None
     try:
         return kind(text)
