@@ -24,7 +24,7 @@ def layout_block() -> list[str]:
 
 
 def named_in_doc() -> set[str]:
-    """Every module the layout names, as a path from the repository root ('visualizer/state/beam.py')."""
+    """Every module the layout names, as a path from the repository root ('visualizer/state/playground_beam.py')."""
     named: set[str] = set()
     top = sub = ""
     for line in layout_block():
@@ -82,6 +82,8 @@ def test_every_widget_folder_is_in_the_layout():
 
 
 SHARED_VIEWS = ("common", "heatmap", "lessons")  # drawn for several tabs, or (lessons) driven by visualizer/lessons/
+SHARED_STATE = ("model_hub", "model_history", "origins", "snapshots", "failures", "source_check", "worker_api")
+SHARED_STATE += ("inline_slot",)  # ARCHITECTURE.md names what they serve
 
 
 def tab_table() -> list[tuple[str, str, str]]:
@@ -107,3 +109,12 @@ def test_the_tab_table_names_what_exists():
             assert list((REPO / "visualizer" / "state").glob(pattern)), f"{tab}: no state module {pattern}"
         for folder in re.findall(r"`(\w+)/`", view_cell):
             assert (REPO / "visualizer" / "widgets" / folder / "__init__.py").is_file(), f"{tab}: no view {folder}/"
+
+
+def test_each_state_module_names_its_tab_or_is_shared():
+    """The other way round: state/NAME*.py goes with widgets/NAME/, unless it serves several tabs."""
+    widgets, state = REPO / "visualizer" / "widgets", REPO / "visualizer" / "state"
+    tabs = [p.name for p in widgets.iterdir() if (p / "__init__.py").is_file() and p.name not in SHARED_VIEWS]
+    modules = [p.stem for p in state.glob("*.py") if p.stem != "__init__"]
+    orphans = sorted(m for m in modules if m not in SHARED_STATE and not any(m.startswith(tab) for tab in tabs))
+    assert not orphans, f"state modules named after no tab: {orphans}"

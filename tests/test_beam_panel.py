@@ -17,9 +17,9 @@ from core_model import BOS
 from core_model.checkpoint import load_checkpoint
 from core_model.tasks import max_source_len
 from visualizer.cli import main
-from visualizer.state.beam import BeamState
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_beam import BeamState
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView

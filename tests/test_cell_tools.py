@@ -8,8 +8,8 @@ import torch
 from PySide6.QtCore import Qt
 
 from core_model import MaskSpec, ModelConfig, build_model
-from visualizer.state.cell_tools import CellInputs, CellInspector
-from visualizer.state.mask_painter import MaskPainter
+from visualizer.state.playground_cell_tools import CellInputs, CellInspector
+from visualizer.state.playground_mask_painter import MaskPainter
 from visualizer.widgets.playground.mask_panel import MaskPanel
 from visualizer.widgets.playground.mask_preview import MASK_LUT
 from visualizer.workers.tasks import TaskSlot

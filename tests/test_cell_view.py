@@ -203,7 +203,7 @@ def test_the_panel_follows_a_new_pass(qtbot, view):
 def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot):
     import threading
 
-    from visualizer.state.cell_tools import cell_inspectors
+    from visualizer.state.playground_cell_tools import cell_inspectors
     from visualizer.workers.tasks import TaskSlot
 
     threads = []

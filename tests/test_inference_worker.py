@@ -12,10 +12,10 @@ from qt_helpers import show_playground, wait_frame
 
 from core_model import BOS, ModelConfig, build_model
 from core_model.tasks import TaskSpec
-from visualizer.state.inference import BUSY_AFTER_MS
 from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_inference import BUSY_AFTER_MS
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import keystroke_slot
 

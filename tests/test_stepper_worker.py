@@ -16,9 +16,9 @@ from core_model import BOS, ModelConfig, build_model
 from core_model.checkpoint import load_checkpoint
 from core_model.decoding import greedy_decode
 from core_model.tasks import TaskSpec
-from visualizer.state.beam import BeamState
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_beam import BeamState
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import keystroke_slot

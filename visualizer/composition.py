@@ -33,12 +33,12 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.preferences import Preferences
     from visualizer.controllers.recovery import Recovery
     from visualizer.lesson_dock import Lessons
-    from visualizer.state.beam import BeamState
     from visualizer.state.compare import CompareSession
     from visualizer.state.length_lab import LengthLabState
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.pe_lab import PELabState
     from visualizer.state.playground import PlaygroundSession
+    from visualizer.state.playground_beam import BeamState
     from visualizer.state.snapshots import ModelInfo
     from visualizer.state.training import TrainingState
     from visualizer.widgets.length_lab.page import LengthLabPage
@@ -143,14 +143,14 @@ class Application(QObject):
         from visualizer.controllers.preferences import Preferences
         from visualizer.controllers.recovery import Recovery
         from visualizer.lesson_dock import install_lessons
-        from visualizer.state.beam import BeamState
-        from visualizer.state.cell_tools import cell_inspectors
         from visualizer.state.compare import CompareSession
         from visualizer.state.length_lab import LengthLabState
         from visualizer.state.length_lab_snapshots import shipped_sources
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
         from visualizer.state.playground import PlaygroundSession
+        from visualizer.state.playground_beam import BeamState
+        from visualizer.state.playground_cell_tools import cell_inspectors
         from visualizer.state.training import TrainingState
         from visualizer.widgets.lazy_tab import install_page
         from visualizer.widgets.length_lab.page import install_length_lab

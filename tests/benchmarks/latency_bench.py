@@ -46,7 +46,7 @@ class BareFloor:
 
     def passes(self, n: int) -> list[float]:
         """ms of each of n passes: capture_maps on the session's current input, then setImage and paint."""
-        from visualizer.state.capture import capture_maps
+        from visualizer.state.playground_capture import capture_maps
 
         s = self._session
         src, tgt = s._src_tensor(), s._target_tensor()  # noqa: SLF001 - exactly the session's own inputs
@@ -74,7 +74,7 @@ def forward_after_pause(window, n: int, pause_s: float = 0.005) -> tuple[float, 
     On the 2-core box the same pass then takes ~1.6x as long (caches and predictors cold): this pair shows how
     much of a keystroke / floor ratio is that, not drawing.
     """
-    from visualizer.state.capture import capture_maps
+    from visualizer.state.playground_capture import capture_maps
 
     session = window.session
     src, tgt = session._src_tensor(), session._target_tensor()  # noqa: SLF001 - exactly the session's own inputs

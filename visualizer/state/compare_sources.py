@@ -17,7 +17,7 @@ from core_model.model import HeadGates
 from core_model.shipped import DEFAULT_CHECKPOINT, find_shipped_checkpoint, resource_path
 from core_model.tasks import TaskSpec
 
-from .capture import capture_maps
+from .playground_capture import capture_maps
 from .snapshots import KindMaps, MapsSnapshot
 
 SOURCES = {

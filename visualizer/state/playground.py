@@ -24,14 +24,14 @@ from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
 from core_model.tasks import TASK_NAMES, expected_output, max_source_len
 
-from .capture import frozen
-from .cell_tools import CellInputs
-from .inference import FramePasses, PassRequest
 from .inline_slot import InlineSlot
 from .model_hub import ModelHub
+from .playground_capture import frozen
+from .playground_cell_tools import CellInputs
+from .playground_inference import FramePasses, PassRequest
+from .playground_stepper import StepCommand, Stepper
 from .snapshots import DecodeSnapshot, InputError, InputValues, MapsSnapshot, PlaygroundFrame
 from .source_check import DEFAULT_SOURCE, check_prefix, check_source
-from .stepper import StepCommand, Stepper
 from .worker_api import TaskSlotApi
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ a burst: when passes take at least SETTLE_S, the waiting pass then starts when t
 MAX_WAIT_PASSES passes' time; a quicker pass starts at once. "Passes take" is the longest of the last RECENT_PASSES
 that succeeded: one quick pass (a shorter input) must not switch the rule off in the middle of a burst. The
 decoder stepper's commands are the slot's ordered tasks. The tasks are plain functions over immutable requests
-(`visualizer.state.inference.run_pass`); this module knows nothing about what they compute.
+(`visualizer.state.playground_inference.run_pass`); this module knows nothing about what they compute.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ from visualizer.widgets.heatmap.large_view import MapDialog
 class GridLargeView:
     """A grid's one large view: made on first use, reused, and kept on its (layer, head) as new maps arrive.
 
-    With tools attached (a CellInspector and a MaskPainter, see state/cell_tools.py and state/mask_painter.py) its
-    clicks take cells apart and its strokes paint masks; without them (a grid on its own) the map is only shown.
+    With tools attached (a CellInspector and a MaskPainter, see state/playground_cell_tools.py and
+    state/playground_mask_painter.py) its clicks take cells apart and its strokes paint masks; without them (a grid
+    on its own) the map is only shown.
     """
 
     def __init__(self, parent: QWidget) -> None:

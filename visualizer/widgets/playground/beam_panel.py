@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from visualizer.state.beam import BeamOutcome, BeamSettings, BeamState
+from visualizer.state.playground_beam import BeamOutcome, BeamSettings, BeamState
 from visualizer.widgets.common.rich_text import escape
 
 from .beam_tree import BeamTree, score_text

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from core_model.model import ATTENTION_KINDS
-from visualizer.state.cell_tools import CellInspector, cell_inspectors
 from visualizer.state.compare import CompareSession
-from visualizer.state.mask_painter import MaskPainter
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_cell_tools import CellInspector, cell_inspectors
+from visualizer.state.playground_mask_painter import MaskPainter
 from visualizer.state.snapshots import (
     KIND_TITLES,
     DecodeSnapshot,

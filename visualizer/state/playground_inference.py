@@ -20,9 +20,9 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer, Signal
 from core_model import MaskSpec, Vocabulary
 from core_model.model import HeadGates, Seq2SeqTransformer
 
-from .capture import Capture, capture_maps
+from .playground_capture import Capture, capture_maps
+from .playground_stepper import StepCommand, Stepper, StepperInputs
 from .snapshots import DecodeSnapshot, PlaygroundFrame
-from .stepper import StepCommand, Stepper, StepperInputs
 from .worker_api import TaskSlotApi
 
 log = logging.getLogger(__name__)
