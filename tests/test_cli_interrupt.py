@@ -99,7 +99,7 @@ def test_running_out_of_memory_is_one_line_with_what_to_try():
             "--lengths",
             "254",
             "--n",
-            "10000",
+            "4000",
             "--threads",
             "1",
         ],
