@@ -19,7 +19,7 @@ from core_model.tasks import max_source_len
 from visualizer.cli import main
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.playground_beam import BeamState
+from visualizer.state.playground_beam import BeamSettings, BeamState
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
@@ -222,3 +222,18 @@ def test_a_source_typed_during_the_search_makes_it_stale_and_the_panel_says_what
     qtbot.waitUntil(lambda: not beam.running, timeout=30_000)
     assert panel.status.text() == "The source changed during the search: press Run again"
     assert outcomes == [] and beam.outcome is None
+
+
+def test_the_state_owns_the_settings_and_the_panel_shows_them(qtbot, app):
+    """Old code: the spin boxes held the settings and the state heard of them only when Run was pressed, so a change
+    made in code never showed in the panel and the state disagreed with what the panel showed."""
+    _view, _session, beam, panel = app
+    type_into(qtbot, panel.width_spin, "5")
+    assert beam.settings.width == 5  # typed, not yet run: the state has it
+    wanted = BeamSettings(mode="sample", width=2, temperature=2.5, top_k=4, top_p=0.9, seed=11, samples=7)
+    beam.set_settings(wanted)
+    assert panel.mode.currentText() == "Sampling"
+    shown = [box.text() for box in (panel.width_spin, panel.samples, panel.temperature, panel.top_k, panel.top_p)]
+    assert shown == ["2", "7", "2.50", "4", "0.90"] and panel.seed.text() == "11"
+    assert panel.samples.isEnabled() and not panel.width_spin.isEnabled()  # the mode's controls follow too
+    assert beam.settings == wanted  # reflecting it did not write anything back

@@ -157,6 +157,7 @@ class BeamState(QObject):
     progressed = Signal(int, int)  # position, limit
     message_changed = Signal(str)
     shown_changed = Signal(int)  # the node whose hypothesis the grids show (ROOT: none)
+    settings_changed = Signal(object)  # BeamSettings: the state owns them, the panel shows them
 
     def __init__(self, session: PlaygroundSession, make_slot: SlotFactory) -> None:
         super().__init__()
@@ -181,7 +182,10 @@ class BeamState(QObject):
         return self._search.running
 
     def set_settings(self, settings: BeamSettings) -> None:
-        self.settings = settings
+        """The settings the next search runs with (a running one keeps those it started with)."""
+        if settings != self.settings:
+            self.settings = settings
+            self.settings_changed.emit(settings)
 
     def inputs(self) -> SearchInputs:
         """What the stepper decodes now (GUI thread)."""

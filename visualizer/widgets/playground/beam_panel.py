@@ -6,7 +6,7 @@ the stepper when a hypothesis is chosen, so the grids show that hypothesis' atte
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -85,7 +85,7 @@ class BeamPanel(QWidget):
         self.mode = QComboBox()
         self.mode.addItem("Beam search", "beam")
         self.mode.addItem("Sampling", "sample")
-        d = BeamSettings()
+        d = state.settings
         self.width_spin = self._spin(QSpinBox(), 1, PANEL_MAX_WIDTH, d.width, "width")
         self.samples = self._spin(QSpinBox(), 1, PANEL_MAX_SAMPLES, d.samples, "samples")
         self.temperature = self._spin(QDoubleSpinBox(), 0.05, 5.0, d.temperature, "temperature", 0.1)
@@ -123,8 +123,12 @@ class BeamPanel(QWidget):
         self.hyp_box = QVBoxLayout()
         self.hyp_rows: list[QPushButton] = []
         self._build()
+        self.mode.setCurrentIndex(self.mode.findData(d.mode))
         self.mode.currentIndexChanged.connect(self._mode_changed)
-        self.run_button.clicked.connect(self._run)
+        for box in self._boxes():
+            box.valueChanged.connect(self._edited)
+        self.mode.currentIndexChanged.connect(self._edited)
+        self.run_button.clicked.connect(state.run)
         self.cancel_button.clicked.connect(state.cancel)
         self.tree.node_clicked.connect(state.show_node)
         self.candidates.toggled.connect(self.tree.set_show_candidates)
@@ -134,6 +138,7 @@ class BeamPanel(QWidget):
         state.message_changed.connect(self.status.setText)
         state.progressed.connect(lambda pos, limit: self.status.setText(f"Searching… position {pos + 1} of {limit}"))
         state.shown_changed.connect(self.tree.set_shown)
+        state.settings_changed.connect(self._show_settings)
         self._mode_changed()
 
     def _spin(self, box, low, high, value, key: str, step: float | None = None):
@@ -178,7 +183,25 @@ class BeamPanel(QWidget):
         lay.addWidget(self.compare)
         lay.addLayout(self.hyp_box)
 
+    def _boxes(self) -> tuple:
+        return (self.width_spin, self.temperature, self.top_k, self.top_p, self.seed, self.samples)
+
+    def _edited(self) -> None:
+        self.state.set_settings(self.settings())
+
+    def _show_settings(self, settings: BeamSettings) -> None:
+        """Reflect the state's settings without writing them back (a box's range may clamp what it shows)."""
+        values = (settings.width, settings.temperature, settings.top_k, settings.top_p, settings.seed, settings.samples)
+        blockers = [QSignalBlocker(widget) for widget in (*self._boxes(), self.mode)]
+        for box, value in zip(self._boxes(), values):
+            box.setValue(value)
+        self.mode.setCurrentIndex(self.mode.findData(settings.mode))
+        for blocker in blockers:
+            blocker.unblock()
+        self._mode_changed()
+
     def settings(self) -> BeamSettings:
+        """What the controls show, as settings."""
         return BeamSettings(
             self.mode.currentData(),
             self.width_spin.value(),
@@ -195,10 +218,6 @@ class BeamPanel(QWidget):
         self.candidates.setEnabled(not sampling)  # samples have no pruned candidates
         for box in (self.samples, self.temperature, self.top_k, self.top_p, self.seed):
             box.setEnabled(sampling)
-
-    def _run(self) -> None:
-        self.state.set_settings(self.settings())
-        self.state.run()
 
     def show_large_tree(self) -> None:
         """A top-level window holding a second tree of the same result, kept in step with this one."""
