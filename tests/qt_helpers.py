@@ -47,9 +47,10 @@ def show_grid(qtbot, kind: str, size: tuple[int, int]):
 
 def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):
     """A TrainerTab on `hub` and `state`, shown at `size`, training in batches of 16 (quick runs)."""
+    from visualizer.state.worker_api import run_inline
     from visualizer.widgets.training.tab import TrainerTab
 
-    tab = TrainerTab(hub, state)
+    tab = TrainerTab(hub, state, run_job=run_inline)
     qtbot.addWidget(tab)
     tab.resize(*size)
     with qtbot.waitExposed(tab):  # QT-NOTES: called bare it waits for nothing
@@ -58,11 +59,13 @@ def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):
     return tab
 
 
-def show_playground(qtbot, session, size: tuple[int, int] = (1300, 850), **view_kw):
-    """A PlaygroundView on `session` (`view_kw` go to the view), shown at `size`, with the source "0123" set."""
+def show_playground(qtbot, session, size: tuple[int, int] = (1300, 850), tools=None, **view_kw):
+    """A PlaygroundView on `session` with `tools` (inline ones by default; `view_kw` go to the view), shown at
+    `size`, with the source "0123" set."""
+    from visualizer.state.playground_tools import playground_tools
     from visualizer.widgets.playground.view import PlaygroundView
 
-    view = PlaygroundView(session, **view_kw)
+    view = PlaygroundView(session, tools or playground_tools(session), **view_kw)
     qtbot.addWidget(view)
     view.resize(*size)
     with qtbot.waitExposed(view):

@@ -17,6 +17,7 @@ from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
 from visualizer.controllers.architecture import UNTRAINED_MESSAGE, ArchitectureController
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.state.training import TrainingState
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import keystroke_slot
@@ -43,7 +44,7 @@ class Tab:
         ckpt = load_checkpoint(resource_path(DEFAULT_CHECKPOINT))
         self.hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="shipped")
         self.session = PlaygroundSession(self.hub, runner=keystroke_slot())
-        self.playground = PlaygroundView(self.session)
+        self.playground = PlaygroundView(self.session, playground_tools(self.session))
         self.bar = QStatusBar()
         self.architecture = ArchitectureController(
             self.hub, TrainingState(self.hub, TrainingRun), self.bar.showMessage, self.playground

@@ -20,6 +20,7 @@ from visualizer.cli import main
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.playground_beam import BeamSettings, BeamState
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.beam_tree import edge_text, score_text
 from visualizer.widgets.playground.view import PlaygroundView
@@ -36,7 +37,7 @@ def open_beam_app(qtbot, path: Path, source: str):
     session = PlaygroundSession(hub)
     beam = BeamState(session, TaskSlot)
     panel = BeamPanel(beam)
-    view = PlaygroundView(session, beam_panel=panel)  # as the composition root builds it
+    view = PlaygroundView(session, playground_tools(session), beam_panel=panel)  # as the composition root builds it
     qtbot.addWidget(view)
     view.resize(1400, 900)
     with qtbot.waitExposed(view):

@@ -16,6 +16,7 @@ from core_model.cell_decomposition import decompose_cell
 from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.view import PlaygroundView
 
 
@@ -203,7 +204,6 @@ def test_the_panel_follows_a_new_pass(qtbot, view):
 def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot):
     import threading
 
-    from visualizer.state.playground_cell_tools import cell_inspectors
     from visualizer.workers.tasks import TaskSlot
 
     threads = []
@@ -213,8 +213,8 @@ def test_with_the_apps_runner_the_cell_is_computed_off_the_gui_thread(qtbot):
 
     model = build_model(ModelConfig(d_model=16, n_heads=2, d_ff=32), seed=3).eval()
     session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
-    view = show_playground(qtbot, session, (1200, 800), inspectors=cell_inspectors(session.cell_inputs, make_slot))
-    inspector = view.inspectors["cross"]
+    view = show_playground(qtbot, session, (1200, 800), tools=playground_tools(session, make_slot))
+    inspector = view.tools.inspectors["cross"]
     dialog = open_dialog(qtbot, view, "cross", 0, 1)
     with qtbot.waitSignal(inspector.cell_changed, timeout=10_000):
         click_cell(qtbot, dialog, 2, 3)
@@ -248,14 +248,14 @@ def test_painting_while_stepping_replays_the_cached_decoder_under_the_painted_ma
     session = PlaygroundSession(
         ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin="shipped")
     )
-    view = PlaygroundView(session)
+    view = PlaygroundView(session, playground_tools(session))
     qtbot.addWidget(view)
     session.set_source("3141592")
     session.run_to_end()
     plain = session.last_frame.decoder.output_ids
-    view.painter.paint("cross", {(i, j) for i in range(2, 6) for j in range(7) if abs(i - j) <= 1})
-    view.painter.paint("decoder_self", {(4, 3), (4, 4)})
-    view.painter.end_stroke()
+    view.tools.painter.paint("cross", {(i, j) for i in range(2, 6) for j in range(7) if abs(i - j) <= 1})
+    view.tools.painter.paint("decoder_self", {(4, 3), (4, 4)})
+    view.tools.painter.end_stroke()
     frame = session.last_frame
     assert frame.decoder.stepping and frame.decoder.output_ids != plain  # the painting changed the output
     values = frame.maps.maps["cross"].values

@@ -15,6 +15,7 @@ from core_model.checkpoint import load_checkpoint, save_checkpoint
 from visualizer.cli import main
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.view import PlaygroundView
 
 
@@ -56,7 +57,7 @@ def test_cli_numbers_equal_the_gui_panel(qtbot, capsys, ckpt):
     session = PlaygroundSession(
         ModelHub(loaded.build("cpu").eval(), loaded.task, device=torch.device("cpu"), origin="test")
     )
-    view = PlaygroundView(session)
+    view = PlaygroundView(session, playground_tools(session))
     qtbot.addWidget(view)
     with qtbot.waitExposed(view):
         view.show()

@@ -13,6 +13,7 @@ from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.view import PlaygroundView
 
 CKPT = resource_path("copy_rope.pt")
@@ -30,7 +31,7 @@ def test_gui_numbers_equal_the_cli(qtbot, capsys, mode):
     ckpt = load_checkpoint(CKPT)
     hub = ModelHub(ckpt.build("cpu"), ckpt.task, device=torch.device("cpu"), origin="shipped")
     session = PlaygroundSession(hub)
-    view = PlaygroundView(session)
+    view = PlaygroundView(session, playground_tools(session))
     qtbot.addWidget(view)
     session.set_source("3141")
     session.set_mode(mode)

@@ -17,6 +17,7 @@ from core_model.shipped import resource_path
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.tasks import TaskSlot
 
@@ -28,7 +29,9 @@ def make_view(qtbot, a_name: str, b_name: str) -> PlaygroundView:
     hub = ModelHub(ckpt.build("cpu").eval(), ckpt.task, device=torch.device("cpu"), origin=f"shipped {a_name}")
     session = PlaygroundSession(hub)
     compare = CompareSession(session, TaskSlot)
-    widget = PlaygroundView(session, compare=compare, ask_b_path=lambda _parent: str(resource_path(b_name)))
+    widget = PlaygroundView(
+        session, playground_tools(session), compare=compare, ask_b_path=lambda _parent: str(resource_path(b_name))
+    )
     qtbot.addWidget(widget)
     widget.resize(1300, 850)
     with qtbot.waitExposed(widget):

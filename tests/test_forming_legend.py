@@ -14,6 +14,7 @@ from core_model.shipped import resource_path
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import KindMaps, ProbeSnapshot
 from visualizer.state.training import TrainingState
+from visualizer.state.worker_api import run_inline
 from visualizer.widgets.training.forming import FormingCurves
 from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.training_worker import TrainingRun, probe_maps
@@ -55,7 +56,7 @@ def test_the_head_roles_legend_is_above_the_curves_and_hides_no_curve_end(qtbot)
     model = ckpt.build("cpu").eval()
     hub = ModelHub(model, ckpt.task, device=torch.device("cpu"), origin="copy_rope.pt")
     state = TrainingState(hub, TrainingRun)
-    tab = TrainerTab(hub, state)
+    tab = TrainerTab(hub, state, run_job=run_inline)
     qtbot.addWidget(tab)
     tab.resize(1270, 700)  # the Trainer at 1280x800: the forming column is about 420 px wide
     with qtbot.waitExposed(tab):

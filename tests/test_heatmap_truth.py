@@ -17,6 +17,7 @@ from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.grid import AttentionGrid
@@ -35,7 +36,7 @@ def view(qtbot) -> PlaygroundView:
     torch.manual_seed(0)
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
     session = PlaygroundSession(ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model"))
-    widget = PlaygroundView(session)
+    widget = PlaygroundView(session, playground_tools(session))
     qtbot.addWidget(widget)
     widget.resize(1300, 850)
     widget.show()

@@ -13,6 +13,7 @@ from core_model import BOS, MaskSpec, ModelConfig, build_model
 from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.view import PlaygroundView
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -24,7 +25,7 @@ def view(qtbot) -> PlaygroundView:
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
     hub = ModelHub(model, TaskSpec(), device=torch.device("cpu"), origin="test model")
     session = PlaygroundSession(hub)
-    widget = PlaygroundView(session)
+    widget = PlaygroundView(session, playground_tools(session))
     qtbot.addWidget(widget)
     widget.resize(1300, 850)
     widget.show()

@@ -25,6 +25,7 @@ from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.controllers.export import Exporter
 from visualizer.state.snapshots import KindMaps
+from visualizer.state.worker_api import run_inline
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.training import tab as trainer_tab
 from visualizer.widgets.training.tab import TrainerTab
@@ -217,7 +218,7 @@ def test_a_new_export_gets_what_the_umask_allows(window, folder):
 
 @pytest.fixture
 def trained_tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state)
+    widget = TrainerTab(hub, state, run_job=run_inline)
     qtbot.addWidget(widget)
     widget.show()
     widget.form.batch_spin.setValue(16)

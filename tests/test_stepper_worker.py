@@ -19,6 +19,7 @@ from core_model.tasks import TaskSpec
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.playground_beam import BeamState
+from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.beam_panel import BeamPanel
 from visualizer.widgets.playground.view import PlaygroundView
 from visualizer.workers.inference import keystroke_slot
@@ -38,7 +39,7 @@ def runner(qtbot):
 
 def make_view(qtbot, hub: ModelHub, runner, beam: bool = False, text: str = "3141"):
     session = PlaygroundSession(hub, runner=runner)
-    view = PlaygroundView(session)
+    view = PlaygroundView(session, playground_tools(session))
     panel = None
     if beam:
         panel = BeamPanel(BeamState(session, TaskSlot))

@@ -15,6 +15,7 @@ from core_model import build_model
 from core_model.training import Trainer
 from core_model.training_loop import Cadence
 from visualizer.state.training import TrainingState
+from visualizer.state.worker_api import run_inline
 from visualizer.widgets.training import tab as trainer_tab
 from visualizer.widgets.training.tab import TrainerTab, head_mean
 from visualizer.workers.tasks import run_task
@@ -279,7 +280,7 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
         origin="test",
     )
     st = TrainingState(hub, TrainingRun)
-    widget = TrainerTab(hub, st)
+    widget = TrainerTab(hub, st, run_job=run_inline)
     qtbot.addWidget(widget)
     widget.show()
     lr, batch = {"rope": ("0.006000", "32"), "sinusoidal": ("0.003000", "24")}[positional]

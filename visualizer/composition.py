@@ -150,7 +150,7 @@ class Application(QObject):
         from visualizer.state.pe_lab import PELabState
         from visualizer.state.playground import PlaygroundSession
         from visualizer.state.playground_beam import BeamState
-        from visualizer.state.playground_cell_tools import cell_inspectors
+        from visualizer.state.playground_tools import playground_tools
         from visualizer.state.training import TrainingState
         from visualizer.widgets.lazy_tab import install_page
         from visualizer.widgets.length_lab.page import install_length_lab
@@ -177,10 +177,8 @@ class Application(QObject):
         self.compare = CompareSession(self.session, TaskSlot)
         self.beam = BeamState(self.session, TaskSlot)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
-        cells = cell_inspectors(self.session.cell_inputs, TaskSlot)  # a cell's decomposition: off the GUI thread
-        self.playground = PlaygroundView(
-            self.session, compare=self.compare, beam_panel=self.beam_panel, inspectors=cells
-        )
+        tools = playground_tools(self.session, TaskSlot)  # a cell's decomposition: off the GUI thread
+        self.playground = PlaygroundView(self.session, tools, compare=self.compare, beam_panel=self.beam_panel)
         self._pe_page = PEPage(self.pe_state)  # built when first shown
         self.checkpoints = CheckpointActions(hub, win, self.training)
         ask, movie = self.checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks

@@ -113,13 +113,14 @@ def slow_view():
     from core_model.tasks import TaskSpec
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.playground import PlaygroundSession
+    from visualizer.state.playground_tools import playground_tools
     from visualizer.widgets.playground.view import PlaygroundView
     from visualizer.workers.inference import keystroke_slot
 
     config = ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)
     hub = ModelHub(build_model(config, seed=0), TaskSpec(), device=torch.device("cpu"), origin="bench")
     session = PlaygroundSession(hub, runner=keystroke_slot())
-    view = PlaygroundView(session)
+    view = PlaygroundView(session, playground_tools(session))
     view.resize(1400, 900)
     view.show()
     return view

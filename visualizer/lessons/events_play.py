@@ -100,7 +100,7 @@ def cell_painted(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
 
 def cell_opened(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     """The large view's cell panel took a clicked cell apart; the numbers rounded as the panel prints them."""
-    inspector = app.playground.inspectors[params["kind"]]
+    inspector = app.playground.tools.inspectors[params["kind"]]
 
     def shown(cell: Any) -> None:
         if cell is None or (params.get("cell") == "visible" and not cell.visible):

@@ -24,6 +24,7 @@ from visualizer.state.snapshots import (
     TrainingOutcome,
     WorkerOptions,
 )
+from visualizer.state.training_forming import FormingRecorder
 from visualizer.state.training_record import (
     CheckpointRecord,
     MetricSeries,
@@ -74,6 +75,8 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
         self._start_step = 0
         self._offset, self._prefix = 0, ()  # a continued run's steps go on from the model's last step
         self.previous: MetricsView | None = None
+        # the forming curves' role scores, each snapshot scored once: this run's, and the previous run's
+        self.forming, self.previous_forming = FormingRecorder(), FormingRecorder()
         self._replacing = False
         self._rates: dict[str, float] | None = None
         self._generation = hub.generation

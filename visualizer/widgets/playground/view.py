@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (
 from core_model.model import ATTENTION_KINDS
 from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.playground_cell_tools import CellInspector, cell_inspectors
-from visualizer.state.playground_mask_painter import MaskPainter
+from visualizer.state.playground_tools import PlaygroundTools
 from visualizer.state.snapshots import (
     KIND_TITLES,
     DecodeSnapshot,
@@ -30,7 +29,6 @@ from visualizer.state.snapshots import (
     ModelInfo,
     PlaygroundFrame,
 )
-from visualizer.state.source_check import TrainedNote
 from visualizer.widgets.common.shortcuts_first import ShortcutsFirst
 from visualizer.widgets.common.wheel_guard import guard_wheel
 from visualizer.widgets.compare.panel import ComparePanel, PathProvider, ask_checkpoint_path
@@ -67,17 +65,18 @@ class PlaygroundView(QWidget):
     def __init__(
         self,
         session: PlaygroundSession,
+        tools: PlaygroundTools,
         parent: QWidget | None = None,
         *,
         compare: CompareSession | None = None,
         ask_b_path: PathProvider = ask_checkpoint_path,
         beam_panel: QWidget | None = None,
-        inspectors: dict[str, CellInspector] | None = None,
     ) -> None:
-        """compare: the A/B compare state; without it the view has no Compare button. beam_panel: shown under the
-        stepper's controls. inspectors: one per kind (the app's compute off the GUI thread); inline by default."""
+        """tools: the large views' inspectors and mask painter, the trained-length note (state/playground_tools.py).
+        compare: the A/B compare state; without it the view has no Compare button. beam_panel: shown under the
+        stepper's controls."""
         super().__init__(parent)
-        self.session = session
+        self.session, self.tools = session, tools
         self.model_panel, self.input_panel = ModelPanel(), InputPanel()
         self.mask_panel, self.decoder_panel = MaskPanel(), DecoderPanel()
         if beam_panel is not None:
@@ -159,11 +158,8 @@ class PlaygroundView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
-        # the large views' tools: one inspector per kind (each view follows its own cell), one painter for all
-        self.painter = MaskPainter(lambda: session.masks, session.set_masks)
-        self.inspectors = inspectors or cell_inspectors(session.cell_inputs)
-        for kind, grid in self.grids.items():
-            grid.large_view.attach(self.inspectors[kind], self.painter)
+        for kind, grid in self.grids.items():  # each large view follows its own cell; one painter for all
+            grid.large_view.attach(tools.inspectors[kind], tools.painter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
@@ -228,7 +224,7 @@ class PlaygroundView(QWidget):
         self.mask_panel.set_spec(s.masks)
         self.mask_panel.spec_changed.connect(s.set_masks)
         self.view_modes.mode_changed.connect(s.set_mode)
-        self.mask_panel.reset_requested.connect(self.painter.forget)
+        self.mask_panel.reset_requested.connect(self.tools.painter.forget)
         dp.step_requested.connect(s.step)
         dp.back_requested.connect(s.back)
         dp.run_requested.connect(s.run_to_end)
@@ -238,7 +234,6 @@ class PlaygroundView(QWidget):
         for field in (ip.source, ip.prefix):  # the focus stays there after typing: Ctrl+Left/Right step
             ShortcutsFirst(field, [key for keys in dp.shortcut_keys().values() for key in keys])
         s.frame_changed.connect(self.show_frame)
-        self._trained_note = TrainedNote(s.hub)  # where the source stands to the trained lengths: a note, no refusal
         s.frame_changed.connect(self._show_length_note)  # a bound slot: disconnected when this view is deleted
         s.gates_changed.connect(self._show_gates)
         s.busy_changed.connect(self.busy_label.set_busy)
@@ -260,7 +255,7 @@ class PlaygroundView(QWidget):
             grid.header.set_warning(warning)
 
     def _show_length_note(self, _frame: object) -> None:
-        self.input_panel.set_length_note(*self._trained_note(self.session.source_length))
+        self.input_panel.set_length_note(*self.tools.trained_note(self.session.source_length))
 
     def show_frame(self, frame: PlaygroundFrame) -> None:
         """Draw one forward pass: expected output, mask previews, every grid, then the decoder state."""

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLa
 
 from core_model.head_roles import ROLE_LABELS
 from visualizer.state.training import TrainingState
-from visualizer.state.training_forming import FORMED_AT, FormingRecorder, FormingSeries
+from visualizer.state.training_forming import FORMED_AT, FormingSeries
 from visualizer.state.training_record import MetricsView
 from visualizer.widgets.common.legend_above import LegendAbovePlot
 from visualizer.widgets.training.curves import plain_axes
@@ -44,7 +44,7 @@ class FormingCurves(QWidget):
 
     def __init__(self, state: TrainingState, probe: ProbeView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.recorder, self._previous_recorder = FormingRecorder(), FormingRecorder()
+        self.state = state
         self.series: FormingSeries | None = None
         self.previous: FormingSeries | None = None  # the run before the last from-scratch start, greyed
         self.kind = QComboBox()
@@ -95,13 +95,13 @@ class FormingCurves(QWidget):
 
     def set_snapshots(self, snapshots: tuple) -> None:
         """Score the snapshots not scored yet and draw the curves of the chosen kind."""
-        self.series = self.recorder.series(snapshots)
+        self.series = self.state.forming.series(snapshots)
         self._draw()
 
     def set_previous(self, previous: MetricsView | None) -> None:
         """The previous run's role curves, greyed beside this run's (None or no snapshots clears them)."""
         snaps = previous.snapshots if previous is not None else ()
-        self.previous = self._previous_recorder.series(snaps) if snaps else None
+        self.previous = self.state.previous_forming.series(snaps) if snaps else None
         self._draw()
 
     def set_cursor(self, step: int | None) -> None:

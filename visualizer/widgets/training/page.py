@@ -15,7 +15,7 @@ from PySide6.QtCore import SignalInstance
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.state.worker_api import JobRunner, run_inline
+from visualizer.state.worker_api import JobRunner
 from visualizer.widgets.lazy_tab import LazyTab
 from visualizer.widgets.training.keys import install_shortcuts
 
@@ -35,7 +35,7 @@ class TrainerPage(LazyTab):
         gates_changed: SignalInstance,
         *,
         confirm_discard: Callable[[str], bool] | None = None,
-        run_job: JobRunner = run_inline,
+        run_job: JobRunner,
     ) -> None:
         self._hub, self._state = hub, state
         self._gates, self._gates_changed = gates, gates_changed

@@ -14,7 +14,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
-from visualizer.state.worker_api import JobRunner, run_inline
+from visualizer.state.worker_api import JobRunner
 from visualizer.widgets.training.curves import Curves
 from visualizer.widgets.training.form import TrainerForm, form_task
 from visualizer.widgets.training.form_scroll import FormScroll
@@ -58,7 +58,7 @@ class TrainerTab(QWidget):
         *,
         own_shortcuts: bool = True,
         confirm_discard: ConfirmDiscard | None = None,
-        run_job: JobRunner = run_inline,
+        run_job: JobRunner,
     ) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
