@@ -49,7 +49,8 @@ class Tab:
         self.architecture = ArchitectureController(
             self.hub, TrainingState(self.hub, TrainingRun), self.bar.showMessage, self.playground
         )
-        self.architecture.attach(self.playground.model_panel)
+        self.playground.config_requested.connect(self.architecture.request)  # as the composition root wires it
+        self.playground.revert_requested.connect(self.architecture.cancel)
         self.hub.info_changed.connect(
             lambda i: self.playground.model_panel.set_config(i.config, i.origin, i.parameters)
         )
@@ -163,7 +164,7 @@ def test_a_build_overtaken_by_another_model_is_not_applied_and_says_so(qtbot, ap
     arrived: list[int] = []
     app.hub.model_changed.connect(lambda: arrived.append(app.hub.config.d_model))
     ask_for(qtbot, app, **LARGE)
-    app.undo_action.trigger()  # Model > Undo architecture change, as its menu item does
+    app.menus.undo.trigger()  # Model > Undo architecture change, as its menu item does
     qtbot.waitUntil(lambda: app.architecture.pending == 0, timeout=60_000)
     qtbot.wait(100)
     assert arrived == [shipped] and app.hub.config.d_model == shipped

@@ -130,7 +130,7 @@ def test_switching_pe_builds_a_new_model_and_updates_the_pe_tab(qtbot, app):
     ids = app.hub.task.source_ids(app.session.vocabulary.encode("0123456789"))
     src = torch.tensor([ids + [0] * app.session.extra_pads])
     assert maps.values.shape[0] == app.hub.config.n_decoder_layers and src.shape[1] == maps.values.shape[-1]
-    app.undo_action.trigger()  # Model > Undo architecture change
+    app.menus.undo.trigger()  # Model > Undo architecture change
     assert app.hub.model is old_model and app.hub.config.positional == "sinusoidal"
 
 
@@ -207,7 +207,7 @@ def test_architecture_change_asks_before_discarding_training(qtbot, app, monkeyp
 
 
 def test_device_menu_lists_cpu_and_keeps_the_model_working(qtbot, app):
-    actions = app.device_menu.actions()
+    actions = app.menus.device.actions()
     names = [a.text() for a in actions]
     assert "cpu" in names
     cpu = actions[names.index("cpu")]
@@ -249,7 +249,7 @@ def test_start_up_model_shows_its_own_training_curves(qtbot, trained_checkpoint)
 def test_moving_the_model_to_another_device_keeps_its_training_curves(qtbot, trained_checkpoint):
     app = open_window(qtbot, trained_checkpoint)
     generation = app.hub.generation
-    cpu = next(a for a in app.device_menu.actions() if a.text() == "cpu")
+    cpu = next(a for a in app.menus.device.actions() if a.text() == "cpu")
     cpu.trigger()
     assert "cpu" in app.window.statusBar().currentMessage()
     assert app.hub.generation == generation  # same model, same weights: not a new model

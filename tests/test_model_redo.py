@@ -22,7 +22,7 @@ def _heads_shown(app) -> int:
 
 
 def test_redo_brings_back_the_undone_architecture_change(qtbot, app):  # noqa: F811 - the fixture
-    undo, redo, bar = app.undo_action, app.redo_action, app.window.statusBar()
+    undo, redo, bar = app.menus.undo, app.menus.redo, app.window.statusBar()
     assert redo.text() == "&Redo" and not redo.isEnabled()
     _apply_heads(qtbot, app, 2)
     built = app.hub.model

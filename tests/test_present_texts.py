@@ -89,14 +89,14 @@ def test_undo_replaces_the_untrained_message(qtbot, app):
     bar = app.window.statusBar()
     _apply_heads(qtbot, app, 2)
     assert bar.currentMessage().startswith("Built a new, untrained model")
-    app.undo_action.trigger()  # Model > Undo architecture change
+    app.menus.undo.trigger()  # Model > Undo architecture change
     assert app.hub.config.n_heads == 4
     assert "untrained" not in bar.currentMessage()
     assert bar.currentMessage() == "Undid architecture change: the model is tiny.pt again (copy task)."
 
 
 def test_model_undo_names_what_it_undoes(qtbot, app):
-    undo = app.undo_action
+    undo = app.menus.undo
     assert not undo.isEnabled()
     _train_from_scratch(qtbot, app)
     _wait_trained(qtbot, app)
@@ -150,7 +150,7 @@ def test_train_from_scratch_asks_before_replacing_unsaved_training_and_cancel_ke
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=5000)
     _wait_trained(qtbot, app)
     assert hub.model is not model and hub.undo_depth == depth + 1
-    app.undo_action.trigger()  # the discarded training is still one undo away
+    app.menus.undo.trigger()  # the discarded training is still one undo away
     assert hub.model is model and hub.history == history
 
 
@@ -165,7 +165,7 @@ def test_the_heads_tab_marks_an_analysis_of_another_model_as_out_of_date(qtbot):
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         assert view.status.text().startswith("Analysed") and "8 copy sequences" in view.status.text()
         analysis = app.heads.analysis
-        next(a for a in app.device_menu.actions() if a.text() == "cpu").trigger()  # the same weights elsewhere
+        next(a for a in app.menus.device.actions() if a.text() == "cpu").trigger()  # the same weights elsewhere
         assert app.heads.analysis is analysis and view.status.text().startswith("Analysed")
         assert not [w for w in view.findChildren(QLabel) if w.isVisible() and w.text().startswith("Out of date")]
         app.window.tabs.setCurrentWidget(app.playground)

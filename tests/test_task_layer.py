@@ -10,7 +10,7 @@ import pytest
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QThreadPool
 
-from visualizer.workers import gc_policy
+from visualizer.workers import gc_policy, tasks
 from visualizer.workers.tasks import TaskSlot, run_task
 
 WAIT_MS = 10_000
@@ -200,3 +200,4 @@ def test_a_one_off_task_reports_through_its_callbacks_without_being_kept(qtbot, 
     qtbot.waitUntil(lambda: len(results) + len(errors) == 2, timeout=WAIT_MS)
     assert results == [7]
     assert errors == ["invalid literal for int() with base 10: 'y'"]  # the caller's own sentence frames it
+    qtbot.waitUntil(lambda: not tasks._ONE_OFFS, timeout=WAIT_MS)  # noqa: SLF001 - released once they reported

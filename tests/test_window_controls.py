@@ -101,12 +101,12 @@ def test_apply_builds_and_undo_brings_back_several_models_with_their_weights(qtb
         qtbot.waitUntil(lambda h=heads: app.hub.config.n_heads == h, timeout=10000)
         assert not panel.apply_button.isEnabled()
         models.append(app.hub.model)
-    assert app.undo_action.isEnabled()
+    assert app.menus.undo.isEnabled()
     for expected in (models[1], models[0]):
-        app.undo_action.trigger()
+        app.menus.undo.trigger()
         assert app.hub.model is expected
     assert app.hub.origin == "trained" or not app.hub.origin.startswith("untrained")
-    assert not app.undo_action.isEnabled()
+    assert not app.menus.undo.isEnabled()
 
 
 def test_teacher_forcing_and_stepping_are_a_visible_switch_with_a_chip_legend(qtbot, app):

@@ -17,7 +17,7 @@ from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, Sig
 
 from visualizer.controllers.settings_file import avoid_unusable_settings
 from visualizer.main_window import MainWindow
-from visualizer.menus import build_menus
+from visualizer.menus import MenuActions, build_menus
 from visualizer.preload import import_gui_modules
 from visualizer.shortcut_list import shortcut_groups
 from visualizer.workers.gc_policy import collect_on_gui_thread
@@ -89,7 +89,7 @@ class Application(QObject):
         self.page_export: PageExport | None = None
         self.architecture: ArchitectureController | None = None
         self.preferences: Preferences | None = None
-        self.device_menu = self.square_cells_action = self.undo_action = self.redo_action = None  # by build_menus
+        self.menus: MenuActions | None = None  # the menu entries other code toggles: square cells, undo, device
         self.analysis: AnalysisTabs | None = None  # the Heads, Causal and Circuits tabs
         self.heads = self.heads_view = None  # the Heads tab's state and view (in analysis too)
         self.badges = {}  # the playground's role badges, by attention kind
@@ -203,7 +203,7 @@ class Application(QObject):
         self.preferences = Preferences(win, win.tabs, self.session, self.playground.splitter)
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
-        build_menus(self)
+        self.menus = build_menus(self)
         self.lessons = install_lessons(self)
         self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
         self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
@@ -222,11 +222,12 @@ class Application(QObject):
         hub, win = self.hub, self.window
         hub.info_changed.connect(self._show_model)
         hub.training_active_changed.connect(self.playground.set_training_active)
-        hub.training_active_changed.connect(lambda active: self.device_menu.setEnabled(not active))
+        hub.training_active_changed.connect(lambda active: self.menus.device.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
         self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
         self.session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
-        self.architecture.attach(self.playground.model_panel)  # Apply asks for a build, Revert drops a running one
+        self.playground.config_requested.connect(self.architecture.request)  # Apply asks for a build
+        self.playground.revert_requested.connect(self.architecture.cancel)  # Revert drops the one still running
         self.playground.task_selected.connect(self.architecture.request_task)
         self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)

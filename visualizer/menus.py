@@ -1,22 +1,32 @@
 """The window's menus: File (open, save, export, quit), View (tabs, analyses, square cells), Model (undo, redo, device).
 
-Built once the tabs exist, from the actions their controllers own; the composition root calls `build_menus`.
+Built once the tabs exist, from the actions their controllers own and a few of their own (square cells, undo and
+redo, the device menu), which `build_menus` returns to the composition root.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMenu
 
 REDO_KEY = "Ctrl+Alt+Shift+Z"  # Model > Undo's Ctrl+Alt+Z plus Shift, as Ctrl+Shift+Z redoes Ctrl+Z in editors
 
 
-def build_menus(app: Any) -> None:
-    """Fill the menu bar of `app` (the composition's Application, untyped here: it imports this module).
+@dataclass(frozen=True)
+class MenuActions:
+    """The menu entries made here that other code toggles or triggers."""
 
-    Keeps on `app` the actions other code toggles: square cells, undo and redo, the device menu.
-    """
+    square_cells: QAction  # View > Square cells (checkable)
+    undo: QAction  # Model > Undo, named after what it undoes
+    redo: QAction
+    device: QMenu  # Model > Device: off while training runs
+
+
+def build_menus(app: Any) -> MenuActions:
+    """Fill the menu bar of `app` (the composition's Application, untyped here: it imports this module)."""
     win, ck, fm = app.window, app.checkpoints, app.window.file_menu
     fm.addAction(ck.open_action)
     fm.addMenu(ck.recent_menu)
@@ -44,32 +54,32 @@ def build_menus(app: Any) -> None:
         tip="Score every head's role and ablate each in turn (Heads tab)",
     )
     win.view_menu.addSeparator()
-    app.square_cells_action = win.add_action(
+    square_cells = win.add_action(
         win.view_menu,
         "&Square cells",
         app.playground.set_square_cells,
         tip="Keep every attention cell square instead of filling the view",
     )
-    app.square_cells_action.setCheckable(True)
-    app.undo_action = win.add_action(
+    square_cells.setCheckable(True)
+    undo = win.add_action(
         win.model_menu,
         "&Undo architecture change",
         app.architecture.restore_previous,
         "Ctrl+Alt+Z",
         tip="Bring back the model before the last architecture change, weights included",
     )
-    app.redo_action = win.add_action(
+    redo = win.add_action(
         win.model_menu,
         "&Redo",
         app.architecture.restore_next,
         REDO_KEY,
         tip="Bring back the model the last Undo replaced, weights and training included",
     )
-    app.architecture.track_undo(app.undo_action, app.redo_action)  # names what they do: Apply, a task switch...
-    _build_device_menu(app)
+    app.architecture.track_undo(undo, redo)  # names what they do: Apply, a task switch...
+    return MenuActions(square_cells, undo, redo, _build_device_menu(app))
 
 
-def _build_device_menu(app: Any) -> None:
+def _build_device_menu(app: Any) -> QMenu:
     """Model > Device: where inference runs (training picks its own device in the Trainer tab)."""
     from core_model.device import available_devices
 
@@ -82,4 +92,4 @@ def _build_device_menu(app: Any) -> None:
         action.triggered.connect(lambda _c=False, name=name: app.architecture.switch_device(name))
         group.addAction(action)
         menu.addAction(action)
-    app.device_menu = menu
+    return menu

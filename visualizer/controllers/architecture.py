@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
 
 import torch
 from PySide6.QtCore import QObject, Signal
@@ -52,13 +51,6 @@ def _ask_load_shipped(parent: QWidget, text: str) -> bool:
     box.setDefaultButton(load)
     box.exec()
     return box.clickedButton() is load
-
-
-class ModelPanelLike(Protocol):
-    """What attach() needs of the Model panel (a widget this controller does not import)."""
-
-    config_requested: Any  # Signal(ModelConfig)
-    revert_button: Any  # QPushButton
 
 
 @dataclass(frozen=True)
@@ -106,11 +98,6 @@ class ArchitectureController(QObject):
     def pending(self) -> int:
         """Builds still running, dropped ones included (tests wait for 0)."""
         return self._builds.active
-
-    def attach(self, panel: ModelPanelLike) -> None:
-        """Listen to the Model panel: Apply asks for a build, Revert drops the one still running."""
-        panel.config_requested.connect(self.request)
-        panel.revert_button.clicked.connect(self.cancel)
 
     def request(self, config: ModelConfig) -> None:
         """Build (or load the shipped) model for `config` in the background, after asking when needed."""

@@ -9,11 +9,10 @@ time. A slot given a `context` (the hub's model) holds back a result whose conte
 and emits `overtaken`: a feature need not check that its result still fits the model. Outcomes arrive as queued
 signals on the GUI thread; a slot that was deleted meanwhile receives nothing, and the task is told to stop.
 
-A coalescing slot (`coalesce=True`: the keystroke path, model B, a cell) never runs two tasks at once: while one
-runs, a newer submission replaces the single waiting one, and the running one's outcome, now stale, is dropped when
-it ends; then the waiting one starts. The next task starts after the previous outcome has been handled on the GUI
-thread, so it does not compete with drawing that outcome. `submit_ordered` queues tasks that run in order in front
-of the waiting one, each outcome delivered. An optional Pacing may hold the waiting task back a little.
+A coalescing slot (`coalesce=True`: the keystroke path, model B, a cell) never runs two tasks at once: a newer
+submission replaces the single waiting one, the running one's stale outcome is dropped, and the waiting task starts
+once that outcome was handled on the GUI thread (so it does not compete with drawing it). `submit_ordered` queues
+tasks that run in order in front of the waiting one, each delivered. An optional Pacing may delay the waiting task.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from visualizer.workers.task_state import Cancelled, TaskState, emit_safely, fai
 from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
+_ONE_OFFS: set[TaskSlot] = set()  # run_task's slots, held until they report
 Task = Callable[..., Any]  # fn(state: TaskState, *inputs) -> result
 _Job = tuple[Task, tuple, object]  # a submission: fn, its inputs, the slot's context then
 
@@ -284,10 +284,10 @@ def run_task(
     """A one-off task with callbacks (open a file, build a model): its own slot, kept alive until it reports.
     on_error receives the error's first line: the caller's sentence ("Could not open x.pt") says what failed."""
     slot = TaskSlot(what, pool=pool)
-    slot.keep_alive = slot  # released on delivery: callers need not keep a reference to get the callback
+    _ONE_OFFS.add(slot)  # released on delivery: callers need not keep a reference to get the callback
     slot.finished.connect(on_done)
     slot.error_line.connect(on_error)
-    slot.idle.connect(lambda: setattr(slot, "keep_alive", None))
+    slot.idle.connect(lambda: _ONE_OFFS.discard(slot))
     slot.submit(lambda _state: fn())
     return slot
 

@@ -41,9 +41,10 @@ from visualizer.widgets.heatmap.mask_backdrop import VIEW_BACKGROUND, MaskBackdr
 class AtlasPlot:
     """The GraphicsLayoutWidget of one grid: plot (atlas, row outline, "ablated" labels) plus a colour bar."""
 
-    def __init__(self, colormap: str) -> None:
+    def __init__(self, colormap: str, legend_changed: Callable[[str], None] = lambda _text: None) -> None:
+        """legend_changed: told the abbreviations the labels use (the grid shows them in its legend)."""
         self._tick_source: tuple | None = None
-        self.legend_changed: Callable[[str], None] = lambda _text: None  # the grid shows abbreviations in its legend
+        self.legend_changed = legend_changed
         # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
         luts = {name: make_lut(name).view(np.uint32).ravel() for name in (colormap, SCORES_COLORMAP)}
         modes = ("weights", "scores", "norms", "rollout", "difference")

@@ -69,11 +69,10 @@ class AttentionGrid(QWidget):
         self.title_label = self.header.title_label
         self.placeholder = QLabel("No tokens to show yet: type an input.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.atlas_plot = AtlasPlot(colormap)
+        self.atlas_plot = AtlasPlot(colormap, legend_changed=self.header.set_legend)
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
         self.highlight_curve, self.atlas_space = self.atlas_plot.highlight_curve, self.atlas_plot.atlas_space
-        self.atlas_plot.legend_changed = self.header.set_legend
         self.stack = QStackedWidget()
         self.stack.addWidget(self.graphics)
         self.stack.addWidget(self.placeholder)

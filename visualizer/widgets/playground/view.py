@@ -59,7 +59,8 @@ ENCODER_WHILE_STEPPING = "stepping: the encoder reads the source alone; Decoder 
 class PlaygroundView(QWidget):
     """Composition of the playground panels; all behaviour lives in the session and the widgets."""
 
-    config_requested = Signal(object)  # forwarded from the model panel
+    config_requested = Signal(object)  # the model panel's Apply: a ModelConfig to build
+    revert_requested = Signal()  # the model panel's Revert: drop the build still running
     task_selected = Signal(str)  # the user picked a task (the session has taken it; its shipped model may follow)
 
     def __init__(
@@ -238,6 +239,7 @@ class PlaygroundView(QWidget):
         s.gates_changed.connect(self._show_gates)
         s.busy_changed.connect(self.busy_label.set_busy)
         self.model_panel.config_requested.connect(self.config_requested)
+        self.model_panel.revert_button.clicked.connect(self.revert_requested)
         ip.task_selected.connect(self.task_selected)
         self.restore_heads.clicked.connect(s.restore_all_heads)
         self.scale.currentIndexChanged.connect(
