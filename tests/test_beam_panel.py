@@ -238,3 +238,22 @@ def test_the_state_owns_the_settings_and_the_panel_shows_them(qtbot, app):
     assert shown == ["2", "7", "2.50", "4", "0.90"] and panel.seed.text() == "11"
     assert panel.samples.isEnabled() and not panel.width_spin.isEnabled()  # the mode's controls follow too
     assert beam.settings == wanted  # reflecting it did not write anything back
+
+
+def test_decimals_typed_into_the_sampling_boxes_reach_the_state_whole(qtbot, app):
+    """Each keystroke updates the state, which the panel shows again: the box being typed in must keep its text
+    ("2." on the way to "2.5" must not become "2.00")."""
+    _view, _session, beam, panel = app
+    panel.mode.setCurrentIndex(panel.mode.findData("sample"))
+    type_into(qtbot, panel.temperature, "2.5")
+    type_into(qtbot, panel.top_p, "0.95")
+    assert (beam.settings.temperature, beam.settings.top_p) == (2.5, 0.95)
+    assert (panel.temperature.text(), panel.top_p.text()) == ("2.5", "0.95")  # as typed, not "2.00"
+
+
+def test_settings_the_panel_cannot_show_are_what_it_shows(qtbot, app):
+    """The panel draws at most 16 hypotheses and two decimals: a wider or finer setting becomes what is shown."""
+    _view, _session, beam, panel = app
+    beam.set_settings(BeamSettings(width=40, temperature=1.234))
+    assert panel.width_spin.text() == "16" and panel.temperature.text() == "1.23"
+    assert (beam.settings.width, beam.settings.temperature) == (16, 1.23)

@@ -5,7 +5,7 @@ Data flows one way: a widget calls a setter, the session runs one forward pass o
 `frame_changed(PlaygroundFrame)`; views draw that frame. The fields follow `inputs_changed` and `masks_changed`, so a
 value set by code (restored preferences, a paint stroke) reaches them as a typed one does; one signal per change.
 Stepper actions are commands run in order on the slot's threads, each followed by one frame; the session knows the
-stepper only through those frames' snapshots. The passes are FramePasses' (inference.py); this makes the requests.
+stepper only through those frames' snapshots. FramePasses (playground_inference.py) runs them; this makes requests.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The large map view's cell inspector as a view model (the mask painter is in mask_painter.py).
+"""The large map view's cell inspector as a view model (the mask painter is in playground_mask_painter.py).
 
 CellInspector recomputes one cell with `core_model.cell_decomposition.decompose_cell` on the inputs of the
 playground's pass, on a coalescing task slot (latest wins), and emits a numpy copy (the session boundary).

@@ -22,7 +22,8 @@ MODE_TEXT = {
     "rollout": "rollout to this layer (H: via that head)",
     "difference": "difference A − B",
 }
-MODE_LEGEND = {  # rollout blanks no cell (capture.py): a masked key's share is 0, drawn in the scale's low colour
+# rollout blanks no cell (playground_capture.py): a masked key's share is 0, drawn in the scale's low colour
+MODE_LEGEND = {
     "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
     "rollout": (
         "no cell is masked in rollout: shares flow only where the masks let attention go, layer after layer, and"

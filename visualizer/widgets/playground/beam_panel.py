@@ -190,15 +190,20 @@ class BeamPanel(QWidget):
         self.state.set_settings(self.settings())
 
     def _show_settings(self, settings: BeamSettings) -> None:
-        """Reflect the state's settings without writing them back (a box's range may clamp what it shows)."""
+        """Show the state's settings. A box that already shows its value is left alone, so a number being typed
+        ("2." on the way to "2.5") keeps its text. Where a box cannot show a value (past its range, or finer than
+        its decimals) the state takes what the panel shows: the two never differ."""
         values = (settings.width, settings.temperature, settings.top_k, settings.top_p, settings.seed, settings.samples)
         blockers = [QSignalBlocker(widget) for widget in (*self._boxes(), self.mode)]
         for box, value in zip(self._boxes(), values):
-            box.setValue(value)
+            if box.value() != value:
+                box.setValue(value)
         self.mode.setCurrentIndex(self.mode.findData(settings.mode))
         for blocker in blockers:
             blocker.unblock()
         self._mode_changed()
+        if self.settings() != settings:
+            self.state.set_settings(self.settings())
 
     def settings(self) -> BeamSettings:
         """What the controls show, as settings."""
