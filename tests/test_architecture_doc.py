@@ -109,6 +109,10 @@ def test_the_tab_table_names_what_exists():
             assert list((REPO / "visualizer" / "state").glob(pattern)), f"{tab}: no state module {pattern}"
         for folder in re.findall(r"`(\w+)/`", view_cell):
             assert (REPO / "visualizer" / "widgets" / folder / "__init__.py").is_file(), f"{tab}: no view {folder}/"
+    listed = {folder for row in rows for folder in re.findall(r"`(\w+)/`", row[2])}
+    widgets = REPO / "visualizer" / "widgets"
+    folders = {p.name for p in widgets.iterdir() if (p / "__init__.py").is_file() and p.name not in SHARED_VIEWS}
+    assert folders <= listed, f"widget folders the tab table leaves out: {sorted(folders - listed)}"
 
 
 def test_each_state_module_names_its_tab_or_is_shared():

@@ -394,8 +394,21 @@ def test_eval_work_cap_keeps_the_defaults_and_names_what_fits():
     eval_work_check(most, list(range(1, 255)), 0)  # the --n the message names does fit
     with pytest.raises(ArgumentError):
         eval_work_check(most + 1, list(range(1, 255)), 0)
-    with pytest.raises(ArgumentError, match="1 source per length for 4,094 lengths.*choose fewer or shorter lengths"):
+    with pytest.raises(ArgumentError, match="1 source per length for 4,094 lengths.*choose fewer lengths or shorter"):
         eval_work_check(1, list(range(1, 4095)), 0)  # not even one source per length fits
+    with pytest.raises(ArgumentError, match=r"use --n 17 or less, or a shorter --length"):
+        eval_work_check(100, [4094], 0, one_length=True)
+
+
+def test_eval_without_n_decodes_as_many_as_fit_and_says_so(caplog):
+    """--n's default, 1000 per length, would refuse `eval FILE` for any model trained past 96 symbols."""
+    from visualizer.cli.evaluate import DEFAULT_N, _sources_per_length
+
+    assert _sources_per_length(None, list(range(1, 17)), 10) == DEFAULT_N and not caplog.records
+    assert _sources_per_length(None, list(range(1, 255)), 0) == 54  # the most eval_work_check accepts
+    eval_work_check(54, list(range(1, 255)), 0)
+    assert "54 sources per length instead of 1000, to keep lengths 1-254 within the cap" in caplog.text
+    assert _sources_per_length(7, list(range(1, 255)), 0) == 7  # a given --n is kept; the check refuses it or not
 
 
 @pytest.mark.parametrize("text", ["1-1000000000", "0-5", "7-3", "1-" + "9" * 30])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 from visualizer.cli.common import ArgumentError, CliError, ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import (
     EVAL_WORK_RULE,
+    eval_sources_that_fit,
     eval_work_check,
     exhaustive_check,
     exhaustive_help,
@@ -22,6 +24,9 @@ from visualizer.cli.limits import (
 from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import json_line
 
+log = logging.getLogger(__name__)
+DEFAULT_N = 1000  # sources per length when --n is not given
+
 
 def add_options(ev: argparse.ArgumentParser) -> None:
     """The `eval` subcommand's options."""
@@ -29,8 +34,12 @@ def add_options(ev: argparse.ArgumentParser) -> None:
     task_option(ev)
     ev.add_argument(
         "--n",
-        default=1000,
-        **ranged("eval", "--n", f"number of sequences (per length with --lengths; {EVAL_WORK_RULE})"),
+        **ranged(
+            "eval",
+            "--n",
+            f"number of sequences per length (default {DEFAULT_N}, fewer when a long sweep would pass the cap: "
+            f"{EVAL_WORK_RULE})",
+        ),
     )
     seed_option(ev, "eval", "seed of the evaluation sequences (default 1234)", 1234)
     ev.add_argument(
@@ -84,24 +93,43 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ns.hook = _rope_hook(model, task, ns)
     if ns.exhaustive is not None:  # before any work: how many sources K means depends on the checkpoint
         exhaustive_check(ns.exhaustive, task.n_symbols, limit)
+    if ns.length is not None and not 1 <= ns.length <= limit:
+        parser.error(f"--length must be in [1, {limit}], got {ns.length}")
+    if ns.length is not None:
+        lengths = [ns.length]
+    elif ns.lengths is not None:
+        lengths = lengths_within(ns.lengths, limit)
+    else:
+        lengths = list(range(task.min_len, min(task.max_len, limit) + 1))
+    repeated = task.n_symbols if ns.repeated and ns.length is None else 0
+    ns.n = _sources_per_length(ns.n, lengths, repeated)
+    eval_work_check(ns.n, lengths, repeated, one_length=ns.length is not None)  # before any work, as --exhaustive
     start = time.perf_counter()
     if ns.length is not None:
-        if not 1 <= ns.length <= limit:
-            parser.error(f"--length must be in [1, {limit}], got {ns.length}")
-        eval_work_check(ns.n, [ns.length], 0)
         out = _one_length(model, task, ns, device) | trained_fields(trained, ns.length)
     else:
-        lengths = (
-            lengths_within(ns.lengths, limit)
-            if ns.lengths is not None
-            else list(range(task.min_len, min(task.max_len, limit) + 1))
-        )
-        eval_work_check(ns.n, lengths, task.n_symbols if ns.repeated else 0)  # before any work, as --exhaustive
         out = _per_length(model, task, lengths, ns, device)
         out.update(_source_sets(model, task, lengths, ns), **trained_fields(trained, *lengths))
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
+
+
+def _sources_per_length(given: int | None, lengths: list[int], repeated: int) -> int:
+    """--n as given; without it DEFAULT_N, or as many as keep a long sweep within the cap (said on stderr)."""
+    if given is not None:
+        return given
+    fits = eval_sources_that_fit(lengths, repeated)
+    if fits < DEFAULT_N:
+        log.warning(
+            "eval: %s sources per length instead of %s, to keep lengths %s-%s within the cap (%s); give --n to choose",
+            max(fits, 1),
+            DEFAULT_N,
+            lengths[0],
+            lengths[-1],
+            EVAL_WORK_RULE,
+        )
+    return max(1, min(DEFAULT_N, fits))  # below 1, eval_work_check refuses the lengths themselves
 
 
 def _one_length(model: Any, task: Any, ns: argparse.Namespace, device: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ MAX_SEED = 2**32 - 1
 MAX_TEXT = 40  # characters of a number worth reading; longer input is refused without converting it
 MAX_EXHAUSTIVE_SOURCES = 20_000  # eval --exhaustive: every source decoded greedily, seconds on one CPU thread
 # eval's sweep: sources per length x the sum of each length squared, the attention cells greedy decoding visits.
-# Decoding time grows with that product; at the cap a sweep takes a few minutes on one CPU thread.
+# Decoding time grows with that product; the cap keeps a sweep to minutes where an unbounded one could take hours.
 MAX_EVAL_CELLS = 300_000_000
 
 
@@ -169,15 +169,25 @@ def lengths_help() -> str:
 EVAL_WORK_RULE = f"n x the sum of each length squared at most {MAX_EVAL_CELLS:,}"
 
 
-def eval_work_check(n: int, lengths: list[int], repeated: int) -> None:
+def eval_sources_that_fit(lengths: list[int], repeated: int) -> int:
+    """The most random sources per length a sweep over `lengths` may decode besides `repeated` (< 1: none)."""
+    return MAX_EVAL_CELLS // sum(length * length for length in lengths) - repeated
+
+
+def eval_work_check(n: int, lengths: list[int], repeated: int, one_length: bool = False) -> None:
     """Refuse (ArgumentError, exit 2) a sweep over MAX_EVAL_CELLS: `n` random and `repeated` one-symbol sources
     per length. Each length's memory is bounded by its batches; this bounds the time, which nothing else does."""
     squares = sum(length * length for length in lengths)
     per_length = n + repeated
     if per_length * squares <= MAX_EVAL_CELLS:
         return
-    most = MAX_EVAL_CELLS // squares - repeated
-    fix = f"use --n {most} or less, or fewer lengths" if most >= 1 else "choose fewer or shorter lengths"
+    most = eval_sources_that_fit(lengths, repeated)
+    other = "a shorter --length" if one_length else "fewer lengths"
+    fix = (
+        f"use --n {most} or less, or {other}"
+        if most >= 1
+        else f"choose {other}" + ("" if one_length else " or shorter ones")
+    )
     sources = f"{per_length:,} source{'s' * (per_length != 1)} per length"
     raise ArgumentError(
         f"eval would decode {sources} for {len(lengths):,} length{'s' * (len(lengths) != 1)}: "
