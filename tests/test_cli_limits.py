@@ -407,7 +407,7 @@ def test_eval_without_n_decodes_as_many_as_fit_and_says_so(caplog):
     assert _sources_per_length(None, list(range(1, 17)), 10) == DEFAULT_N and not caplog.records
     assert _sources_per_length(None, list(range(1, 255)), 0) == 54  # the most eval_work_check accepts
     eval_work_check(54, list(range(1, 255)), 0)
-    assert "54 sources per length instead of 1000, to keep lengths 1-254 within the cap" in caplog.text
+    assert "decoding 54 sources per length instead of 1000, to keep lengths 1-254 within eval's cap" in caplog.text
     assert _sources_per_length(7, list(range(1, 255)), 0) == 7  # a given --n is kept; the check refuses it or not
 
 

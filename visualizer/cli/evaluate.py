@@ -122,7 +122,8 @@ def _sources_per_length(given: int | None, lengths: list[int], repeated: int) ->
     fits = eval_sources_that_fit(lengths, repeated)
     if fits < DEFAULT_N:
         log.warning(
-            "eval: %s sources per length instead of %s, to keep lengths %s-%s within the cap (%s); give --n to choose",
+            "decoding %s sources per length instead of %s, to keep lengths %s-%s within eval's cap (%s); give --n to "
+            "choose",
             max(fits, 1),
             DEFAULT_N,
             lengths[0],
