@@ -69,7 +69,7 @@ def test_atlas_pixels_follow_the_colormap(grid):
     for layer, head, i, j in [(0, 0, 0, 0), (1, 2, 3, 4), (0, 1, 2, 1), (1, 0, 1, 3)]:
         np.testing.assert_array_equal(pixel(grid, layer, head, i, j), expected_colour(maps.values[layer, head, i, j]))
     assert grid.image_item.image.dtype == np.uint8 and grid.image_item.image.shape[2] == 4
-    assert grid.title_label.text().startswith("Decoder self-attention — weights")
+    assert grid.title_label.text().startswith("Decoder self-attention (rows: queries, columns: keys) — weights")
 
 
 def test_masked_cells_and_gutters_are_transparent(grid):
@@ -107,7 +107,9 @@ def test_scores_with_minus_inf_use_the_shared_finite_range(grid):
     index = int(np.clip(np.floor((scores[1, 1, 2, 1] + m) / (2 * m) * 256), 0, 255))
     np.testing.assert_array_equal(pixel(grid, 1, 1, 2, 1), make_lut(SCORES_COLORMAP)[index])
     assert pixel(grid, 0, 0, 0, 3)[3] == 0  # transparent over the masked hatch
-    assert grid.title_label.text().startswith("Cross-attention — pre-softmax scores")
+    assert grid.title_label.text().startswith(
+        "Cross-attention (rows: decoder queries, columns: encoder keys) — pre-softmax scores"
+    )
 
 
 def test_scale_modes_change_the_normalisation(grid):
@@ -344,12 +346,16 @@ def test_map_dialog_shows_token_ticks_and_updates_in_place(qtbot, tmp_path):
 def test_title_before_data_and_mode_validation(qtbot):
     grid = AttentionGrid("cross")
     qtbot.addWidget(grid)
-    assert grid.title_label.text().startswith("Cross-attention — weights")
+    assert grid.title_label.text().startswith(
+        "Cross-attention (rows: decoder queries, columns: encoder keys) — weights"
+    )
     assert grid.stack.currentWidget() is grid.placeholder
     with pytest.raises(ValueError, match="mode"):
         grid.set_mode("logits")
     grid.set_mode("scores")
-    assert grid.title_label.text().startswith("Cross-attention — pre-softmax scores")
+    assert grid.title_label.text().startswith(
+        "Cross-attention (rows: decoder queries, columns: encoder keys) — pre-softmax scores"
+    )
 
 
 def test_fill_shown_masks_and_averages_without_qt():

@@ -250,7 +250,7 @@ def test_exported_png_carries_title_input_and_model(grid, tmp_path):
     dark = sum(band.pixelColor(x, y).value() < 128 for x in range(0, band.width(), 2) for y in range(40))
     assert dark > 100  # text was drawn in it
     caption = grid.header.caption(grid.current_maps())
-    assert caption[0].startswith("Cross-attention — weights")
+    assert caption[0].startswith("Cross-attention (rows: decoder queries, columns: encoder keys) — weights")
     assert "0 1 2 3 <eos>" in caption[1] and "2 layers x 4 heads" in caption[3]
 
 

@@ -91,3 +91,12 @@ def test_rollout_title_names_the_heads_its_average_leaves_out(qtbot, app):
     layers = app.hub.config.n_encoder_layers
     counts = ", ".join(f"L{i + 1} {heads - (i == 0)}/{heads}" for i in range(layers))
     assert f"{ROLLOUT_STEP}the heads on ({counts})" in title, title
+
+
+def test_each_grid_title_says_which_axis_holds_queries_and_which_keys(qtbot, app):
+    """A fresh reader of the Cross tab could not tell that its rows are the decoder's tokens and its columns the
+    encoder's: nothing above the maps named the axes."""
+    titles = {kind: read(app, kind)[0] for kind in KINDS}
+    assert titles["cross"].startswith("Cross-attention (rows: decoder queries, columns: encoder keys) — ")
+    for kind in ("encoder_self", "decoder_self"):
+        assert "(rows: queries, columns: keys) — " in titles[kind], titles[kind]

@@ -22,6 +22,12 @@ MODE_TEXT = {
     "rollout": "rollout to this layer (H: via that head)",
     "difference": "difference A − B",
 }
+# which tokens a map's rows and columns are: cross-attention's queries are the decoder's, its keys the encoder's
+KIND_AXES = {
+    "encoder_self": " (rows: queries, columns: keys)",
+    "decoder_self": " (rows: queries, columns: keys)",
+    "cross": " (rows: decoder queries, columns: encoder keys)",
+}
 # rollout blanks no cell (playground_capture.py): a masked key's share is 0, drawn in the scale's low colour
 MODE_LEGEND = {
     "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
@@ -116,14 +122,14 @@ class GridHeader(QWidget):
             layout.addWidget(label)
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
-        """ "Encoder self-attention — weights · avg = mean of all heads" for kind and mode keys (MODE_TEXT);
-        (L, H) ablated heads narrow the average. The legend follows the mode."""
+        """ "Encoder self-attention (rows: queries, columns: keys) — weights · avg = mean of all heads" for kind and
+        mode keys (MODE_TEXT); (L, H) ablated heads narrow the average. The legend follows the mode."""
         key = (kind, mode, ablated.shape, ablated.tobytes())
         if key == self._title_key:  # the same title: every keystroke asks, for each of the three grids
             return
         self._title_key = key
         on = ~ablated if ablated.size else None
-        title = KIND_TITLES.get(kind, kind or "Attention")
+        title = KIND_TITLES.get(kind, kind or "Attention") + KIND_AXES.get(kind, "")
         self.title_label.setText(f"{title} — {MODE_TEXT[mode]} · {average_caption(mode, kind, on)}")
         self._mode = mode
         self._show_legend()
