@@ -159,3 +159,16 @@ def test_scores_formula_names_the_masked_colour_the_legend_uses(qtbot, view):
     choose(qtbot, view, "scores")
     text = bar.formula_label.text()
     assert "grey" in text and "blank" not in text
+
+
+def test_the_colour_bar_names_what_its_colours_measure(qtbot, view):
+    """A fresh reader found the colour bar untitled: 0 to 1 of what? Each view names its quantity there, and the
+    per-map scale says each map spans its own range."""
+    grid = view.grids["encoder_self"]
+    label = grid.colorbar.getAxis("left")
+    expected = {"weights": "attention weight", "scores": "score q·k / √d_k", "norms": "‖a·f(x)‖"}
+    for mode, text in expected.items():
+        choose(qtbot, view, mode)
+        assert label.labelText == text and label.label.isVisible(), mode
+    view.scale.setCurrentIndex(view.scale.findData("per_map"))
+    assert label.labelText == "‖a·f(x)‖: each map spans its own min..max"

@@ -213,7 +213,9 @@ class AtlasPlot:
         self.set_ablated_labels(frame.layout, ablated)
 
     def set_colorbar_label(self, text: str) -> None:
-        self.colorbar.getAxis("left").setLabel(text)
+        axis = self.colorbar.getAxis("left")
+        if axis.labelText != text:  # asked with every frame: setLabel lays the plot out again
+            axis.setLabel(text)
 
     def set_ablated_labels(self, lay: AtlasLayout, ablated: np.ndarray | None) -> None:
         """Ablated (L, H) heads crossed out and labelled "ablated"; a layer with every head off gets "no heads on"

@@ -21,7 +21,7 @@ from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice, colorbar_text
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
@@ -145,7 +145,7 @@ class AttentionGrid(QWidget):
         self._catch_up()
         check_choice("scale_mode", scale_mode, SCALE_MODES)
         self._scale_mode = scale_mode
-        self.atlas_plot.set_colorbar_label("each map: own min..max" if scale_mode == "per_map" else "")
+        self._update_title()
         if self._frame is not None:
             self._render()
 
@@ -243,6 +243,7 @@ class AttentionGrid(QWidget):
 
     def _update_title(self) -> None:
         self.header.set_title(self._kind, self._mode, self._ablated)
+        self.atlas_plot.set_colorbar_label(colorbar_text(self._mode, self._scale_mode))
 
     # ----- menu, large view and exports --------------------------------------------------------------------
     def show_context_menu(self, layer: int, head: int, screen_pos: QPoint) -> QMenu:

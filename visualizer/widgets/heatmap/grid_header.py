@@ -22,6 +22,21 @@ MODE_TEXT = {
     "rollout": "rollout to this layer (H: via that head)",
     "difference": "difference A − B",
 }
+COLORBAR_TEXT = {  # what the colours measure, on the colour bar
+    "weights": "attention weight",
+    "scores": "score q·k / √d_k",
+    "norms": "‖a·f(x)‖",
+    "rollout": "rollout share",
+    "difference": "weight A − B",
+}
+
+
+def colorbar_text(mode: str, scale_mode: str) -> str:
+    """The colour bar's title: the view's quantity, and whether every map has a range of its own."""
+    text = COLORBAR_TEXT[mode]
+    return f"{text}: each map spans its own min..max" if scale_mode == "per_map" else text
+
+
 # which tokens a map's rows and columns are: cross-attention's queries are the decoder's, its keys the encoder's
 KIND_AXES = {
     "encoder_self": " (rows: queries, columns: keys)",
