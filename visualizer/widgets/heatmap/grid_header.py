@@ -27,7 +27,7 @@ COLORBAR_TEXT = {  # what the colours measure, on the colour bar
     "scores": "score q·k / √d_k",
     "norms": "‖a·f(x)‖",
     "rollout": "rollout share",
-    "difference": "weight A − B",
+    "difference": "A − B (the view's values)",
 }
 
 
