@@ -39,13 +39,7 @@ class AttentionGrid(QWidget):
     restore_all_requested = Signal()
     map_hovered = Signal(object)  # (layer, head) of the map under the mouse (head -1 = average), None off the maps
 
-    def __init__(
-        self,
-        kind: str = "",
-        parent: QWidget | None = None,
-        *,
-        colormap: str = DEFAULT_COLORMAP,
-    ) -> None:
+    def __init__(self, kind: str = "", parent: QWidget | None = None, *, colormap: str = DEFAULT_COLORMAP) -> None:
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
         super().__init__(parent)
         self._kind = kind
@@ -62,6 +56,7 @@ class AttentionGrid(QWidget):
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap)
         self._update_title()
+        self._show_scale_label()
 
     def _build_widgets(self, colormap: str) -> None:
         """Title, the atlas plot (plot + colour bar), and a placeholder for empty input."""
@@ -92,9 +87,10 @@ class AttentionGrid(QWidget):
         A grid on a hidden tab only keeps the maps and draws them when shown (or asked about them): colouring
         three grids per keystroke spent most of that work on two grids nobody sees.
         """
-        if mode is not None:
+        if mode is not None and mode != self._mode:  # every frame names its mode; it rarely changes
             check_choice("mode", mode, tuple(MODE_TEXT))
             self._mode = mode
+            self._show_scale_label()
         self._maps, self._stale = maps, True
         self._kind = maps.kind if maps is not None else self._kind
         if self.isVisible() or self._large_view.is_visible():
@@ -137,6 +133,7 @@ class AttentionGrid(QWidget):
         check_choice("mode", mode, tuple(MODE_TEXT))
         self._mode = mode
         self._update_title()
+        self._show_scale_label()
         if self._frame is not None:
             self._render()
 
@@ -145,7 +142,7 @@ class AttentionGrid(QWidget):
         self._catch_up()
         check_choice("scale_mode", scale_mode, SCALE_MODES)
         self._scale_mode = scale_mode
-        self._update_title()
+        self._show_scale_label()
         if self._frame is not None:
             self._render()
 
@@ -243,6 +240,9 @@ class AttentionGrid(QWidget):
 
     def _update_title(self) -> None:
         self.header.set_title(self._kind, self._mode, self._ablated)
+
+    def _show_scale_label(self) -> None:
+        """The colour bar's title; called when the view or the scale changes, not with every frame."""
         self.atlas_plot.set_colorbar_label(colorbar_text(self._mode, self._scale_mode))
 
     # ----- menu, large view and exports --------------------------------------------------------------------
