@@ -5,6 +5,7 @@ painted that key's maps (and the rest of its frame). bench.py turns these into r
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -90,10 +91,19 @@ def _keystroke_ms(edit: QWidget, key: Qt.Key, paints: FramePaints, timeout_s: fl
 
 
 def measure_with_floor(
-    window: Application, length: int, n_keys: int, blocks: int = 4, warmup: int = 8, settle: int = 2
+    window: Application,
+    length: int,
+    n_keys: int,
+    blocks: int = 4,
+    warmup: int = 8,
+    settle: int = 2,
+    painted: Callable[[QWidget], QWidget] | None = None,
 ) -> tuple[KeystrokeResult, dict[str, float]]:
     """Backspace and '7' alternately (the length stays put) with each grid tab visible in turn, and the keystrokes'
     floor (latency_bench.BareFloor), per tab in alternating blocks.
+
+    A key ends when the grid's viewport has painted its frame; `painted(grid)` names another widget that shows the
+    grid's maps instead (keystroke_bound.py's stand-ins).
 
     The first keys after a new length or tab pay one-time costs (buffers for the new shapes, text measured once):
     up to about six keys on the first tab, so `warmup` keys per tab are typed and not counted.
@@ -114,7 +124,7 @@ def measure_with_floor(
     for kind, grid in view.grids.items():
         view.grid_tabs.setCurrentWidget(grid)
         QApplication.processEvents()
-        counter = PaintCounter(grid.graphics.viewport())
+        counter = PaintCounter(painted(grid) if painted else grid.graphics.viewport())
         watch = FramePaints(window.session, counter)
         for i in range(warmup):
             _keystroke_ms(edit, keys[i % 2], watch)
