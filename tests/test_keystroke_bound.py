@@ -51,7 +51,7 @@ def test_a_variant_leaves_the_real_grids_and_side_panels_showing_the_last_input(
     app = start_app(qtbot)
     view, session = app.playground, app.session
     grid, expected = view.grids["encoder_self"], view.input_panel.expected_slot
-    before = expected.full_text()
+    before, drawn = expected.full_text(), grid.atlas_layout().tk
     with keystroke_bound.bare_grids(app) as bares:
         with keystroke_bound.grids_only(app):
             assert grid.stack.currentWidget() is bares[grid]
@@ -60,6 +60,11 @@ def test_a_variant_leaves_the_real_grids_and_side_panels_showing_the_last_input(
             keys = _encoder_keys(session)  # the symbols, <eos> and the pads
             qtbot.waitUntil(lambda: bares[grid]._shape[3] == keys)  # noqa: SLF001 - the stand-in drew the new input
             assert expected.full_text() == before  # the side panels were left as they were
+            assert grid.atlas_layout().tk == drawn != keys  # and the real grid drew nothing
+            hidden = bares[view.grids["cross"]]
+            assert hidden._shape[3:] != (keys,)  # noqa: SLF001 - a grid on a hidden tab colours nothing either
+            view.grid_tabs.setCurrentWidget(view.grids["cross"])
+            qtbot.waitUntil(lambda: hidden._shape[3] == keys)  # noqa: SLF001 - until it is shown
     assert grid.stack.currentWidget() is grid.graphics
     assert grid.atlas_layout().tk == keys and sorted(expected.full_text().split()) == list("13579")
     session.set_source("2468")  # the app's own frame path is connected again
