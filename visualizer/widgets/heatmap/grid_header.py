@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from core_model.vocab import PAD, SPECIALS
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common.stable_label import WrapLabelSlot
 from visualizer.widgets.common.styles import WARNING_STYLE
@@ -63,9 +64,16 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
-def mode_legend(mode: str) -> str:
-    """What grey means in this view (the views that blank masked cells), or that nothing is blanked."""
-    return MODE_LEGEND.get(mode, MASK_LEGEND)
+PAD_LABEL = SPECIALS[PAD]  # "<pad>", as the maps' labels write it
+# a <pad> query is not masked (its row has colours), a <pad> key is for every query (its column is grey)
+PAD_ROWS_LEGEND = "<pad> rows still attend (padding masks only <pad> keys: no token attends to a <pad>)"
+
+
+def mode_legend(mode: str, pad_rows: bool = False) -> str:
+    """What grey means in this view (the views that blank masked cells), or that nothing is blanked; with
+    `pad_rows`, why the rows of <pad> queries are coloured (rollout's own legend says how a <pad> query reads)."""
+    legend = MODE_LEGEND.get(mode, MASK_LEGEND)
+    return f"{legend} · {PAD_ROWS_LEGEND}" if pad_rows and mode != "rollout" else legend
 
 
 def _heads_on(on: np.ndarray | None) -> str:
@@ -119,6 +127,7 @@ class GridHeader(QWidget):
         self._mode = "weights"
         self._abbreviations = ""
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
+        self._pad_rows = False  # some queries are <pad>: the legend says why their rows have colours
         self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
         # its note on small labels comes and goes with the input's length: wrapped, it never widens the window, and
         # it keeps the lines it needed so far, so the maps below do not jump up and down as the user types
@@ -166,6 +175,12 @@ class GridHeader(QWidget):
             self.warning_label.setText(text)
             self.warning_label.setVisible(bool(text))
 
+    def set_pad_rows(self, present: bool) -> None:
+        """Whether the maps have <pad> queries, whose rows attend while their columns are masked."""
+        if present != self._pad_rows:
+            self._pad_rows = present
+            self._show_legend()
+
     def set_note(self, text: str) -> None:
         """A sentence the view adds to the legend ("" none): what about these maps the rest of the window changes."""
         if text != self._note:
@@ -174,7 +189,7 @@ class GridHeader(QWidget):
 
     def _show_legend(self) -> None:
         highlight = HIGHLIGHT_LEGEND if self._highlighted else ""
-        parts = [mode_legend(self._mode), highlight, self._note, self._abbreviations]
+        parts = [mode_legend(self._mode, self._pad_rows), highlight, self._note, self._abbreviations]
         text = " · ".join(part for part in parts if part)
         if self.legend_label.text() != text:
             self.legend_label.setText(text)

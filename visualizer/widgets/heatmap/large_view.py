@@ -29,7 +29,7 @@ from visualizer.widgets.heatmap.atlas import AVG, LISTED_HINT, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.dialog_place import keep_beside_docks
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend, plain_label
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, PAD_LABEL, caption_lines, mode_legend, plain_label
 from visualizer.widgets.heatmap.map_tools import HINT, PAINT_PEN, MapMouseTools, paint_buttons, painted_marks
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUND, MaskBackdrop
 from visualizer.widgets.heatmap.token_axis import token_axes
@@ -62,6 +62,7 @@ class MapDialog(QDialog):
         self.title_label = QLabel()
         self.legend_label = plain_label(MASK_LEGEND)  # what grey means in this view, as above the grids
         self.legend_label.setStyleSheet("color: gray")
+        self.legend_label.setWordWrap(True)  # a long legend takes lines, never the dialog's width
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(VIEW_BACKGROUND)  # around the map: darker than a masked (grey) cell
         self.plot_item: pg.PlotItem = self.graphics.addPlot(  # no menu to build; every token labelled or none
@@ -228,8 +229,9 @@ class MapDialog(QDialog):
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
         mode = next((key for key, text in MODE_TEXT.items() if text == mode_text), mode_text)
-        self._caption = caption_lines(title, maps, mode_legend(mode))
-        self.legend_label.setText(mode_legend(mode))
+        legend = mode_legend(mode, PAD_LABEL in maps.query_labels)
+        self._caption = caption_lines(title, maps, legend)
+        self.legend_label.setText(legend)
         self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
