@@ -109,6 +109,12 @@ def retype(qtbot, field, text: str) -> None:
     qtbot.keyClicks(field, text)
 
 
+def readout(grid) -> str:
+    """The hovered cell's text as the line above the grid shows it, less the note on the hovered map's hidden badge
+    that may follow it (" · its badge: …")."""
+    return grid.header.hover_label.text().split(" · its badge: ")[0].strip()
+
+
 def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> str:
     """Move the mouse onto a map cell and hold it there until the readout above the grid names that cell; returns
     the readout. QTest moves the cursor (a new frame names the cell under QCursor.pos() again); real move events
@@ -138,7 +144,7 @@ def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> st
         )
 
     def shows_the_cell() -> bool:  # this cell's own text: a neighbour in the same row names the same query
-        return grid.header.hover_label.text() == grid.tooltip_text_at(layer, head, i, j)
+        return readout(grid) == grid.tooltip_text_at(layer, head, i, j)
 
     def named() -> bool:
         if shows_the_cell():
@@ -151,4 +157,4 @@ def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> st
     # sends, so whatever follows the view's mouse moves (a lesson's step) sees the cell too
     move()
     qtbot.waitUntil(shows_the_cell)
-    return grid.header.hover_label.text()
+    return readout(grid)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, QRect
 from PySide6.QtGui import QImage
-from qt_helpers import rest_mouse_on_cell
+from qt_helpers import readout, rest_mouse_on_cell
 from test_grid_reuse_pixels import badged_grid, maps, pixels
 
 SHOWN = maps(8, seed=3)
@@ -56,3 +56,18 @@ def test_an_export_shows_every_badge_with_the_mouse_on_a_map(qtbot, tmp_path):
     over = tmp_path / "over.png"
     grid.export_png(over)
     assert QImage(str(away)) == QImage(str(over))
+
+
+def test_the_hovered_maps_role_moves_into_the_readout_while_its_badge_is_hidden(qtbot):
+    grid, badges = badged_grid(qtbot, SHOWN)
+    label = grid.header.hover_label
+    cell = rest_mouse_on_cell(qtbot, grid, 0, 1, 6, 2)
+    role = badges.texts()[(0, 1)]
+    assert label.isVisible() and label.text() == f"{cell} · its badge: {role}"
+
+    badges.set_roles(())  # no roles (another model): nothing is hidden, nothing to say
+    qtbot.waitUntil(lambda: label.text() == cell)
+    assert readout(grid) == cell
+
+    qtbot.mouseMove(grid.header, QPoint(5, 5))  # off the maps: no readout, no note
+    qtbot.waitUntil(lambda: label.text().strip() == "")

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QCursor, QImage
 from PySide6.QtWidgets import QFileDialog
-from qt_helpers import rest_mouse_on_cell, retype, shown_menu, start_app, wait_frame
+from qt_helpers import readout, rest_mouse_on_cell, retype, shown_menu, start_app, wait_frame
 
 WHITE = 0xFFFFFFFF  # the hover outline's colour (the role badges' text is white too, in short strokes)
 OUTLINED = 40  # pixels: a white line at least this long is the outline of a hovered row, never a letter
@@ -169,6 +169,6 @@ def test_maps_that_move_under_a_still_mouse_are_named_anew(qtbot):
     window = app.window
     window.resize(window.width(), window.height() - 90)  # the grid loses height: every row gets shorter
     qtbot.waitUntil(lambda: cursor_cell_text(grid) not in ("", before))  # another cell lies under the mouse now
-    qtbot.waitUntil(lambda: grid.header.hover_label.text() == cursor_cell_text(grid))
+    qtbot.waitUntil(lambda: readout(grid) == cursor_cell_text(grid))
     assert outlined(grid)
     app.hub.dirty = False

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication
-from qt_helpers import rest_mouse_on_cell, shown_app, wait_frame
+from qt_helpers import readout, rest_mouse_on_cell, shown_app, wait_frame
 
 from core_model.shipped import resource_path
 from visualizer.lessons.vocabulary import EVENTS
@@ -108,12 +108,12 @@ def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtb
     assert panel.progress_label.text() == "Step 2 of 2" and not panel.next_button.isEnabled() and not runner.done
     place = grid.geometry()
     for layer, head, i, j in ((1, 0, 2, 3), (0, 2, 4, 1)):  # the text follows the mouse: a second cell, new numbers
-        readout = hover(qtbot, grid, layer, head, i, j)
-        qtbot.waitUntil(lambda readout=readout: runner.done and runner.payload["readout"] == readout)
-        assert grid.geometry() == place and grid.header.hover_label.text() == readout  # the text moved nothing
+        cell_text = hover(qtbot, grid, layer, head, i, j)
+        qtbot.waitUntil(lambda cell_text=cell_text: runner.done and runner.payload["readout"] == cell_text)
+        assert grid.geometry() == place and readout(grid) == cell_text  # the text moved nothing
         text = panel.explain_label.text()
         assert text.startswith(f"In L{layer + 1} H{head + 1}, query {i} ") and f"on key {j} " in text
-        numbers_match_the_app(text, readout, grid, layer, head, i)
+        numbers_match_the_app(text, cell_text, grid, layer, head, i)
         assert "adds up to 1.000" in text  # a softmax row
         assert set(runner.payload) == set(EVENTS["cell_hovered"].payload)
     assert panel.next_button.isEnabled() and panel.next_button.text() == "Finish"
@@ -164,10 +164,10 @@ def test_lesson_two_completes_only_on_the_diagonal_of_the_last_layer(qtbot, app)
     hover(qtbot, grid, 1, 1, 2, 2)  # last layer, off the diagonal
     hover(qtbot, grid, 0, 1, 2, 3)  # the diagonal, first layer
     assert not runner.done and not panel.explain_label.isVisible()
-    readout = hover(qtbot, grid, 1, 1, 2, 3)  # the diagonal of the last layer: the step is done
+    cell_text = hover(qtbot, grid, 1, 1, 2, 3)  # the diagonal of the last layer: the step is done
     qtbot.waitUntil(lambda: runner.done)
     text = panel.explain_label.text()
-    on_diagonal = float(numbers_match_the_app(text, readout, grid, 1, 1, 2))
+    on_diagonal = float(numbers_match_the_app(text, cell_text, grid, 1, 1, 2))
     assert text.startswith("L2 H2: query 2 puts ") and "the source symbol '4'" in text
     press_next(qtbot, app, panel)
     assert panel.progress_label.text() == "Step 3 of 3" and not runner.done
@@ -175,11 +175,11 @@ def test_lesson_two_completes_only_on_the_diagonal_of_the_last_layer(qtbot, app)
     assert f"query {pad_row} '<pad>' -> key {pad_row} " in hover(qtbot, grid, 1, 1, pad_row, pad_row)
     hover(qtbot, grid, 1, 1, 0, 0)  # the <bos> row
     assert not runner.done  # only a digit's row completes the step
-    readout = hover(qtbot, grid, 1, 1, 2, 2)
+    cell_text = hover(qtbot, grid, 1, 1, 2, 2)
     qtbot.waitUntil(lambda: runner.done)
     text = panel.explain_label.text()
-    off_diagonal = float(numbers_match_the_app(text, readout, grid, 1, 1, 2))
-    assert "query 2 '1' -> key 2 '1'" in readout  # key i holds the symbol query i reads as its input
+    off_diagonal = float(numbers_match_the_app(text, cell_text, grid, 1, 1, 2))
+    assert "query 2 '1' -> key 2 '1'" in cell_text  # key i holds the symbol query i reads as its input
     assert text.startswith("L2 H2: query 2 ('1') puts only ") and off_diagonal < on_diagonal
 
 

@@ -43,7 +43,7 @@ def test_a_head_mean_view_says_its_average_is_the_head_mean_and_grey_is_masked(q
     choose(qtbot, app, mode)
     for kind in KINDS:
         title, legend = read(app, kind)
-        assert "avg = mean of all heads" in title and "rollout" not in title, (mode, kind, title)
+        assert "avg = mean of the layer's heads" in title and "rollout" not in title, (mode, kind, title)
         assert "grey = masked" in legend, (mode, kind, legend)
         if mode == "scores":
             assert "−∞" in legend  # the masked scores are −inf, drawn grey
@@ -55,8 +55,8 @@ def test_rollout_title_gives_the_rollout_formula_and_the_legend_claims_no_masked
     choose(qtbot, app, "rollout")
     for kind in KINDS:
         title, legend = read(app, kind)
-        assert "mean of all heads" not in title.split(ROLLOUT_STEP)[0], title  # the avg is not a plain head mean
-        assert ROLLOUT_STEP + "all heads" in title, title
+        assert "mean of the layer's heads" not in title.split(ROLLOUT_STEP)[0], title  # not a plain head mean
+        assert ROLLOUT_STEP + "the layer's heads" in title, title
         if kind == "encoder_self":
             assert "avg = rollout R^l = Ã^l R^(l−1)" in title
         else:

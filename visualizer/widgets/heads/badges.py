@@ -19,8 +19,8 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy; other = focused, on keys no pattern names); a narrow map shows the "
-    "role alone; hover a map to see it without its badge."
+    "normalised entropy; other = focused on keys no pattern names); a narrow map shows the "
+    "role alone; a hovered map's badge moves to the line above."
 )
 
 
@@ -90,7 +90,10 @@ class RoleBadges(QObject):
         """The map under the mouse shows without its badge: the badge sits on weights (a causal map's corner is
         masked, an encoder or cross map's is not), and a reader looking at that map wants all of it."""
         self._under = under
-        self.layer.set_hidden(self._placed.index(under) if under in self._placed else None)
+        hidden = self._placed.index(under) if under in self._placed else None
+        self.layer.set_hidden(hidden)
+        note = "" if hidden is None else f"its badge: {self.layer.badges()[hidden][1]}"
+        self.grid.header.set_hover_note(note)  # the hidden role goes into the readout line: still on screen
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Show and self._dirty:

@@ -76,10 +76,13 @@ def mode_legend(mode: str, pad_rows: bool = False) -> str:
     return f"{legend} · {PAD_ROWS_LEGEND}" if pad_rows and mode != "rollout" else legend
 
 
+ALL_HEADS = "the layer's heads"  # each avg map is its own layer's: never the mean over every layer's heads
+
+
 def _heads_on(on: np.ndarray | None) -> str:
-    """ "all heads", or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
+    """ALL_HEADS, or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
     if on is None or on.size == 0 or bool(np.all(on)):
-        return "all heads"
+        return ALL_HEADS
     counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
     return f"the heads on ({counts})"
 
@@ -87,7 +90,7 @@ def _heads_on(on: np.ndarray | None) -> str:
 def average_caption(mode: str, kind: str, on: np.ndarray | None) -> str:
     """What the avg column holds in this view: a plain head mean, or (rollout) the rollout up to that layer."""
     heads = _heads_on(on)
-    ablated = "" if heads == "all heads" else "; ablated heads dimmed and crossed"
+    ablated = "" if heads == ALL_HEADS else "; ablated heads dimmed and crossed"
     if mode != "rollout":
         return f"avg = mean of {heads}{ablated}"
     step = ROLLOUT_STEP.format(heads=heads)
@@ -129,6 +132,7 @@ class GridHeader(QWidget):
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
         self._pad_rows = False  # some queries are <pad>: the legend says why their rows have colours
         self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
+        self._hover = self._hover_note = ""  # the hovered cell's readout, and what its map hides while hovered
         # its note on small labels comes and goes with the input's length: wrapped, it never widens the window, and
         # it keeps the lines it needed so far, so the maps below do not jump up and down as the user types
         self.legend_label = WrapLabelSlot(MASK_LEGEND)
@@ -146,8 +150,8 @@ class GridHeader(QWidget):
             layout.addWidget(label)
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
-        """ "Encoder self-attention (rows: queries, columns: keys) — weights · avg = mean of all heads" for kind and
-        mode keys (MODE_TEXT); (L, H) ablated heads narrow the average. The legend follows the mode."""
+        """ "Encoder self-attention (rows: queries, columns: keys) — weights · avg = mean of the layer's heads" for
+        kind and mode keys (MODE_TEXT); (L, H) ablated heads narrow the average. The legend follows the mode."""
         key = (kind, mode, ablated.shape, ablated.tobytes())
         if key == self._title_key:  # the same title: every keystroke asks, for each of the three grids
             return
@@ -200,7 +204,19 @@ class GridHeader(QWidget):
         return caption_lines(self.title_label.text(), maps, self.legend_label.text().replace(HOVER_HINT, LISTED_HINT))
 
     def set_hover(self, text: str) -> None:
-        self.hover_label.setText(text or " ")
+        """The hovered cell's readout ("" off the maps), with the hovered map's note after it."""
+        self._hover = text
+        self._show_hover()
+
+    def set_hover_note(self, text: str) -> None:
+        """What the hovered map would show but hides while hovered ("" none): its role badge."""
+        self._hover_note = text
+        self._show_hover()
+
+    def _show_hover(self) -> None:
+        text = f"{self._hover} · {self._hover_note}" if self._hover and self._hover_note else self._hover
+        if text != self.hover_label.text().strip():
+            self.hover_label.setText(text or " ")
 
     def add_line(self, widget: QWidget) -> None:
         """One more line under the legend (the Heads tab's role-badge legend)."""
