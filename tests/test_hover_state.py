@@ -60,16 +60,16 @@ def test_leaving_the_maps_clears_the_readout_and_the_outline(qtbot):
     app = start_app(qtbot)
     grid = show_cross(qtbot, app)
     hover(qtbot, grid, 1, 1, 12, 5)
-    assert grid.header.hover_label.text().startswith("L2 H2 query 12 '<pad>' -> key 5 '4': ")
+    assert readout(grid).startswith("L2 H2 query 12 '<pad>' -> key 5 '4': ")
     assert outlined(grid)  # the row and column outlined
     source = app.playground.input_panel.source
     qtbot.mouseMove(source, source.rect().center())  # off the grid, to the Source field
-    qtbot.waitUntil(lambda: grid.header.hover_label.text().strip() == "")
+    qtbot.waitUntil(lambda: readout(grid) == "")
     assert not outlined(grid)
     qtbot.mouseClick(source, Qt.MouseButton.LeftButton)
     retype(qtbot, source, "31")
     wait_frame(qtbot, app.session)
-    assert grid.header.hover_label.text().strip() == "" and not outlined(grid)
+    assert readout(grid) == "" and not outlined(grid)
     app.hub.dirty = False
 
 
@@ -85,7 +85,7 @@ def test_typing_under_a_still_mouse_names_the_cell_of_the_new_map(qtbot):
     qtbot.keyClicks(source, "31")
     wait_frame(qtbot, app.session)
     assert grid.current_maps().values.shape[2] == 5  # rows 0-4 only
-    text = grid.header.hover_label.text().strip()
+    text = readout(grid)
     assert "query 12" not in text
     assert text == cursor_cell_text(grid)
     assert outlined(grid) == bool(text)  # outlined exactly when a cell is named
@@ -97,13 +97,13 @@ def test_a_new_view_under_a_still_mouse_names_the_cell_anew(qtbot):
     app = start_app(qtbot)
     grid = show_cross(qtbot, app)
     hover(qtbot, grid, 1, 1, 3, 12)
-    assert grid.header.hover_label.text() == "L2 H2 query 3 '2' -> key 12 '<pad>': masked"
+    assert readout(grid) == "L2 H2 query 3 '2' -> key 12 '<pad>': masked"
     combo = app.playground.view_modes.combo
     combo.setCurrentIndex(combo.findData("rollout"))
     qtbot.waitUntil(lambda: app.session.last_frame.maps.mode == "rollout")
     wait_frame(qtbot, app.session)
-    qtbot.waitUntil(lambda: grid.header.hover_label.text() == cursor_cell_text(grid))  # its maps may sit lower
-    text = grid.header.hover_label.text()
+    qtbot.waitUntil(lambda: readout(grid) == cursor_cell_text(grid))  # its maps may sit lower
+    text = readout(grid)
     assert text.startswith("L2 H2 query ") and "-> key 12 '<pad>': " in text and "masked" not in text
     app.hub.dirty = False
 
@@ -113,7 +113,7 @@ def test_ablating_from_the_menu_names_the_cell_under_the_mouse_not_the_one_click
     app = start_app(qtbot)
     grid = show_cross(qtbot, app)
     hover(qtbot, grid, 1, 1, 4, 4)
-    clicked = grid.header.hover_label.text()
+    clicked = readout(grid)
     qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=cell_pos(grid, 1, 1, 4, 4))
     qtbot.waitUntil(lambda: shown_menu(grid) is not None)
     menu = shown_menu(grid)
@@ -123,7 +123,7 @@ def test_ablating_from_the_menu_names_the_cell_under_the_mouse_not_the_one_click
     menu.close()
     qtbot.waitUntil(lambda: grid.is_ablated(1, 1))
     wait_frame(qtbot, app.session)
-    text = grid.header.hover_label.text().strip()
+    text = readout(grid)
     assert text != clicked.strip() and text == cursor_cell_text(grid)
     assert outlined(grid) == bool(text)
     app.hub.dirty = False
