@@ -46,7 +46,7 @@ KIND_AXES = {
 }
 # rollout blanks no cell (playground_capture.py): a masked key's share is 0, drawn in the scale's low colour
 MODE_LEGEND = {
-    "scores": "■ grey = masked (score −∞: the query may not attend to that key)",
+    "scores": "■ grey = masked (score −∞: the query cannot attend to that key)",
     "rollout": (
         "no cell is masked in rollout: shares flow only where the masks let attention go, layer after layer, and"
         " the 0.5 I term keeps part of each position's own share (a <pad> query lights its own column)"

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 MASK_FILL = QColor(140, 140, 140)  # neutral mid grey: in neither viridis nor the diverging scale's near-white centre
 MASK_HATCH = QColor(90, 90, 90)
 VIEW_BACKGROUND = QColor(24, 24, 28)  # the space between maps: darker than any masked cell
-MASK_LEGEND = "■ grey = masked (the query may not attend to that key)"
+MASK_LEGEND = "■ grey = masked (the query cannot attend to that key)"
 
 
 class MaskBackdrop(QGraphicsItem):
