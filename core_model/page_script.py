@@ -136,7 +136,7 @@ function legend(kind) {
   }
   row.append(el("span", "", fmt(k.levels[0])), bar, el("span", "", fmt(k.levels[1])));
   if (D.view !== "rollout") {  // rollout blanks nothing
-    row.append(el("span", "swatch"), el("span", "", "grey = masked (the query may not attend to that key)"));
+    row.append(el("span", "swatch"), el("span", "", "grey = masked (the query cannot attend to that key)"));
   }
   return row;
 }

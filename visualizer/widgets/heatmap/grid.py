@@ -21,7 +21,7 @@ from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, PAD_LABEL, GridHeader, check_choice, colorbar_text
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice, colorbar_text, pad_rows_attend
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
@@ -109,7 +109,7 @@ class AttentionGrid(QWidget):
             self.show_hover(None)  # no maps: nothing is hovered
             return
         self._highlight_row = maps.highlight_row
-        self.header.set_pad_rows(PAD_LABEL in maps.query_labels)
+        self.header.set_pad_rows(pad_rows_attend(maps))
         frame = self._ensure_frame(maps)
         frame.fill(maps, frame.ablated_heads(self._ablated))
         self.atlas_plot.set_ticks(frame.layout, maps)

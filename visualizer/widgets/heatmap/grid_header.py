@@ -65,8 +65,19 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 PAD_LABEL = SPECIALS[PAD]  # "<pad>", as the maps' labels write it
-# a <pad> query is not masked (its row has colours), a <pad> key is for every query (its column is grey)
+# said only where the maps show it (pad_rows_attend): the padding masks on, some <pad> row not masked whole
 PAD_ROWS_LEGEND = "<pad> rows still attend (padding masks only <pad> keys: no token attends to a <pad>)"
+
+
+def pad_rows_attend(maps: KindMaps) -> bool:
+    """Whether the maps show what PAD_ROWS_LEGEND says: some <pad> query attends while no query attends to a <pad>
+    key. Read from the cells, not assumed: a padding mask switched off, a window or painted cells can make either
+    half false, and rollout masks no cell."""
+    pad_queries = [i for i, label in enumerate(maps.query_labels) if label == PAD_LABEL]
+    pad_keys = [j for j, label in enumerate(maps.key_labels) if label == PAD_LABEL]
+    if not pad_queries or not pad_keys:
+        return False
+    return bool(maps.valid[pad_queries].any()) and not bool(maps.valid[:, pad_keys].any())
 
 
 def mode_legend(mode: str, pad_rows: bool = False) -> str:
@@ -76,13 +87,13 @@ def mode_legend(mode: str, pad_rows: bool = False) -> str:
     return f"{legend} · {PAD_ROWS_LEGEND}" if pad_rows and mode != "rollout" else legend
 
 
-ALL_HEADS = "the layer's heads"  # each avg map is its own layer's: never the mean over every layer's heads
+LAYER_HEADS = "the layer's heads"  # each avg map is its own layer's: never the mean over every layer's heads
 
 
 def _heads_on(on: np.ndarray | None) -> str:
-    """ALL_HEADS, or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
+    """LAYER_HEADS, or "the heads on (L1 4/4, L2 0/4)" for an (L, H) bool array with some head off."""
     if on is None or on.size == 0 or bool(np.all(on)):
-        return ALL_HEADS
+        return LAYER_HEADS
     counts = ", ".join(f"L{layer + 1} {int(row.sum())}/{row.size}" for layer, row in enumerate(on))
     return f"the heads on ({counts})"
 
@@ -90,7 +101,7 @@ def _heads_on(on: np.ndarray | None) -> str:
 def average_caption(mode: str, kind: str, on: np.ndarray | None) -> str:
     """What the avg column holds in this view: a plain head mean, or (rollout) the rollout up to that layer."""
     heads = _heads_on(on)
-    ablated = "" if heads == ALL_HEADS else "; ablated heads dimmed and crossed"
+    ablated = "" if heads == LAYER_HEADS else "; ablated heads dimmed and crossed"
     if mode != "rollout":
         return f"avg = mean of {heads}{ablated}"
     step = ROLLOUT_STEP.format(heads=heads)

@@ -29,7 +29,7 @@ from visualizer.widgets.heatmap.atlas import AVG, LISTED_HINT, cell_text
 from visualizer.widgets.heatmap.cell_panel import CellPanel
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP, RgbaImageItem, colour_indices, finite_range, make_lut
 from visualizer.widgets.heatmap.dialog_place import keep_beside_docks
-from visualizer.widgets.heatmap.grid_header import MODE_TEXT, PAD_LABEL, caption_lines, mode_legend, plain_label
+from visualizer.widgets.heatmap.grid_header import MODE_TEXT, caption_lines, mode_legend, pad_rows_attend, plain_label
 from visualizer.widgets.heatmap.map_tools import HINT, PAINT_PEN, MapMouseTools, paint_buttons, painted_marks
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND, VIEW_BACKGROUND, MaskBackdrop
 from visualizer.widgets.heatmap.token_axis import token_axes
@@ -229,7 +229,7 @@ class MapDialog(QDialog):
         title = f"{KIND_TITLES.get(maps.kind, maps.kind)} — {name} ({mode_text})"
         self.set_matrix(values, valid, maps.query_labels, maps.key_labels, title, tooltip_prefix=name)
         mode = next((key for key, text in MODE_TEXT.items() if text == mode_text), mode_text)
-        legend = mode_legend(mode, PAD_LABEL in maps.query_labels)
+        legend = mode_legend(mode, pad_rows_attend(maps))
         self._caption = caption_lines(title, maps, legend)
         self.legend_label.setText(legend)
         self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
