@@ -6,13 +6,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QColor, QHelpEvent, QKeySequence
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QKeySequence, QRegion
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QWidget
 from widget_readers import candidate_rect, candidate_widths, chip_states, force_buttons
 
 from visualizer.widgets.playground.chip import CHIP_COLOURS
 from visualizer.widgets.playground.decoder_panel import DecoderPanel, DecoderView
+from visualizer.widgets.playground.token_chips import EMPTY_OUTPUT, GAP
 
 TOP_K = ((7, "4", 0.62), (5, "3", 0.25), (2, "<eos>", 0.09), (9, "9", 0.04))
 RUNNING = DecoderView(
@@ -578,3 +579,50 @@ def test_an_output_wider_than_the_expected_row_grows_the_chips_and_keeps_them_gr
             heights.append(chips.height())
         assert heights == sorted(heights) and heights[-1] > reserved, f"{n} tokens at {width} px"
         assert heights[-1] == max(chip.rect.bottom() for chip in chips.chips(0) + chips.chips(1)) + 1 + GAP
+
+
+def _ink(widget: QWidget, rect: QRect) -> int:
+    """Pixels inside `rect` that differ from the widget's background: drawn text or chips."""
+    image = widget.grab().toImage()
+    background = widget.palette().window().color().rgb()
+    rect = rect.intersected(image.rect())
+    return sum(
+        image.pixel(x, y) != background
+        for x in range(rect.left(), rect.right())
+        for y in range(rect.top(), rect.bottom())
+    )
+
+
+class PaintedRegion(QObject):
+    """The union of the regions a widget repaints on screen (a widget's grab() repaints all of it anyway)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.region = QRegion()
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.region += event.region()
+        return False
+
+
+def test_an_empty_output_row_says_how_to_fill_it_and_the_words_go_with_the_first_token(qtbot, panel):
+    """Teacher forcing decodes nothing one by one: the Output row would stand empty beside a full Prediction line."""
+    chips = panel.token_chips
+    panel.set_view(DecoderView((), (), ("3", "5", "<eos>"), TOP_K, False, False, 0))
+    expected = chips.chips(1)[0].rect
+    row = QRect(
+        expected.left(), expected.top() - expected.height() - GAP, chips.width() - expected.left(), expected.height()
+    )
+    qtbot.waitUntil(lambda: _ink(chips, row) > 50)  # the grey words are drawn
+    assert EMPTY_OUTPUT in chips.accessibleDescription()
+
+    painted = PaintedRegion(chips)
+    panel.set_view(dataclasses.replace(RUNNING, output_labels=("3",), correct=(True,), forced=(False,)))
+    first = chips.chips(0)[0].rect
+    assert first.top() == row.top()
+    beyond = QRect(first.right() + 2, row.top(), chips.width() - first.right() - 2, row.height())
+    qtbot.waitUntil(lambda: painted.region.intersected(QRegion(beyond)) == QRegion(beyond))  # repainted on screen
+    assert _ink(chips, beyond) == 0  # and nothing of the words is left beside the chip
+    assert EMPTY_OUTPUT not in chips.accessibleDescription()

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from .chip import Chip, first_difference
 
 ROW_TITLES = ("Output:", "Expected:")
+# an empty output row is no fault: teacher forcing predicts every position at once (the Prediction line shows it)
+EMPTY_OUTPUT = "none yet: Step decodes here, one token at a time"
 MIN_CHIP_WIDTH = 22
 GAP = 3  # pixels between chips and between rows
 PAD = 5  # text padding inside a chip
@@ -68,7 +70,10 @@ class TokenChips(QWidget):
         self._rows = rows
         self.setAccessibleDescription(  # painted chips have no text of their own for a screen reader
             "Output: "
-            + " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
+            + (
+                " ".join(f"{text} ({state}{', forced' if forced else ''})" for text, state, forced in rows[0])
+                or EMPTY_OUTPUT
+            )
             + ". Expected: "
             + " ".join(expected)
         )
@@ -125,6 +130,8 @@ class TokenChips(QWidget):
             for old, new, keep in zip(before, self._row_chips, self._kept):
                 for chip in (*old[keep:], *new[keep:]):
                     dirty += chip.rect
+            if not before[0] or not self._row_chips[0]:  # EMPTY_OUTPUT comes or goes: its whole line
+                dirty += self._empty_output_box()
             self.update(dirty)
 
     def _column_widths(self, row: Sequence[tuple[str, str, bool]], base: Sequence[int] = ()) -> list[int]:
@@ -221,6 +228,8 @@ class TokenChips(QWidget):
                 box = QRect(0, top, self._title_width, self._chip_height)
                 if region.intersects(box):
                     painter.drawText(box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+        if not self._rows[0]:
+            self._paint_empty_output(painter, region)
         for chip in self._chips_near(region.boundingRect()):
             if not region.intersects(chip.rect):
                 continue
@@ -233,6 +242,17 @@ class TokenChips(QWidget):
             painter.setFont(self._forced_font if chip.forced else self.font())
             painter.drawText(chip.rect, Qt.AlignmentFlag.AlignCenter, chip.text)
         painter.end()
+
+    def _empty_output_box(self) -> QRect:
+        return QRect(self._title_width, self._block_top(0), self.width() - self._title_width, self._chip_height)
+
+    def _paint_empty_output(self, painter: QPainter, region: QRegion) -> None:
+        """EMPTY_OUTPUT in grey where the first output chip would go, elided to the row's width."""
+        box = self._empty_output_box()
+        if region.intersects(box):
+            painter.setPen(self.palette().placeholderText().color())
+            text = self.fontMetrics().elidedText(EMPTY_OUTPUT, Qt.TextElideMode.ElideRight, box.width())
+            painter.drawText(box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
 
     def event(self, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.ToolTip:
