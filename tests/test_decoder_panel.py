@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QW
 from widget_readers import candidate_rect, candidate_widths, chip_states, force_buttons
 
 from visualizer.widgets.playground.chip import CHIP_COLOURS
+from visualizer.widgets.playground.chip_legend import TITLE
 from visualizer.widgets.playground.decoder_panel import DecoderPanel, DecoderView
 from visualizer.widgets.playground.token_chips import EMPTY_OUTPUT, GAP
 
@@ -626,3 +627,14 @@ def test_an_empty_output_row_says_how_to_fill_it_and_the_words_go_with_the_first
     qtbot.waitUntil(lambda: painted.region.intersected(QRegion(beyond)) == QRegion(beyond))  # repainted on screen
     assert _ink(chips, beyond) == 0  # and nothing of the words is left beside the chip
     assert EMPTY_OUTPUT not in chips.accessibleDescription()
+
+
+def test_the_chip_legend_is_titled_as_a_legend_before_its_first_chip(qtbot, panel):
+    """Coloured words in a row read as buttons; a title before them says what they are."""
+    legend = panel.legend
+    title = QRect(0, 0, legend.fontMetrics().horizontalAdvance(TITLE), legend.fontMetrics().height())
+    assert _ink(legend, title) > 20  # the title's letters
+    image = legend.grab().toImage()
+    first_chip = QColor(CHIP_COLOURS["correct"][0]).rgb()
+    columns = [x for x in range(image.width()) if image.pixel(x, title.height() // 2 + 3) == first_chip]
+    assert columns and min(columns) > title.right()  # the first chip comes after the title

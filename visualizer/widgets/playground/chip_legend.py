@@ -17,6 +17,7 @@ LEGEND = (
     ("unknown", True, "forced by you"),
 )
 LEGEND_WIDTH = 380  # wraps into rows that fit the narrowest control column
+TITLE = "Legend:"  # without it the row of coloured words reads as a row of buttons
 
 
 class ChipLegend(QWidget):
@@ -27,11 +28,13 @@ class ChipLegend(QWidget):
         metrics = self.fontMetrics()
         height = metrics.height() + 6
         self._items: list[tuple[QRect, str, bool, str]] = []
-        x = y = 0
+        indent = metrics.horizontalAdvance(TITLE) + 2 * GAP
+        self._title = QRect(0, 0, indent, height)
+        x, y = indent, 0
         for state, forced, text in LEGEND:
             w = metrics.horizontalAdvance(text) + 2 * PAD
-            if x and x + w > LEGEND_WIDTH:
-                x, y = 0, y + height + GAP
+            if x > indent and x + w > LEGEND_WIDTH:
+                x, y = indent, y + height + GAP
             self._items.append((QRect(x, y, w, height), state, forced, text))
             x += w + GAP
         self.setFixedSize(LEGEND_WIDTH, y + height + 1)
@@ -48,6 +51,7 @@ class ChipLegend(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.drawText(self._title, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, TITLE)
         for rect, state, forced, text in self._items:
             background, colour = CHIP_COLOURS[state]
             painter.setBrush(QColor(background))
