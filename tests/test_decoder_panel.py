@@ -402,8 +402,7 @@ def test_chips_repainted_in_part_look_exactly_like_chips_drawn_whole(qtbot, firs
 def test_every_wrapped_block_shows_its_row_titles_after_full_and_partial_paints(qtbot):
     """Each block of a wrapped row starts with "Output:" over "Expected:" in the window's text colour, and a paint of
     a region reaching one block's title column draws that block's titles (a paint draws the blocks it reaches)."""
-    from PySide6.QtCore import QRect
-    from PySide6.QtGui import QImage, QPainter, QRegion
+    from PySide6.QtGui import QImage, QPainter
     from PySide6.QtWidgets import QApplication
 
     from visualizer.widgets.playground.token_chips import TokenChips
@@ -549,7 +548,7 @@ def test_typing_and_deleting_across_a_line_break_keeps_the_chips_height(qtbot):
 def test_the_reserved_height_is_the_lines_the_expected_row_takes(qtbot, width):
     """The chips reserve exactly the lines their expected row fills at this width: no blank line below the last
     chip and none missing, for every length up to 120 tokens (each line boundary included)."""
-    from visualizer.widgets.playground.token_chips import GAP, TokenChips
+    from visualizer.widgets.playground.token_chips import TokenChips
 
     for n in range(1, 121):
         chips = TokenChips()
@@ -564,7 +563,7 @@ def test_the_reserved_height_is_the_lines_the_expected_row_takes(qtbot, width):
 def test_an_output_wider_than_the_expected_row_grows_the_chips_and_keeps_them_grown(qtbot, width):
     """The reserve is the expected row's own lines (no blank line under it); an output of wider tokens (here every
     one "<eos>") that needs more lines grows the chips as it is decoded, never shrinks them, and stays inside them."""
-    from visualizer.widgets.playground.token_chips import GAP, TokenChips
+    from visualizer.widgets.playground.token_chips import TokenChips
 
     for n in (10, 25, 70):
         chips = TokenChips()

@@ -77,7 +77,7 @@ def test_masked_pad_keys_are_grey_with_the_legend_and_the_key_names_the_specials
     assert cell_colour(dialog, 6, 3) != GREY  # an attended cell keeps its colour
     # rows 12 and 13 are <pad> queries, coloured: the legend says why
     assert maps.query_labels[-2:] == ("<pad>", "<pad>") and maps.valid[-2:].any()
-    legend = "■ grey = masked (the query cannot attend to that key) · <pad> rows still attend (padding masks only"
+    legend = "■ grey = masked (the query cannot attend to that key) · <pad> rows still attend, while no token"
     assert any(text.startswith(legend) for text in visible_texts(dialog))
     axis = dialog.plot_item.getAxis("bottom")
     assert axis.label.toPlainText().strip() == "key (B = <bos>, E = <eos>, P = <pad>)"

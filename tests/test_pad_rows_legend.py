@@ -1,12 +1,12 @@
-"""The rows of <pad> queries have colours while their columns are grey: the legend above the maps says why, and only
-when the maps have <pad> queries (a learner reads a coloured row as "this token attends to the others")."""
+"""The rows of <pad> queries have colours while their columns are grey: the legend above the maps says so, and only
+where the cells show it (a learner reads a coloured <pad> row as "this token takes part")."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from qt_helpers import start_app, wait_frame
 
-PAD_NOTE = "<pad> rows still attend (padding masks only <pad> keys: no token attends to a <pad>)"
+PAD_NOTE = "<pad> rows still attend, while no token attends to a <pad> key (its column is grey)"
 
 
 def _set_extra_pads(qtbot, app, count: int) -> None:
@@ -60,3 +60,26 @@ def test_the_note_goes_where_a_padding_mask_is_off(qtbot):
     view.grid_tabs.setCurrentWidget(cross)
     qtbot.waitUntil(lambda: PAD_NOTE in cross.header.legend_label.text())
     app.hub.dirty = False
+
+
+def test_the_sentence_is_read_from_the_cells_of_any_kind():
+    """Query and key labels differ in cross-attention; a window, painted cells or a padding mask switched off change
+    which cells are grey: each half of the sentence is checked on the cells themselves."""
+    import numpy as np
+
+    from visualizer.state.snapshots import KindMaps
+    from visualizer.widgets.heatmap.grid_header import pad_rows_attend
+
+    queries, keys = ("<bos>", "1", "<pad>"), ("1", "<eos>", "<pad>", "<pad>")
+    valid = np.ones((3, 4), bool)
+    valid[:, 2:] = False  # every <pad> key masked
+    values = np.zeros((1, 1, 3, 4), np.float32)
+    assert pad_rows_attend(KindMaps("cross", values, valid, queries, keys))
+    opened = valid.copy()
+    opened[0, 3] = True  # one query attends to a <pad> key: the sentence would be false
+    assert not pad_rows_attend(KindMaps("cross", values, opened, queries, keys))
+    closed = valid.copy()
+    closed[2] = False  # the one <pad> row masked whole: it does not attend
+    assert not pad_rows_attend(KindMaps("cross", values, closed, queries, keys))
+    no_pad_keys = ("1", "<eos>", "2", "3")
+    assert not pad_rows_attend(KindMaps("cross", values, valid, queries, no_pad_keys))

@@ -65,8 +65,8 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 PAD_LABEL = SPECIALS[PAD]  # "<pad>", as the maps' labels write it
-# said only where the maps show it (pad_rows_attend): the padding masks on, some <pad> row not masked whole
-PAD_ROWS_LEGEND = "<pad> rows still attend (padding masks only <pad> keys: no token attends to a <pad>)"
+# said only where the cells show it (pad_rows_attend), whatever masked the <pad> columns
+PAD_ROWS_LEGEND = "<pad> rows still attend, while no token attends to a <pad> key (its column is grey)"
 
 
 def pad_rows_attend(maps: KindMaps) -> bool:

@@ -130,7 +130,7 @@ class TokenChips(QWidget):
             for old, new, keep in zip(before, self._row_chips, self._kept):
                 for chip in (*old[keep:], *new[keep:]):
                     dirty += chip.rect
-            if not before[0] or not self._row_chips[0]:  # EMPTY_OUTPUT comes or goes: its whole line
+            if bool(before[0]) != bool(self._row_chips[0]):  # EMPTY_OUTPUT comes or goes: its whole line
                 dirty += self._empty_output_box()
             self.update(dirty)
 
