@@ -82,7 +82,8 @@ def pad_rows_attend(maps: KindMaps) -> bool:
 
 def mode_legend(mode: str, pad_rows: bool = False) -> str:
     """What grey means in this view (the views that blank masked cells), or that nothing is blanked; with
-    `pad_rows`, why the rows of <pad> queries are coloured (rollout's own legend says how a <pad> query reads)."""
+    `pad_rows`, that <pad> rows attend while no token attends to a <pad> key (rollout's own legend says how a
+    <pad> query reads there)."""
     legend = MODE_LEGEND.get(mode, MASK_LEGEND)
     return f"{legend} · {PAD_ROWS_LEGEND}" if pad_rows and mode != "rollout" else legend
 
@@ -141,7 +142,7 @@ class GridHeader(QWidget):
         self._mode = "weights"
         self._abbreviations = ""
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
-        self._pad_rows = False  # some queries are <pad>: the legend says why their rows have colours
+        self._pad_rows = False  # the maps show <pad> rows attending and no <pad> key attended: the legend says so
         self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
         self._hover = self._hover_note = ""  # the hovered cell's readout, and what its map hides while hovered
         # its note on small labels comes and goes with the input's length: wrapped, it never widens the window, and
@@ -191,7 +192,7 @@ class GridHeader(QWidget):
             self.warning_label.setVisible(bool(text))
 
     def set_pad_rows(self, present: bool) -> None:
-        """Whether the maps have <pad> queries, whose rows attend while their columns are masked."""
+        """Whether the maps show PAD_ROWS_LEGEND (pad_rows_attend): the legend then says it."""
         if present != self._pad_rows:
             self._pad_rows = present
             self._show_legend()
