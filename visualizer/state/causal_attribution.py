@@ -20,6 +20,7 @@ from core_model.logit_lens import LogitLens, logit_lens
 from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec, max_source_len
 
+from .causal_job import CausalJob
 from .model_hub import ModelHub
 from .source_check import check_source
 from .worker_api import SlotFactory, TaskStateApi
@@ -100,18 +101,17 @@ def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[in
     return output, lens, result, extra
 
 
-class AttributionState(QObject):
-    """The source and IG steps; `run` analyses them in the background; a new model clears the result."""
+class AttributionState(CausalJob):
+    """The source and IG steps; `run` analyses them in the background; a new model clears the result.
+    frame_changed carries an AttributionFrame | None."""
 
-    frame_changed = Signal(object)  # AttributionFrame | None
-    running_changed = Signal(bool)
     progress_changed = Signal(int, int)  # done, total (0, 0: idle)
     input_error = Signal(object)  # snapshots.InputError | None, for the source field
-    message = Signal(str)
+    CLEARED = "The model changed: press Analyse to analyse this model."
+    DROPPED = MODEL_CHANGED
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.hub = hub
+        super().__init__(hub, parent)
         self.ig_steps = DEFAULT_IG_STEPS
         self.frame: AttributionFrame | None = None
         self._slot = make_slot("Attribution", self, context=lambda: hub.generation)
@@ -121,11 +121,6 @@ class AttributionState(QObject):
         self._slot.failed.connect(self._end)
         self._slot.cancelled.connect(lambda: self._end("Cancelled; the previous result (if any) stays."))
         self._asked: tuple[int, str, list[int]] = (hub.generation, "", [])
-        hub.model_changed.connect(self._on_model_changed)
-
-    @property
-    def running(self) -> bool:
-        return self._slot.running
 
     def run(self, text: str, ig_steps: int | None = None) -> bool:
         """Check the source and start (with `ig_steps`, else the last used); False (and input_error) when it cannot
@@ -142,12 +137,6 @@ class AttributionState(QObject):
         self.message.emit("Decoding, then the lens, integrated gradients and occlusion...")
         self._slot.submit(analyse_source, AnalysisInputs(self.hub.model, self.hub.task, ids, self.ig_steps))
         return True
-
-    def cancel(self) -> None:
-        self._slot.cancel()
-
-    def shutdown(self, timeout_ms: int = 5000) -> bool:
-        return self._slot.shutdown(timeout_ms)
 
     def _on_result(self, found: tuple[list[int], LogitLens, Attribution, dict]) -> None:
         _generation, text, ids = self._asked
@@ -175,14 +164,3 @@ class AttributionState(QObject):
         self.running_changed.emit(False)
         self.progress_changed.emit(0, 0)
         self.message.emit(text)
-
-    def _on_model_changed(self) -> None:
-        if self._asked[0] == self.hub.generation:  # the same weights on another device
-            return
-        if self.frame is not None:
-            self.frame = None
-            self.frame_changed.emit(None)
-            self.message.emit("The model changed: press Analyse to analyse this model.")
-        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said
-            self._slot.discard()
-            self._end(MODEL_CHANGED)

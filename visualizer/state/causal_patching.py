@@ -17,6 +17,7 @@ from core_model.model import Seq2SeqTransformer
 from core_model.patching import PatchResult, labels_for, patch_effects
 from core_model.tasks import TaskSpec, expected_output, max_source_len
 
+from .causal_job import CausalJob
 from .model_hub import ModelHub
 from .source_check import check_source
 from .worker_api import SlotFactory, TaskStateApi
@@ -128,17 +129,16 @@ def marked(tokens: tuple[str, ...], position: int) -> str:
     return "".join(f"[{t}]" if i == position else t for i, t in enumerate(shown))
 
 
-class PatchState(QObject):
-    """The two sources and the chosen position; `run` patches every head; errors name the field they belong to."""
+class PatchState(CausalJob):
+    """The two sources and the chosen position; `run` patches every head; errors name the field they belong to.
+    frame_changed carries a PatchFrame | None."""
 
-    frame_changed = Signal(object)  # PatchFrame | None (None: nothing yet, or the model changed since)
-    running_changed = Signal(bool)
     input_error = Signal(object)  # InputError | None: shown under the field it names ("clean", "corrupt", "position")
-    message = Signal(str)
+    CLEARED = "The model changed: press Patch to patch this model."
+    DROPPED = MODEL_CHANGED
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.hub = hub
+        super().__init__(hub, parent)
         self.frame: PatchFrame | None = None
         self._slot = make_slot("Patching", self, context=lambda: hub.generation)
         self._slot.finished.connect(self._on_result)
@@ -146,11 +146,6 @@ class PatchState(QObject):
         self._slot.failed.connect(self._on_failed)
         self._slot.cancelled.connect(lambda: self._end(""))
         self._asked: tuple[int, str, str] = (hub.generation, "", "")  # the model and sources of the latest run
-        hub.model_changed.connect(self._on_model_changed)
-
-    @property
-    def running(self) -> bool:
-        return self._slot.running
 
     def propose(self, clean: str) -> str:
         """A one-symbol corruption of `clean` for the hub's task."""
@@ -169,12 +164,6 @@ class PatchState(QObject):
         self.message.emit("Patching every head and every encoder position...")
         self._slot.submit(patch_copy, self.hub.model, self.hub.task, clean_ids, corrupt_ids, position)
         return True
-
-    def cancel(self) -> None:
-        self._slot.cancel()
-
-    def shutdown(self, timeout_ms: int = 5000) -> bool:
-        return self._slot.shutdown(timeout_ms)
 
     def _on_result(self, result: PatchResult) -> None:
         _generation, clean, corrupt = self._asked
@@ -206,14 +195,3 @@ class PatchState(QObject):
     def _end(self, text: str) -> None:
         self.running_changed.emit(False)
         self.message.emit(text)
-
-    def _on_model_changed(self) -> None:
-        if self._asked[0] == self.hub.generation:  # the same weights on another device: the result still holds
-            return
-        if self.frame is not None:
-            self.frame = None
-            self.frame_changed.emit(None)
-            self.message.emit("The model changed: press Patch to patch this model.")
-        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said
-            self._slot.discard()
-            self._end(MODEL_CHANGED)
