@@ -26,7 +26,6 @@ import logging
 import os
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -239,15 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     import ui_bench
 
     ratios: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    with tempfile.TemporaryDirectory(prefix="keystroke-bound-") as scratch:
-        ui_bench.make_app(Path(scratch))
-        window = ui_bench.open_window("cpu")
-        try:
-            for round_ in range(args.rounds):
-                for name in VARIANTS if round_ % 2 == 0 else reversed(VARIANTS):
-                    ratios[name].append(measure_variant(window, name, args.length, args.keys))
-        finally:
-            ui_bench.close_window(window)
+    with ui_bench.scratch_window("keystroke-bound-") as window:
+        for round_ in range(args.rounds):
+            for name in VARIANTS if round_ % 2 == 0 else reversed(VARIANTS):
+                ratios[name].append(measure_variant(window, name, args.length, args.keys))
     lines = [f"keystroke p95 / floor p95, worst grid tab, length {args.length}, {args.rounds} rounds:"]
     for name, values in ratios.items():
         runs = ", ".join(f"{v:.2f}" for v in values)

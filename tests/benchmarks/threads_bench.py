@@ -17,7 +17,6 @@ import logging
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -99,16 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     import ui_bench
 
     samples: dict[int, list[dict[str, float]]] = {count: [] for count in COUNTS}
-    with tempfile.TemporaryDirectory(prefix="threads-bench-") as scratch:
-        ui_bench.make_app(Path(scratch))
-        window = ui_bench.open_window("cpu")
-        try:
-            for round_ in range(ns.rounds):
-                for count in COUNTS if round_ % 2 == 0 else reversed(COUNTS):
-                    log.info("round %d: %d thread(s)", round_ + 1, count)
-                    samples[count].append(measure(window, count, ns.keys, ns.seconds))
-        finally:
-            ui_bench.close_window(window)
+    with ui_bench.scratch_window("threads-bench-") as window:
+        for round_ in range(ns.rounds):
+            for count in COUNTS if round_ % 2 == 0 else reversed(COUNTS):
+                log.info("round %d: %d thread(s)", round_ + 1, count)
+                samples[count].append(measure(window, count, ns.keys, ns.seconds))
     medians = {
         count: {key: statistics.median(s[key] for s in runs) for key in runs[0]} for count, runs in samples.items()
     }

@@ -17,7 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,6 +107,18 @@ def close_window(root: Application) -> None:
     root.window.close()
     root.window.deleteLater()
     QApplication.processEvents()
+
+
+@contextmanager
+def scratch_window(prefix: str, device: str = "cpu") -> Iterator[Application]:
+    """The real window (open_window) with its settings in a scratch folder; closed, and the folder gone, after."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        make_app(Path(scratch))
+        window = open_window(device)
+        try:
+            yield window
+        finally:
+            close_window(window)
 
 
 class PaintCounter(QObject):
