@@ -18,7 +18,6 @@ from types import MappingProxyType
 from PySide6.QtCore import QObject, Signal
 
 from .compare_sources import (
-    PAD_LABEL,
     SOURCES,
     ModelB,
     anchors_differ,
@@ -30,7 +29,7 @@ from .compare_sources import (
     shipped_for,
 )
 from .playground import PlaygroundSession
-from .snapshots import KindMaps, MapsSnapshot, PlaygroundFrame
+from .snapshots import PAD_LABEL, KindMaps, MapsSnapshot, PlaygroundFrame
 from .worker_api import SlotFactory
 
 log = logging.getLogger(__name__)

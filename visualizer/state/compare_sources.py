@@ -18,7 +18,7 @@ from core_model.shipped import DEFAULT_CHECKPOINT, find_shipped_checkpoint, reso
 from core_model.tasks import TaskSpec
 
 from .playground_capture import capture_maps
-from .snapshots import KindMaps, MapsSnapshot
+from .snapshots import PAD_LABEL, KindMaps, MapsSnapshot
 
 SOURCES = {
     "file": "Checkpoint file…",
@@ -90,7 +90,6 @@ def token_ids(vocab: Vocabulary, labels: tuple[str, ...]) -> list[int]:
 
 
 ANCHORS = ("<bos>", "<eos>")  # wrap an anchored task's source; never typed as symbols
-PAD_LABEL = "<pad>"
 
 
 def source_symbols(labels: tuple[str, ...]) -> tuple[list[str], int]:

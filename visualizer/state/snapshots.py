@@ -16,6 +16,7 @@ import torch
 from core_model.config import ModelConfig
 from core_model.tasks import TaskSpec
 from core_model.training_loop import Cadence, EndReason, Progress
+from core_model.vocab import PAD, SPECIALS
 
 OutcomeReason = Literal[EndReason, "paused", "running", "error"]  # "error": an unexpected exception ended the run
 KIND_TITLES = {
@@ -45,6 +46,9 @@ class ModelInfo:
             f"{c.positional} PE, {c.norm_position}-{c.norm}, {c.activation}, d_model {c.d_model}, "
             f"{c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers"
         )
+
+
+PAD_LABEL = SPECIALS[PAD]  # "<pad>", as KindMaps' labels write it
 
 
 @dataclass(frozen=True)

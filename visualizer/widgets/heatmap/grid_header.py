@@ -9,8 +9,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from core_model.vocab import PAD, SPECIALS
-from visualizer.state.snapshots import KIND_TITLES, KindMaps
+from visualizer.state.snapshots import KIND_TITLES, PAD_LABEL, KindMaps
 from visualizer.widgets.common.stable_label import WrapLabelSlot
 from visualizer.widgets.common.styles import WARNING_STYLE
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
@@ -64,7 +63,6 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
-PAD_LABEL = SPECIALS[PAD]  # "<pad>", as the maps' labels write it
 # said only where the cells show it (pad_rows_attend), whatever masked the <pad> columns
 PAD_ROWS_LEGEND = "<pad> rows still attend, while no token attends to a <pad> key (its column is grey)"
 
