@@ -155,9 +155,10 @@ def test_a_heads_ablate_the_playground_b_heads_cannot_be_switched(qtbot, view):
     load_b(qtbot, view)
     panel = view.compare_panel
     texts = [a.text() for a in panel.grid_b.build_context_menu(0, 1).actions()]
-    assert "Ablate head" not in texts and "Restore all heads" not in texts and "Open large view" in texts
+    assert "Ablate L1 H2 (encoder self)" in [a.text() for a in panel.grid_a.build_context_menu(0, 1).actions()]
+    assert not any(t.startswith(("Ablate", "Restore")) for t in texts) and "Open large view" in texts
     menu = panel.grid_a.build_context_menu(0, 1)
-    ablate = next(a for a in menu.actions() if a.text() == "Ablate head")
+    ablate = next(a for a in menu.actions() if a.text() == "Ablate L1 H2 (encoder self)")
     with qtbot.waitSignal(panel.compare.frame_changed, timeout=10000):
         ablate.trigger()
     assert panel.grid_a.kind() == "encoder_self"

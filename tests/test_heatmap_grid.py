@@ -222,7 +222,7 @@ def test_context_menu_ablates_and_restores(grid, qtbot):
     grid.set_maps(make_maps(kind="encoder_self", causal=False))
     menu, actions = right_click_menu(grid, qtbot, 1, 2)
     assert {
-        "Ablate head",
+        "Ablate L2 H3 (encoder self)",
         "Restore all heads",
         "Open large view",
         "Export grid as PNG...",
@@ -231,7 +231,7 @@ def test_context_menu_ablates_and_restores(grid, qtbot):
         "Export this map as CSV...",
     } <= set(actions)
     with qtbot.waitSignal(grid.head_toggled) as blocker:
-        actions["Ablate head"].trigger()
+        actions["Ablate L2 H3 (encoder self)"].trigger()
     assert blocker.args == ["encoder_self", 1, 2, False]
     menu.close()
 
@@ -244,12 +244,12 @@ def test_context_menu_ablates_and_restores(grid, qtbot):
     np.testing.assert_array_equal(pixel(grid, 1, 2, 0, 0), LUT[index + DIM_OFFSET])
     _, actions = right_click_menu(grid, qtbot, 1, 2)
     with qtbot.waitSignal(grid.head_toggled) as blocker:
-        actions["Restore head"].trigger()
+        actions["Restore L2 H3 (encoder self)"].trigger()
     assert blocker.args == ["encoder_self", 1, 2, True]
     with qtbot.waitSignal(grid.restore_all_requested):
         actions["Restore all heads"].trigger()
     _, actions = right_click_menu(grid, qtbot, 0, -1)
-    assert "Ablate head" not in actions and "Restore head" not in actions
+    assert not any(text.startswith(("Ablate ", "Restore L")) for text in actions)
 
 
 def _export_from_menu(grid, monkeypatch, layer: int, head: int, text: str, path) -> None:

@@ -109,7 +109,7 @@ def test_a_new_view_under_a_still_mouse_names_the_cell_anew(qtbot):
 
 
 def test_ablating_from_the_menu_names_the_cell_under_the_mouse_not_the_one_clicked(qtbot):
-    """Right-click > Ablate head: the mouse went to the menu, so the new frame's readout follows the mouse."""
+    """Right-click > Ablate L2 H2 (cross): the mouse went to the menu, so the new frame's readout follows the mouse."""
     app = start_app(qtbot)
     grid = show_cross(qtbot, app)
     hover(qtbot, grid, 1, 1, 4, 4)
@@ -117,7 +117,7 @@ def test_ablating_from_the_menu_names_the_cell_under_the_mouse_not_the_one_click
     qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.RightButton, pos=cell_pos(grid, 1, 1, 4, 4))
     qtbot.waitUntil(lambda: shown_menu(grid) is not None)
     menu = shown_menu(grid)
-    ablate = next(a for a in menu.actions() if a.text() == "Ablate head")
+    ablate = next(a for a in menu.actions() if a.text() == "Ablate L2 H2 (cross)")
     qtbot.mouseMove(menu, menu.actionGeometry(ablate).center())  # the mouse is on the menu now
     ablate.trigger()
     menu.close()

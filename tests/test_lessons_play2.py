@@ -83,7 +83,7 @@ def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
     panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
     grid = app.playground.grids["cross"]
     assert app.session.source_text == "947196593423"
-    choose_from_menu(qtbot, grid, 1, 1, "Ablate head")  # only the head the lesson names
+    choose_from_menu(qtbot, grid, 1, 1, "Ablate L2 H2 (cross)")  # only the head the lesson names
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     off = {kind: np.argwhere(~np.asarray(gates)).tolist() for kind, gates in app.session.gates().items()}
     assert off == {**{kind: [] for kind in off}, "cross": [[1, 1]]}  # L2 H2 alone is off

@@ -319,7 +319,7 @@ def test_the_probes_mean_of_heads_follows_the_heads_switched_off_in_the_playgrou
     assert probe.kind_combo.currentData() == "cross" and probe.head_combo.currentText() == "mean of heads on"
     layer = probe.layer_combo.currentIndex()
     np.testing.assert_allclose(probe.image.image, snap.maps["cross"].values[layer].mean(axis=0), rtol=1e-6)
-    app.session.set_head_enabled("cross", layer, 0, False)  # right-click > Ablate head in the playground
+    app.session.set_head_enabled("cross", layer, 0, False)  # right-click > Ablate L1 H1 (cross) in the playground
     np.testing.assert_allclose(probe.image.image, snap.maps["cross"].values[layer][1:].mean(axis=0), rtol=1e-6)
     close_window(qtbot, app)
 

@@ -48,7 +48,7 @@ def after_drawn(app: Any, emit: Emit, payload: Callable[[], Payload]) -> None:
 
 
 def head_ablated(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
-    """A head newly switched off (the grids' Ablate head, or a Heads table click) once its maps are drawn."""
+    """A head newly switched off (a map's Ablate entry, or a Heads table click) once its maps are drawn."""
     session = app.session
     before = [session.gates()]
 

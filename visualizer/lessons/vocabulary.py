@@ -110,7 +110,7 @@ EVENTS: dict[str, EventSpec] = {
     "head_ablated": EventSpec(
         dict(_MAP_FILTER),
         {**_MAP_PAYLOAD, **_OUTPUT_PAYLOAD},
-        "a head was switched off (a map's right-click menu: Ablate head) and the maps were drawn again",
+        "a head was switched off (a map's right-click menu: Ablate L2 H2 (cross) …) and the maps were drawn again",
     ),
     "heads_analysed": EventSpec(
         {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted, True), "head": Param(_counted, True)},

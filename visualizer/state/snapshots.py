@@ -24,6 +24,12 @@ KIND_TITLES = {
     "decoder_self": "Decoder self-attention",
     "cross": "Cross-attention",
 }
+KIND_SHORT = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
+
+
+def head_name(kind: str, layer: int, head: int) -> str:
+    """One head as menus and messages name it, 1-based as on the maps: "L2 H2 (cross)"."""
+    return f"L{layer + 1} H{head + 1} ({KIND_SHORT.get(kind, kind)})"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from visualizer.state.compare_sources import SOURCES
 from visualizer.state.snapshots import KIND_TITLES, MapsSnapshot
 from visualizer.widgets.common.rich_text import escape
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.heatmap.grid_interaction import HEAD_SWITCH_ACTIONS
 
 PathProvider = Callable[[QWidget], "str | None"]
 ANCHOR_NOTE = (
@@ -55,7 +56,7 @@ class ViewOnlyGrid(AttentionGrid):
     def build_context_menu(self, layer: int, head: int):
         menu = super().build_context_menu(layer, head)
         for action in menu.actions():
-            if action.text() in ("Ablate head", "Restore head", "Restore all heads"):
+            if action.objectName() in HEAD_SWITCH_ACTIONS:
                 menu.removeAction(action)
         return menu
 

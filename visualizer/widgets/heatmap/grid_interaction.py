@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, SignalI
 from PySide6.QtGui import QAction, QCursor
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QMenu, QToolTip
 
-from visualizer.state.snapshots import KindMaps
+from visualizer.state.snapshots import KindMaps, head_name
 from visualizer.widgets.common.image_export import save_matrices_npy, save_matrix_csv
 from visualizer.widgets.heatmap.exporters import ask_path_and_export
 from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
@@ -119,6 +119,9 @@ def handle_click(grid: AttentionGridApi, event) -> None:
         event.accept()
 
 
+HEAD_SWITCH_ACTIONS = ("toggle_head", "restore_all_heads")  # the entries that switch heads, by object name
+
+
 def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     """Ablate/restore, large view and export actions for one map (head -1 = average: no ablation).
 
@@ -128,9 +131,11 @@ def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     kind = grid.kind()
     if head >= 0:
         ablated = grid.is_ablated(layer, head)
-        text = "Restore head" if ablated else "Ablate head"
-        _add_action(menu, text, lambda: grid.head_toggled.emit(kind, layer, head, ablated))
-    _add_action(menu, "Restore all heads", grid.restore_all_requested.emit)
+        text = f"{'Restore' if ablated else 'Ablate'} {head_name(kind, layer, head)}"
+        action = _add_action(menu, text, lambda: grid.head_toggled.emit(kind, layer, head, ablated))
+        action.setObjectName(HEAD_SWITCH_ACTIONS[0])
+    action = _add_action(menu, "Restore all heads", grid.restore_all_requested.emit)
+    action.setObjectName(HEAD_SWITCH_ACTIONS[1])
     menu.addSeparator()
     _add_action(menu, "Open large view", lambda: grid.open_large_view(layer, head))
     menu.addSeparator()
