@@ -4,6 +4,7 @@ by every verb and by File > Open (the model shown stays); damaged bytes are foun
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import re
 import struct
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from PySide6.QtCore import Qt
 from qt_helpers import wait_frame
 
 from core_model import ModelConfig, build_model
@@ -405,3 +407,26 @@ def test_weights_that_overflow_are_refused_when_the_model_is_built(tmp_path, cap
         code = main([verb, str(tmp_path / "overflow.pt"), *args, "--threads", "1"])
         out, err = capsys.readouterr()
         assert code == 1 and out == "" and len(err.splitlines()) == 1 and "weights overflow" in err, (verb, err)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_each_refused_file_open_logs_one_warning_line_and_its_traceback_only_at_debug(
+    qtbot, window, crafted, monkeypatch, caplog
+):
+    """A refused file is the file's fault, not the app's: the console gets one line per refusal, not a traceback."""
+    chosen: list[Path] = []
+    monkeypatch.setattr(
+        checkpoint_actions.QFileDialog, "getOpenFileName", staticmethod(lambda *args, **kwargs: (str(chosen[-1]), ""))
+    )
+    caplog.set_level(logging.DEBUG)
+    for kind in CRAFTED:
+        chosen.append(crafted[kind])
+        caplog.clear()
+        with qtbot.waitSignal(window.checkpoints.failed, timeout=OPEN_MS):
+            qtbot.keyClick(window.window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)  # File > Open
+        warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert [r.getMessage() for r in warnings] == [f"Could not open {kind}.pt: {window.shown[-1][1]}"], kind
+        assert all(r.exc_info is None for r in warnings), kind
+        traced = [r for r in caplog.records if r.exc_info is not None]
+        assert traced and all(r.levelno == logging.DEBUG for r in traced), kind
+    assert len(window.shown) == len(CRAFTED)

@@ -121,6 +121,21 @@ def test_a_failing_task_gives_the_one_failure_sentence(qtbot, pool):
     ]
 
 
+def test_a_refused_input_keeps_its_traceback_at_debug_and_a_fault_logs_it_as_a_warning(qtbot, pool, caplog):
+    """The owner says a refusal in its own line; an error nobody expected is a fault, and its traceback is shown."""
+    slot = TaskSlot("Reading the file", pool=pool, refusals=(ValueError,))
+
+    def refuse(_state, error: Exception) -> None:
+        raise error
+
+    caplog.set_level(logging.DEBUG)
+    for error in (ValueError("x.pt is not a checkpoint"), TypeError("a bug")):
+        with qtbot.waitSignal(slot.failed, timeout=WAIT_MS):
+            slot.submit(refuse, error)
+    traced = [(r.levelname, r.exc_info[0].__name__) for r in caplog.records if r.exc_info is not None]
+    assert traced == [("DEBUG", "ValueError"), ("WARNING", "TypeError")]
+
+
 def test_an_error_without_words_is_named_by_its_type(qtbot, pool):
     slot = TaskSlot("The build", pool=pool)
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from core_model import Seq2SeqTransformer, build_model
-from core_model.checkpoint import CheckpointExtra, load_checkpoint, save_checkpoint
+from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
 from core_model.shipped import is_shipped
 from core_model.tasks import TaskSpec
 from visualizer.controllers.recent_files import RecentFiles
@@ -94,7 +94,9 @@ class CheckpointActions(QObject):
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
         # the file opened last wins, whichever is read first; a read overtaken by another model is not applied
-        self._opens = TaskSlot("Opening the checkpoint", self, context=lambda: hub.generation)
+        self._opens = TaskSlot(
+            "Opening the checkpoint", self, context=lambda: hub.generation, refusals=(CheckpointError,)
+        )  # a refused file is logged once, by _fail
         self._opens.finished.connect(self._opened)
         self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
         self._opens.overtaken.connect(self._overtaken)

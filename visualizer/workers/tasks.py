@@ -53,7 +53,7 @@ class _Run:
     def __init__(self, job: _Job, send: Callable[[str, Any], bool], slot: TaskSlot, ordered: bool):
         self.fn, self.inputs, self.context = job  # context: the slot's context when the task was submitted
         self.send, self.ordered = send, ordered
-        self.what, self.pause_gc, self.threads = slot.what, slot.pause_gc, slot.threads
+        self.what, self.pause_gc, self.threads, self.refusals = slot.what, slot.pause_gc, slot.threads, slot.refusals
         self.state = TaskState(lambda snapshot: send("progress", snapshot))
         self.seconds = 0.0  # how long the task ran, set before its outcome is sent
         self.done = threading.Event()
@@ -75,7 +75,10 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
             if isinstance(exc, Cancelled) or self.state.cancelled:  # stopped as asked, in whatever way it stopped
                 return "cancelled", None
-            log.warning("%s failed", self.what, exc_info=True)
+            if isinstance(exc, self.refusals):  # the input's fault, said by the slot's owner: no traceback to show
+                log.debug("%s refused its input", self.what, exc_info=True)
+            else:
+                log.warning("%s failed", self.what, exc_info=True)
             return "failed", (self.what, first_line(exc))
         finally:
             self.seconds = time.monotonic() - started
@@ -112,11 +115,15 @@ class TaskSlot(QObject):
         pacing: Pacing | None = None,
         threads: Callable[[], None] = use_background_threads,
         context: Callable[[], object] = lambda: None,
+        refusals: tuple[type[Exception], ...] = (),
     ) -> None:
         """pacing implies coalesce; threads: called on the pool thread before each task (torch's thread count);
-        context: what a result depends on besides its inputs, read on the GUI thread at submission and delivery."""
+        context: what a result depends on besides its inputs, read on the GUI thread at submission and delivery;
+        refusals: errors that say the input is bad (a refused file), not that the app is: the owner logs its one
+        line, so the traceback is logged at debug only (any other error is logged with it, as a fault)."""
         super().__init__(parent)
         self.what, self.pause_gc, self.threads, self.context = what, pause_gc, threads, context
+        self.refusals = refusals
         self._pool = pool or QThreadPool.globalInstance()
         self._coalesce, self._pacing = coalesce or pacing is not None, pacing
         self.started = 0  # how many tasks began (benchmarks count the passes a burst of keys costs)
