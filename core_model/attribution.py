@@ -27,7 +27,7 @@ from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
 
 MAX_IG_STEPS = 512  # one batched pass holds m + 1 copies of the source
-OCCLUSION_CHUNK = 256  # rows per occlusion pass: a long source over many symbols would not fit in one
+OCCLUSION_CHUNK = 256  # most rows per occlusion pass: a long source over many symbols would not fit in one
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,13 @@ def attribute(
     masks: MaskSpec | None = None,
     head_gates: HeadGates | None = None,
     progress: Callable[[int, int], None] | None = None,
+    occlusion_chunk: int = OCCLUSION_CHUNK,
 ) -> Attribution:
     """The three attributions for encoder ids `src` and the output the decoder writes (with <eos>).
 
     `symbol_ids`: the task's symbols (the baseline's mean and occlusion's replacements); other ids are specials.
     `progress(done, total)` is called after each output position's gradients and each occlusion pass.
+    `occlusion_chunk`: occluded sources per pass (analysis_budget.occlusion_chunk keeps a pass within the budget).
     """
     if not 1 <= ig_steps <= MAX_IG_STEPS:
         raise ValueError(f"ig_steps must be in 1..{MAX_IG_STEPS}, got {ig_steps}")
@@ -104,7 +106,7 @@ def attribute(
     try:
         grads = _gradients(model, src_t, tgt, out_t, symbol_ids, ig_steps, options, progress)
         with torch.no_grad():
-            occlusion = _occlusion(model, src_t, tgt, out_t, symbol_ids, options, progress)
+            occlusion = _occlusion(model, src_t, tgt, out_t, symbol_ids, options, (max(1, occlusion_chunk), progress))
     finally:
         model.train(was_training)
     gxd, ig, f_x, f_b = grads
@@ -156,17 +158,19 @@ def _occlusion(
     output: Tensor,
     symbol_ids: Sequence[int],
     options: tuple[MaskSpec | None, HeadGates | None],
-    progress: Callable[[int, int], None] | None,
+    chunk: tuple[int, Callable[[int, int], None] | None],
 ) -> np.ndarray:
-    """f_i minus its mean over each symbol position's other symbols, in chunks of OCCLUSION_CHUNK sources."""
+    """f_i minus its mean over each symbol position's other symbols, in passes of chunk[0] sources (progress
+    chunk[1] after each)."""
+    size, progress = chunk
     base = _scores(model, src, tgt, output, options)[0]  # (T,)
     ids = src[0].tolist()
     edits = [(j, s) for j, tok in enumerate(ids) if tok in symbol_ids for s in symbol_ids if s != tok]
     result = torch.zeros(output.shape[1], len(ids), dtype=base.dtype, device=base.device)
     counts = torch.zeros(len(ids), dtype=base.dtype, device=base.device)
-    chunks = range(0, len(edits), OCCLUSION_CHUNK)
+    chunks = range(0, len(edits), size)
     for done, start in enumerate(chunks, 1):
-        part = edits[start : start + OCCLUSION_CHUNK]
+        part = edits[start : start + size]
         rows = src.expand(len(part), -1).clone()
         positions = torch.tensor([j for j, _ in part], device=src.device)
         rows[torch.arange(len(part), device=src.device), positions] = torch.tensor(

@@ -70,10 +70,14 @@ def greedy_decode(
     return torch.cat(out, dim=1) if out else src.new_zeros((src.shape[0], 0))
 
 
-def greedy_output(model: Seq2SeqTransformer, src: Sequence[int], n_tokens: int | None = None) -> list[int]:
-    """What greedy decoding writes for one source (encoder ids), up to and including its <eos>."""
+def greedy_output(
+    model: Seq2SeqTransformer, src: Sequence[int], n_tokens: int | None = None, max_new_tokens: int | None = None
+) -> list[int]:
+    """What greedy decoding writes for one source (encoder ids), up to and including its <eos>; at most
+    `max_new_tokens` tokens (default: as many as the model's positions allow), so an analysis bounds its work."""
     device = next(model.parameters()).device
-    written = greedy_decode(model, torch.tensor([list(src)], device=device), max_output_len(model), n_tokens=n_tokens)
+    most = max_output_len(model) if max_new_tokens is None else max_new_tokens
+    written = greedy_decode(model, torch.tensor([list(src)], device=device), most, n_tokens=n_tokens)
     tokens = written[0].tolist()
     return tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens
 

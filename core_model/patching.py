@@ -10,14 +10,16 @@ together: heads that share the work each restore only part of it alone, and the 
 carry between them. The same is done for the residual stream after each encoder layer at one source position
 (which position, at which depth, holds what the answer needs).
 
-Every patched run is one row of a single batched forward pass: forward pre-hooks on the heads' output projections
-and forward hooks on the encoder layers overwrite each row's own slice with the clean run's values.
+Every patched run is one row of a batched forward pass (one pass for all, or passes of a given number of rows):
+forward pre-hooks on the heads' output projections and forward hooks on the encoder layers overwrite each row's own
+slice with the clean run's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -179,11 +181,15 @@ def patch_effects(
     *,
     masks: MaskSpec | None = None,
     head_gates: HeadGates | None = None,
+    rows_per_pass: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PatchResult:
     """Every head's and every (encoder layer, source position)'s patching effect on the metric at `position`.
 
     clean_src / corrupt_src: encoder inputs of the same length (build them with core_model.inputs); the targets are
     the expected outputs (no specials). `position` defaults to the first one where the expected outputs differ.
+    `rows_per_pass`: patched runs per batched pass (default: all in one; analysis_budget.patch_chunk keeps a pass
+    within the memory budget); `progress(done, total)` after each pass, in patched runs.
     """
     if len(clean_src) != len(corrupt_src):
         raise ValueError(f"the sources must have the same length, got {len(clean_src)} and {len(corrupt_src)}")
@@ -205,7 +211,9 @@ def patch_effects(
             m_clean, m_corrupt = (float(v) for v in _metric(log_probs, position, good, bad))
             if abs(m_clean - m_corrupt) < MIN_METRIC_GAP:
                 raise ValueError("the corruption does not change the metric: there is no effect to share out")
-            patched = _patched_metrics(model, src[1], tgt[0], clean, (masks, head_gates), (position, good, bad))
+            metric = (position, good, bad)
+            chunk = (rows_per_pass or _n_rows(model, len(clean_src)), progress)
+            patched = _patched_metrics(model, src[1], tgt[0], clean, (masks, head_gates), metric, chunk)
     finally:
         model.train(was_training)
     effects = (patched - m_corrupt) / (m_clean - m_corrupt)
@@ -224,6 +232,10 @@ def patch_effects(
     return PatchResult(position, good, bad, m_clean, m_corrupt, heads, sweep, layers)
 
 
+def _n_rows(model: Seq2SeqTransformer, length: int) -> int:
+    return len(_attention(model)) * (model.config.n_heads + 1) + len(model.encoder_layers) * length
+
+
 def _patched_metrics(
     model: Seq2SeqTransformer,
     corrupt: Tensor,
@@ -231,25 +243,63 @@ def _patched_metrics(
     clean: dict[object, Tensor],
     options: tuple[MaskSpec | None, HeadGates | None],
     metric: tuple[int, int, int],
+    chunk: tuple[int, Callable[[int, int], None] | None],
 ) -> np.ndarray:
-    """One batched pass of the corrupted source: a row per head, a row per attention layer (all its heads), then a
-    row per (encoder layer, source position)."""
+    """The corrupted source's patched runs, `chunk[0]` rows per pass (progress `chunk[1]` after each): a row per
+    head, a row per attention layer (all its heads), then a row per (encoder layer, source position)."""
     modules = _attention(model)
     n_heads, n_enc, length = model.config.n_heads, len(model.encoder_layers), corrupt.shape[0]
     n_rows = len(modules) * (n_heads + 1) + n_enc * length
-    device = corrupt.device
-    one_each = torch.eye(n_heads, dtype=torch.bool, device=device)
-    every = torch.ones(1, n_heads, dtype=torch.bool, device=device)
-    with _Hooks() as hooks:
-        for i, (kind, layer, module) in enumerate(modules):
-            own = torch.arange(i * n_heads, (i + 1) * n_heads, device=device)
-            rows = torch.cat([own, torch.tensor([len(modules) * n_heads + i], device=device)])
-            hook = _patch_heads(rows, torch.cat([one_each, every]), clean[(kind, layer)], module.head_dim)
-            hooks.handles.append(module.out_proj.register_forward_pre_hook(hook))
-        first = len(modules) * (n_heads + 1)
-        for layer, encoder_layer in enumerate(model.encoder_layers):
-            rows = torch.arange(first + layer * length, first + (layer + 1) * length, device=device)
-            position_hook = _patch_positions(rows, torch.arange(length, device=device), clean[("residual", layer)])
-            hooks.handles.append(encoder_layer.register_forward_hook(position_hook))
-        log_probs = model(corrupt.expand(n_rows, -1), tgt.expand(n_rows, -1), *options).log_probs
-    return _metric(log_probs, *metric).double().cpu().numpy()
+    rows_per_pass, progress = chunk
+    out = []
+    for start in range(0, n_rows, rows_per_pass):
+        stop = min(n_rows, start + rows_per_pass)
+        with _Hooks() as hooks:
+            for rows, module, hook in _row_hooks(model, modules, clean, length):
+                keep = (rows >= start) & (rows < stop)  # this pass's rows, numbered from its first
+                if bool(keep.any()):
+                    hooks.handles.append(hook(module, rows[keep] - start, keep))
+            n = stop - start
+            log_probs = model(corrupt.expand(n, -1), tgt.expand(n, -1), *options).log_probs
+        out.append(_metric(log_probs, *metric).double().cpu().numpy())
+        if progress is not None:
+            progress(stop, n_rows)
+    return np.concatenate(out)
+
+
+_Hook = Callable[[nn.Module, Tensor, Tensor], torch.utils.hooks.RemovableHandle]
+
+
+def _row_hooks(
+    model: Seq2SeqTransformer,
+    modules: list[tuple[AttentionKind, int, MultiHeadAttention]],
+    clean: dict[object, Tensor],
+    length: int,
+) -> list[tuple[Tensor, nn.Module, _Hook]]:
+    """Per hooked module: its rows (numbered over all patched runs), the module, and how to hook a subset of them."""
+    device = next(model.parameters()).device
+    n_heads = model.config.n_heads
+    heads_of = torch.cat(
+        [torch.eye(n_heads, dtype=torch.bool, device=device), torch.ones(1, n_heads, dtype=torch.bool, device=device)]
+    )  # (n_heads + 1, n_heads): one head each, then all of them
+    found: list[tuple[Tensor, nn.Module, _Hook]] = []
+    for i, (kind, layer, module) in enumerate(modules):
+        own = torch.arange(i * n_heads, (i + 1) * n_heads, device=device)
+        rows = torch.cat([own, torch.tensor([len(modules) * n_heads + i], device=device)])
+
+        def head_hook(target: nn.Module, local: Tensor, keep: Tensor, key: object = (kind, layer)) -> Any:
+            attn = _as_attention(target)
+            pre_hook = _patch_heads(local, heads_of[keep], clean[key], attn.head_dim)
+            return attn.out_proj.register_forward_pre_hook(pre_hook)
+
+        found.append((rows, module, head_hook))
+    first = len(modules) * (n_heads + 1)
+    positions = torch.arange(length, device=device)
+    for layer, encoder_layer in enumerate(model.encoder_layers):
+        rows = torch.arange(first + layer * length, first + (layer + 1) * length, device=device)
+
+        def position_hook(target: nn.Module, local: Tensor, keep: Tensor, key: object = ("residual", layer)) -> Any:
+            return target.register_forward_hook(_patch_positions(local, positions[keep], clean[key]))
+
+        found.append((rows, encoder_layer, position_hook))
+    return found

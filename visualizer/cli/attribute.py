@@ -9,11 +9,12 @@ sampling: --seed is accepted like every verb's and changes nothing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
-from visualizer.cli.budget import attention_weights, check_budget, lower_to
-from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
@@ -36,25 +37,46 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Attribute, compare with attention and print one JSON line; a bad source exits 2 naming --source."""
+    """Attribute, compare with attention and print one JSON line; a bad source, or one whose attribution is over the
+    analysis budget, exits 2 naming --source or --ig-steps. Progress (each output position, each occlusion pass)
+    goes to stderr."""
+    from core_model.analysis_budget import (
+        Knobs,
+        analysis_output,
+        attribution_cost_for,
+        check_attribute,
+        occlusion_chunk,
+    )
     from core_model.attribution import attribute
     from core_model.attribution_agreement import agreement, attention_views, top1_agreement
-    from core_model.decoding import greedy_output
-    from core_model.tasks import max_source_len
+    from core_model.tasks import expected_output, max_source_len
 
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
     src = task.source_ids(ids)
-    one = 3 * attention_weights(model.config, 1, len(src), len(src))  # a gradient pass keeps its maps for backward
-    fewer = lower_to("--ig-steps", one, spent=1)
-    what = f"--ig-steps {ns.ig_steps} on {len(ids)} symbols"
-    check_budget(
-        (ns.ig_steps + 1) * one, what, f"{fewer}, or a shorter --source" if fewer else "use a shorter --source"
-    )
-    output = greedy_output(model, src, n_tokens=len(vocab))
-    result = attribute(model, src, output, vocab.symbol_ids, ig_steps=ns.ig_steps)
+    knobs, expected = Knobs(source="--source", ig_steps="--ig-steps"), len(expected_output(task.task, ids)) + 1
+    with analysis_refusals():
+        check_attribute(model.config, len(ids), len(src), expected, ns.ig_steps, knobs)
+        cost_for = attribution_cost_for(model.config, len(src), len(ids), ns.ig_steps)
+        output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs)
+    edits = sum(token in vocab.symbol_ids for token in src) * (len(vocab.symbol_ids) - 1)
+    chunk = occlusion_chunk(model.config, len(src), len(output))
+    bar = ProgressBar(len(output) + -(-edits // chunk), sys.stderr)  # a step per output position, per occlusion pass
+    steps = itertools.count(1)
+    try:
+        result = attribute(
+            model,
+            src,
+            output,
+            vocab.symbol_ids,
+            ig_steps=ns.ig_steps,
+            progress=lambda _done, _total: bar.count(next(steps), "attribution steps"),
+            occlusion_chunk=chunk,
+        )
+    finally:
+        bar.close()
     symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
     views = attention_views(model, src, output)
     out = {

@@ -1,4 +1,5 @@
-"""How many attention weights a verb would hold at once, checked once the model is known and before any pass runs.
+"""How many attention weights a verb would hold at once, checked once the model is known and before any pass runs;
+the analyses (patch, lens, attribute, circuits) use core_model.analysis_budget instead, as the window does.
 
 Each number a verb takes has its own range (limits.py), but their product can still ask for gigabytes: 1,000 head
 sequences of 254 symbols, 512 IG steps on a long source, a batch of 512 at the longest length, a view of 4,000
@@ -8,6 +9,8 @@ float64), so their count, layers x heads x queries x keys x batch, bounds the me
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from visualizer.cli.common import ArgumentError
@@ -35,3 +38,14 @@ def lower_to(option: str, per_unit: int, spent: int = 0) -> str:
     own (IG's pass at the input itself); "" when not even one fits."""
     most = MAX_WEIGHTS // max(1, per_unit) - spent
     return f"use {option} {most} or less" if most >= 1 else ""
+
+
+@contextmanager
+def analysis_refusals() -> Iterator[None]:
+    """core_model.analysis_budget's refusal as a bad argument: one line and exit status 2, like every budget here."""
+    from core_model.analysis_budget import BudgetError
+
+    try:
+        yield
+    except BudgetError as exc:
+        raise ArgumentError(str(exc)) from None

@@ -13,7 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained
+from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.common import ArgumentError, ProgressBar, Verb, device_arg, load_trained
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option
 from visualizer.cli.output import json_line
@@ -48,7 +49,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Read the circuits and composition scores from the checkpoint and print one JSON line."""
+    """Read the circuits and composition scores from the checkpoint and print one JSON line; a model or options over
+    the analysis budget exit 2 before anything is computed. Its four parts are counted on stderr."""
+    from core_model.analysis_budget import Knobs, check_circuits
     from core_model.circuits import token_circuits
     from core_model.head_composition import composition_scores, random_baseline, unlinked_scores
     from core_model.position_circuits import default_positions, position_circuits
@@ -58,14 +61,25 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     n_positions = default_positions(model.config, task) if ns.positions is None else ns.positions
     if n_positions > model.config.max_len:
         raise ArgumentError(f"--positions {n_positions} is more than this model's max_len {model.config.max_len}")
+    knobs = Knobs(positions="--positions", samples="--baseline-samples")
+    with analysis_refusals():
+        check_circuits(model.config, n_positions, ns.baseline_samples, knobs)
+    bar = ProgressBar(4, sys.stderr)
+    heads = [circuit.to_dict() for circuit in token_circuits(model)]
+    bar.count(1, "circuits parts (tokens)")
+    positions = [circuit.to_dict() for circuit in position_circuits(model, n_positions)]
+    bar.count(2, "circuits parts (positions)")
+    composition, unlinked = [score.to_dict() for score in composition_scores(model)], unlinked_scores(model)
+    bar.count(3, "circuits parts (composition)")
     baseline = random_baseline(model.config, ns.baseline_samples, ns.seed)
-    unlinked = unlinked_scores(model)
+    bar.count(4, "circuits parts (baseline)")
+    bar.close()
     out = {
         "tokens": task.vocabulary.tokens(range(model.config.vocab_size)),
-        "heads": [circuit.to_dict() for circuit in token_circuits(model)],
-        "positions": [circuit.to_dict() for circuit in position_circuits(model, n_positions)],
+        "heads": heads,
+        "positions": positions,
         "n_positions": n_positions,
-        "composition": [score.to_dict() for score in composition_scores(model)],
+        "composition": composition,
         "baseline": dict(baseline.scores),
         "baseline_p95": dict(baseline.p95),
         "baseline_spread": dict(baseline.spread),

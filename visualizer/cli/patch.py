@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option, task_option
 from visualizer.cli.output import json_line
@@ -46,7 +47,9 @@ def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option."""
+    """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option.
+    Sources whose patching is over the analysis budget exit 2 too, before any pass; progress goes to stderr."""
+    from core_model.analysis_budget import Knobs, check_patch, patch_chunk, patch_rows
     from core_model.patching import patch_effects
     from core_model.tasks import expected_output, max_source_len
 
@@ -60,10 +63,24 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--clean has {len(clean)} symbols; this model takes at most {longest}")
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
     targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
+    tgt_len = len(targets[0]) + 1  # <bos> and the clean expected output, teacher-forced
+    with analysis_refusals():
+        check_patch(model.config, len(clean), len(src_clean), tgt_len, Knobs(source="--clean and --corrupt"))
+    bar = ProgressBar(patch_rows(model.config, len(src_clean)), sys.stderr)
     try:
-        result = patch_effects(model, src_clean, src_corrupt, *targets, position=ns.position)
+        result = patch_effects(
+            model,
+            src_clean,
+            src_corrupt,
+            *targets,
+            position=ns.position,
+            rows_per_pass=patch_chunk(model.config, len(src_clean), tgt_len),
+            progress=lambda done, _total: bar.count(done, "patched runs"),
+        )
     except ValueError as exc:
         parser.error(str(exc))
+    finally:
+        bar.close()
     out = {
         "position": result.position,
         "clean_token": vocab.token(result.clean_token),
