@@ -9,10 +9,15 @@ target is refused before anything is written, and so is a read-only file: a rena
 permission and would replace it silently. A writer killed midway leaves its temporary behind; the next write to
 that target removes such leftovers when their writer is gone or they are older than a minute, and never touches any
 other file (only names this writer makes are recognised).
+
+`write_bytes_atomically(target, data)` is the way to publish bytes made in memory (an encoded image): it writes them
+with os.write, where every short write is seen, and renames only a temporary holding all of them. A writer that
+buffers inside a library can lose its last write on a full disk and still report success (Qt's QImage.save does).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -88,6 +93,34 @@ def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False) -> Iterat
             log.warning("could not remove temporary %s: %s", tmp, cleanup)
         raise
     _flush_folder(target.parent)
+
+
+def write_bytes_atomically(path: str | os.PathLike, data: bytes) -> int:
+    """Make `data` the whole content of `path`, or raise OSError and leave the previous file as it was.
+
+    Raises RefusedTarget as atomic_path does; OSError (ENOSPC, EFBIG, ...) when a write fails or the temporary ends
+    up shorter than `data`. Returns the number of bytes written.
+    """
+    with atomic_path(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+        try:
+            _write_all(fd, data)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size != len(data):  # a file system that took a write it did not keep
+            raise OSError(errno.EIO, f"only {size} of {len(data)} bytes reached the file")
+    return len(data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is in: a short count is retried, so a full disk ends in the OSError it raises."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
 
 
 def temp_path_for(target: Path, keep_suffix: bool = False) -> Path:

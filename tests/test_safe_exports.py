@@ -1,5 +1,6 @@
 """File > Export, the movie export and File > Save As through the real actions: a failure midway (a full disk)
-leaves the previous file whole and no partial file; links are followed, modes kept, pipes refused."""
+leaves the previous file whole and no partial file; links are followed, modes kept, pipes refused. The PNG and GIF
+exports meet a disk a few KB short of room at the OS boundary (full_disk), where Qt's own buffered writes fail."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from PIL import Image
-from PySide6.QtCore import QBuffer, QIODevice, Qt
+from full_disk import NO_ROOM, room_for
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
@@ -24,9 +25,11 @@ from core_model.training_loop import Cadence
 from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.controllers.export import Exporter
+from visualizer.state.pe_lab import PELabState
 from visualizer.state.snapshots import KindMaps
 from visualizer.state.worker_api import run_inline
 from visualizer.widgets.heatmap.grid import AttentionGrid
+from visualizer.widgets.pe_lab.tab import PETab
 from visualizer.widgets.training import tab as trainer_tab
 from visualizer.widgets.training.tab import TrainerTab
 
@@ -35,6 +38,7 @@ pytestmark = [
     pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them"),
 ]
 WAIT_MS = 60_000
+SHORT_BY = 2_000  # bytes the disk lacks: less than Qt buffers before it writes, so its last write is what fails
 FULL = OSError(errno.ENOSPC, "No space left on device")
 MENU = {
     "png": "Current attention grid as &PNG…",
@@ -62,13 +66,21 @@ class Window:
         with qtbot.waitExposed(self.grid):
             self.grid.show()
         self.grid.set_maps(_maps(0))
+        self.pe_state = PELabState()
+        self.pe_tab = PETab(self.pe_state)  # never shown: File > Export draws it when asked
+        qtbot.addWidget(self.pe_tab)
         self.status: list[str] = []
         self.warnings: list[str] = []
-        self.exporter = Exporter(lambda: self.grid, dict, self.status.append, self.grid)
+        self.titles: list[str] = []
+        self.exporter = Exporter(lambda: self.grid, self.pe_tab.plot_items, self.status.append, self.grid)
         self.answer: Path | None = None
         monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(self.answer), ""))
         monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(self.answer))
-        monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: self.warnings.append(text))
+        monkeypatch.setattr(QMessageBox, "warning", self._warned)
+
+    def _warned(self, parent, title: str, text: str) -> None:
+        self.titles.append(title)
+        self.warnings.append(text)
 
     def export(self, fmt: str, path: Path) -> None:
         """Choose the File > Export entry and answer its dialog with `path`."""
@@ -76,6 +88,15 @@ class Window:
         slot = next(entry[1] for entry in self.exporter.actions() if entry and entry[0] == MENU[fmt])
         slot()
         self.qtbot.waitUntil(lambda: not self.exporter.writing, timeout=WAIT_MS)  # matrices are written by a task
+
+    def export_pe_png(self, folder: Path) -> None:
+        """Choose File > Export > Positional-encoding plots as PNG (folder) and answer its dialog with `folder`."""
+        self.answer = folder
+        next(
+            entry[1]
+            for entry in self.exporter.actions()
+            if entry and entry[0].startswith("Positional-encoding plots as PNG")
+        )()
 
 
 @pytest.fixture
@@ -91,24 +112,6 @@ def folder(tmp_path) -> Path:
     return path
 
 
-def _short_qimage_save(monkeypatch, fail_on_call: int = 1) -> None:
-    """QImage.save on a full disk: part of the PNG lands in the file, then it returns False."""
-    real_save, calls = QImage.save, []
-
-    def save(image, name, fmt=None, quality=-1):
-        calls.append(name)
-        if len(calls) != fail_on_call:
-            return real_save(image, name, fmt, quality)
-        buffer = QBuffer()
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        real_save(image, buffer, "PNG")
-        whole = bytes(buffer.data())
-        Path(name).write_bytes(whole[: len(whole) // 2])
-        return False
-
-    monkeypatch.setattr(QImage, "save", save)
-
-
 def _half(write_whole) -> bytes:
     """The first half of what a writer would produce: what fits before the disk is full."""
     buffer = io.BytesIO()
@@ -118,9 +121,7 @@ def _half(write_whole) -> bytes:
 
 def _fail_midway(monkeypatch, fmt: str) -> None:
     """The library call that writes the file puts half of it on disk, then meets a full disk."""
-    if fmt == "png":
-        _short_qimage_save(monkeypatch)
-    elif fmt == "svg":  # the caption pass rewrites the SVG that pyqtgraph wrote
+    if fmt == "svg":  # the caption pass rewrites the SVG that pyqtgraph wrote
         real_write = ET.ElementTree.write
 
         def short_tree_write(tree, target, *args, **kwargs):
@@ -138,7 +139,7 @@ def _fail_midway(monkeypatch, fmt: str) -> None:
         monkeypatch.setattr(np, "save", short_save)
 
 
-@pytest.mark.parametrize("fmt", ["png", "svg", "npy"])
+@pytest.mark.parametrize("fmt", ["svg", "npy"])
 def test_an_export_failing_midway_keeps_the_previous_file_whole(window, folder, monkeypatch, fmt):
     path = folder / f"grid.{fmt}"
     window.export(fmt, path)
@@ -151,6 +152,61 @@ def test_an_export_failing_midway_keeps_the_previous_file_whole(window, folder, 
     assert len(window.warnings) == 1 and window.warnings[0].startswith("Could not export:")
     assert path.read_bytes() == before and sorted(folder.iterdir()) == [path]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and window.status == [f"Exported {path}"]
+
+
+def _size_of(write, scratch: Path) -> int:
+    """How many bytes an export will need: the same export written, with room, to a scratch file then removed."""
+    write(scratch)
+    size = scratch.stat().st_size
+    scratch.unlink()
+    return size
+
+
+@pytest.mark.parametrize(
+    ("fmt", "told"),
+    [
+        ("png", "Could not write PNG to {path}: "),
+        ("svg", "Could not export SVG to {path}: "),
+        ("npy", "Could not save matrices to {path}: "),
+    ],
+)
+def test_an_export_a_few_kb_short_of_room_keeps_the_previous_file(window, folder, fmt, told):
+    """Qt's PNG writer loses its last buffered write on a full disk and still says it saved; the others raise."""
+    path = folder / f"grid.{fmt}"
+    window.export(fmt, path)
+    before = path.read_bytes()
+    window.grid.set_maps(_maps(1))  # the next export would differ
+    needed = _size_of(lambda scratch: window.export(fmt, scratch), folder / f"scratch.{fmt}")
+    with room_for(needed - min(SHORT_BY, needed // 2)):
+        window.export(fmt, path)
+    assert window.titles == ["Export failed"] and len(window.warnings) == 1
+    assert window.warnings[0].startswith(f"Could not export: {told.format(path=path)}")
+    assert NO_ROOM in window.warnings[0] and path.read_bytes() == before and sorted(folder.iterdir()) == [path]
+    assert window.status == [f"Exported {path}", f"Exported {folder / f'scratch.{fmt}'}"]  # not the failed one
+    if fmt == "png":
+        assert not QImage(str(path)).isNull()
+
+
+def test_pe_plots_exported_a_few_kb_short_of_room_keep_the_previous_pngs(window, folder, tmp_path):
+    window.export_pe_png(folder)
+    names = sorted(p.name for p in folder.iterdir())
+    before = {name: (folder / name).read_bytes() for name in names}
+    window.pe_state.set_base(100.0)  # every plot would differ
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    window.export_pe_png(fresh)
+    order = [f"pe_{name}.png" for name in window.pe_tab.plot_items()]  # the order they are written in
+    sizes = [(fresh / name).stat().st_size for name in order]
+    room = max(sizes) - SHORT_BY
+    failing = next(k for k, size in enumerate(sizes) if size > room)
+    with room_for(room):
+        window.export_pe_png(folder)
+    assert window.titles == ["Export failed"]
+    assert window.warnings == [f"Could not export: Could not write PNG to {folder / order[failing]}: {NO_ROOM}"]
+    assert sorted(p.name for p in folder.iterdir()) == names == sorted(order)  # no temporary left
+    assert all((folder / n).read_bytes() == (fresh / n).read_bytes() for n in order[:failing])  # written before
+    assert all((folder / n).read_bytes() == before[n] for n in order[failing:])
+    assert all(not QImage(str(folder / n)).isNull() for n in order)
 
 
 def test_a_csv_folder_export_failing_midway_keeps_that_file_whole(window, folder, monkeypatch):
@@ -228,35 +284,37 @@ def trained_tab(qtbot, hub, state) -> TrainerTab:
     return widget
 
 
-def _gif_fills_the_disk(monkeypatch) -> None:
-    real_save = Image.Image.save
-
-    def save(image, target, *args, **kwargs):
-        buffer = io.BytesIO()
-        real_save(image, buffer, *args, format="GIF", **kwargs)
-        Path(target).write_bytes(buffer.getvalue()[: len(buffer.getvalue()) // 2])
-        raise FULL
-
-    monkeypatch.setattr(Image.Image, "save", save)
+def _export_movie(qtbot, tab: TrainerTab, monkeypatch, folder: Path) -> str:
+    """Click the probe's Export movie button, choose `folder`, wait for the tab to say how it went."""
+    monkeypatch.setattr(trainer_tab, "_choose_folder", lambda parent: str(folder))
+    qtbot.mouseClick(tab.probe.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.probe.export_button.isEnabled(), timeout=WAIT_MS)
+    return tab.status_label.text()
 
 
 @pytest.mark.parametrize("failing", ["frame", "gif"])
-def test_a_movie_export_failing_midway_keeps_the_previous_files(qtbot, trained_tab, folder, monkeypatch, failing):
+def test_a_movie_export_a_few_kb_short_of_room_keeps_the_previous_files(
+    qtbot, trained_tab, folder, tmp_path, monkeypatch, failing
+):
     planned = Cadence.for_steps(30).probe_steps(30)
-    names = [f"frame_{i:04d}_step_{s}.png" for i, s in enumerate(planned)] + ["movie.gif"]
+    frames = [f"frame_{i:04d}_step_{s}.png" for i, s in enumerate(planned)]
+    fresh = tmp_path / "fresh"
+    assert _export_movie(qtbot, trained_tab, monkeypatch, fresh).startswith(f"Exported {len(frames)} frames")
+    sizes = {p.name: p.stat().st_size for p in fresh.iterdir()}
+    assert sorted(sizes) == sorted([*frames, "movie.gif"])
+    names = [*frames, "movie.gif"]
+    biggest = max(sizes[n] for n in frames) if failing == "frame" else sizes["movie.gif"]
+    room = biggest - SHORT_BY
+    written = next(k for k, name in enumerate(names) if sizes[name] > room)  # the files before it fit
+    assert failing == "frame" or written == len(frames), "every frame fits where the GIF does not"
     for name in names:
         (folder / name).write_bytes(f"previous {name}".encode())
-    monkeypatch.setattr(trainer_tab, "_choose_folder", lambda parent: str(folder))
-    if failing == "frame":
-        _short_qimage_save(monkeypatch, fail_on_call=2)
-    else:
-        _gif_fills_the_disk(monkeypatch)
-    qtbot.mouseClick(trained_tab.probe.export_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: trained_tab.probe.export_button.isEnabled(), timeout=WAIT_MS)
-    assert trained_tab.status_label.text().startswith("Could not export the movie:")
+    with room_for(room):
+        shown = _export_movie(qtbot, trained_tab, monkeypatch, folder)
+    what = f"PNG to {folder / frames[written]}" if failing == "frame" else f"GIF to {folder / 'movie.gif'}"
+    assert shown == f"Could not export the movie: Could not write {what}: {NO_ROOM}"
     assert sorted(p.name for p in folder.iterdir()) == sorted(names)
-    written = 1 if failing == "frame" else len(planned)
-    assert all(not QImage(str(folder / n)).isNull() for n in names[:written])
+    assert all((folder / n).read_bytes() == (fresh / n).read_bytes() for n in names[:written])
     assert all((folder / n).read_bytes() == f"previous {n}".encode() for n in names[written:])
 
 

@@ -3,6 +3,7 @@ refused, modes kept, the file and its folder flushed to disk, and only the write
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from full_disk import NO_ROOM, room_for
 
 from core_model import ModelConfig, build_model
+from core_model.atomic_files import write_bytes_atomically
 from core_model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from core_model.checkpoint_files import remove_stale_temps
 from visualizer.cli import main
@@ -212,6 +215,29 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path):
         tmp.write_bytes(b"half a pl")
         raise OSError(28, "No space left on device")
     assert path.read_bytes() == b"the previous export" and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_bytes_that_do_not_all_fit_leave_the_previous_file_and_no_temporary(tmp_path):
+    """A disk with room for all but the last 2 KB: the write fails where it runs out, and nothing is renamed."""
+    path = tmp_path / "plot.png"
+    path.write_bytes(b"the previous export")
+    data = os.urandom(20_000)
+    with pytest.raises(OSError) as raised, room_for(len(data) - 2_000):
+        write_bytes_atomically(path, data)
+    assert raised.value.errno == errno.EFBIG and raised.value.strerror == NO_ROOM
+    assert path.read_bytes() == b"the previous export" and sorted(tmp_path.iterdir()) == [path]
+    assert write_bytes_atomically(path, data) == len(data) and path.read_bytes() == data  # with room, it is written
+
+
+def test_a_write_the_file_system_reports_but_does_not_keep_is_not_published(tmp_path, monkeypatch):
+    """os.write says every byte went in, the file holds half: the size checked before the rename catches it."""
+    path = tmp_path / "frame.png"
+    path.write_bytes(b"the previous frame")
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data)[: len(data) // 2]) and len(data))
+    with pytest.raises(OSError, match=r"only 5000 of 10000 bytes reached the file"):
+        write_bytes_atomically(path, bytes(10_000))
+    assert path.read_bytes() == b"the previous frame" and sorted(tmp_path.iterdir()) == [path]
 
 
 def test_stale_temporaries_of_exports_are_recognised_and_nothing_else(tmp_path):

@@ -1,12 +1,15 @@
 """File exports for the heatmap widgets: images through pyqtgraph's exporters, matrices as NPY / CSV (no dialogs).
 
 Every file is written through core_model.atomic_files: to a temporary next to the target, renamed over it only once
-complete, so a failure (a full disk) leaves the previous file as it was and no partial file behind.
+complete, so a failure (a full disk) leaves the previous file as it was and no partial file behind. PNG and NPY are
+encoded in memory and their bytes written by write_bytes_atomically: QImage.save and numpy's tofile, writing to a file
+themselves, can lose their last buffered write on a full disk and still report success.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import re
 import xml.etree.ElementTree as ET
@@ -15,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph.exporters as pg_exporters
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QTextLayout, QTextOption
 
-from core_model.atomic_files import RefusedTarget, atomic_path
+from core_model.atomic_files import RefusedTarget, atomic_path, write_bytes_atomically
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +56,43 @@ def export_item_png(item: object, path: str | Path, width: int | None = None, ca
         exporter = pg_exporters.ImageExporter(item)
         if width is not None:
             exporter.parameters()["width"] = int(width)  # height follows the aspect ratio
-        image = exporter.export(toBytes=True)  # the QImage: its save() says whether the file was written whole
+        image = exporter.export(toBytes=True)  # the rendered QImage, not yet a file
     except Exception as exc:  # pyqtgraph raises assorted errors for unpaintable items
         raise OSError(f"Could not export PNG to {target}: {exc}") from exc
-    image = _with_png_caption(image, caption)
-    with atomic_path(target, keep_suffix=True) as tmp:
-        if not image.save(str(tmp), "PNG"):  # False on a full disk, after writing part of the file
-            raise OSError(f"Could not write PNG to {target}")
+    save_png(_with_png_caption(image, caption), target)
     log.info("exported PNG %s", target)
+    return target
+
+
+def png_bytes(image: QImage) -> bytes:
+    """The image encoded as PNG in memory, where a failure cannot be a short file."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise OSError("could not encode the image as PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def save_png(image: QImage, path: str | Path) -> Path:
+    """Write `image` as the PNG at `path`; the previous file stays unless every byte of the new one reached the disk."""
+    return save_encoded(png_bytes(image), path, "write PNG to")
+
+
+def save_encoded(data: bytes, path: str | Path, action: str) -> Path:
+    """Publish bytes encoded in memory as the file at `path`, whole or not at all.
+
+    Raises RefusedTarget for a target that must not be replaced; otherwise OSError "Could not <action> <path>:
+    <cause>" (the OS's words: "No space left on device").
+    """
+    target = Path(path)
+    try:
+        write_bytes_atomically(target, data)
+    except RefusedTarget:
+        raise
+    except OSError as exc:
+        raise OSError(f"Could not {action} {target}: {exc.strerror or exc}") from exc
     return target
 
 
@@ -213,17 +246,12 @@ def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> Non
 def save_matrices_npy(path: str | Path, data: np.ndarray | Mapping[str, np.ndarray]) -> Path:
     """Save one array with np.save, or several named arrays with np.savez, at exactly the given path."""
     target = _check_parent(path)
-    try:
-        with atomic_path(target) as tmp, open(tmp, "wb") as handle:  # a handle: numpy appends no .npy / .npz
-            if isinstance(data, Mapping):
-                np.savez(handle, **{str(k): np.asarray(v) for k, v in data.items()})
-            else:
-                np.save(handle, np.asarray(data))
-    except RefusedTarget:
-        raise
-    except OSError as exc:
-        raise OSError(f"Could not save matrices to {target}: {exc.strerror or exc}") from exc
-    return target
+    encoded = io.BytesIO()  # in memory: ndarray.tofile into a file says nothing when its last buffered write fails
+    if isinstance(data, Mapping):
+        np.savez(encoded, **{str(k): np.asarray(v) for k, v in data.items()})
+    else:
+        np.save(encoded, np.asarray(data))
+    return save_encoded(encoded.getvalue(), target, "save matrices to")
 
 
 def save_matrix_csv(path: str | Path, matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> Path:

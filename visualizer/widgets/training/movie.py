@@ -1,20 +1,22 @@
 """The attention movie as files: one PNG per probe snapshot, plus an animated GIF when Pillow is installed.
 
-Plain functions on immutable snapshots, so the tab can run them off the GUI thread. Each file is written
-atomically (core_model.atomic_files): a failed write leaves no partial file and the previous one as it was.
+Plain functions on immutable snapshots, so the tab can run them off the GUI thread. Each file is encoded in memory
+and written atomically (save_png, core_model.atomic_files): a failed or short write leaves no partial file and the
+previous one as it was.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import io
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
-from core_model.atomic_files import atomic_path
 from visualizer.state.snapshots import ProbeSnapshot
+from visualizer.widgets.common.image_export import save_encoded, save_png
 from visualizer.widgets.training.probe_view import COLORMAP, PROBE_KINDS, head_mean
 
 CELL_PX, FRAME_MS = 16, 200  # movie: pixels per attention cell, GIF frame duration
@@ -53,17 +55,19 @@ def write_movie(snapshots: tuple[ProbeSnapshot, ...] | list[ProbeSnapshot], fold
     folder.mkdir(parents=True, exist_ok=True)
     frames = []
     for i, snap in enumerate(snapshots):
-        path = folder / f"frame_{i:04d}_step_{snap.step}.png"
-        with atomic_path(path, keep_suffix=True) as tmp:
-            if not render_frame(snap).save(str(tmp)):
-                raise OSError(f"could not write {path}")
-        frames.append(path)
+        frames.append(save_png(render_frame(snap), folder / f"frame_{i:04d}_step_{snap.step}.png"))
     gif = None
     if frames and importlib.util.find_spec("PIL") is not None:
-        from PIL import Image
-
-        images = [Image.open(p).convert("RGB") for p in frames]
         gif = folder / "movie.gif"
-        with atomic_path(gif, keep_suffix=True) as tmp:
-            images[0].save(tmp, save_all=True, append_images=images[1:], duration=FRAME_MS, loop=0)
+        _save_gif(frames, gif)
     return {"folder": str(folder), "frames": len(frames), "gif": str(gif) if gif else None}
+
+
+def _save_gif(frames: list[Path], gif: Path) -> None:
+    """The frames as one looping GIF, encoded in memory and written whole or not at all."""
+    from PIL import Image
+
+    images = [Image.open(p).convert("RGB") for p in frames]
+    encoded = io.BytesIO()
+    images[0].save(encoded, format="GIF", save_all=True, append_images=images[1:], duration=FRAME_MS, loop=0)
+    save_encoded(encoded.getvalue(), gif, "write GIF to")
