@@ -23,7 +23,7 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 @pytest.fixture
 def app(qtbot):
     app = shown_app(qtbot, resource_path("copy_rope.pt"))
-    qtbot.waitUntil(lambda: app.lessons is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: app.lessons is not None and app.lessons.loaded, timeout=60_000)  # read off the GUI thread
     # the heads' roles, analysed after loading, add a legend line above the grids: the cells move once, then stay
     qtbot.waitUntil(lambda: app.heads.roles is not None and bool(app.badges["cross"].texts()), timeout=60_000)
     wait_frame(qtbot, app.session)

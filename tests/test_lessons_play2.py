@@ -264,7 +264,7 @@ def _started(qtbot):
     from core_model.shipped import resource_path
 
     started = shown_app(qtbot, resource_path("copy_rope.pt"))
-    qtbot.waitUntil(lambda: started.lessons is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: started.lessons is not None and started.lessons.loaded, timeout=60_000)
     return started
 
 

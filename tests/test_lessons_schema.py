@@ -3,6 +3,7 @@ broken file never stops the others from loading. No Qt needed."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core_model.shipped import resource_path
-from visualizer.lessons.schema import LessonError, load_lessons, parse_lesson, tomllib
+from visualizer.lessons.reading import MAX_FILE_BYTES, MAX_STEPS, MAX_TEXT_CHARS, tomllib
+from visualizer.lessons.schema import LessonError, load_lessons, parse_lesson
 from visualizer.lessons.vocabulary import ACTIONS, EVENTS, HIGHLIGHTS
 
 GOOD = """
@@ -162,3 +164,95 @@ def test_the_attribution_methods_a_lesson_may_name_are_the_cores():
     from visualizer.lessons.vocabulary import ATTRIBUTION_METHODS
 
     assert ATTRIBUTION_METHODS == METHODS
+
+
+# ----- bounds: a crafted file is refused, named, before it costs time or memory -----
+
+BOUND_CASES = [  # (lesson text, the message must start with, and it must also say)
+    (broken("{weight:.3f}", "{weight:.1000f}"), "lesson x.toml: steps[0].explain: ", "at most 3 digits"),
+    (broken("{weight:.3f}", "{weight:1000}"), "lesson x.toml: steps[0].explain: ", "at most 3 digits"),
+    (broken("{weight:.3f}", "{weight:.999999999f}"), "lesson x.toml: steps[0].explain: ", "at most 3 digits"),
+    (broken("{weight:.3f}", "{weight:999999999}"), "lesson x.toml: steps[0].explain: ", "at most 3 digits"),
+    (broken("{weight:.3f}", "{weight!r:.3f}"), "lesson x.toml: steps[0].explain: ", "does not fit"),
+    (broken("{weight:.3f}", "{weight!x}"), "lesson x.toml: steps[0].explain: ", "unknown conversion {weight!x}"),
+    (broken('say = "Hover a cell."', f'say = "{"a" * 20_001}"'), "lesson x.toml: steps[0].say: ", "at most 20,000"),
+    (broken('title = "A lesson"', f'title = "{"a" * 20_001}"'), "lesson x.toml: title: ", "20,001 characters"),
+    (broken('text = "12"', f'text = "{"1" * 20_001}"'), "lesson x.toml: steps[0].setup[0].text: ", "at most"),
+    (
+        broken('say = "Hover a cell."', 'say = "Hover."\ndeep = ' + "[" * 9 + "]" * 9),
+        "lesson x.toml: steps[0].deep",
+        "nested deeper than 8 levels",
+    ),
+    (
+        GOOD + '[[steps]]\nsay = "again"\n' * 200,
+        "lesson x.toml: steps: ",
+        "201 steps; a lesson may have at most 200",
+    ),
+    (
+        broken(
+            'setup = [{ action = "set_source", text = "12" }',
+            "setup = [" + '{ action = "reset_masks" }, ' * 50 + '{ action = "reset_masks" }',
+        ),
+        "lesson x.toml: steps[0].setup: ",
+        "at most 50",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "says"), BOUND_CASES)
+def test_each_bound_is_named_with_the_field(text, where, says):
+    with pytest.raises(LessonError) as caught:
+        parse_lesson(tomllib.loads(text), "x.toml")
+    message = str(caught.value)
+    assert message.startswith(where) and says in message, message[:300]
+
+
+def test_a_lesson_of_200000_steps_is_refused_before_its_steps_are_checked():
+    data = {"title": "t", "order": 1, "steps": [{"say": "s", "explain": "{model:.3f}"}] * 200_000}  # each one broken
+    with pytest.raises(LessonError, match=r"^lesson x\.toml: steps: 200,000 steps; a lesson may have at most 200$"):
+        parse_lesson(data, "x.toml")
+
+
+@pytest.mark.parametrize(
+    ("action", "value", "says"),
+    [
+        ("set_heads_sequences", "9000000000000", "n: must be a whole number from 1 to 1,000"),
+        ("set_heads_sequences", "9e12", "n: must be a whole number from 1 to 1,000"),
+        ("set_heads_sequences", "1001", "n: must be a whole number from 1 to 1,000"),
+        ("set_training_steps", "9000000000000", "steps: must be a whole number from 1 to 100,000"),
+    ],
+)
+def test_a_set_up_value_beyond_its_box_is_refused(action, value, says):
+    field = "n" if action == "set_heads_sequences" else "steps"
+    text = broken('{ action = "show_grid", kind = "cross" }', f'{{ action = "{action}", {field} = {value} }}')
+    with pytest.raises(LessonError, match=rf"^lesson x\.toml: steps\[0\]\.setup\[1\]\.{says}$"):
+        parse_lesson(tomllib.loads(text), "x.toml")
+
+
+def test_crafted_files_are_named_and_the_good_one_still_loads(tmp_path: Path):
+    (tmp_path / "01-good.toml").write_text(GOOD)
+    (tmp_path / "02-deep.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000)
+    os.mkfifo(tmp_path / "03-fifo.toml")  # reading it would wait for a writer forever
+    (tmp_path / "04-big.toml").write_bytes(b"# " + b"x" * MAX_FILE_BYTES)
+    (tmp_path / "05-folder.toml").mkdir()
+    (tmp_path / "06-latin1.toml").write_bytes('title = "caf\xe9"'.encode("latin-1"))
+    lessons, problems = load_lessons(tmp_path)
+    assert [lesson.title for lesson in lessons] == ["A lesson"]
+    assert problems == [
+        "lesson 02-deep.toml: nested deeper than 8 levels of tables and arrays",
+        "lesson 03-fifo.toml: not a regular file (a lesson is a plain .toml text file)",
+        "lesson 04-big.toml: the file is larger than 1,024 KiB; a lesson is a short text",
+        "lesson 05-folder.toml: not a regular file (a lesson is a plain .toml text file)",
+        problems[4],
+    ]
+    assert problems[4].startswith("lesson 06-latin1.toml: cannot read it ('utf-8' codec can't decode")
+
+
+def test_the_shipped_lessons_stay_well_inside_the_bounds():
+    """The bounds leave room: a teacher's lesson as long as the longest shipped one is far from each."""
+    folder = resource_path("lessons")
+    assert max(path.stat().st_size for path in folder.glob("*.toml")) * 10 < MAX_FILE_BYTES
+    lessons, _ = load_lessons(folder)
+    assert max(len(lesson.steps) for lesson in lessons) * 10 < MAX_STEPS
+    texts = [text for lesson in lessons for step in lesson.steps for text in (step.say, step.explain)]
+    assert max(len(text) for text in texts) * 10 < MAX_TEXT_CHARS

@@ -20,7 +20,7 @@ def inside(item_rect, plot) -> bool:
 
 def test_the_trainer_beside_the_lessons_dock_clips_nothing(qtbot):
     app = shown_app(qtbot, resource_path("copy_rope.pt"))
-    qtbot.waitUntil(lambda: app.lessons is not None and app.hub is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: app.lessons is not None and app.lessons.loaded, timeout=60_000)
     key(qtbot, app, Qt.Key.Key_F9)  # the dock, as a student following a lesson has it
     qtbot.waitUntil(app.lessons.dock.isVisible)
     key(qtbot, app, Qt.Key.Key_3, CTRL)
@@ -47,7 +47,7 @@ def test_a_run_keeps_its_buttons_and_progress_in_sight_at_1280x800(qtbot):
     screen while it trains, with no scrolling, on a first launch (the lesson card above the tabs) and with the
     banner a run puts up."""
     app = shown_app(qtbot, resource_path("copy_rope.pt"))
-    qtbot.waitUntil(lambda: app.hub is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: app.lessons is not None and app.lessons.loaded, timeout=60_000)  # then the card shows
     key(qtbot, app, Qt.Key.Key_3, CTRL)
     tab = app.trainer_tab
     qtbot.waitUntil(tab.isVisible)

@@ -61,7 +61,8 @@ class Application(QObject):
     ready = Signal()  # the tabs are built and wired
     failed = Signal(str)  # loading or building failed: the window says why and shows no tabs
 
-    def __init__(self, checkpoint: Path | None = None, device: str | None = None) -> None:
+    def __init__(self, checkpoint: Path | None = None, device: str | None = None, lessons: Path | None = None) -> None:
+        """lessons: the folder of lesson files (None: the shipped resources/lessons)."""
         super().__init__()
         collect_on_gui_thread()  # pool threads never finalize Qt objects left in reference cycles
         self.window = MainWindow()
@@ -72,6 +73,7 @@ class Application(QObject):
         if isinstance(geometry, QByteArray):
             self.window.restoreGeometry(geometry)
         self._checkpoint, self._device_name = checkpoint, device  # None: the defaults, resolved by the loader
+        self._lessons_folder = lessons
         self.hub: ModelHub | None = None
         self.session: PlaygroundSession | None = None
         self.training: TrainingState | None = None
@@ -135,6 +137,7 @@ class Application(QObject):
     # ----- building -----
     def _build(self, startup: StartupModel) -> None:
         """Create the state objects, controllers and tabs, connect them, restore the user's last session."""
+        from core_model.shipped import resource_path
         from visualizer.analysis_tabs import build_analysis_tabs
         from visualizer.controllers.architecture import ArchitectureController
         from visualizer.controllers.checkpoints import CheckpointActions
@@ -204,7 +207,7 @@ class Application(QObject):
         self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
         win.add_banner(self.recovery.banner)
         self.menus = build_menus(self)
-        self.lessons = install_lessons(self)
+        self.lessons = install_lessons(self, self._lessons_folder or resource_path("lessons"))
         self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
         self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
         install_page(analysis.causal_page, "Causal", win)  # built when first shown

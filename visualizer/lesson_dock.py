@@ -1,26 +1,29 @@
 """The Lessons dock in the window: lessons loaded from resources/lessons, Help › Lessons (F9), the highlight frame.
 
-The composition root calls `install_lessons` once the tabs exist. Whether the dock is open is remembered: the
-learner closing it or opening it from the Help menu is saved at once.
+The composition root calls `install_lessons` once the tabs exist. The lesson files are read on a pool thread (a
+slow disk or a crafted file never holds up the window); the list fills in when they are read. Whether the dock is
+open is remembered: the learner closing it or opening it from the Help menu is saved at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QScrollArea, QWidget
 
-from core_model.shipped import resource_path
 from visualizer.controllers.preferences import string_list
 from visualizer.lessons.runner import LessonRunner
-from visualizer.lessons.schema import load_lessons
+from visualizer.lessons.schema import Lesson, load_lessons
 from visualizer.lessons.targets import target_widget
 from visualizer.widgets.lessons.first_card import FirstLessonCard
 from visualizer.widgets.lessons.frame_overlay import Highlighter
 from visualizer.widgets.lessons.panel import LessonDock, LessonPanel
+from visualizer.workers.task_state import TaskState
+from visualizer.workers.tasks import TaskSlot
 
 VISIBLE_KEY = "lessons/visible"
 FINISHED_KEY = "lessons/finished"  # the titles of the lessons the learner finished
@@ -38,6 +41,23 @@ class Lessons:
     action: QAction
     highlighter: Highlighter
     card: FirstLessonCard
+    loading: TaskSlot  # reads the lesson files off the GUI thread
+
+    @property
+    def loaded(self) -> bool:
+        """The lesson files were read: the list shows the lessons and names each file that could not be used."""
+        return self.panel.loaded
+
+    def show_lessons(self, result: tuple[list[Lesson], list[str]]) -> None:
+        """The files were read: list the lessons, name the broken files, offer lesson one on a first start."""
+        lessons, problems = result
+        self.panel.set_lessons(lessons, problems)
+        self.panel.mark_finished(finished_titles())
+        self.card.setVisible(bool(lessons) and not QSettings().value(CARD_KEY, False, type=bool))
+
+    def show_load_failure(self, line: str) -> None:
+        """Reading the folder itself failed (the files are named one by one otherwise): said where lessons show."""
+        self.panel.set_lessons([], [f"The lessons could not be read: {line}"])
 
     def open(self) -> None:
         """Help › Lessons: show the dock (remembered) and give it the keyboard."""
@@ -84,12 +104,16 @@ def _point_at(highlighter: Highlighter, target: QWidget | None) -> None:
         parent.ensureWidgetVisible(target, 0, 0)
 
 
-def install_lessons(app: Any) -> Lessons:
-    """Load the shipped lessons (a broken file is named in the panel; the others load) and dock their panel."""
+def _read_lessons(_state: TaskState, folder: Path) -> tuple[list[Lesson], list[str]]:
+    return load_lessons(folder)
+
+
+def install_lessons(app: Any, folder: Path) -> Lessons:
+    """Dock the lessons' panel and start reading the lessons of `folder` (a broken file is named in the panel; the
+    others load)."""
     win = app.window
-    lessons, problems = load_lessons(resource_path("lessons"))
     runner = LessonRunner(app, win)
-    panel = LessonPanel(runner, lessons, problems)
+    panel = LessonPanel(runner)
     dock = LessonDock(panel)
     win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     highlighter = Highlighter()
@@ -103,13 +127,16 @@ def install_lessons(app: Any) -> Lessons:
     win.help_menu.insertAction(win.help_menu.actions()[0], action)  # first: where a newcomer looks
     card = FirstLessonCard()
     win.add_banner(card)
-    result = Lessons(runner, panel, dock, action, highlighter, card)
+    loading = TaskSlot("Reading the lessons", panel)  # deleted with the panel: a late result is then dropped
+    result = Lessons(runner, panel, dock, action, highlighter, card, loading)
     action.triggered.connect(result.open)
     card.start_requested.connect(result.start_first)
     card.dismissed.connect(result.dismiss_card)
-    card.setVisible(bool(lessons) and not QSettings().value(CARD_KEY, False, type=bool))
+    card.hide()  # until the lessons are read: lesson one may not exist
     dock.closed.connect(result.closed)
     runner.finished.connect(result.finished)
-    panel.mark_finished(finished_titles())
     dock.setVisible(bool(QSettings().value(VISIBLE_KEY, False, type=bool)))
+    loading.finished.connect(result.show_lessons)
+    loading.error_line.connect(result.show_load_failure)
+    loading.submit(_read_lessons, folder)
     return result

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from visualizer.widgets.common.message_bar import MessageBar
+from visualizer.widgets.common.plain_message import show_plain_message
 from visualizer.widgets.common.shortcut_dialog import Group, ShortcutDialog
 from visualizer.widgets.common.stable_label import fix_label_size
 from visualizer.widgets.common.styles import WARNING_STYLE
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self._untrained, self._training, self._warning = False, False, ""
         self.stack = QStackedWidget()
         self.loading_label = QLabel("Loading the model…")
+        self.loading_label.setTextFormat(Qt.TextFormat.PlainText)  # a start-up error names the checkpoint file
         self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.loading_label.setStyleSheet("font-size: 18px; color: gray;")
         self.tabs = QTabWidget()
@@ -72,6 +74,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.tabs)
         # the warning is a banner above the tabs, not a status-bar widget: status messages never run into it
         self.warning_label = QLabel("")
+        self.warning_label.setTextFormat(Qt.TextFormat.PlainText)  # a warning may quote a file name or field
         self.warning_label.setWordWrap(True)
         self.warning_label.setStyleSheet(WARNING_STYLE)
         self.warning_label.hide()
@@ -115,7 +118,9 @@ class MainWindow(QMainWindow):
 
     def show_load_error(self, message: str) -> None:
         self.loading_label.setText(f"Could not start the model: {message}")
-        QMessageBox.critical(self, "Attention Playground", f"Could not start the model:\n{message}")
+        show_plain_message(
+            self, QMessageBox.Icon.Critical, "Attention Playground", f"Could not start the model:\n{message}"
+        )
 
     def add_banner(self, widget: QWidget) -> None:
         """A bar above the tabs that shows and hides itself (e.g. an offer to restore unsaved training)."""
@@ -133,6 +138,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         self.setStatusBar(MessageBar())  # a long message ends with "…" before the model summary, never over it
         self.device_label, self.model_label = QLabel("device: …"), QLabel("")
+        self.model_label.setTextFormat(Qt.TextFormat.PlainText)  # the model's origin is often a file name
         self.params_label, self.forward_label = QLabel(""), QLabel("")
         fix_label_size(self.forward_label, "forward 9999.9 ms")  # new per keystroke: must not re-lay out the bar
         self.forward_label.setToolTip("Time of the last forward pass that captured the maps")

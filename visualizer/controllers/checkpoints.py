@@ -20,6 +20,7 @@ from visualizer.controllers.recent_files import RecentFiles
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import checkpoint_origin
 from visualizer.state.training import TrainingState
+from visualizer.widgets.common.plain_message import show_plain_message
 from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,8 @@ SHIPPED_REFUSAL = "The models shipped with the app are read-only: choose another
 
 
 def _show_error(parent: QWidget | None, title: str, text: str) -> None:
-    """A real critical message box in the app; tests replace this function to record the text."""
-    QMessageBox.critical(parent, title, text)
+    """A real critical message box in the app, its text plain (it names the file); tests replace this function."""
+    show_plain_message(parent, QMessageBox.Icon.Critical, title, text)
 
 
 def _ask_save_discard_cancel(parent: QWidget | None, text: str) -> str:

@@ -17,26 +17,28 @@ The names a file may use are declared in vocabulary.py.
 from __future__ import annotations
 
 import logging
+import re
 import string
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from visualizer.lessons.reading import (
+    MAX_FORMAT_DIGITS,
+    MAX_SETUP_ACTIONS,
+    MAX_STEPS,
+    LessonError,
+    check_bounds,
+    parse_toml,
+    read_lesson_text,
+)
 from visualizer.lessons.vocabulary import ACTIONS, EVENTS, HIGHLIGHTS, LIVE_VALUES, SAMPLES, Param
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, from PyPI (a dependency there)
-    import tomli as tomllib
 
 log = logging.getLogger(__name__)
 LESSON_FIELDS = ("title", "order", "summary", "steps")
 STEP_FIELDS = ("say", "setup", "highlight", "until", "explain")
-
-
-class LessonError(ValueError):
-    """A lesson file that cannot be used; the message names the file and the field."""
+CONVERSIONS = {"r": repr, "s": str, "a": ascii}  # {name!r}: what str.format applies before the format spec
+DIGIT_RUN = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -114,15 +116,21 @@ def _call(table: object, kind: str, registry: dict, where: str) -> Call:
 def _check_placeholders(text: str, provided: dict[str, type], where: str) -> None:
     """Every {name} is something the step's event or the app provides, and its format spec fits the value."""
     try:
-        fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(text) if name is not None]
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(text) if name is not None]
     except ValueError as exc:
         raise _fail(where, f"broken placeholder: {exc} (write {{{{ and }}}} for literal braces)") from None
-    for name, spec in fields:
+    for name, spec, conversion in fields:
         if name not in provided:
             known = ", ".join(provided)
             raise _fail(where, f"unknown placeholder {{{name}}}; this step provides: {known}")
+        if conversion is not None and conversion not in CONVERSIONS:
+            raise _fail(where, f"unknown conversion {{{name}!{conversion}}}; known: !r, !s, !a")
+        if any(len(digits) > MAX_FORMAT_DIGITS for digits in DIGIT_RUN.findall(spec or "")):
+            # checked before format() is tried: {weight:.999999999f} would take minutes and gigabytes
+            raise _fail(where, f"format {{{name}:{spec}}}: a width or precision has at most {MAX_FORMAT_DIGITS} digits")
+        sample = SAMPLES[provided[name]]
         try:
-            format(SAMPLES[provided[name]], spec or "")
+            format(CONVERSIONS[conversion](sample) if conversion else sample, spec or "")
         except ValueError:
             raise _fail(where, f"format {{{name}:{spec}}} does not fit a {provided[name].__name__}") from None
 
@@ -134,6 +142,8 @@ def _step(table: object, where: str) -> Step:
     setup = table.get("setup", [])
     if not isinstance(setup, list):
         raise _fail(f"{where}.setup", 'must be a list of actions, e.g. [{ action = "show_tab", tab = "Heads" }]')
+    if len(setup) > MAX_SETUP_ACTIONS:
+        raise _fail(f"{where}.setup", f"{len(setup):,} actions; a step may run at most {MAX_SETUP_ACTIONS}")
     calls = tuple(_call(t, "action", ACTIONS, f"{where}.setup[{i}]") for i, t in enumerate(setup))
     highlight = table.get("highlight")
     if highlight is not None and highlight not in HIGHLIGHTS:
@@ -148,6 +158,7 @@ def _step(table: object, where: str) -> Step:
 def parse_lesson(data: dict, name: str, path: Path | None = None) -> Lesson:
     """A Lesson from a parsed TOML table; LessonError names `name` and the field when anything is wrong."""
     where = f"lesson {name}: "
+    check_bounds(data, where)
     _unknown_keys(data, LESSON_FIELDS, where)
     title = _text(data, "title", where, required=True)
     order = data.get("order")
@@ -156,22 +167,21 @@ def parse_lesson(data: dict, name: str, path: Path | None = None) -> Lesson:
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise _fail(_at(where, "steps"), "needs at least one [[steps]] table")
+    if len(steps) > MAX_STEPS:
+        raise _fail(_at(where, "steps"), f"{len(steps):,} steps; a lesson may have at most {MAX_STEPS}")
     parsed = tuple(_step(s, f"{where}steps[{i}]") for i, s in enumerate(steps))
     return Lesson(title, order, parsed, _text(data, "summary", where, required=False), path)
 
 
 def load_lesson(path: Path) -> Lesson:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LessonError(f"lesson {path.name}: cannot read it ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise LessonError(f"lesson {path.name}: not valid TOML ({exc})") from None
-    return parse_lesson(data, path.name, path)
+    """One file, read and checked within the bounds of reading.py; LessonError says what is wrong."""
+    return parse_lesson(parse_toml(read_lesson_text(path), path.name), path.name, path)
 
 
 def load_lessons(folder: Path) -> tuple[list[Lesson], list[str]]:
-    """Every lesson of a folder in order, and one message per file that could not be used (the rest still load)."""
+    """Every lesson of a folder in order, and one message per file that could not be used (the rest still load).
+
+    Slow for a slow disk or a large folder: the app calls it on a pool thread."""
     lessons, problems = [], []
     for path in sorted(folder.glob("*.toml")):
         try:
@@ -179,4 +189,7 @@ def load_lessons(folder: Path) -> tuple[list[Lesson], list[str]]:
         except LessonError as exc:
             log.warning("%s", exc)
             problems.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a file a check missed is named too; the other lessons still load
+            log.warning("lesson %s could not be loaded", path.name, exc_info=True)
+            problems.append(f"lesson {path.name}: could not be loaded ({type(exc).__name__}: {exc})")
     return sorted(lessons, key=lambda lesson: (lesson.order, lesson.title)), problems

@@ -36,9 +36,22 @@ def _counted(value: object) -> str | None:
     return None if ok else 'must be a number from 1 (as the app labels it) or "last"'
 
 
-def _positive(value: object) -> str | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
-    return None if ok else "must be a whole number from 1"
+def _positive(value: object, maximum: int) -> str | None:
+    """A count for a spin box, within the box's range: a larger one would overflow Qt or be cut short unseen."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= maximum
+    return None if ok else f"must be a whole number from 1 to {maximum:,}"
+
+
+def _sequences(value: object) -> str | None:
+    from core_model.head_importance import MAX_SEQUENCES  # the Heads tab's Sequences box goes this far
+
+    return _positive(value, MAX_SEQUENCES)
+
+
+def _training_steps(value: object) -> str | None:
+    from core_model.train_config import MAX_STEPS  # the Trainer's Steps field goes this far
+
+    return _positive(value, MAX_STEPS)
 
 
 def _shipped_model(value: object) -> str | None:
@@ -79,9 +92,9 @@ ACTIONS: dict[str, ActionSpec] = {
     "reset_masks": ActionSpec({}, "press Reset masks (default masks, no painted cell; waits for its maps)"),
     "restore_heads": ActionSpec({}, "press Restore all heads (waits for its maps)"),
     "set_heads_sequences": ActionSpec(
-        {"n": Param(_positive, True)}, "set the Heads tab's Sequences (how many each head is scored on)"
+        {"n": Param(_sequences, True)}, "set the Heads tab's Sequences (how many each head is scored on)"
     ),
-    "set_training_steps": ActionSpec({"steps": Param(_positive, True)}, "set the Trainer's Steps field"),
+    "set_training_steps": ActionSpec({"steps": Param(_training_steps, True)}, "set the Trainer's Steps field"),
 }
 
 _MAP_FILTER = {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted), "head": Param(_counted)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 RESTORE_TIP = "Open this training as the current model, with its curves, as unsaved work"
@@ -20,6 +20,7 @@ class RecoveryBanner(QFrame):
         self.setObjectName("recoveryBanner")
         self.setStyleSheet("#recoveryBanner { background: #dbeafe; border-bottom: 1px solid #93c5fd; }")
         self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # the offer names the model's origin, often a file name
         self.label.setWordWrap(True)
         self.restore_button = QPushButton("Restore it")
         self.restore_button.setToolTip(RESTORE_TIP)

@@ -1,6 +1,8 @@
 """The Lessons dock: pick a lesson, read the step, do it in the app, read the explanation, go on.
 
-Render only: it shows what the LessonRunner says and asks it to start, go back or go on.
+Render only: it shows what the LessonRunner says and asks it to start, go back or go on. Every text here comes from
+a lesson file or names one, so every label shows plain text: a file's `<img>` or `<a href>` is shown as written,
+never rendered, loaded or followed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from visualizer.lessons.runner import LessonRunner
 from visualizer.lessons.schema import Lesson
+from visualizer.widgets.common.rich_text import plain_tooltip
 
 ERROR_STYLE = "color: #a94442;"
 EXPLAIN_STYLE = "background: #eef6ee; border-left: 3px solid #4a9a4a; padding: 4px;"
@@ -29,6 +32,7 @@ DOCK_WIDTH = 300  # beside the grids at 1280 px: the Playground's controls keep 
 
 def _wrapped(text: str = "", style: str = "") -> QLabel:
     label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.setStyleSheet(style)
@@ -38,21 +42,19 @@ def _wrapped(text: str = "", style: str = "") -> QLabel:
 class LessonPanel(QWidget):
     """The lesson list, then the current step: "Step 2 of 5", what to do, the explanation, Back and Next."""
 
-    def __init__(self, runner: LessonRunner, lessons: list[Lesson], problems: list[str]) -> None:
+    def __init__(self, runner: LessonRunner) -> None:
+        """Empty until `set_lessons`: the lessons are read off the GUI thread while the window is already up."""
         super().__init__()
-        self.runner, self.lessons = runner, lessons
+        self.runner, self.lessons = runner, []
+        self.loaded = False
         self.lesson_list = QListWidget()
-        for lesson in lessons:
-            item = QListWidgetItem(f"{lesson.order}. {lesson.title}")
-            item.setToolTip(lesson.summary)
-            self.lesson_list.addItem(item)
         self.lesson_list.setWordWrap(True)  # a long title wraps in the narrow dock instead of scrolling sideways
         self.lesson_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.lesson_list.setMaximumHeight(150)
         self.start_button = QPushButton("Start lesson")
-        self.problems_label = _wrapped("\n".join(problems), ERROR_STYLE)
-        self.problems_label.setVisible(bool(problems))
-        self.title_label, self.progress_label = _wrapped(style="font-weight: bold;"), QLabel()
+        self.problems_label = _wrapped(style=ERROR_STYLE)
+        self.problems_label.hide()
+        self.title_label, self.progress_label = _wrapped(style="font-weight: bold;"), _wrapped()
         self.say_label, self.status_label = _wrapped(), _wrapped(style="color: gray;")
         self.explain_label = _wrapped(style=EXPLAIN_STYLE)
         self.back_button, self.next_button = QPushButton("Back"), QPushButton("Next")
@@ -66,9 +68,22 @@ class LessonPanel(QWidget):
         runner.step_done.connect(self._show_done)
         runner.failed.connect(self._show_failure)
         runner.stopped.connect(self._show_no_lesson)
+        self._show_no_lesson()
+
+    def set_lessons(self, lessons: list[Lesson], problems: list[str]) -> None:
+        """The lessons that loaded, listed, and one line per file that did not (its name and what is wrong)."""
+        self.lessons, self.loaded = lessons, True
+        self.lesson_list.clear()
+        for lesson in lessons:
+            item = QListWidgetItem(f"{lesson.order}. {lesson.title}")
+            item.setToolTip(plain_tooltip(lesson.summary))
+            self.lesson_list.addItem(item)
         if lessons:
             self.lesson_list.setCurrentRow(0)
-        self._show_no_lesson()
+        self.problems_label.setText("\n".join(problems))
+        self.problems_label.setVisible(bool(problems))
+        if self.runner.lesson is None:
+            self._show_no_lesson()
 
     def _lay_out(self) -> None:
         buttons = QHBoxLayout()
@@ -89,7 +104,7 @@ class LessonPanel(QWidget):
             done = lesson.title in titles
             item = self.lesson_list.item(row)
             item.setText(f"{'✓ ' if done else ''}{lesson.order}. {lesson.title}")
-            item.setToolTip(lesson.summary + (" (finished)" if done else ""))
+            item.setToolTip(plain_tooltip(lesson.summary + (" (finished)" if done else "")))
 
     def _start_selected(self) -> None:
         row = self.lesson_list.currentRow()
@@ -97,7 +112,10 @@ class LessonPanel(QWidget):
             self.runner.start(self.lessons[row])
 
     def _show_no_lesson(self) -> None:
-        self.title_label.setText("Pick a lesson and press Start lesson." if self.lessons else "No lessons found.")
+        if not self.loaded:
+            self.title_label.setText("Loading the lessons…")
+        else:
+            self.title_label.setText("Pick a lesson and press Start lesson." if self.lessons else "No lessons found.")
         for label in (self.progress_label, self.say_label, self.status_label, self.explain_label):
             label.clear()
         self.explain_label.hide()

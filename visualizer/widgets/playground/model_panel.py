@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from core_model import ModelConfig
+from visualizer.widgets.common.rich_text import escape
 
 CHOICES = {
     "positional": (("Sinusoidal", "sinusoidal"), ("RoPE", "rope")),
@@ -161,7 +162,7 @@ class ModelPanel(QWidget):
         config, origin, parameters = self._config, self._origin, self._parameters
         trained = f"{self._trained} symbols" if self._trained[:1].isdigit() else self._trained
         self.summary.setText(
-            f"<b>Loaded model</b>: {origin}<br><b>Trained lengths</b>: {trained}<br>"
+            f"<b>Loaded model</b>: {escape(origin)}<br><b>Trained lengths</b>: {escape(trained)}<br>"
             f"{_label('positional', config.positional)} PE, "
             f"{_label('norm_position', config.norm_position)}, {_label('norm', config.norm)}, "
             f"{_label('activation', config.activation)}, d_model {config.d_model}, d_ff {config.d_ff}, "
