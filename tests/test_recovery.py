@@ -3,12 +3,14 @@ task held while the Trainer trains the model on its own."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QLockFile, Qt
+from PySide6.QtWidgets import QFileDialog
 from qt_helpers import start_app, wait_frame
 
 import visualizer.controllers.checkpoints as checkpoint_actions
@@ -56,14 +58,15 @@ def _close(qtbot, app, monkeypatch, answer: str) -> None:
     qtbot.waitUntil(lambda: not app.window.isVisible(), timeout=10_000)
 
 
-def _left_behind(steps: int, saved_at: float, name: str = "20260101-120000-99999") -> Path:
-    """A recovery file as a killed app leaves it: a copy model trained `steps` steps, its lock gone."""
+def _left_behind(steps: int, saved_at: float, name: str = "20260101-120000-99999", record: object = None) -> Path:
+    """A recovery file as a killed app leaves it: a copy model trained `steps` steps, its lock gone; `record`, when
+    given, is written as its recovery record instead of the app's own."""
     folder = recovery_folder()
     model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=3)
     history = [{"step": s, "loss": 3.0 / s, "token_accuracy": 0.1 * s, "lr": 1e-3} for s in range(1, steps + 1)]
     extra = {
         "task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10},
-        META_KEY: {"saved_at": saved_at, "step": steps, "path": "", "origin": "trained here"},
+        META_KEY: record if record is not None else {"saved_at": saved_at, "step": steps, "origin": "trained here"},
     }
     return save_checkpoint(folder / f"{PREFIX}{name}.pt", model, history=history, extra=extra)
 
@@ -237,4 +240,56 @@ def test_the_playground_task_cannot_change_while_training_and_says_why(qtbot, ap
     assert combo.currentData() == "copy" and app.session.task == "copy" and panel.expected.text() == expected
     _stop(qtbot, app)
     assert combo.isEnabled() and "Stop training" not in combo.toolTip() and combo.currentData() == "copy"
+    _close(qtbot, app, monkeypatch, "discard")
+
+
+def test_save_after_restore_asks_where_and_never_writes_where_the_recovery_file_points(qtbot, monkeypatch, tmp_path):
+    """A recovery file is data anyone can write: the file it names as the model's is not a save target."""
+    victim = tmp_path / "thesis.odt"
+    victim.write_bytes(b"four years of work")
+    _left_behind(5, time.time(), record={"saved_at": time.time(), "step": 5, "path": str(victim), "origin": "x"})
+    app = start_app(qtbot)
+    banner = app.recovery.banner
+    qtbot.waitUntil(banner.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(banner.restore_button, Qt.MouseButton.LeftButton)
+    chosen, asked = tmp_path / "restored.pt", []
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *args, **kwargs: asked.append(args) or (str(chosen), ""))
+    )
+    with qtbot.waitSignal(app.checkpoints.saved, timeout=WAIT_MS):
+        qtbot.keyClick(app.window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)  # File > Save
+    assert victim.read_bytes() == b"four years of work"
+    assert len(asked) == 1 and str(victim) not in asked[0]  # Save asked where, suggesting nothing the file said
+    assert _saved_step(chosen) == 5 and not app.hub.dirty
+    _close(qtbot, app, monkeypatch, "discard")
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        ({"saved_at": 1e300, "step": 3}, "its recovery record's time (1e+300) is not a date"),
+        ({"saved_at": -1e15, "step": 3}, "its recovery record's time (-1000000000000000.0) is not a date"),
+        (["saved_at", 1.0], "its recovery record is a list, not a mapping"),
+    ],
+)
+def test_a_bad_recovery_record_is_named_and_skipped_and_an_older_good_file_is_still_offered(
+    qtbot, monkeypatch, record, why
+):
+    saved_at = time.time() - 3600
+    good = _left_behind(6, saved_at, name="20260101-100000-1111")
+    bad = _left_behind(3, time.time(), name="20260101-120000-2222", record=record)
+    os.utime(good, (saved_at, saved_at))  # the bad one is the newest: it used to hide the good one
+    app = start_app(qtbot)
+    banner = app.recovery.banner
+    qtbot.waitUntil(banner.isVisible, timeout=WAIT_MS)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved_at))
+    text = banner.label.text()
+    assert text.startswith(f"Training from {when} was not saved (step 6"), text
+    assert f"Skipped {bad.name}, which cannot be restored: {why}." in text, text
+    assert banner.restore_button.isVisible()
+    qtbot.mouseClick(banner.discard_button, Qt.MouseButton.LeftButton)  # the good one answered: the bad one follows
+    qtbot.waitUntil(lambda: "cannot be restored" in banner.label.text() and banner.isVisible(), timeout=WAIT_MS)
+    assert why in banner.label.text() and not banner.restore_button.isVisible()
+    qtbot.mouseClick(banner.discard_button, Qt.MouseButton.LeftButton)
+    assert not banner.isVisible() and not good.exists() and not bad.exists()
     _close(qtbot, app, monkeypatch, "discard")

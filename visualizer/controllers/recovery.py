@@ -20,6 +20,7 @@ from core_model.tasks import TaskSpec
 from visualizer.controllers.recovery_files import (
     RecoveryPayload,
     RecoveryStore,
+    last_step,
     recovery_folder,
     recovery_meta,
 )
@@ -34,13 +35,6 @@ log = logging.getLogger(__name__)
 AUTOSAVE_INTERVAL_S = 120.0  # how much running training a kill can cost at most
 STOP_TIMEOUT_MS = 10_000  # how long quitting on a signal waits for the training thread to hand its weights back
 TRAINING_ELSEWHERE = ("running", "stopping")  # the run's newest weights are in the training thread, not the hub
-
-
-def _last_step(history: list[dict]) -> int:
-    try:
-        return int(history[-1]["step"]) if history else 0
-    except (KeyError, TypeError, ValueError):
-        return 0
 
 
 class Recovery(QObject):
@@ -107,7 +101,7 @@ class Recovery(QObject):
     def _hub_payload(self) -> RecoveryPayload:
         state = {k: v.detach().to("cpu", copy=True) for k, v in self.hub.model.state_dict().items()}
         self._written_generation, self._holds_running = self.hub.generation, False
-        return self._payload(state, list(self.hub.history), self.hub.task, _last_step(self.hub.history))
+        return self._payload(state, list(self.hub.history), self.hub.task, last_step(self.hub.history))
 
     def _payload(
         self, state: dict[str, torch.Tensor], history: list[dict], task: TaskSpec, step: int
@@ -115,7 +109,7 @@ class Recovery(QObject):
         """What File > Save would write for these weights, and when and where they came from."""
         hub = self.hub
         extra = hub.extra.with_task(task).merged(self.training.to_extra())
-        extra = replace(extra, recovery=recovery_meta(step, hub.path, hub.origin))
+        extra = replace(extra, recovery=recovery_meta(step, hub.origin))
         return RecoveryPayload(hub.config, state, history, extra)
 
     def _write(self, copy: Callable[[], RecoveryPayload], *, wait: bool = False) -> None:

@@ -3,7 +3,8 @@
 Each running app writes its own file, `unsaved-training-<launch time>-<pid>.pt` in the app's data folder, and holds
 a QLockFile beside it; a file whose lock nobody holds belongs to an app that is gone, and the next launch offers it.
 A recovery file is what File > Save writes (model, history, curves, attention movie), with a "recovery" entry in its
-extra data saying when it was written, at which step, and where the model was saved before.
+extra data saying when it was written, at which step and where the training came from. Anyone can write such a file,
+so nothing in it decides where the app writes: a restored training is saved where the user says.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from core_model.tasks import TaskSpec
 
 log = logging.getLogger(__name__)
 PREFIX, FOLDER_NAME, META_KEY = "unsaved-training-", "recovery", "recovery"
+MAX_STEP = 2**63 - 1  # the most steps a recovery record may claim: a count torch's int64 step counters can hold
 
 
 def recovery_folder() -> Path:
@@ -43,9 +47,9 @@ class RecoveryPayload:
     extra: CheckpointExtra  # File > Save's extra data plus the recovery record (META_KEY)
 
 
-def recovery_meta(step: int, saved_path: Path | None, origin: str) -> dict:
+def recovery_meta(step: int, origin: str) -> dict:
     """The META_KEY entry: plain data a checkpoint may hold."""
-    return {"saved_at": time.time(), "step": int(step), "path": str(saved_path) if saved_path else "", "origin": origin}
+    return {"saved_at": time.time(), "step": int(step), "origin": origin}
 
 
 @dataclass(frozen=True)
@@ -59,34 +63,62 @@ class Recovered:
     task: TaskSpec | None = None
     history: list[dict] = field(default_factory=list)
     extra: CheckpointExtra = field(default_factory=CheckpointExtra)  # without the recovery record
-    saved_path: Path | None = None  # the file File > Save wrote the model to before, if any
     error: str = ""
 
 
-def _mtime(path: Path) -> float:
+def file_time(path: Path) -> float:
+    """When the file was last written (0 when it cannot be read): a recovery record without a time of its own."""
     try:
         return path.stat().st_mtime
     except OSError:
         return 0.0
 
 
+def is_date(seconds: object) -> bool:
+    """`seconds` is a number this machine can show as a local date (1e300 or -1e15 is not)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return False
+    try:
+        datetime.fromtimestamp(seconds)
+    except (OverflowError, OSError, ValueError):
+        return False
+    return True
+
+
+def _record(meta: object, written: float, last_step: int) -> tuple[float, int]:
+    """(saved_at, step) of a recovery record; a missing entry is taken from the file, a bad one raises ValueError."""
+    if meta is None:
+        return written, last_step
+    if not isinstance(meta, Mapping):
+        raise ValueError(f"its recovery record is a {type(meta).__name__}, not a mapping")
+    saved_at, step = meta.get("saved_at", written), meta.get("step", last_step)
+    if not is_date(saved_at):
+        raise ValueError(f"its recovery record's time ({saved_at!r:.40}) is not a date")
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+        raise ValueError(f"its recovery record's step ({step!r:.40}) is not a whole number from 0 to {MAX_STEP:,}")
+    return float(saved_at), step
+
+
 def read_recovery(path: Path) -> Recovered:
-    """Load a recovery file completely (background thread); a bad file comes back with `error`, never raises."""
+    """Load a recovery file completely (background thread); a bad file or record comes back with `error`."""
     try:
         ckpt = load_checkpoint(path)  # checks the stored task against the model
         task = ckpt.task
+        saved_at, step = _record(ckpt.extra.recovery, file_time(path), last_step(ckpt.history))
         model = ckpt.build("cpu")
     except (CheckpointError, ValueError) as exc:
-        return Recovered(path, _mtime(path), error=str(exc))
-    meta = ckpt.extra.recovery or {}
+        return Recovered(path, file_time(path), error=str(exc))
     extra = replace(ckpt.extra, recovery=None)
-    last = ckpt.history[-1].get("step", 0) if ckpt.history else 0
+    return Recovered(path, saved_at, step, model, task, list(ckpt.history), extra)
+
+
+def last_step(history: list[dict]) -> int:
+    """The step of a history's last row; 0 when there is none, or it is no step count (a file may hold anything)."""
     try:
-        saved_at, step = float(meta.get("saved_at", _mtime(path))), int(meta.get("step", last))
-    except (TypeError, ValueError):
-        saved_at, step = _mtime(path), 0
-    saved_path = Path(meta["path"]) if isinstance(meta.get("path"), str) and meta["path"] else None
-    return Recovered(path, saved_at, step, model, task, list(ckpt.history), extra, saved_path)
+        step = int(history[-1]["step"]) if history else 0
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return 0
+    return step if 0 <= step <= MAX_STEP else 0
 
 
 def holding(payload: RecoveryPayload) -> Seq2SeqTransformer:
@@ -101,7 +133,7 @@ def holding(payload: RecoveryPayload) -> Seq2SeqTransformer:
 def claim_orphans(folder: Path, own: Path) -> list[tuple[Path, QLockFile]]:
     """Recovery files no running app holds, newest first, each with its lock (now held here until released)."""
     try:
-        files = sorted(folder.glob(f"{PREFIX}*.pt"), key=_mtime, reverse=True)
+        files = sorted(folder.glob(f"{PREFIX}*.pt"), key=file_time, reverse=True)
     except OSError:
         return []
     found = []

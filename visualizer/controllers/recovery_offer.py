@@ -1,20 +1,21 @@
 """At start-up, offer the unsaved training that apps which did not close cleanly left behind, newest first.
 
 The offer is a bar above the tabs, never a modal question: the app works as usual while it is up. Restore opens the
-training as the current model with its curves, unsaved; Discard deletes the file. A file left unanswered stays for
-the next launch.
+training as the current model with its curves, unsaved and with no file of its own, so File > Save asks where; Discard
+deletes the file. Each file is read on its own: one that cannot be restored is named beside the ones that can, which
+are offered first, and is then offered on its own, to discard. A file left unanswered stays for the next launch.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, Signal
 
-from visualizer.controllers.recovery_files import Recovered, claim_orphans, read_recovery
+from visualizer.controllers.recovery_files import Recovered, claim_orphans, file_time, is_date, read_recovery
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import recovered_origin
 from visualizer.state.training import TrainingState
@@ -24,23 +25,33 @@ from visualizer.workers.tasks import run_task
 log = logging.getLogger(__name__)
 RESTORE_QUESTION = "Save changes to the trained model before restoring the recovered training?"
 BLOCKED_WHILE_TRAINING = "Stop training to restore this training"
+NAMED_SKIPS = 3  # the most files that cannot be restored an offer names; the rest are counted
 
 
 def when(saved_at: float) -> str:
-    return datetime.fromtimestamp(saved_at).strftime("%Y-%m-%d %H:%M")
+    """A local date for the bar; a time no date can show (the file's own time may be anything) is said so."""
+    return datetime.fromtimestamp(saved_at).strftime("%Y-%m-%d %H:%M") if is_date(saved_at) else "an unknown time"
 
 
-def offer_text(rec: Recovered) -> str:
+def offer_text(rec: Recovered, skipped: Sequence[Recovered] = ()) -> str:
+    """The bar's text for `rec`, naming the files read before it that cannot be restored."""
     if rec.error:
         return f"Unsaved training from {when(rec.saved_at)} was found but cannot be restored: {rec.error}"
-    return (
+    text = (
         f"Training from {when(rec.saved_at)} was not saved (step {rec.step}, task {rec.task.task}). "
         "Restore it, or discard it?"
     )
+    notes = [
+        f"Skipped {bad.path.name}, which cannot be restored: {bad.error.rstrip('.')}." for bad in skipped[:NAMED_SKIPS]
+    ]
+    if len(skipped) > NAMED_SKIPS:
+        notes.append(f"Skipped {len(skipped) - NAMED_SKIPS} more files that cannot be restored.")
+    return " ".join([text, *notes])
 
 
 class RecoveryOffer(QObject):
-    """Reads each orphaned recovery file in the background and shows it in the banner until answered."""
+    """Reads each orphaned recovery file in the background and shows it in the banner until answered: the ones that
+    can be restored first, newest first, then the ones that cannot."""
 
     restored = Signal(str)  # the recovery file's path, once its model is the hub's
 
@@ -56,7 +67,8 @@ class RecoveryOffer(QObject):
         super().__init__(banner)
         self.hub, self.training, self.banner = hub, training, banner
         self._confirm_discard, self._status, self._adopt = confirm_discard, status, adopt
-        self._waiting: list[tuple[Path, QLockFile]] = []
+        self._waiting: list[tuple[Path, QLockFile]] = []  # claimed, not read yet, newest first
+        self._skipped: list[tuple[Recovered, QLockFile]] = []  # read, cannot be restored: offered after the rest
         self.current: Recovered | None = None
         self._lock: QLockFile | None = None
         banner.restore_requested.connect(self._restore)
@@ -69,21 +81,32 @@ class RecoveryOffer(QObject):
         self._next()
 
     def _next(self) -> None:
+        """Read the next file; once all are read, offer the first that cannot be restored; then hide."""
         self.current, self._lock = None, None
-        if not self._waiting:
+        if self._waiting:
+            path, lock = self._waiting.pop(0)
+            run_task(
+                "Reading the recovery file",
+                lambda: read_recovery(path),
+                lambda rec: self._read(rec, lock),
+                lambda message: self._read(Recovered(path, file_time(path), error=message), lock),
+            )
+        elif self._skipped:
+            self._show(*self._skipped.pop(0))
+        else:
             self.banner.hide()
+
+    def _read(self, rec: Recovered, lock: QLockFile) -> None:
+        if not rec.error:
+            self._show(rec, lock)
             return
-        path, lock = self._waiting.pop(0)
-        run_task(
-            "Reading the recovery file",
-            lambda: read_recovery(path),
-            lambda rec: self._show(rec, lock),
-            lambda message: self._show(Recovered(path, 0.0, error=message), lock),
-        )
+        log.warning("skipped the recovery file %s, which cannot be restored: %s", rec.path, rec.error)
+        self._skipped.append((rec, lock))
+        self._next()
 
     def _show(self, rec: Recovered, lock: QLockFile) -> None:
         self.current, self._lock = rec, lock
-        self.banner.offer(offer_text(rec), restorable=not rec.error)
+        self.banner.offer(offer_text(rec, [bad for bad, _ in self._skipped]), restorable=not rec.error)
         self._block_while_training(self.hub.training_active)
 
     def _block_while_training(self, active: bool) -> None:
@@ -93,13 +116,12 @@ class RecoveryOffer(QObject):
         rec = self.current
         if rec is None or rec.error or self.hub.training_active or not self._confirm_discard(RESTORE_QUESTION):
             return
-        saved = rec.saved_path if rec.saved_path is not None and rec.saved_path.is_file() else None
-        self.hub.set_model(
+        self.hub.set_model(  # no path: whatever file the recovery file names, it is no save target
             rec.model,
             rec.task,
             origin=recovered_origin(rec.step),
             history=rec.history,
-            path=saved,
+            path=None,
             dirty=True,
             extra=rec.extra,
             undo_as="restore of the recovered training",
@@ -135,6 +157,6 @@ class RecoveryOffer(QObject):
     def release(self) -> None:
         """The app closes: files still unanswered stay for the next launch."""
         self._unlock()
-        for _path, lock in self._waiting:
+        for _item, lock in [*self._waiting, *self._skipped]:
             lock.unlock()
-        self._waiting = []
+        self._waiting, self._skipped = [], []
