@@ -151,7 +151,8 @@ def test_an_export_failing_midway_keeps_the_previous_file_whole(window, folder, 
     window.export(fmt, path)
     assert len(window.warnings) == 1 and window.warnings[0].startswith("Could not export:")
     assert path.read_bytes() == before and sorted(folder.iterdir()) == [path]
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and window.status == [f"Exported {path}"]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert window.status == [f"Exported {path}", window.warnings[0].replace("Could not export:", "Export failed:")]
 
 
 def _size_of(write, scratch: Path) -> int:
@@ -171,7 +172,8 @@ def _size_of(write, scratch: Path) -> int:
     ],
 )
 def test_an_export_a_few_kb_short_of_room_keeps_the_previous_file(window, folder, fmt, told):
-    """Qt's PNG writer loses its last buffered write on a full disk and still says it saved; the others raise."""
+    """Qt's PNG writer and numpy's tofile lose their last buffered write on a full disk and still say they saved; the
+    SVG writers raise. The status line, which said "Exported" a moment ago, says the export failed."""
     path = folder / f"grid.{fmt}"
     window.export(fmt, path)
     before = path.read_bytes()
@@ -180,9 +182,10 @@ def test_an_export_a_few_kb_short_of_room_keeps_the_previous_file(window, folder
     with room_for(needed - min(SHORT_BY, needed // 2)):
         window.export(fmt, path)
     assert window.titles == ["Export failed"] and len(window.warnings) == 1
-    assert window.warnings[0].startswith(f"Could not export: {told.format(path=path)}")
-    assert NO_ROOM in window.warnings[0] and path.read_bytes() == before and sorted(folder.iterdir()) == [path]
-    assert window.status == [f"Exported {path}", f"Exported {folder / f'scratch.{fmt}'}"]  # not the failed one
+    assert window.warnings[0] == f"Could not export: {told.format(path=path)}{NO_ROOM}"
+    assert path.read_bytes() == before and sorted(folder.iterdir()) == [path]
+    failed = window.warnings[0].replace("Could not export:", "Export failed:")
+    assert window.status == [f"Exported {path}", f"Exported {folder / f'scratch.{fmt}'}", failed]
     if fmt == "png":
         assert not QImage(str(path)).isNull()
 
@@ -202,7 +205,8 @@ def test_pe_plots_exported_a_few_kb_short_of_room_keep_the_previous_pngs(window,
     with room_for(room):
         window.export_pe_png(folder)
     assert window.titles == ["Export failed"]
-    assert window.warnings == [f"Could not export: Could not write PNG to {folder / order[failing]}: {NO_ROOM}"]
+    told = f"Could not write PNG to {folder / order[failing]}: {NO_ROOM}"
+    assert window.warnings == [f"Could not export: {told}"] and window.status[-1] == f"Export failed: {told}"
     assert sorted(p.name for p in folder.iterdir()) == names == sorted(order)  # no temporary left
     assert all((folder / n).read_bytes() == (fresh / n).read_bytes() for n in order[:failing])  # written before
     assert all((folder / n).read_bytes() == before[n] for n in order[failing:])

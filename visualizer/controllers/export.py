@@ -74,7 +74,8 @@ class Exporter(QObject):
         ]
 
     def _report(self, written: Path | None, error: Exception | str | None = None) -> None:
-        if error is not None:
+        if error is not None:  # the status line too: it may still say "Exported" from the export before
+            self._status(f"Export failed: {error}")
             QMessageBox.warning(self._parent, "Export failed", f"Could not export: {error}")
         elif written is not None:
             self._status(f"Exported {written}")

@@ -34,6 +34,11 @@ def _check_parent(path: str | Path) -> Path:
     return target
 
 
+def _cause(exc: Exception) -> str:
+    """What went wrong, in the OS's words for an OSError ("No space left on device"), else the exception's text."""
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
 def _check_written(written: Path, what: str, target: Path) -> None:
     """pyqtgraph's exporters report some failures only by writing nothing; turn that into an error."""
     if not written.is_file() or written.stat().st_size == 0:
@@ -92,7 +97,7 @@ def save_encoded(data: bytes, path: str | Path, action: str) -> Path:
     except RefusedTarget:
         raise
     except OSError as exc:
-        raise OSError(f"Could not {action} {target}: {exc.strerror or exc}") from exc
+        raise OSError(f"Could not {action} {target}: {_cause(exc)}") from exc
     return target
 
 
@@ -103,7 +108,7 @@ def export_item_svg(item: object, path: str | Path, caption: Sequence[str] = ())
         try:
             pg_exporters.SVGExporter(item).export(str(tmp))
         except Exception as exc:  # SVGExporter fails on some Qt versions (QT-NOTES.md)
-            raise OSError(f"Could not export SVG to {target}: {exc}") from exc
+            raise OSError(f"Could not export SVG to {target}: {_cause(exc)}") from exc
         _check_written(tmp, "SVG", target)
         _add_svg_caption(tmp, caption, target)
     log.info("exported SVG %s", target)
@@ -240,7 +245,7 @@ def _add_svg_caption(written: Path, caption: Sequence[str], target: Path) -> Non
     try:
         tree.write(written, encoding="utf-8", xml_declaration=True)
     except OSError as exc:
-        raise OSError(f"Could not write SVG to {target}: {exc.strerror or exc}") from exc
+        raise OSError(f"Could not write SVG to {target}: {_cause(exc)}") from exc
 
 
 def save_matrices_npy(path: str | Path, data: np.ndarray | Mapping[str, np.ndarray]) -> Path:
@@ -275,5 +280,5 @@ def save_matrix_csv(path: str | Path, matrix: np.ndarray, row_labels: Sequence[s
     except RefusedTarget:
         raise
     except OSError as exc:
-        raise OSError(f"Could not save CSV to {target}: {exc.strerror or exc}") from exc
+        raise OSError(f"Could not save CSV to {target}: {_cause(exc)}") from exc
     return target
