@@ -19,6 +19,8 @@ from full_disk import NO_ROOM, room_for
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from qt_helpers import retype, start_app, wait_frame
+from test_lessons_play2 import CTRL, key
 
 from core_model.checkpoint import load_checkpoint
 from core_model.training_loop import Cadence
@@ -188,6 +190,35 @@ def test_an_export_a_few_kb_short_of_room_keeps_the_previous_file(window, folder
     assert window.status == [f"Exported {path}", f"Exported {folder / f'scratch.{fmt}'}", failed]
     if fmt == "png":
         assert not QImage(str(path)).isNull()
+
+
+def test_ctrl_e_a_few_kb_short_of_room_keeps_the_previous_png_and_the_window_says_so(qtbot, folder, monkeypatch):
+    """The whole window: Ctrl+E exports the grid in view; on a nearly full disk the status bar and a warning say it
+    failed, and the PNG exported before still opens, byte for byte as it was."""
+    app = start_app(qtbot)
+    answer: list[Path] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(answer[-1]), "PNG image (*.png)"))
+    warned: list[tuple[str, str]] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: warned.append((title, text)))
+    status = app.window.statusBar()
+
+    def ctrl_e(path: Path) -> None:
+        answer.append(path)
+        key(qtbot, app, Qt.Key.Key_E, CTRL)
+
+    path = folder / "grid.png"
+    ctrl_e(path)
+    assert status.currentMessage() == f"Exported {path}" and warned == []
+    before = path.read_bytes()
+    retype(qtbot, app.playground.input_panel.source, "3141")  # the next export would differ
+    wait_frame(qtbot, app.session)
+    needed = _size_of(ctrl_e, folder / "scratch.png")
+    with room_for(needed - SHORT_BY):
+        ctrl_e(path)
+    told = f"Could not write PNG to {path}: {NO_ROOM}"
+    assert warned == [("Export failed", f"Could not export: {told}")]
+    assert status.currentMessage() == f"Export failed: {told}"
+    assert path.read_bytes() == before and not QImage(str(path)).isNull() and sorted(folder.iterdir()) == [path]
 
 
 def test_pe_plots_exported_a_few_kb_short_of_room_keep_the_previous_pngs(window, folder, tmp_path):
