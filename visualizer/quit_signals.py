@@ -17,8 +17,9 @@ from types import FrameType
 
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
+from visualizer.headless_signals import QUIT_SIGNAL_NAMES
+
 log = logging.getLogger(__name__)
-QUIT_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP")  # SIGHUP: the terminal closed or the session logged out
 
 
 def quit_signals() -> list[signal.Signals]:

@@ -17,10 +17,10 @@ from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, l
 from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
+from visualizer.headless_signals import INTERRUPTED, said_for
 from visualizer.state.failures import first_line, printable
 
 log = logging.getLogger(__name__)
-INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl+C
 OUT_OF_MEMORY = "try smaller numbers (sequences, batch, source length, pads, IG steps)"
 
 VERBS: dict[str, Verb] = {
@@ -73,9 +73,9 @@ def main(args: list[str]) -> int:
     except SystemExit as exc:  # argparse: 2 for bad arguments, 0 for --help
         return exc.code if isinstance(exc.code, int) else 2
     except Interrupted as exc:
-        return _say(f"interrupted: {exc}", INTERRUPTED)
-    except KeyboardInterrupt:
-        return _say("interrupted (Ctrl+C): nothing was written", INTERRUPTED)
+        return _say(f"interrupted{f' ({exc.said})' if exc.said else ''}: {exc}", INTERRUPTED)
+    except KeyboardInterrupt as exc:  # Ctrl+C, or SIGTERM / SIGHUP as the entry point's QuitOnSignals raises them
+        return _say(f"interrupted ({said_for(exc)}): nothing was written", INTERRUPTED)
     except CliError as exc:
         return _say(f"error: {exc}", 1)
     except ArgumentError as exc:  # found once the verb ran, e.g. a source longer than the model takes

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
+from visualizer.headless_signals import QuitSignal, quit_signal_numbers, said_for_number
 from visualizer.state.failures import printable
 
 PROG = "attention-playground"
@@ -24,7 +25,14 @@ class CliError(Exception):
 
 
 class Interrupted(CliError):
-    """Ctrl+C (or SIGTERM) ended the command, with what was kept said in one line: exit status 130."""
+    """A quit signal (Ctrl+C, SIGTERM, SIGHUP) ended the command; the line says what was kept. Exit status 130.
+
+    `said` names the signal when the line should ("SIGTERM"); None where the message says enough (a stopped train).
+    """
+
+    def __init__(self, message: str, said: str | None = None) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 class ArgumentError(Exception):
@@ -150,10 +158,9 @@ def trained_fields(trained: tuple[int, int] | None, *lengths: int) -> dict[str, 
 
 
 class StopRequests:
-    """While a long loop runs: the first Ctrl+C (or SIGTERM) asks it to stop between two steps, so what it made so
-    far is whole and can be kept; a second one interrupts at once. The previous handlers come back on exit."""
-
-    SIGNALS = ("SIGINT", "SIGTERM")
+    """While a long loop runs: the first quit signal (Ctrl+C, SIGTERM, SIGHUP) asks it to stop between two steps, so
+    what it made so far is whole and can be kept; a second one interrupts at once. The previous handlers come back
+    on exit."""
 
     def __init__(self) -> None:
         self.requested = False
@@ -164,14 +171,13 @@ class StopRequests:
         import threading
 
         if threading.current_thread() is threading.main_thread():  # Python sets handlers on the main thread only
-            for name in self.SIGNALS:
-                number = getattr(signal, name)
+            for number in quit_signal_numbers():
                 self._previous[number] = signal.signal(number, self._on_signal)
         return self
 
-    def _on_signal(self, _number: int, _frame: Any) -> None:
+    def _on_signal(self, number: int, _frame: Any) -> None:
         if self.requested:
-            raise KeyboardInterrupt
+            raise QuitSignal(said_for_number(number))
         self.requested = True
         sys.stderr.write(f"\n{PROG}: stopping after this step (press Ctrl+C again to quit at once)\n")
 
@@ -179,4 +185,4 @@ class StopRequests:
         import signal
 
         for number, handler in self._previous.items():
-            signal.signal(number, handler)
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: set outside Python

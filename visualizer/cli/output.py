@@ -6,10 +6,13 @@ import json
 import math
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.common import ArgumentError
+from visualizer.cli.common import ArgumentError, Interrupted
+from visualizer.headless_signals import said_for
 
 
 def json_line(data: dict[str, Any]) -> str:
@@ -19,6 +22,16 @@ def json_line(data: dict[str, Any]) -> str:
     if notes:
         clean["notes"] = [*clean.get("notes", []), *notes] if isinstance(clean.get("notes"), list) else notes
     return json.dumps(clean, allow_nan=False) + "\n"
+
+
+@contextmanager
+def kept_if_interrupted(kept: str) -> Iterator[None]:
+    """Once a verb has written its file: a quit signal from here on ends the command saying so (`kept`, e.g. "the
+    page was written to x.html"), not that nothing was written."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        raise Interrupted(kept, said=said_for(exc)) from None
 
 
 def _finite_json(value: Any, where: str, notes: list[str]) -> Any:

@@ -16,7 +16,7 @@ from visualizer.cli.budget import attention_weights, check_budget
 from visualizer.cli.common import CliError, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
-from visualizer.cli.output import check_out_before_work, json_line
+from visualizer.cli.output import check_out_before_work, json_line, kept_if_interrupted
 from visualizer.cli.views import MODES
 
 
@@ -62,6 +62,15 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(f"--out: {exc}") from None
     except OSError as exc:
         raise CliError(f"could not write {ns.out}: {exc.strerror or exc}") from None
+    with kept_if_interrupted(f"the page was written to {ns.out}"):
+        _print_result(data, size, trained, ns, task, device)
+    return 0
+
+
+def _print_result(
+    data: dict[str, Any], size: int, trained: Any, ns: argparse.Namespace, task: Any, device: Any
+) -> None:
+    """The JSON line about the page just written."""
     result: dict[str, Any] = {
         "path": str(ns.out),
         "bytes": size,
@@ -74,7 +83,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "device": str(device),
     }
     sys.stdout.write(json_line(result))
-    return 0
 
 
 VERB = Verb(

@@ -14,7 +14,8 @@ from visualizer.cli.budget import attention_weights, check_budget, lower_to
 from visualizer.cli.common import CliError, Interrupted, ProgressBar, StopRequests, Verb, device_arg, given
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option, task_option
-from visualizer.cli.output import check_out_before_work, json_line, save_or_fall_back
+from visualizer.cli.output import check_out_before_work, json_line, kept_if_interrupted, save_or_fall_back
+from visualizer.headless_signals import said_for
 
 
 def add_options(train: argparse.ArgumentParser) -> None:
@@ -137,9 +138,24 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise Interrupted(
             f"stopped at step {trainer.step}; {_keep_last_good(ns.out, trainer, task, config, 'stopped')}"
         )
+    try:
+        final = _final(trainer, task, ns, device, start)
+    except KeyboardInterrupt as exc:  # a quit signal while the trained model is measured: its weights are kept
+        kept = _keep_last_good(ns.out, trainer, task, config, "stopped")
+        raise Interrupted(f"training had finished; {kept}", said=said_for(exc)) from None
+    written, problem = _save(ns.out, trainer, task, config, final)
+    if problem:  # the model is kept in a spare file when it can be; exit 1 either way
+        raise CliError(problem)
+    with kept_if_interrupted(f"the model was written to {written}"):
+        sys.stdout.write(json_line(final))
+    return 0
+
+
+def _final(trainer: Any, task: Any, ns: argparse.Namespace, device: Any, start: float) -> dict[str, Any]:
+    """The trained model's numbers: the JSON line, and the final metrics its checkpoint records."""
     result = trainer.evaluate(n=1000)  # teacher-forced loss and accuracy over the whole length range
     last = trainer.history[-1]
-    final = {
+    return {
         "step": last.step,
         "loss": result.loss,
         "token_accuracy": result.token_accuracy,
@@ -150,11 +166,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "device": str(device),
         "out": str(ns.out),
     }
-    _, problem = _save(ns.out, trainer, task, config, final)
-    if problem:  # the model is kept in a spare file when it can be; exit 1 either way
-        raise CliError(problem)
-    sys.stdout.write(json_line(final))
-    return 0
 
 
 def _measured(model: Any, task: Any, eval_n: int, device: Any) -> dict[str, Any]:
