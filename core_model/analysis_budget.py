@@ -38,11 +38,20 @@ TABLE_ENTRY_BYTES = 2 * DOUBLE + 4 * 32 + 4 * 20
 LINK_BYTES = 800  # one composition score: its record, its dict of two head dicts and its JSON line
 UNLINKED_BYTES = 3 * 32  # one unlinked pair: a float per composition type in a Python list
 EIGEN_WORK = 10  # multiply-adds per n^3 of one general eigenvalue decomposition (Hessenberg QR, roughly)
+# What one layer's call costs beyond its arithmetic (a few dozen tensor operations, ~1 ms measured here), in
+# multiply-adds at the rate MAX_WORK assumes: it is what a narrow model's token-by-token decoding spends its time on.
+LAYER_CALL_WORK = 10_000_000
 
 
 class BudgetError(ValueError):
     """An analysis that would need more memory or work than an analysis may: one sentence with the numbers and
     what fits, for a command's stderr or under the field a person typed in."""
+
+    @property
+    def sentence(self) -> str:
+        """The message as a window shows it: capitalised, with a full stop."""
+        text = str(self)
+        return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,7 @@ def pass_cost(config: ModelConfig, rows: int, src_len: int, tgt_len: int, *, gra
     dec_layer = t * (6 * d * d + 2 * d * ff) + 2 * s * d * d + 2 * t * t * d + 2 * t * s * d  # self, cross, ff
     output = t * d * config.vocab_size  # the output layer
     work = rows * (config.n_encoder_layers * enc_layer + config.n_decoder_layers * dec_layer + output)
+    work += (config.n_encoder_layers + config.n_decoder_layers) * LAYER_CALL_WORK
     enc_floats = 2 * h * s * s + s * (6 * d + 2 * ff)  # scores and weights, and the activations around them
     dec_floats = 2 * h * (t * t + t * s) + t * (10 * d + 2 * ff)
     logits = 2 * t * config.vocab_size
@@ -189,8 +199,10 @@ def check_patch(config: ModelConfig, n_symbols: int, src_len: int, tgt_len: int,
 
 
 def decode_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
-    """Greedy decoding of tgt_len tokens with a key/value cache: about one pass's work, one token's memory."""
-    return Cost(pass_cost(config, 1, src_len, 1).bytes, pass_cost(config, 1, src_len, tgt_len).work)
+    """Greedy decoding of tgt_len tokens with a key/value cache: about one pass's arithmetic, one token's memory, and
+    a call of every decoder layer per token."""
+    calls = tgt_len * config.n_decoder_layers * LAYER_CALL_WORK
+    return Cost(pass_cost(config, 1, src_len, 1).bytes, pass_cost(config, 1, src_len, tgt_len).work + calls)
 
 
 def lens_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
@@ -361,15 +373,18 @@ def analysis_output(
     expected: int,
     what: str,
     knobs: Knobs,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[int]:
     """The model's greedy output for an analysis of it: decoding stops at the longest output whose analysis
     (`cost_for(output tokens)`) fits, and BudgetError says so when the model had not written <eos> by then.
 
-    `expected`: the output the task's answer needs, <eos> included, which the caller checked fits already."""
+    `expected`: the output the task's answer needs, <eos> included, which the caller checked fits already.
+    `progress(written, most)` after each token."""
     from .decoding import greedy_output, max_output_len
 
     longest = max_output_len(model)
     cap = output_cap(cost_for, expected, longest)
-    output = greedy_output(model, src, n_tokens, max_new_tokens=cap)
+    on_token = None if progress is None else (lambda written: progress(written, cap))
+    output = greedy_output(model, src, n_tokens, max_new_tokens=cap, on_token=on_token)
     check_output(len(output), bool(output) and output[-1] == EOS, cap, longest, what, knobs)
     return output

@@ -39,6 +39,7 @@ diagonal).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +103,11 @@ class HeadCircuit:
     qk: np.ndarray  # (V, V): query token x key token, pre-softmax score
     ov: np.ndarray  # (V, V): attended token x output token, logit added
     copying_score: float  # Elhage et al.'s, over the whole OV table
+    # The copying score of `ov_centred`'s symbol block: how the head's output depends on the symbol it reads. A head
+    # can add the same large logits whatever it attends to (a constant push towards a few outputs, a column of the
+    # OV table); its eigenvalue then dominates Elhage et al.'s score and can hide a clean copying diagonal. Computed
+    # once with the tables (an eigendecomposition of a V x V table is not for a window to redo on every read).
+    centred_copying_score: float = math.nan
 
     @property
     def qk_centred(self) -> np.ndarray:
@@ -112,15 +118,6 @@ class HeadCircuit:
     def ov_centred(self) -> np.ndarray:
         """OV less each column's mean over the attended symbols, then each row's mean over the output symbols."""
         return centred(centred(self.ov, axis=0), axis=1)
-
-    @property
-    def centred_copying_score(self) -> float:
-        """The copying score of `ov_centred`'s symbol block: how the head's output depends on the symbol it reads.
-
-        A head can add the same large logits whatever it attends to (a constant push towards a few outputs, a column
-        of the OV table); its eigenvalue then dominates Elhage et al.'s score and can hide a clean copying diagonal.
-        """
-        return copying_score(self.ov_centred[N_SPECIALS:, N_SPECIALS:])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -154,17 +151,23 @@ def head_matrices(model: Seq2SeqTransformer, ref: HeadRef) -> HeadMatrices:
     return HeadMatrices(w_q[rows], w_k[rows], w_v[rows], w_o[:, rows])
 
 
-def token_circuits(model: Seq2SeqTransformer) -> list[HeadCircuit]:
-    """Every head's QK and OV tables over the whole vocabulary, and its copying score (see the module docstring)."""
+def token_circuits(model: Seq2SeqTransformer, progress: Callable[[int, int], None] | None = None) -> list[HeadCircuit]:
+    """Every head's QK and OV tables over the whole vocabulary, and its copying scores (see the module docstring);
+    `progress(done, total)` after each head."""
     unembed = _f64(model.generator.weight) * _gain(model, model.decoder_norm)  # (V, d): W_U diag(g_f)
-    out = []
-    for ref in head_refs(model.config):
+    out: list[HeadCircuit] = []
+    refs = head_refs(model.config)
+    n_heads = len(refs)
+    for ref in refs:
         w = head_matrices(model, ref)
         e_q, e_k = _token_sides(model, ref)  # (V, d) each, gains folded
         qk = (e_q @ w.w_q.T) @ (e_k @ w.w_k.T).T / math.sqrt(w.w_q.shape[0])  # (V, D) @ (D, V) -> (V, V)
         ov = e_k @ w.ov.T @ unembed.T  # (V, d) @ (d, d) @ (d, V) -> (V, V)
         ov_np = ov.numpy()
-        out.append(HeadCircuit(ref, qk.numpy(), ov_np, copying_score(ov_np)))
+        centred_ov = centred(centred(ov_np, axis=0), axis=1)[N_SPECIALS:, N_SPECIALS:]
+        out.append(HeadCircuit(ref, qk.numpy(), ov_np, copying_score(ov_np), copying_score(centred_ov)))
+        if progress is not None:
+            progress(len(out), n_heads)
     return out
 
 

@@ -13,7 +13,7 @@ not renormalised over the choices), so a decoder's score equals a teacher-forced
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -48,10 +48,12 @@ def greedy_decode(
     masks: MaskSpec | None = None,
     head_gates: HeadGates | None = None,
     n_tokens: int | None = None,
+    on_token: Callable[[int], None] | None = None,
 ) -> Tensor:
     """Argmax decoding with a KV cache, batched. src (B, S) -> (B, T) ids after <bos>, PAD after each <eos>.
 
-    `n_tokens`: the task vocabulary's size; larger ids are never chosen (see `choosable`).
+    `n_tokens`: the task vocabulary's size; larger ids are never chosen (see `choosable`). `on_token(written)` after
+    each step, for a caller that shows progress.
     """
     masks = replace(masks or MaskSpec(), decoder_padding=False)
     memory = model.encode(src, masks, head_gates).memory
@@ -65,19 +67,26 @@ def greedy_decode(
         token = token.masked_fill(done[:, None], PAD)
         out.append(token)
         done |= token[:, 0] == EOS
+        if on_token is not None:
+            on_token(pos + 1)
         if bool(done.all()):
             break
     return torch.cat(out, dim=1) if out else src.new_zeros((src.shape[0], 0))
 
 
 def greedy_output(
-    model: Seq2SeqTransformer, src: Sequence[int], n_tokens: int | None = None, max_new_tokens: int | None = None
+    model: Seq2SeqTransformer,
+    src: Sequence[int],
+    n_tokens: int | None = None,
+    max_new_tokens: int | None = None,
+    on_token: Callable[[int], None] | None = None,
 ) -> list[int]:
     """What greedy decoding writes for one source (encoder ids), up to and including its <eos>; at most
     `max_new_tokens` tokens (default: as many as the model's positions allow), so an analysis bounds its work."""
     device = next(model.parameters()).device
     most = max_output_len(model) if max_new_tokens is None else max_new_tokens
-    written = greedy_decode(model, torch.tensor([list(src)], device=device), most, n_tokens=n_tokens)
+    src_t = torch.tensor([list(src)], device=device)
+    written = greedy_decode(model, src_t, most, n_tokens=n_tokens, on_token=on_token)
     tokens = written[0].tolist()
     return tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens
 

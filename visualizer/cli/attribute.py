@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+from functools import partial
 from pathlib import Path
 
-from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.budget import analysis_refusals, decoded
 from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
@@ -60,7 +61,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     with analysis_refusals():
         check_attribute(model.config, len(ids), len(src), expected, ns.ig_steps, knobs)
         cost_for = attribution_cost_for(model.config, len(src), len(ids), ns.ig_steps)
-        output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs)
+        output = decoded(partial(analysis_output, model, src, len(vocab), cost_for, expected, "attribution", knobs))
     edits = sum(token in vocab.symbol_ids for token in src) * (len(vocab.symbol_ids) - 1)
     chunk = occlusion_chunk(model.config, len(src), len(output))
     bar = ProgressBar(len(output) + -(-edits // chunk), sys.stderr)  # a step per output position, per occlusion pass

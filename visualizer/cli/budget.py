@@ -9,11 +9,12 @@ float64), so their count, layers x heads x queries x keys x batch, bounds the me
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from visualizer.cli.common import ArgumentError
+from visualizer.cli.common import ArgumentError, ProgressBar
 
 MAX_WEIGHTS = 100_000_000  # attention weights held at once: a few hundred MB with the copies a verb makes
 
@@ -49,3 +50,20 @@ def analysis_refusals() -> Iterator[None]:
         yield
     except BudgetError as exc:
         raise ArgumentError(str(exc)) from None
+
+
+def decoded(decode: Callable[[Callable[[int, int], None]], list[int]]) -> list[int]:
+    """An analysis's greedy decoding, `decode(progress)`, with its tokens counted on stderr once it has run a moment
+    (a short output prints nothing); the bar is made when the most tokens it may write is known."""
+    bars: list[ProgressBar] = []
+
+    def progress(written: int, most: int) -> None:
+        if not bars:
+            bars.append(ProgressBar(most, sys.stderr, quiet_start=True))
+        bars[0].count(written, "tokens decoded")
+
+    try:
+        return decode(progress)
+    finally:
+        for bar in bars:
+            bar.close()

@@ -12,8 +12,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.budget import analysis_refusals
-from visualizer.cli.common import ArgumentError, ProgressBar, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.budget import analysis_refusals, decoded
+from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
 from visualizer.cli.output import json_line
@@ -52,7 +52,7 @@ def most_common_fields(lens: Any, layer: int, token: Any) -> dict[str, Any]:
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode greedily, run the lens and print one JSON line; a bad source, or one whose lens is over the analysis
-    budget, exits 2 naming --source. Its two steps are counted on stderr."""
+    budget, exits 2 naming --source. A long decoding counts its tokens on stderr."""
     from core_model.analysis_budget import Knobs, analysis_output, check_lens, lens_cost
     from core_model.inputs import encoder_input
     from core_model.logit_lens import logit_lens
@@ -64,15 +64,12 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ids = source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
     src = encoder_input(ids, ns.pads, anchored=task.anchored)
     knobs, expected = Knobs(source="--source"), len(expected_output(task.task, ids)) + 1  # with <eos>
-    bar = ProgressBar(2, sys.stderr)
     with analysis_refusals():
         check_lens(model.config, len(ids), len(src), expected, knobs)
         cost_for = partial(lens_cost, model.config, len(src))
-        output = analysis_output(model, src, len(vocab), cost_for, expected, "the logit lens", knobs)
-    bar.count(1, "lens steps (decoded)")
+        what = "the logit lens"
+        output = decoded(partial(analysis_output, model, src, len(vocab), cost_for, expected, what, knobs))
     lens = logit_lens(model, src, output, n_tokens=len(vocab))
-    bar.count(2, "lens steps (decoded, read)")
-    bar.close()
     out = {
         "source_tokens": vocab.tokens(src),
         "output_tokens": vocab.tokens(output),

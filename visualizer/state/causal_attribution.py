@@ -13,15 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from core_model.analysis_budget import (
+    BudgetError,
+    Knobs,
+    analysis_output,
+    attribution_cost_for,
+    check_attribute,
+    occlusion_chunk,
+)
 from core_model.attribution import MAX_IG_STEPS, Attribution, attribute
 from core_model.attribution_agreement import agreement, attention_views, top1_agreement
-from core_model.decoding import greedy_output
 from core_model.logit_lens import LogitLens, logit_lens
 from core_model.model import Seq2SeqTransformer
-from core_model.tasks import TaskSpec, max_source_len
+from core_model.tasks import TaskSpec, expected_output, max_source_len
 
 from .causal_job import CausalJob
 from .model_hub import ModelHub
+from .snapshots import InputError
 from .source_check import check_source
 from .worker_api import SlotFactory, TaskStateApi
 
@@ -29,6 +37,7 @@ DEFAULT_IG_STEPS = 32  # the CLI's default
 SATURATED = 0.05  # gradient x delta below this share of occlusion's largest magnitude: saturated
 ROUGH_IG = 0.10  # a completeness gap above this share of f(x) - f(baseline): too few integrated-gradient steps
 MODEL_CHANGED = "The model changed while this ran: press Analyse again for this model."
+KNOBS = Knobs(source="the source", ig_steps="IG steps")  # what a refusal over the budget asks to lower
 
 
 def ig_gap_and_span(attribution: Attribution) -> tuple[float, float]:
@@ -83,14 +92,19 @@ def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[in
     model = copy.deepcopy(inputs.model).eval()
     task, vocab = inputs.task, inputs.task.vocabulary
     src = task.source_ids(inputs.ids)
-    output = greedy_output(model, src, n_tokens=len(vocab))
+    expected = len(expected_output(task.task, inputs.ids)) + 1  # with <eos>: checked against the budget already
+    cost_for = attribution_cost_for(model.config, len(src), len(inputs.ids), inputs.ig_steps)
+    output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", KNOBS)
     lens = logit_lens(model, src, output, n_tokens=len(vocab))
 
     def progress(done: int, total: int) -> None:
         state.check()
         state.report((done, total))
 
-    result = attribute(model, src, output, vocab.symbol_ids, ig_steps=inputs.ig_steps, progress=progress)
+    chunk = occlusion_chunk(model.config, len(src), len(output))
+    result = attribute(
+        model, src, output, vocab.symbol_ids, ig_steps=inputs.ig_steps, progress=progress, occlusion_chunk=chunk
+    )
     views = attention_views(model, src, output)
     symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
     extra = {
@@ -128,6 +142,8 @@ class AttributionState(CausalJob):
         if ig_steps is not None:
             self.ig_steps = max(1, min(MAX_IG_STEPS, int(ig_steps)))
         error, ids = check_source(text, self.hub.task.vocabulary, max_source_len(self.hub.model.config.max_len))
+        if error is None:
+            error = self._over_budget(ids)
         self.input_error.emit(error)
         if error is not None:
             return False
@@ -137,6 +153,17 @@ class AttributionState(CausalJob):
         self.message.emit("Decoding, then the lens, integrated gradients and occlusion...")
         self._slot.submit(analyse_source, AnalysisInputs(self.hub.model, self.hub.task, ids, self.ig_steps))
         return True
+
+    def _over_budget(self, ids: list[int]) -> InputError | None:
+        """The source field's error when the lens and attribution of `ids` are over the analysis budget: the check
+        `attention-playground attribute` makes, so the tab never starts what the command refuses."""
+        task, config = self.hub.task, self.hub.model.config
+        expected = len(expected_output(task.task, ids)) + 1
+        try:
+            check_attribute(config, len(ids), len(task.source_ids(ids)), expected, self.ig_steps, KNOBS)
+        except BudgetError as error:
+            return InputError("source", error.sentence)
+        return None
 
     def _on_result(self, found: tuple[list[int], LogitLens, Attribution, dict]) -> None:
         _generation, text, ids = self._asked

@@ -13,6 +13,8 @@ from typing import Literal
 import torch
 from PySide6.QtCore import QObject, Signal
 
+from core_model.analysis_budget import BudgetError, Knobs, check_patch, patch_chunk
+from core_model.config import ModelConfig
 from core_model.model import Seq2SeqTransformer
 from core_model.patching import PatchResult, labels_for, patch_effects
 from core_model.tasks import TaskSpec, expected_output, max_source_len
@@ -23,6 +25,7 @@ from .source_check import check_source
 from .worker_api import SlotFactory, TaskStateApi
 
 MODEL_CHANGED = "The model changed while patching ran: press Patch again for this model."
+KNOBS = Knobs(source="the sources")  # what a refusal over the budget asks to shorten
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,16 @@ def check_pair(
     return clean_ids, corrupt_ids
 
 
+def check_budget(task: TaskSpec, config: ModelConfig, clean_ids: list[int]) -> None:
+    """PatchInputError on the clean field when patching these sources is over the analysis budget: the check
+    `attention-playground patch` makes, in the window's words."""
+    tgt_len = len(expected_output(task.task, clean_ids)) + 1  # <bos> and the clean expected output, teacher-forced
+    try:
+        check_patch(config, len(clean_ids), len(task.source_ids(clean_ids)), tgt_len, KNOBS)
+    except BudgetError as error:
+        raise PatchInputError("clean", error.sentence) from None
+
+
 def _minus(value: float) -> str:
     """Three decimals with a typographic minus, as the formula beside it writes one."""
     return f"{value:.3f}".replace("-", "−")
@@ -110,16 +123,19 @@ def patch_copy(
     corrupt: list[int],
     position: int | None,
 ) -> PatchResult:
-    """A task: patching on a copy of `model` taken on the pool thread (a later weight load cannot reach it)."""
+    """A task: patching on a copy of `model` taken on the pool thread (a later weight load cannot reach it), in
+    passes that fit the analysis budget."""
     model = copy.deepcopy(model).eval()
+    src_clean, target = task.source_ids(clean), expected_output(task.task, clean)
     with torch.no_grad():
         return patch_effects(
             model,
-            task.source_ids(clean),
+            src_clean,
             task.source_ids(corrupt),
-            expected_output(task.task, clean),
+            target,
             expected_output(task.task, corrupt),
             position,
+            rows_per_pass=patch_chunk(model.config, len(src_clean), len(target) + 1),
         )
 
 
@@ -155,6 +171,7 @@ class PatchState(CausalJob):
         """Check both sources and start patching; False (and input_error) when they cannot be patched."""
         try:
             clean_ids, corrupt_ids = check_pair(self.hub.task, self.hub.model.config.max_len, clean, corrupt, position)
+            check_budget(self.hub.task, self.hub.model.config, clean_ids)
         except PatchInputError as error:
             self.input_error.emit(error)
             return False

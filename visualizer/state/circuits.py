@@ -11,11 +11,13 @@ where no path exists (trained heads score above random ones whether or not they 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from core_model.analysis_budget import BudgetError, Knobs, check_circuits
 from core_model.circuits import HeadCircuit, HeadRef, token_circuits
 from core_model.head_composition import (
     CompositionBaseline,
@@ -50,6 +52,7 @@ class CircuitsFrame:
     model_name: str = ""  # "the reverse model (reverse_rope.pt)": what the status line names
     anchored: bool = False  # sources are <bos> symbols <eos> (position 0 of a source is <bos>), else symbols alone
     positional: str = "rope"  # the model's position encoding: "rope" or "sinusoidal"
+    ranking: LinkRanking | None = None  # made on the pool thread; None: ranked here, on first use
 
     def circuit(self, ref: HeadRef) -> HeadCircuit:
         return next(h for h in self.heads if h.ref == ref)
@@ -70,24 +73,75 @@ class CircuitsFrame:
         base = self.baseline.scores[link.type]
         return link.score / base if base > 0 else math.nan
 
+    @property
+    def ranked(self) -> LinkRanking:
+        return self.ranking if self.ranking is not None else rank_links(self.composition, self.baseline, self.unlinked)
+
     def strongest(self, n: int, only: HeadRef | None = None) -> tuple[CompositionScore, ...]:
         """The n links furthest above the baseline (score / baseline, largest first), only those above_noise; with
         `only`, just the links into or out of that head."""
-        kept = [
-            link for link in self.composition if self.above_noise(link) and only in (None, link.source, link.target)
-        ]
-        return tuple(sorted(kept, key=self.ratio, reverse=True)[:n])
+        mine = (link for link in self.ranked.links if only in (None, link.source, link.target))
+        return tuple(itertools.islice(mine, n))
 
     @property
     def standing_out(self) -> int:
-        return sum(1 for link in self.composition if self.above_noise(link))
+        return len(self.ranked.links)
+
+    def counts(self, only: HeadRef | None = None) -> tuple[int, int]:
+        """(links, links that stand out) of the whole model, or into or out of `only`."""
+        if only is None:
+            return len(self.composition), len(self.ranked.links)
+        return self.ranked.per_head.get(only, (0, 0))
 
 
-Found = tuple[tuple[HeadCircuit, ...], tuple[PositionCircuit, ...], tuple[CompositionScore, ...], CompositionBaseline]
+@dataclass(frozen=True)
+class LinkRanking:
+    """The links above both yardsticks' 95th percentiles, largest score / baseline first, and each head's counts.
+
+    A model may have millions of links: sorting and counting them is work for the pool thread, so that the window
+    only reads the first rows of an order made there."""
+
+    links: tuple[CompositionScore, ...]
+    per_head: dict[HeadRef, tuple[int, int]]  # head -> (its links in or out, those that stand out)
+
+
+def rank_links(
+    composition: tuple[CompositionScore, ...], baseline: CompositionBaseline, unlinked: UnlinkedScores
+) -> LinkRanking:
+    """CircuitsFrame.above_noise and .ratio over every link, done once (see LinkRanking)."""
+    bars = {kind: max(baseline.p95[kind], unlinked.p95[kind]) for kind in baseline.p95}
+    per_head: dict[HeadRef, list[int]] = {}
+    standing = []
+    for link in composition:
+        up = link.score > bars[link.type]
+        for ref in {link.source, link.target}:
+            counts = per_head.setdefault(ref, [0, 0])
+            counts[0] += 1
+            counts[1] += up
+        if up:
+            standing.append(link)
+
+    def ratio(link: CompositionScore) -> float:
+        base = baseline.scores[link.type]
+        return link.score / base if base > 0 else math.nan
+
+    standing.sort(key=ratio, reverse=True)
+    return LinkRanking(tuple(standing), {ref: (n, up) for ref, (n, up) in per_head.items()})
+
+
+Found = tuple[
+    tuple[HeadCircuit, ...],
+    tuple[PositionCircuit, ...],
+    tuple[CompositionScore, ...],
+    CompositionBaseline,
+    UnlinkedScores,
+    LinkRanking,
+]
 
 
 def read_circuits(state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int, n_positions: int) -> Found:
-    """A task: the four analyses on a copy of `model` taken on the pool thread; progress and cancel between them."""
+    """A task: the four analyses on a copy of `model` taken on the pool thread, and the links ranked; progress and
+    cancel between them."""
     state.step((0, len(STEPS)))
     model = copy.deepcopy(model).eval()
     heads = tuple(token_circuits(model))
@@ -97,8 +151,9 @@ def read_circuits(state: TaskStateApi, model: Seq2SeqTransformer, samples: int, 
     composition, unlinked = tuple(composition_scores(model)), unlinked_scores(model)
     state.step((3, len(STEPS)))
     baseline = random_baseline(model.config, samples, seed)
+    ranking = rank_links(composition, baseline, unlinked)
     state.report((4, len(STEPS)))
-    return heads, positions, composition, baseline, unlinked
+    return heads, positions, composition, baseline, unlinked, ranking
 
 
 class CircuitsState(QObject):
@@ -128,11 +183,17 @@ class CircuitsState(QObject):
         return self._slot.running
 
     def compute(self) -> None:
-        """Read the hub's model (a running computation is superseded)."""
+        """Read the hub's model (a running computation is superseded); a model over the analysis budget is refused
+        in the status line, as `attention-playground circuits` refuses it, and nothing runs."""
+        n_positions = default_positions(self.hub.model.config, self.hub.task)  # the CLI's default --positions
+        try:
+            check_circuits(self.hub.model.config, n_positions, self.samples, Knobs())
+        except BudgetError as error:
+            self.message.emit(error.sentence)
+            return
         self.running_changed.emit(True)
         self.progress_changed.emit(0, len(STEPS))
         self.message.emit("Reading the circuits from the weights...")
-        n_positions = default_positions(self.hub.model.config, self.hub.task)  # the CLI's default --positions
         self._slot.submit(read_circuits, self.hub.model, self.samples, self.seed, n_positions)
 
     def cancel(self) -> None:
@@ -148,7 +209,7 @@ class CircuitsState(QObject):
             self.message.emit(f"Step {done + 1} of {total}: {STEPS[done]}...")
 
     def _on_result(self, found: tuple) -> None:
-        heads, positions, composition, baseline, unlinked = found
+        heads, positions, composition, baseline, unlinked, ranking = found
         tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
         self.frame = CircuitsFrame(
             tokens,
@@ -160,6 +221,7 @@ class CircuitsState(QObject):
             self._model_name(),
             self.hub.task.anchored,
             self.hub.model.config.positional,
+            ranking,
         )
         self.frame_changed.emit(self.frame)
         self._end(

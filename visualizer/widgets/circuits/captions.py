@@ -160,9 +160,8 @@ def composition_note(shown: Sequence[CompositionScore], frame: CircuitsFrame, on
     baseline, unlinked = frame.baseline, frame.unlinked
     random = ", ".join(f"{kind} {mean:.3f} (95 %: {baseline.p95[kind]:.3f})" for kind, mean in baseline.scores.items())
     own = ", ".join(f"{kind} {mean:.3f} (95 %: {unlinked.p95[kind]:.3f})" for kind, mean in unlinked.mean.items())
-    mine = [link for link in frame.composition if only in (None, link.source, link.target)]
-    standing = sum(1 for link in mine if frame.above_noise(link))
-    which = f"{head_label(only)}'s {len(mine)} links" if only is not None else f"all {len(mine)} links"
+    mine, standing = frame.counts(only)
+    which = f"{head_label(only)}'s {mine} links" if only is not None else f"all {mine} links"
     listed = f"the {len(shown)} strongest listed" if len(shown) < standing else "all listed"
     return (
         f"{standing} of {which} stand out ({listed}). Random heads ({baseline.samples} pairs, seed {baseline.seed}), "

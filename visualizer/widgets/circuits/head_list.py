@@ -140,10 +140,10 @@ class HeadList(QTableWidget):
         sorting = self.isSortingEnabled()
         self.setSortingEnabled(False)
         for row in range(self.rowCount()):
-            ref = self.ref_at(row)
-            if ref is not None:
-                circuit = self.heads[self.refs.index(ref)]
-                self.setItem(row, 2, _copying_item(ref, copying(circuit, centred)))
+            index = self._index_at(row)  # the head's place in self.heads: no search per row over thousands of heads
+            if index is not None:
+                circuit = self.heads[index]
+                self.setItem(row, 2, _copying_item(circuit.ref, copying(circuit, centred)))
         self.setSortingEnabled(sorting)
 
     def set_roles(self, roles: Sequence[HeadRole] | None) -> None:
@@ -169,9 +169,13 @@ class HeadList(QTableWidget):
 
     def ref_at(self, row: int) -> HeadRef | None:
         """The head shown in `row` (rows move when sorted)."""
+        index = self._index_at(row)
+        return self.refs[index] if index is not None else None
+
+    def _index_at(self, row: int) -> int | None:
         item = self.item(row, 0)
         index = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
-        return self.refs[index] if isinstance(index, int) and index < len(self.refs) else None
+        return index if isinstance(index, int) and index < len(self.refs) else None
 
     def selected(self) -> HeadRef | None:
         rows = self.selectionModel().selectedRows()
