@@ -122,8 +122,8 @@ def test_role_badges_on_every_map_match_the_roles(qtbot, app):
             if r.kind == kind
         }
         assert badges.texts() == expected
-        assert len(expected) == 8 and badges.legend.isVisible()
-        assert "align" in badges.legend.text()
+        assert len(expected) == 8 and not badges.legend.isHidden()  # on, inside the collapsed legend
+        assert "align" in badges.legend.text() and badges.legend.text() in grid.header.legend_line.toolTip()
     assert any(t.startswith("align 0.9") for t in app.badges["cross"].texts().values())
     cli = _cli(app.heads.n, app.heads.seed)  # the badges read what the CLI prints at the tab's N and seed
     for row in cli["heads"]:
@@ -143,6 +143,7 @@ def test_badges_show_on_the_weights_view_only_and_the_legend_says_so_elsewhere(q
     view, badges = app.playground, app.badges["cross"]
     view.grid_tabs.setCurrentWidget(view.grids["cross"])
     qtbot.waitUntil(lambda: bool(badges.texts()), timeout=5000)
+    qtbot.mouseClick(view.grids["cross"].header.legend_toggle, Qt.MouseButton.LeftButton)  # the whole legend
     combo = view.view_modes.combo
     for index in range(combo.count()):
         mode = combo.itemData(index)

@@ -27,7 +27,9 @@ def test_the_legend_explains_pad_rows_while_there_are_pad_queries(qtbot):
     _set_extra_pads(qtbot, app, 2)
     assert grid.current_maps().query_labels[-2:] == ("<pad>", "<pad>")
     qtbot.waitUntil(lambda: PAD_NOTE in legend.text())
-    assert legend.isVisible() and legend.text().startswith("■ grey = masked")
+    assert legend.text().startswith("■ grey = masked")
+    line = grid.header.legend_line  # collapsed: one line, the whole legend in its tooltip
+    assert line.isVisible() and line.label.text().startswith("■ grey = masked") and PAD_NOTE in line.toolTip()
 
     _set_extra_pads(qtbot, app, 0)
     assert "<pad>" not in grid.current_maps().query_labels

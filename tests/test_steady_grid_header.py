@@ -70,6 +70,7 @@ def test_a_shorter_legend_stays_under_the_title_and_the_room_it_keeps_is_below_i
     from visualizer.widgets.heatmap.grid_header import GridHeader
 
     header = show_widget(qtbot, GridHeader(), (260, 200))
+    qtbot.mouseClick(header.legend_toggle, Qt.MouseButton.LeftButton)  # the whole legend, wrapped
     header.set_legend("abbreviations that take a few lines of this narrow header to say, and then a few more words")
     qtbot.wait(20)
     header.set_legend("")  # back to the mode's shorter legend: the slot keeps its room

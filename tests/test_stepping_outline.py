@@ -32,7 +32,9 @@ def test_the_red_outline_is_named_in_the_legend_while_stepping_and_gone_with_it(
     wait_frame(qtbot, app.session)
     legend = cross.header.legend_label
     qtbot.waitUntil(lambda: red_pixels(cross) > 0)  # the newest position's row, outlined in every map
-    assert OUTLINE in legend.text() and legend.isVisible()
+    assert OUTLINE in legend.text()
+    line = cross.header.legend_line.label  # the one line the collapsed legend shows leads with it
+    assert line.isVisible() and line.text().startswith("red outline = the newest decoder position")
     encoder_legend = view.grids["encoder_self"].header.legend_label.text()
     assert OUTLINE not in encoder_legend  # no decoder position there, and the maps do not change per Step: it says so
     assert "stepping: the encoder reads the source alone; Decoder self and Cross gain a row per Step" in encoder_legend

@@ -20,7 +20,7 @@ BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
     "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
     "normalised entropy; other = focused on keys no pattern names); a narrow map shows the "
-    "role alone; a hovered map's badge moves to the line above."
+    "role alone; a hovered map's badge moves into the readout line under the legend."
 )
 
 
@@ -67,7 +67,11 @@ class RoleBadges(QObject):
         self._roles = {(r.layer, r.head): r for r in roles or () if r.kind == kind}
         self.refresh()
         if not self.grid.isVisible():  # refresh placed nothing on a hidden grid's stale layout: show the legend anyway
-            self.legend.setVisible(bool(self._roles) and self.grid.current_maps() is not None)
+            self._show_legend(bool(self._roles) and self.grid.current_maps() is not None)
+
+    def _show_legend(self, on: bool) -> None:
+        self.legend.setVisible(on)
+        self.grid.header.lines_changed()
 
     def texts(self) -> dict[tuple[int, int], str]:
         """(layer, head) -> the badge's whole text (a map too narrow for it draws the role alone: `layer.fitted`)."""
@@ -84,7 +88,7 @@ class RoleBadges(QObject):
         if self.grid.isVisible():
             self.refresh()
         else:  # the legend line is laid out with the grid when it shows, not a moment later, moving the maps
-            self.legend.setVisible(bool(self._roles) and self.grid.current_maps() is not None)
+            self._show_legend(bool(self._roles) and self.grid.current_maps() is not None)
 
     def _uncover(self, under: tuple[int, int] | None) -> None:
         """The map under the mouse shows without its badge: the badge sits on weights (a causal map's corner is
@@ -131,4 +135,4 @@ class RoleBadges(QObject):
         self._uncover(self._under)  # the badges are numbered anew: the uncovered map's may have another number
         other_view = bool(self._roles) and maps is not None and not self._on_weights
         self.legend.setText(OTHER_VIEWS_LEGEND if other_view else BADGE_LEGEND)
-        self.legend.setVisible(bool(placed) or other_view)
+        self._show_legend(bool(placed) or other_view)

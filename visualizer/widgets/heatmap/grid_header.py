@@ -1,16 +1,18 @@
 """The lines above a grid: its title (kind, mode, what the average covers), the legend and the hovered cell.
 
-All three are plain text: tokens such as `<bos>` are shown as typed, never read as HTML tags.
+All three are plain text: tokens such as `<bos>` are shown as typed, never read as HTML tags. The legend takes one
+line until the reader asks for all of it (the Legend button): five grey lines above the maps pushed them down to a
+few pixels a cell on a laptop, and most readers need only the first sentence, what grey means.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from visualizer.state.snapshots import KIND_TITLES, PAD_LABEL, KindMaps
-from visualizer.widgets.common.stable_label import WrapLabelSlot
+from visualizer.widgets.common.stable_label import ElidedLabelSlot, WrapLabelSlot
 from visualizer.widgets.common.styles import WARNING_STYLE
 from visualizer.widgets.heatmap.atlas import HOVER_HINT, LISTED_HINT
 from visualizer.widgets.heatmap.mask_backdrop import MASK_LEGEND
@@ -129,8 +131,21 @@ def caption_lines(title: str, maps: KindMaps | None, legend: str = "") -> list[s
     return lines + [legend] if legend else lines
 
 
+LEGEND_SHORT, LEGEND_LONG = "Legend ▸", "Legend ▾"
+LEGEND_TIP = (
+    "Show the whole legend: what grey cells, outlines, abbreviated tokens and role badges mean. "
+    "Collapsed, its first line stays; hover it to read all of it."
+)
+
+
 class GridHeader(QWidget):
-    """Title, legend (masked cells, abbreviated tokens) and the hover line naming the cell under the mouse."""
+    """Title, legend (masked cells, abbreviated tokens) and the hover line naming the cell under the mouse.
+
+    The legend shows as one elided line (`legend_line`, its whole text in the tooltip) until `legend_toggle` opens
+    it: then `legend_label` shows it wrapped, and the lines added below it (`add_line`) show too.
+    """
+
+    legend_expanded = Signal(bool)  # the reader opened (True) or closed the whole legend
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -147,17 +162,63 @@ class GridHeader(QWidget):
         # it keeps the lines it needed so far, so the maps below do not jump up and down as the user types
         self.legend_label = WrapLabelSlot(MASK_LEGEND)
         self.legend_label.setStyleSheet("color: gray")
+        self.legend_label.setVisible(False)
+        self.legend_line = ElidedLabelSlot()  # one line of it: the maps keep their room
+        self.legend_line.label.setStyleSheet("color: gray")
+        self.legend_line.set_text(MASK_LEGEND)
+        self.legend_toggle = QToolButton()
+        self.legend_toggle.setText(LEGEND_SHORT)
+        self.legend_toggle.setCheckable(True)
+        self.legend_toggle.setAutoRaise(True)
+        self.legend_toggle.setToolTip(LEGEND_TIP)
+        self.legend_toggle.setAccessibleName("Legend")
+        self.legend_toggle.setFixedHeight(self.legend_line.height())  # the row stays one line tall
+        self.legend_toggle.toggled.connect(self.set_legend_expanded)
+        self.extra_lines = QWidget()  # lines that views add under the legend (the role badges' legend)
+        extra_layout = QVBoxLayout(self.extra_lines)
+        extra_layout.setContentsMargins(0, 0, 0, 0)
+        extra_layout.setSpacing(0)
+        self.extra_lines.setVisible(False)
         self.hover_label = plain_label(" ")
         self.hover_label.setToolTip("The cell under the mouse: its query and key tokens and its value")
         self.warning_label = plain_label()  # the maps are not what the rest of the window asks for (refused input)
         self.warning_label.setWordWrap(True)
         self.warning_label.setStyleSheet(WARNING_STYLE)
         self.warning_label.setVisible(False)
+        legend_row = QHBoxLayout()
+        legend_row.setContentsMargins(0, 0, 0, 0)
+        legend_row.addWidget(self.legend_line, 1)
+        legend_row.addWidget(self.legend_label, 1)
+        legend_row.addWidget(self.legend_toggle, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for label in (self.warning_label, self.title_label, self.legend_label, self.hover_label):
-            layout.addWidget(label)
+        layout.addWidget(self.warning_label)
+        layout.addWidget(self.title_label)
+        layout.addLayout(legend_row)
+        layout.addWidget(self.extra_lines)
+        layout.addWidget(self.hover_label)
+
+    def set_legend_expanded(self, expanded: bool) -> None:
+        """Show the whole legend and the lines added under it (True), or its first line alone."""
+        if self.legend_toggle.isChecked() != expanded:
+            self.legend_toggle.setChecked(expanded)  # comes back here through `toggled`
+            return
+        if self.legend_label.isHidden() != expanded:  # already so: nothing to lay out, nobody to tell
+            return
+        self.legend_toggle.setText(LEGEND_LONG if expanded else LEGEND_SHORT)
+        self.legend_line.setVisible(not expanded)
+        self.legend_label.setVisible(expanded)
+        self.extra_lines.setVisible(expanded)
+        self.legend_expanded.emit(expanded)
+
+    def is_legend_expanded(self) -> bool:
+        return self.legend_toggle.isChecked()
+
+    def legend_text(self) -> str:
+        """Everything the legend says now, whether open or not: its text and the added lines that are on."""
+        extras = [w.text() for w in self.extra_lines.findChildren(QLabel) if not w.isHidden() and w.text()]
+        return "\n".join([self.legend_label.text(), *extras])
 
     def set_title(self, kind: str, mode: str, ablated: np.ndarray) -> None:
         """ "Encoder self-attention (rows: queries, columns: keys) — weights · avg = mean of the layer's heads" for
@@ -207,6 +268,17 @@ class GridHeader(QWidget):
         text = " · ".join(part for part in parts if part)
         if self.legend_label.text() != text:
             self.legend_label.setText(text)
+            self._show_line()
+
+    def _show_line(self) -> None:
+        """The collapsed legend's one line (elided) and its tooltip: the legend and each added line that is on. The
+        red outline's sentence leads while a row is outlined: it is what changed, and red reads as "wrong"."""
+        text = self.legend_text()
+        line = text.replace("\n", " · ")
+        if self._highlighted:
+            line = f"{HIGHLIGHT_LEGEND} · {line.replace(HIGHLIGHT_LEGEND + ' · ', '').replace(HIGHLIGHT_LEGEND, '')}"
+        self.legend_line.set_text(line.rstrip(" ·"))
+        self.legend_line.setToolTip(text)
 
     def caption(self, maps: KindMaps | None) -> list[str]:
         """The lines an exported image carries: title, input tokens, model shape, legend (an image cannot be
@@ -228,6 +300,12 @@ class GridHeader(QWidget):
         if text != self.hover_label.text().strip():
             self.hover_label.setText(text or " ")
 
-    def add_line(self, widget: QWidget) -> None:
-        """One more line under the legend (the Heads tab's role-badge legend)."""
-        self.layout().addWidget(widget)
+    def add_line(self, label: QLabel) -> None:
+        """One more legend line (the Heads tab's role-badge legend): shown with the whole legend, and in the
+        collapsed line's tooltip while the label is on."""
+        self.extra_lines.layout().addWidget(label)
+        self.lines_changed()
+
+    def lines_changed(self) -> None:
+        """An added line was shown, hidden or given a new text: the collapsed line says what the legend holds now."""
+        self._show_line()

@@ -98,6 +98,10 @@ class PlaygroundView(QWidget):
         left_lay.addStretch(1)
         self.control_scroll = scroll = scroll_column(left)
         self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
+        for grid in self.grids.values():  # one reader, one choice: the legend opens or closes on all three grids
+            for other in self.grids.values():
+                if other is not grid:
+                    grid.header.legend_expanded.connect(other.header.set_legend_expanded)
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
             index = self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind])
