@@ -192,6 +192,23 @@ def test_an_export_a_few_kb_short_of_room_keeps_the_previous_file(window, folder
         assert not QImage(str(path)).isNull()
 
 
+def test_a_map_menu_export_a_few_kb_short_of_room_is_titled_export_failed_and_keeps_the_png(window, folder):
+    """The grid's own right-click Export grid as PNG… says what File › Export says when the disk is short."""
+    path = folder / "grid.png"
+    menu = window.grid.build_context_menu(0, 1)
+    export = next(action for action in menu.actions() if action.text() == "Export grid as PNG...")
+    window.answer = path
+    export.trigger()
+    before = path.read_bytes()
+    window.grid.set_maps(_maps(1))
+    needed = _size_of(lambda scratch: window.grid.export_png(scratch), folder / "scratch.png")
+    with room_for(needed - min(SHORT_BY, needed // 2)):
+        export.trigger()
+    assert window.titles == ["Export failed"]
+    assert window.warnings == [f"Export grid as PNG: Could not write PNG to {path}: {NO_ROOM}"]
+    assert path.read_bytes() == before and not QImage(str(path)).isNull()
+
+
 def test_ctrl_e_a_few_kb_short_of_room_keeps_the_previous_png_and_the_window_says_so(qtbot, folder, monkeypatch):
     """The whole window: Ctrl+E exports the grid in view; on a nearly full disk the status bar and a warning say it
     failed, and the PNG exported before still opens, byte for byte as it was."""

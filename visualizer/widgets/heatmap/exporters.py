@@ -38,7 +38,8 @@ def export_grid_svg(graphics: pg.GraphicsLayoutWidget, path: str | Path, caption
 
 
 def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action: Callable[[str], object]) -> None:
-    """Non-native save dialog, then the export; a failure goes to a message box, never an exception."""
+    """Non-native save dialog, then the export; a failure goes to a message box titled as File › Export's are
+    ("Export failed", what was asked in its text), never an exception."""
     path, _ = QFileDialog.getSaveFileName(
         parent, caption, "", file_filter, options=QFileDialog.Option.DontUseNativeDialog
     )
@@ -48,7 +49,7 @@ def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action:
         action(path)
     except (OSError, ValueError, RuntimeError) as exc:
         log.warning("%s failed: %s", caption, exc)
-        QMessageBox.warning(parent, caption, str(exc))
+        QMessageBox.warning(parent, "Export failed", f"{caption}: {exc}")
 
 
 EXPORT_FORMATS = (("PNG", "PNG image (*.png)"), ("SVG", "SVG image (*.svg)"), ("CSV", "CSV file (*.csv)"))
