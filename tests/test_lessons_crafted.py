@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import Qt as GuiQt  # Qt's namespace with QtGui's functions (mightBeRichText)
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -33,7 +34,7 @@ def seen_text(widget) -> str:
     """A label's or message box's text as a person reads it: Qt draws rich text (RichText, or AutoText whose start
     looks like HTML) as a document, whose tags vanish and whose links are live."""
     text, shape = widget.text(), widget.textFormat()
-    rich = shape == Qt.TextFormat.RichText or (shape == Qt.TextFormat.AutoText and Qt.mightBeRichText(text))
+    rich = shape == Qt.TextFormat.RichText or (shape == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(text))
     return QTextDocumentFragment.fromHtml(text).toPlainText() if rich else text
 
 
