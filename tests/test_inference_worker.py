@@ -98,29 +98,24 @@ def test_the_gui_thread_keeps_ticking_at_100_hz_during_a_burst_on_a_slow_model(q
     timer = QTimer()
     timer.setTimerType(Qt.TimerType.PreciseTimer)
     timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+    frames: list[float] = []
+    view.session.frame_changed.connect(lambda _frame: frames.append(time.perf_counter()))
     timer.start(10)
     field = view.input_panel.source
+    first_key = time.perf_counter()
     for ch in "13572468":
         qtbot.keyClick(field, ch)
         qtbot.wait(10)
     wait_frame(qtbot, view.session)
     qtbot.wait(50)
     timer.stop()
-    gaps = np.diff(stamps) * 1000
-    assert len(stamps) > 10
-    inline = inline_pass_ms(view)  # measured now, under whatever else this machine is running
-    bar = max(45.0, 0.75 * inline)  # a pass on this thread would stall it for at least `inline`
-    assert gaps.max() < bar, f"the GUI thread stalled for {gaps.max():.0f} ms (one inline pass: {inline:.0f} ms)"
-
-
-def inline_pass_ms(view: PlaygroundView) -> float:
-    """The fastest of three forward passes run on this (the GUI) thread, in milliseconds."""
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        direct_maps(view, view.session.source_text)
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times)
+    # The share of the 10 ms ticks asked for that came while the passes ran, not the longest gap: a loaded machine
+    # stalls any thread for 100 ms and more, but a pass on this thread lets no tick through while it runs (only the
+    # 10 ms waits between keys do), so the share falls to a tenth or less. Off it, most ticks come, however slow
+    # the machine: more time for the passes is more ticks.
+    busy = [t for t in stamps if first_key < t < frames[-1]]
+    share = len(busy) / ((frames[-1] - first_key) / 0.010)
+    assert share >= 0.3, f"the GUI thread ticked {len(busy)} times in {(frames[-1] - first_key) * 1000:.0f} ms"
 
 
 def test_a_slow_pass_shows_the_busy_indicator_and_clears_it(qtbot, runner):
