@@ -116,7 +116,7 @@ def propose_corruption(text: str, task: TaskSpec) -> str:
 
 
 def patch_copy(
-    _state: TaskStateApi,
+    state: TaskStateApi,
     model: Seq2SeqTransformer,
     task: TaskSpec,
     clean: list[int],
@@ -124,7 +124,7 @@ def patch_copy(
     position: int | None,
 ) -> PatchResult:
     """A task: patching on a copy of `model` taken on the pool thread (a later weight load cannot reach it), in
-    passes that fit the analysis budget."""
+    passes that fit the analysis budget; Cancel (or a new run) stops it between two passes."""
     model = copy.deepcopy(model).eval()
     src_clean, target = task.source_ids(clean), expected_output(task.task, clean)
     with torch.no_grad():
@@ -136,6 +136,7 @@ def patch_copy(
             expected_output(task.task, corrupt),
             position,
             rows_per_pass=patch_chunk(model.config, len(src_clean), len(target) + 1),
+            progress=lambda _done, _total: state.check(),
         )
 
 

@@ -37,6 +37,9 @@ from .worker_api import SlotFactory, TaskStateApi
 DEFAULT_SAMPLES, DEFAULT_SEED = 100, 0  # the CLI's --baseline-samples and --seed
 STEPS = ("the QK and OV circuits", "the position circuits", "the composition scores", "the random baseline")
 PRESS = "press Compute (Ctrl+Return) to read this model's circuits."
+# The QK and OV tables are drawn cell by cell on the GUI thread (a QTableWidget item each): 64 tokens make 4,096
+# cells a table, 1.5x the largest task vocabulary (42); 300 tokens took the window most of a minute to draw.
+MAX_SHOWN_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -184,10 +187,19 @@ class CircuitsState(QObject):
 
     def compute(self) -> None:
         """Read the hub's model (a running computation is superseded); a model over the analysis budget is refused
-        in the status line, as `attention-playground circuits` refuses it, and nothing runs."""
-        n_positions = default_positions(self.hub.model.config, self.hub.task)  # the CLI's default --positions
+        in the status line, as `attention-playground circuits` refuses it, and so is one whose tables have more
+        tokens than the tab can draw; then nothing runs."""
+        config = self.hub.model.config
+        n_positions = default_positions(config, self.hub.task)  # the CLI's default --positions
+        if config.vocab_size > MAX_SHOWN_TOKENS:
+            self.message.emit(
+                f"This model has {config.vocab_size:,} tokens: each head's QK and OV tables would be "
+                f"{config.vocab_size:,} x {config.vocab_size:,} cells, and the tab draws at most {MAX_SHOWN_TOKENS} x "
+                f"{MAX_SHOWN_TOKENS}; `attention-playground circuits FILE --json` prints them."
+            )
+            return
         try:
-            check_circuits(self.hub.model.config, n_positions, self.samples, Knobs())
+            check_circuits(config, n_positions, self.samples, Knobs())
         except BudgetError as error:
             self.message.emit(error.sentence)
             return
