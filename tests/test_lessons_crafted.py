@@ -78,7 +78,7 @@ def test_each_crafted_file_is_named_in_the_panel_and_the_good_lessons_load(qtbot
     shown = seen_text(panel.problems_label).splitlines()
     assert shown == [
         "lesson 02-deep.toml: nested deeper than 8 levels of tables and arrays",
-        "lesson 03-fifo.toml: not a regular file (a lesson is a plain .toml text file)",
+        "lesson 03-fifo.toml: not a file (it is a named pipe (FIFO)); a lesson is a .toml text file",
         "lesson 04-precision.toml: steps[0].explain: format {weight:.999999999f}: a width or precision has at most "
         "3 digits",
         "lesson 05-width.toml: steps[0].explain: format {weight:999999999}: a width or precision has at most 3 digits",

@@ -240,9 +240,9 @@ def test_crafted_files_are_named_and_the_good_one_still_loads(tmp_path: Path):
     assert [lesson.title for lesson in lessons] == ["A lesson"]
     assert problems == [
         "lesson 02-deep.toml: nested deeper than 8 levels of tables and arrays",
-        "lesson 03-fifo.toml: not a regular file (a lesson is a plain .toml text file)",
+        "lesson 03-fifo.toml: not a file (it is a named pipe (FIFO)); a lesson is a .toml text file",
         "lesson 04-big.toml: the file is larger than 1,024 KiB; a lesson is a short text",
-        "lesson 05-folder.toml: not a regular file (a lesson is a plain .toml text file)",
+        "lesson 05-folder.toml: not a file (it is a folder); a lesson is a .toml text file",
         problems[4],
     ]
     assert problems[4].startswith("lesson 06-latin1.toml: cannot read it ('utf-8' codec can't decode")

@@ -8,10 +8,11 @@ format width and precision before trying it (schema.py). Qt-free: the app calls 
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
+
+from core_model.atomic_files import file_kind
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,8 +43,8 @@ def read_lesson_text(path: Path) -> str:
         raise LessonError(f"lesson {name}: cannot read it ({exc.strerror or exc})") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise LessonError(f"lesson {name}: not a regular file (a lesson is a plain .toml text file)")
+        if (kind := file_kind(info.st_mode)) is not None:
+            raise LessonError(f"lesson {name}: not a file (it is {kind}); a lesson is a .toml text file")
         if info.st_size > MAX_FILE_BYTES:
             raise LessonError(too_big)
         data = _read_at_most(fd, MAX_FILE_BYTES + 1)  # one byte past the bound: a file still growing is caught
