@@ -18,6 +18,18 @@ def axis_texts(grid, name: str) -> list[str]:
     return [text for _, _, text in specs[2]]
 
 
+def seen_text(widget) -> str:
+    """A label's or message box's text as a person reads it: Qt draws rich text (RichText, or AutoText whose start
+    looks like HTML) as a document, whose tags vanish and whose links are live."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import Qt as GuiQt  # Qt's namespace with QtGui's functions (mightBeRichText)
+    from PySide6.QtGui import QTextDocumentFragment
+
+    text, shape = widget.text(), widget.textFormat()
+    rich = shape == Qt.TextFormat.RichText or (shape == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(text))
+    return QTextDocumentFragment.fromHtml(text).toPlainText() if rich else text
+
+
 def shown_menu(widget) -> QMenu | None:
     """The newest context menu open over `widget` (its menus are its children, oldest first); None when none is."""
     shown = [menu for menu in widget.findChildren(QMenu) if menu.isVisible()]

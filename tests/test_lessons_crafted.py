@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import Qt as GuiQt  # Qt's namespace with QtGui's functions (mightBeRichText)
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QMessageBox
+from qt_helpers import seen_text
 
 from core_model.shipped import resource_path
 from visualizer.composition import Application
@@ -28,14 +28,6 @@ summary = "<img src='x.png'> a summary"
 say = '{HTML_SAY}'
 explain = "<b>{{source}}</b> is the source."
 """
-
-
-def seen_text(widget) -> str:
-    """A label's or message box's text as a person reads it: Qt draws rich text (RichText, or AutoText whose start
-    looks like HTML) as a document, whose tags vanish and whose links are live."""
-    text, shape = widget.text(), widget.textFormat()
-    rich = shape == Qt.TextFormat.RichText or (shape == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(text))
-    return QTextDocumentFragment.fromHtml(text).toPlainText() if rich else text
 
 
 def crafted_folder(folder: Path) -> Path:

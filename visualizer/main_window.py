@@ -138,7 +138,6 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         self.setStatusBar(MessageBar())  # a long message ends with "…" before the model summary, never over it
         self.device_label, self.model_label = QLabel("device: …"), QLabel("")
-        self.model_label.setTextFormat(Qt.TextFormat.PlainText)  # the model's origin is often a file name
         self.params_label, self.forward_label = QLabel(""), QLabel("")
         fix_label_size(self.forward_label, "forward 9999.9 ms")  # new per keystroke: must not re-lay out the bar
         self.forward_label.setToolTip("Time of the last forward pass that captured the maps")

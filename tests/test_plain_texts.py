@@ -1,0 +1,69 @@
+"""A file name or a checkpoint's words are shown as written wherever the window quotes them: a name such as
+`<h1>x<h1><a href="http:e">y<a>.pt` shows those characters, never a heading or a link (a dialog's links would
+open the browser). Lesson texts are covered in test_lessons_crafted.py."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+from qt_helpers import seen_text
+
+from core_model import ModelConfig, build_model
+from core_model.checkpoint import save_checkpoint
+from visualizer.composition import Application
+from visualizer.main_window import MainWindow
+from visualizer.widgets.common.recovery_banner import RecoveryBanner
+
+WAIT_MS = 60_000
+MARKUP = '<h1>x<h1><a href="http:e">y<a>'  # a heading and a link, as far as a file name without "/" can go
+
+
+def test_a_checkpoint_named_in_html_is_named_as_written_at_start_up_and_after_file_open(qtbot, tmp_path):
+    broken = tmp_path / f"{MARKUP}.pt"
+    broken.write_bytes(b"not a checkpoint")
+    model = build_model(ModelConfig(d_model=32, n_heads=4, d_ff=64), seed=1)
+    task = {"task": {"task": "copy", "n_symbols": 10, "min_len": 1, "max_len": 10}}
+    good = save_checkpoint(tmp_path / f"<b>m<b>{MARKUP}.pt", model, extra=task)
+    app = Application(checkpoint=broken, device="cpu")
+    qtbot.addWidget(app.window)
+    app.window.show()
+    app.start_loading()
+    qtbot.waitUntil(lambda: app.hub is not None, timeout=WAIT_MS)
+    assert f"{MARKUP}.pt is not a readable checkpoint" in seen_text(app.window.warning_label)
+    app.checkpoints.open_path(good)
+    summary = app.playground.model_panel.summary
+    qtbot.waitUntil(lambda: app.hub.path == good, timeout=WAIT_MS)
+    assert seen_text(summary).splitlines()[0] == f"Loaded model: checkpoint {good.name}"
+    app.window.close()
+
+
+@pytest.mark.real_dialogs
+def test_a_failed_start_names_the_file_as_written_in_the_window_and_its_dialog(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    message = f"{MARKUP}.pt could not be read"
+    seen: list[str] = []
+    tries = iter(range(3000))  # 30 s at most: a box that never comes must not leave this timer to later tests
+
+    def read_and_dismiss_the_box() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(seen_text(box))
+            box.done(QMessageBox.StandardButton.Ok)
+        elif next(tries, None) is not None:
+            QTimer.singleShot(10, read_and_dismiss_the_box)
+
+    QTimer.singleShot(10, read_and_dismiss_the_box)
+    window.show_load_error(message)
+    assert seen == [f"Could not start the model:\n{message}"]
+    assert seen_text(window.loading_label) == f"Could not start the model: {message}"
+
+
+def test_the_recovery_banner_names_the_model_as_written(qtbot):
+    banner = RecoveryBanner()
+    qtbot.addWidget(banner)
+    text = f"Unsaved training of checkpoint {MARKUP}.pt was found."
+    banner.offer(text)
+    assert seen_text(banner.label) == text
