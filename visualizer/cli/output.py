@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.common import ArgumentError, Interrupted
-from visualizer.headless_signals import said_for
+from visualizer.state.interrupts import said_for
 
 
 def json_line(data: dict[str, Any]) -> str:
