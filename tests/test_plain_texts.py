@@ -5,15 +5,22 @@ open the browser). Lesson texts are covered in test_lessons_crafted.py."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QTimer
+import torch
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
-from qt_helpers import seen_text
+from qt_helpers import seen_text, show_playground
+from test_trainer_tab import tab  # noqa: F401 - the Trainer tab on the tiny hub, as its own tests drive it
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
+from core_model.tasks import TaskSpec
 from visualizer.composition import Application
 from visualizer.main_window import MainWindow
+from visualizer.state.compare import CompareSession
+from visualizer.state.model_hub import ModelHub
+from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.recovery_banner import RecoveryBanner
+from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
 MARKUP = '<h1>x<h1><a href="http:e">y<a>'  # a heading and a link, as far as a file name without "/" can go
@@ -67,3 +74,40 @@ def test_the_recovery_banner_names_the_model_as_written(qtbot):
     text = f"Unsaved training of checkpoint {MARKUP}.pt was found."
     banner.offer(text)
     assert seen_text(banner.label) == text
+
+
+@pytest.fixture
+def compare_view(qtbot, tmp_path):
+    """The Playground with Compare, model B asked from a file named in HTML (whatever the test writes there)."""
+    b_file = tmp_path / f"{MARKUP}.pt"
+    config = ModelConfig(d_model=32, n_heads=4, d_ff=64)
+    hub = ModelHub(build_model(config, seed=3), TaskSpec(), device=torch.device("cpu"), origin="test model A")
+    session = PlaygroundSession(hub)
+    view = show_playground(
+        qtbot, session, compare=CompareSession(session, TaskSlot), ask_b_path=lambda _parent: str(b_file)
+    )
+    qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
+    return view, b_file, config
+
+
+def test_compare_names_model_b_as_written(qtbot, compare_view):
+    view, b_file, config = compare_view
+    panel = view.compare_panel
+    b_file.write_bytes(b"not a checkpoint")
+    with qtbot.waitSignal(panel.compare.failed, timeout=WAIT_MS):
+        qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
+    assert seen_text(panel.status).startswith(f"Model B: {b_file.name} is not a readable checkpoint")
+    save_checkpoint(b_file, build_model(config, seed=11), extra={"task": {"task": "copy"}})
+    with qtbot.waitSignal(panel.compare.frame_changed, timeout=WAIT_MS):
+        qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
+    assert seen_text(panel.b_label) == f"B: checkpoint {b_file.name}"
+
+
+def test_the_trainer_names_a_movie_folder_as_written(qtbot, tab, state, tmp_path):
+    tab.form.steps_spin.setValue(10)
+    qtbot.mouseClick(tab.train_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=WAIT_MS)
+    folder = tmp_path / MARKUP
+    with qtbot.waitSignal(tab.movie_exported, timeout=WAIT_MS):
+        tab.export_movie(folder)
+    assert seen_text(tab.status_label).startswith(f"Exported {len(state.snapshots)} frames to {folder}")

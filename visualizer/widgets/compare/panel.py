@@ -120,9 +120,11 @@ class ComparePanel(QWidget):
         for kind, title in KIND_TITLES.items():
             self.kind.addItem(title, kind)
         self.b_label = QLabel("B: none loaded yet: choose a source and press Load B")
+        self.b_label.setTextFormat(Qt.TextFormat.PlainText)  # B's name is often its file's
         self.b_label.setWordWrap(True)
         self.b_label.setStyleSheet("QLabel { font-weight: bold; }")
         self.status = QLabel("")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # a failure names B's file
         self.status.setWordWrap(True)
         self.status.hide()  # shown only while it has something to say
         self.scale_note = QLabel(

@@ -112,6 +112,7 @@ class TrainerTab(QWidget):
         self._curve_timer.timeout.connect(self._draw_curves)
         self._redraw = StagedRedraw(self)
         self.status_label = QLabel()
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)  # an export or an error names a folder or file
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.shortcuts = install_shortcuts(self, lambda: self) if self._own_shortcuts else []  # else the page's
