@@ -56,7 +56,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 
 def main(args: list[str]) -> int:
-    """Run one verb; returns 0 ok, 1 on divergence or I/O errors, 2 on bad arguments or an unknown verb."""
+    """Run one verb; returns 0 ok, 1 on divergence or I/O errors, 2 on bad arguments or an unknown verb, 130 when a
+    quit signal (Ctrl+C, SIGTERM, SIGHUP) ended it."""
     if args and not args[0].startswith("-") and args[0] not in VERBS:
         sys.stderr.write(unknown_verb(args[0], VERBS) + "\n")
         return 2
