@@ -3,12 +3,12 @@ the analysis, the result being written): one line on stderr, exit status 130, no
 
 Each case runs the real command in a subprocess (cli_signal_driver.py) that sends itself the real signal at the
 moment named, an event rather than a wait; the signals rotate so every verb meets all three and every moment too.
+test_cli_interrupt.py sends them from outside, to a long `eval`.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -103,27 +103,3 @@ def test_a_quit_signal_before_any_verb_runs_is_one_line_and_130(tmp_path, sig, m
     assert done.returncode == 130 and "Traceback" not in done.stderr, (done.returncode, done.stderr[-2000:])
     assert said_lines(done.stderr) == [NOTHING.format(said=SAID[sig])], done.stderr
     assert done.stdout == ""
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_kill_or_a_closed_terminal_in_a_long_eval_is_one_line_and_130(sig):
-    """The signal from outside, as `kill` or a closing terminal sends it, once eval shows it is decoding."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "visualizer", "eval", COPY, "--lengths", "1-200", "--n", "100", "--threads", "1"],
-        cwd=ROOT,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    seen = ""
-    while "sources " not in seen:  # the progress line: past start-up and decoding
-        char = proc.stderr.read(1)
-        assert char, f"eval ended before it showed progress: {seen}"
-        seen += char
-    proc.send_signal(sig)
-    err = seen + proc.stderr.read()  # through the same reader: what it has buffered is part of the text
-    out = proc.stdout.read()
-    assert proc.wait() == 130 and "Traceback" not in err, (proc.returncode, err)
-    assert said_lines(err)[-1] == NOTHING.format(said=signal.Signals(sig).name), err
-    assert out == ""
