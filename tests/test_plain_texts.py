@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 from qt_helpers import seen_text, show_playground
 from test_trainer_tab import tab  # noqa: F401 - the Trainer tab on the tiny hub, as its own tests drive it
 
@@ -15,11 +15,14 @@ from core_model import ModelConfig, build_model
 from core_model.checkpoint import save_checkpoint
 from core_model.tasks import TaskSpec
 from visualizer.composition import Application
+from visualizer.controllers.export import Exporter
+from visualizer.controllers.page_export import PageExport, page_input
 from visualizer.main_window import MainWindow
 from visualizer.state.compare import CompareSession
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.playground import PlaygroundSession
 from visualizer.widgets.common.recovery_banner import RecoveryBanner
+from visualizer.widgets.heatmap.exporters import ask_path_and_export
 from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
@@ -111,3 +114,43 @@ def test_the_trainer_names_a_movie_folder_as_written(qtbot, tab, state, tmp_path
     with qtbot.waitSignal(tab.movie_exported, timeout=WAIT_MS):
         tab.export_movie(folder)
     assert seen_text(tab.status_label).startswith(f"Exported {len(state.snapshots)} frames to {folder}")
+
+
+class BoxReader:
+    """Reads and dismisses each real message box as it comes up (a modal box waits for a click offscreen)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self._tries = iter(range(6000))  # 60 s at most: this timer must not outlive the test
+        QTimer.singleShot(10, self._look)
+
+    def _look(self) -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            self.seen.append(seen_text(box))
+            box.done(QMessageBox.StandardButton.Ok)
+        if next(self._tries, None) is not None:
+            QTimer.singleShot(10, self._look)
+
+
+@pytest.mark.real_dialogs
+def test_an_export_into_a_folder_named_in_html_fails_naming_it_as_written(qtbot, compare_view, tmp_path, monkeypatch):
+    """File › Export (a grid, the interactive page) and a grid's own Export into a folder that is not there."""
+    view, _b_file, _config = compare_view
+    missing = tmp_path / MARKUP / "gone"
+    answer: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (answer[-1], ""))
+    reader = BoxReader()
+    status: list[str] = []
+    exporter = Exporter(view.current_grid, lambda: [], status.append, view)
+    answer.append(str(missing / "grid.png"))
+    next(entry[1] for entry in exporter.actions() if entry and entry[0] == "Current attention grid as &PNG…")()
+    qtbot.waitUntil(lambda: len(reader.seen) == 1, timeout=WAIT_MS)
+    assert reader.seen[0].startswith("Could not export: ") and str(missing) in reader.seen[0]
+    ask_path_and_export(view.current_grid(), "Export grid as PNG", "PNG image (*.png)", view.current_grid().export_png)
+    qtbot.waitUntil(lambda: len(reader.seen) == 2, timeout=WAIT_MS)
+    assert reader.seen[1].startswith("Export grid as PNG: ") and str(missing) in reader.seen[1]
+    answer.append(str(missing / "page.html"))
+    PageExport(lambda: page_input(view.session), status.append, view).export()
+    qtbot.waitUntil(lambda: len(reader.seen) == 3, timeout=WAIT_MS)
+    assert reader.seen[2].startswith(f"Could not write {missing / 'page.html'}: ")

@@ -78,11 +78,12 @@ class Window:
         self.answer: Path | None = None
         monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(self.answer), ""))
         monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(self.answer))
-        monkeypatch.setattr(QMessageBox, "warning", self._warned)
+        monkeypatch.setattr(QMessageBox, "exec", lambda box: self._warned(box))  # built as the app builds it, unshown
 
-    def _warned(self, parent, title: str, text: str) -> None:
-        self.titles.append(title)
-        self.warnings.append(text)
+    def _warned(self, box: QMessageBox) -> int:
+        self.titles.append(box.windowTitle())
+        self.warnings.append(box.text())
+        return QMessageBox.StandardButton.Ok
 
     def export(self, fmt: str, path: Path) -> None:
         """Choose the File > Export entry and answer its dialog with `path`."""
@@ -216,7 +217,7 @@ def test_ctrl_e_a_few_kb_short_of_room_keeps_the_previous_png_and_the_window_say
     answer: list[Path] = []
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(answer[-1]), "PNG image (*.png)"))
     warned: list[tuple[str, str]] = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: warned.append((title, text)))
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: warned.append((box.windowTitle(), box.text())) or 0)
     status = app.window.statusBar()
 
     def ctrl_e(path: Path) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 from visualizer.widgets.common.image_export import export_item_png, export_item_svg
+from visualizer.widgets.common.plain_message import show_plain_message
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.heatmap.shown_matrices import ExportProgress, ShownMatrices, write_csv_folder, write_npy
 from visualizer.workers.tasks import TaskSlot
@@ -76,7 +77,7 @@ class Exporter(QObject):
     def _report(self, written: Path | None, error: Exception | str | None = None) -> None:
         if error is not None:  # the status line too: it may still say "Exported" from the export before
             self._status(f"Export failed: {error}")
-            QMessageBox.warning(self._parent, "Export failed", f"Could not export: {error}")
+            show_plain_message(self._parent, QMessageBox.Icon.Warning, "Export failed", f"Could not export: {error}")
         elif written is not None:
             self._status(f"Exported {written}")
             self.exported.emit(written)

@@ -19,6 +19,7 @@ from core_model import Seq2SeqTransformer
 from core_model.masks import MaskSpec
 from core_model.tasks import TaskSpec
 from visualizer.state.playground import PlaygroundSession
+from visualizer.widgets.common.plain_message import show_plain_message
 from visualizer.workers.tasks import TaskSlot, run_task
 
 log = logging.getLogger(__name__)
@@ -111,4 +112,4 @@ class PageExport(QObject):
     def _failed(self, path: Path, line: str) -> None:
         self.job = None
         log.warning("could not write %s: %s", path, line)
-        QMessageBox.warning(self._parent, "Export failed", f"Could not write {path}: {line}")
+        show_plain_message(self._parent, QMessageBox.Icon.Warning, "Export failed", f"Could not write {path}: {line}")

@@ -11,6 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMessageBox, QPushButton, QWidget
 
 from visualizer.widgets.common import image_export as export
+from visualizer.widgets.common.plain_message import show_plain_message
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def ask_path_and_export(parent: QWidget, caption: str, file_filter: str, action:
         action(path)
     except (OSError, ValueError, RuntimeError) as exc:
         log.warning("%s failed: %s", caption, exc)
-        QMessageBox.warning(parent, "Export failed", f"{caption}: {exc}")
+        show_plain_message(parent, QMessageBox.Icon.Warning, "Export failed", f"{caption}: {exc}")
 
 
 EXPORT_FORMATS = (("PNG", "PNG image (*.png)"), ("SVG", "SVG image (*.svg)"), ("CSV", "CSV file (*.csv)"))
