@@ -1,5 +1,5 @@
 """Role badges fit their own map: on a map narrower than "align 0.93" the badge shortens, and no badge pixel lands
-on a neighbouring map, whatever the window's width."""
+outside the strip above its own map (on a cell, or over a neighbouring map), whatever the window's width."""
 
 from __future__ import annotations
 
@@ -54,14 +54,16 @@ def _badge_pixels(grid, badges) -> np.ndarray:
     return np.argwhere(shown != bare)
 
 
-def _map_boxes(grid, badges) -> dict[tuple[int, int], QRectF]:
+def _strip_boxes(grid, badges) -> dict[tuple[int, int], QRectF]:
+    """(layer, head) -> the blank strip above that map, in viewport pixels."""
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
-    return {(layer, head): to_device.mapRect(grid.map_rect(layer, head)) for layer in range(2) for head in range(4)}
+    lay = grid.atlas_layout()
+    return {(layer, head): to_device.mapRect(lay.strip_rect(layer, head)) for layer in range(2) for head in range(4)}
 
 
-def test_no_badge_pixel_lands_outside_its_map_on_a_narrow_grid(qtbot):
+def test_no_badge_pixel_lands_outside_the_strip_above_its_map_on_a_narrow_grid(qtbot):
     grid, badges, roles = _grid_with_badges(qtbot, 470)
-    boxes = _map_boxes(grid, badges)
+    boxes = _strip_boxes(grid, badges)
     assert all(box.width() < 60 for box in boxes.values())  # narrower than "align 0.93" with its padding
     changed = _badge_pixels(grid, badges)
     assert len(changed) > 0  # the badges are drawn
@@ -73,14 +75,14 @@ def test_no_badge_pixel_lands_outside_its_map_on_a_narrow_grid(qtbot):
             & (changed[:, 0] >= box.top() - 1)
             & (changed[:, 0] <= box.bottom() + 1)
         )
-    assert inside.all(), changed[~inside][:10]  # no badge spills onto a neighbour's map or the axis
+    assert inside.all(), changed[~inside][:10]  # no badge spills onto a cell, a neighbour's strip or the axis
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
     drawn = [text for _, text in badges.layer.fitted(to_device)]
     for text, role in zip(drawn, roles):  # each names its role (elided if need be), the score left to the table
         label = ROLE_LABELS[role.role]
         assert text == label or (text.endswith("…") and label.startswith(text[:-1]) and len(text) > 1), text
     assert "align" in drawn
-    # each map shows its own badge: some changed pixel lies within every map's box
+    # each map shows its own badge: some changed pixel lies within the strip above every map
     for key, box in boxes.items():
         assert any(box.adjusted(-1, -1, 1, 1).contains(x, y) for y, x in changed), key
 

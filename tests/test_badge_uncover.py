@@ -1,26 +1,28 @@
-"""A role badge sits on a map's top-right cells: with the mouse on that map, the map shows whole, badge gone; the
-other maps keep theirs, and an export shows every badge wherever the mouse is."""
+"""Role badges stand in a blank strip above each row of maps, so every cell shows whole with the badges on: the
+first query row's last keys (where a badge used to sit) as much as any other, whether the mouse is on a map or not.
+The readout line names the cell alone, an export shows every badge wherever the mouse is, and without roles the
+strips are gone: the grid draws what a grid that never had badges draws."""
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPoint, QPointF, QRect
+import pytest
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QImage
-from qt_helpers import readout, rest_mouse_on_cell
-from test_grid_reuse_pixels import badged_grid, maps, pixels
+from qt_helpers import rest_mouse_on_cell, show_grid
+from test_grid_reuse_pixels import SIZE, badged_grid, maps, pixels
 
 SHOWN = maps(8, seed=3)
 
 
-def map_pixels(grid, image: np.ndarray, layer: int, head: int) -> np.ndarray:
-    """The viewport pixels inside one map's rectangle."""
-    rect = grid.map_rect(layer, head)
-    corners = [
-        grid.graphics.mapFromScene(grid.atlas_plot.to_scene(QPointF(x, y)))
-        for x, y in ((rect.left(), rect.top()), (rect.right(), rect.bottom()))
-    ]
-    box = QRect(corners[0], corners[1]).normalized().adjusted(2, 2, -2, -2)  # inside the map's edge
-    return image[box.top() : box.bottom(), box.left() : box.right()]
+def map_box(grid, badges, layer: int, head: int) -> QRect:
+    """Every viewport pixel that one map's cells touch."""
+    to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
+    return to_device.mapRect(grid.map_rect(layer, head)).toAlignedRect()
+
+
+def map_pixels(image: np.ndarray, box: QRect) -> np.ndarray:
+    return image[box.top() : box.bottom() + 1, box.left() : box.right() + 1]
 
 
 def without_badges(grid, badges) -> np.ndarray:
@@ -32,18 +34,24 @@ def without_badges(grid, badges) -> np.ndarray:
         badges.layer.setVisible(True)
 
 
-def test_the_map_under_the_mouse_shows_without_its_badge_and_the_others_keep_theirs(qtbot):
-    grid, badges = badged_grid(qtbot, SHOWN)
-    rest_mouse_on_cell(qtbot, grid, 0, 1, 6, 2)  # a cell far from the badge's corner
-    hovered, bare = pixels(grid), without_badges(grid, badges)
-    np.testing.assert_array_equal(map_pixels(grid, hovered, 0, 1), map_pixels(grid, bare, 0, 1))
-    for other in ((0, 0), (1, 1)):  # a badge on every other map
-        assert (map_pixels(grid, hovered, *other) != map_pixels(grid, bare, *other)).any()
+def every_map(grid) -> list[tuple[int, int]]:
+    lay = grid.atlas_layout()
+    return [(layer, head) for layer in range(lay.n_layers) for head in (*range(lay.n_heads), -1)]
 
-    rest_mouse_on_cell(qtbot, grid, 1, 2, 6, 2)  # to another map: the first one's badge comes back
-    again, bare = pixels(grid), without_badges(grid, badges)
-    assert (map_pixels(grid, again, 0, 1) != map_pixels(grid, bare, 0, 1)).any()
-    np.testing.assert_array_equal(map_pixels(grid, again, 1, 2), map_pixels(grid, bare, 1, 2))
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_cell_of_every_map_shows_whole_with_the_badges_on_the_mouse_anywhere(qtbot, causal):
+    shown = maps(8, seed=3, causal=causal)
+    grid, badges = badged_grid(qtbot, shown)
+    qtbot.mouseMove(grid.header, QPoint(5, 5))  # the mouse off the maps, then on the first query row's last key
+    for rest in (None, (0, 1, 0, 7)):
+        if rest is not None:
+            rest_mouse_on_cell(qtbot, grid, *rest)
+        with_them, bare = pixels(grid), without_badges(grid, badges)
+        assert np.count_nonzero(with_them != bare) > 0  # the badges are drawn
+        for layer, head in every_map(grid):
+            box = map_box(grid, badges, layer, head)
+            np.testing.assert_array_equal(map_pixels(with_them, box), map_pixels(bare, box), f"{(layer, head)}")
 
 
 def test_an_export_shows_every_badge_with_the_mouse_on_a_map(qtbot, tmp_path):
@@ -58,16 +66,37 @@ def test_an_export_shows_every_badge_with_the_mouse_on_a_map(qtbot, tmp_path):
     assert QImage(str(away)) == QImage(str(over))
 
 
-def test_the_hovered_maps_role_moves_into_the_readout_while_its_badge_is_hidden(qtbot):
+def test_the_readout_names_the_hovered_cell_alone_its_badge_still_above_its_map(qtbot):
     grid, badges = badged_grid(qtbot, SHOWN)
     label = grid.header.hover_label
-    cell = rest_mouse_on_cell(qtbot, grid, 0, 1, 6, 2)
-    role = badges.texts()[(0, 1)]
-    assert label.isVisible() and label.text() == f"{cell} · its badge: {role}"
+    cell = rest_mouse_on_cell(qtbot, grid, 0, 1, 0, 7)
+    assert label.isVisible() and label.text() == cell and cell.startswith("L1 H2 query 0")
+    to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
+    drawn = dict(zip(badges.texts(), badges.layer.fitted(to_device)))
+    rect, text = drawn[(0, 1)]
+    assert text == badges.texts()[(0, 1)]  # the hovered map's badge is drawn in full
+    assert rect.bottom() <= map_box(grid, badges, 0, 1).top()  # above its map
 
-    badges.set_roles(())  # no roles (another model): nothing is hidden, nothing to say
-    qtbot.waitUntil(lambda: label.text() == cell)
-    assert readout(grid) == cell
 
-    qtbot.mouseMove(grid.header, QPoint(5, 5))  # off the maps: no readout, no note
-    qtbot.waitUntil(lambda: label.text().strip() == "")
+def test_without_roles_the_strips_go_and_the_grid_draws_as_one_that_never_had_badges(qtbot):
+    grid, badges = badged_grid(qtbot, SHOWN)
+    with_strips = grid.atlas_layout().map_rect(0, 0).top()
+    badges.set_roles(())  # another model, not scored yet
+    assert grid.atlas_layout().map_rect(0, 0).top() < with_strips
+
+    plain = show_grid(qtbot, "cross", SIZE)
+    plain.set_maps(SHOWN)
+    assert not np.count_nonzero(pixels(grid) != pixels(plain))
+
+
+def test_square_cells_held_small_by_the_width_keep_every_badge_above_its_map(qtbot):
+    """Square cells on a wide grid are sized by its width, not its height: the strips still hold the badges."""
+    grid, badges = badged_grid(qtbot, SHOWN, size=(900, 620))
+    grid.set_square_cells(True)
+    with_them, bare = pixels(grid), without_badges(grid, badges)
+    to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
+    assert all(text for _, text in badges.layer.fitted(to_device))  # every badge drawn
+    for layer, head in every_map(grid):
+        box = map_box(grid, badges, layer, head)
+        assert abs(box.width() - box.height()) <= 2  # square cells: 8 keys by 8 queries
+        np.testing.assert_array_equal(map_pixels(with_them, box), map_pixels(bare, box), f"{(layer, head)}")

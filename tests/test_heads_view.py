@@ -218,12 +218,11 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
 
 def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtbot, app):
     """Badges on hidden grids are placed when the grid shows: after typing a longer input on the encoder tab, every
-    cross-attention badge is at the top-right corner of its (now wider) map and inside the plot."""
+    cross-attention badge stands on the top-right corner of its (now wider) map, in the strip above it."""
     from PySide6.QtCore import QRectF
     from qt_helpers import retype, wait_frame
 
     from visualizer.widgets.heads.badge_layer import BADGE_FILL
-    from visualizer.widgets.heatmap.atlas import AtlasLayout
 
     view = app.playground
     view.grid_tabs.setCurrentWidget(view.grids["encoder_self"])
@@ -232,9 +231,9 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
     wait_frame(qtbot, app.session)
     view.grid_tabs.setCurrentWidget(view.grids["cross"])
     grid, badges = view.grids["cross"], app.badges["cross"]
-    lay = AtlasLayout.build(*grid.current_maps().values.shape)
-    assert lay.tk > before  # the new input is wider than the one the badges were placed for
     shown = grid.graphics.viewport().grab().toImage()  # what the user sees first (and the plot laid out)
+    lay = grid.atlas_layout()
+    assert lay.tk > before and lay.strip > 0  # the new input is wider than the one the badges were placed for
     drawn = badges.layer.badges()  # read straight off the layer: the grid's Show must have placed them
     roles = sorted((r.layer, r.head) for r in app.heads.roles if r.kind == "cross")
     assert len(drawn) == len(roles) == 8
@@ -242,16 +241,16 @@ def test_badges_of_a_grid_typed_into_while_hidden_sit_on_its_maps_when_shown(qtb
         (lay.map_rect(layer, head).topRight().x(), lay.map_rect(layer, head).topRight().y()) for layer, head in roles
     )
     assert badge_corners(badges) == {key: lay.map_rect(*key).topRight() for key in roles}
-    # each badge's box lies inside its own map on screen, filled with the badge colour laid over the map's own
-    # pixels (grabbed once with the badges and once without)
+    # each badge's box lies in the strip above its own map on screen, filled with the badge colour laid over the
+    # view's background (grabbed once with the badges and once without)
     badges.layer.setVisible(False)
     bare = grid.graphics.viewport().grab().toImage()
     badges.layer.setVisible(True)
     to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
     alpha = BADGE_FILL.alphaF()
-    for (corner, _), (box, _) in zip(drawn, badges.layer.fitted(to_device)):
-        map_box = to_device.mapRect(QRectF(corner.x() - lay.tk, corner.y(), lay.tk, lay.tq))
-        assert map_box.adjusted(-1, -1, 1, 1).contains(box), (corner, box, map_box)
+    for (corner, _), (box, text) in zip(drawn, badges.layer.fitted(to_device)):
+        strip_box = to_device.mapRect(QRectF(corner.x() - lay.tk, corner.y() - lay.strip, lay.tk, lay.strip))
+        assert text and strip_box.adjusted(-1, -1, 1, 1).contains(box), (corner, box, strip_box)
         x, y = int(box.left()) + 1, int(box.bottom()) - 1  # padding: no glyph there
         under, over = bare.pixelColor(x, y), shown.pixelColor(x, y)
         for channel in ("red", "green", "blue"):

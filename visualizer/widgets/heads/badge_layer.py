@@ -1,4 +1,6 @@
-"""One graphics item that draws every role badge of a grid: a small filled label in the top-right corner of a map.
+"""One graphics item that draws every role badge of a grid: a small filled label just above a map's top-right corner,
+in the blank strip the grid keeps over each row of maps while badges show (AtlasLayout.strip), so no badge covers a
+cell.
 
 Why one item and not a pyqtgraph TextItem per badge: a TextItem recomputes its own transform whenever its parent's
 transform changes, and the atlas rescales with every keystroke that changes the input length, so each badge would
@@ -17,10 +19,12 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 BADGE_FILL = QColor(20, 60, 120, 170)  # translucent blue: the map's colours stay readable around the text
 BADGE_TEXT = QColor(255, 255, 255)
 PAD_X, PAD_Y = 3.0, 1.0  # screen pixels around the text
+CLEARANCE = 1.0  # screen pixels between a badge and the top of its map
 
 
 class BadgeLayer(QGraphicsItem):
-    """Labels pinned by their top-right corner to points in the parent's coordinates, drawn in screen pixels."""
+    """Labels standing on points in the parent's coordinates (their bottom-right corner just above the point, in a
+    strip of blank rows), drawn in screen pixels."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -28,36 +32,38 @@ class BadgeLayer(QGraphicsItem):
         self._badges: tuple[tuple[QPointF, str], ...] = ()
         self._bounds = QRectF()
         self._map_width = math.inf  # one map's width in parent coordinates: a badge never spills past it
+        self._strip = 0.0  # the blank strip's height above each map in parent coordinates: a badge stays inside it
         self._font = QFont()
         self._metrics = QFontMetricsF(self._font)
         self._widths: dict[str, float] = {}  # text -> advance: a handful of distinct texts, measured once
         self._placed: tuple = ()  # the badges and map width as plain values
         self._fitted: dict[tuple, tuple[tuple[QRectF, str], ...]] = {}  # (placed, device transform) -> `fitted`
-        self._hidden: int | None = None  # the badge not drawn (its map is under the mouse)
 
-    def set_badges(self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf) -> None:
-        """Badges as (top-right corner in parent coordinates, text); nothing is drawn outside `bounds` (the atlas),
-        and no badge is wider on screen than its map (`map_width` in parent coordinates)."""
+    def set_badges(
+        self, badges: list[tuple[QPointF, str]], bounds: QRectF, map_width: float = math.inf, strip: float = 0.0
+    ) -> None:
+        """Badges as (their map's top-right corner in parent coordinates, text), each drawn in the `strip` above that
+        corner (parent coordinates); nothing is drawn outside `bounds` (the atlas), and no badge is wider on screen
+        than its map (`map_width` in parent coordinates)."""
         self.prepareGeometryChange()
-        self._badges, self._bounds, self._map_width = tuple(badges), QRectF(bounds), map_width
-        self._placed = (map_width, *((c.x(), c.y(), text) for c, text in self._badges))  # `fitted`'s key
+        self._badges, self._bounds, self._map_width, self._strip = tuple(badges), QRectF(bounds), map_width, strip
+        self._placed = (map_width, strip, *((c.x(), c.y(), text) for c, text in self._badges))  # `fitted`'s key
         self.update()
 
-    def set_hidden(self, index: int | None) -> None:
-        """Leave badge `index` out of the paint (None: draw them all)."""
-        if index != self._hidden:
-            self._hidden = index
-            self.update()
+    def strip_height(self) -> int:
+        """Screen pixels a badge needs above its map: the strip the grid keeps blank there while badges show."""
+        return math.ceil(self._metrics.height() + 2 * PAD_Y + CLEARANCE)
 
     def badges(self) -> tuple[tuple[QPointF, str], ...]:
-        """What is drawn: (top-right corner in parent coordinates, text) per badge."""
+        """What is placed: (its map's top-right corner in parent coordinates, text) per badge."""
         return self._badges
 
     def fitted(self, transform: QTransform) -> tuple[tuple[QRectF, str], ...]:
         """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
-        else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map, so a badge
-        covers no neighbouring map. The last few answers are kept: a paint per frame asks again, and typing then
-        deleting a symbol switches between two shapes."""
+        else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map and never
+        taller than the strip above it ("" where the strip is too short), so a badge covers no cell. The last few
+        answers are kept: a paint per frame asks again, and typing then deleting a symbol switches between two
+        shapes."""
         t = transform
         key = (self._placed, t.m11(), t.m12(), t.m13(), t.m21(), t.m22(), t.m23(), t.m31(), t.m32(), t.m33())
         drawn = self._fitted.get(key)
@@ -74,9 +80,11 @@ class BadgeLayer(QGraphicsItem):
         for corner, text in self._badges:
             at = transform.map(corner)
             room = at.x() - transform.map(QPointF(corner.x() - self._map_width, corner.y())).x() - 2 * PAD_X
-            text = self._fit(text, room)
+            strip_top = transform.map(QPointF(corner.x(), corner.y() - self._strip)).y()
+            bottom = at.y() - CLEARANCE
+            text = self._fit(text, room) if bottom - height >= strip_top - 0.5 else ""  # else on the maps above
             width = self._advance(text) + 2 * PAD_X if text else 0.0
-            drawn.append((QRectF(at.x() - width, at.y(), width, height), text))
+            drawn.append((QRectF(at.x() - width, bottom - height, width, height), text))
         return tuple(drawn)
 
     def _advance(self, text: str) -> float:
@@ -110,9 +118,8 @@ class BadgeLayer(QGraphicsItem):
         painter.setFont(self._font)
         painter.setPen(BADGE_TEXT)
         flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextDontClip
-        hidden = self._hidden if widget is not None else None  # an export (no widget) shows every badge
-        for i, (rect, text) in enumerate(self.fitted(screen)):
-            if not text or i == hidden:
+        for rect, text in self.fitted(screen):
+            if not text:
                 continue
             painter.fillRect(rect, BADGE_FILL)
             painter.drawText(rect, int(flags), text)

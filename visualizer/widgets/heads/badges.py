@@ -1,4 +1,5 @@
-"""Role badges: a small "role score" label in the top-right corner of every map of a playground grid, plus a legend.
+"""Role badges: a small "role score" label above the top-right corner of every map of a playground grid, in a strip
+the grid keeps blank there while they show (so no badge covers a cell), plus a legend.
 
 The badges belong to the model, not to the input: the roles are scored on N task sequences (state/heads.py), so a
 badge stays put while the user types. Kept apart from the grid so the grid stays a pure drawing of one input.
@@ -17,10 +18,9 @@ from visualizer.widgets.heads.badge_layer import BadgeLayer
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = (
-    "Badges: each head's role and score on the Heads tab's sequences (align = weight on the source "
-    "holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy; other = focused on keys no pattern names); a narrow map shows the "
-    "role alone; a hovered map's badge moves into the readout line under the legend."
+    "Badges: each head's role and score on the Heads tab's sequences, in the strip above its map (align = weight "
+    "on the source holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
+    "normalised entropy; other = focused on keys no pattern names); a narrow map shows the role alone."
 )
 
 
@@ -36,7 +36,8 @@ def badge_text(role: HeadRole) -> str:
 
 
 class RoleBadges(QObject):
-    """Owns the badge layer on one grid's plot; `set_roles` and `refresh` (after new maps) place the badges.
+    """Owns the badge layer on one grid's plot; `set_roles` and `refresh` (after new maps) place the badges, and ask
+    the grid for the blank strips they stand in (`reserve_strips`) while they show.
 
     A child of the grid: when the grid goes, Qt drops the connections to these methods with it.
     """
@@ -49,12 +50,12 @@ class RoleBadges(QObject):
         self.layer.setZValue(25)
         grid.atlas_space.addItem(self.layer)  # corners in atlas coordinates, like the maps
         self._placed: list[tuple[int, int]] = []
-        self._under: tuple[int, int] | None = None  # the map under the mouse: its badge is left out
-        self._drawn: tuple = ()  # (maps shape, roles) the badges were placed for: an equal frame moves nothing
+        self._drawn: tuple = ()  # (layout, roles, view) the badges were placed for: an equal frame moves nothing
         self._dirty = False  # a frame arrived while the grid was hidden: place the badges when it shows
+        self._placing = False  # within `refresh`, which may itself lay the grid out anew
         self._on_weights = True  # the maps show post-softmax weights, what the roles describe
         grid.installEventFilter(self)
-        grid.map_hovered.connect(self._uncover)
+        grid.laid_out_again.connect(self._laid_out)
         self.legend = QLabel(BADGE_LEGEND)
         self.legend.setTextFormat(Qt.TextFormat.PlainText)
         self.legend.setWordWrap(True)
@@ -90,14 +91,11 @@ class RoleBadges(QObject):
         else:  # the legend line is laid out with the grid when it shows, not a moment later, moving the maps
             self._show_legend(bool(self._roles) and self.grid.current_maps() is not None)
 
-    def _uncover(self, under: tuple[int, int] | None) -> None:
-        """The map under the mouse shows without its badge: the badge sits on weights (a causal map's corner is
-        masked, an encoder or cross map's is not), and a reader looking at that map wants all of it."""
-        self._under = under
-        hidden = self._placed.index(under) if under in self._placed else None
-        self.layer.set_hidden(hidden)
-        note = "" if hidden is None else f"its badge: {self.layer.badges()[hidden][1]}"
-        self.grid.header.set_hover_note(note)  # the hidden role goes into the readout line: still on screen
+    def _laid_out(self) -> None:
+        """The grid laid the same maps out anew (its strips, a resize): the maps' corners moved."""
+        self._dirty = True
+        if self.grid.isVisible() and not self._placing:  # `refresh` reads the new layout after asking for strips
+            self.refresh()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Show and self._dirty:
@@ -105,34 +103,40 @@ class RoleBadges(QObject):
         return False
 
     def refresh(self) -> None:
-        """Place one badge per head of the maps on screen that has a role (none without maps or roles)."""
-        self._dirty = False
+        """Place one badge per head of the maps on screen that has a role (none without maps or roles), in strips
+        the grid keeps blank above each row of maps while there are badges and frees when there are none."""
         maps = self.grid.current_maps()
-        shown = maps is not None and bool(self._roles) and self._on_weights
-        shape = maps.values.shape if shown and maps is not None else None  # no roles: no badges at any shape
-        key = (shape, tuple(self._roles.items()), self._on_weights)
+        shown = maps is not None and maps.values.size > 0 and bool(self._roles) and self._on_weights
+        self._placing = True
+        try:  # strips first: asking for them or freeing them lays the maps out anew
+            self.grid.reserve_strips(self.layer.strip_height() if shown else 0)
+            lay = self.grid.atlas_layout() if shown else None
+        finally:
+            self._placing = False
+        self._dirty = False
+        key = (lay, tuple(self._roles.items()), self._on_weights)  # a layout is equal to itself only
         if key == self._drawn:
             return
         self._drawn = key
         placed: list[tuple[int, int]] = []
         badges: list[tuple[QPointF, str]] = []
         bounds = QRectF()
-        lay = self.grid.atlas_layout() if shape is not None and maps is not None and maps.values.size else None
-        if lay is not None and self._roles:
+        if lay is not None:
             placed = [
                 (layer, head)
                 for layer in range(lay.n_layers)
                 for head in range(lay.n_heads)
                 if (layer, head) in self._roles
             ]
-            # top right: in a causal map that corner is masked; over any map, the mouse takes that map's badge away
+            # each stands on its map's top-right corner, in the strip above the map
             badges = [
                 (lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)])) for layer, head in placed
             ]
             bounds = QRectF(0.0, 0.0, lay.width, lay.height)
-        self.layer.set_badges(badges, bounds, lay.tk if lay is not None else math.inf)
+        self.layer.set_badges(
+            badges, bounds, lay.tk if lay is not None else math.inf, lay.strip if lay is not None else 0.0
+        )
         self._placed = placed
-        self._uncover(self._under)  # the badges are numbered anew: the uncovered map's may have another number
         other_view = bool(self._roles) and maps is not None and not self._on_weights
         self.legend.setText(OTHER_VIEWS_LEGEND if other_view else BADGE_LEGEND)
         self._show_legend(bool(placed) or other_view)

@@ -6,6 +6,7 @@ gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. N
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -30,6 +31,7 @@ class AtlasLayout:
     Map pixel (i, j) of map (l, c) is atlas pixel (row_off[l] + i, col_off[c] + j), i.e. atlas x in
     [col_off[c] + j, +1) and atlas y in [row_off[l] + i, +1). The view scales atlas coordinates by `view_scale`
     into a fixed frame: n_heads + 1 units wide (a head's map and its gutter span one), n_layers units high.
+    `strip` blank rows above each layer's maps hold what must cover no cell (the role badges); 0 without them.
     """
 
     n_layers: int
@@ -40,27 +42,53 @@ class AtlasLayout:
     col_off: np.ndarray  # (H + 1,)
     height: int
     width: int
-    row_step: int  # atlas rows from one layer to the next (Tq + gutter)
+    row_step: int  # atlas rows from one layer to the next (strip + Tq + gutter)
     col_step: int  # atlas columns from one head to the next (Tk + gutter)
-    row_owner: np.ndarray  # (height,) layer of each atlas row, -1 in gutters
+    row_owner: np.ndarray  # (height,) layer of each atlas row, -1 in gutters and strips
     col_owner: np.ndarray  # (width,) column of each atlas column, -1 in gutters
+    strip: int = 0  # blank atlas rows above each layer's maps
 
     @classmethod
-    def build(cls, n_layers: int, n_heads: int, tq: int, tk: int, gutter: int = 1, avg_gap: int = 2) -> AtlasLayout:
+    def build(
+        cls, n_layers: int, n_heads: int, tq: int, tk: int, gutter: int = 1, avg_gap: int = 2, strip: int = 0
+    ) -> AtlasLayout:
         """Precompute offsets and index arrays once per shape, so a frame is a few vectorised numpy ops."""
-        row_off = np.arange(n_layers) * (tq + gutter)
+        row_off = strip + np.arange(n_layers) * (strip + tq + gutter)
         col_off = np.arange(n_heads + 1) * (tk + gutter)
         col_off[n_heads] += avg_gap - gutter  # a wider gap sets the average apart
-        height, width = int(row_off[-1] + tq), int(col_off[-1] + tk)
+        height, width = int(row_off[-1] + tq), cls.width_of(n_heads, tk, gutter, avg_gap)
         row_owner = np.full(height, -1)
         col_owner = np.full(width, -1)
         for layer, off in enumerate(row_off):
             row_owner[off : off + tq] = layer
         for col, off in enumerate(col_off):
             col_owner[off : off + tk] = col
+        row_step = strip + tq + gutter
         return cls(
-            n_layers, n_heads, tq, tk, row_off, col_off, height, width, tq + gutter, tk + gutter, row_owner, col_owner
+            n_layers,
+            n_heads,
+            tq,
+            tk,
+            row_off,
+            col_off,
+            height,
+            width,
+            row_step,
+            tk + gutter,
+            row_owner,
+            col_owner,
+            strip,
         )
+
+    @staticmethod
+    def width_of(n_heads: int, tk: int, gutter: int = 1, avg_gap: int = 2) -> int:
+        """The atlas's width in pixels: every head's map and gutter, the average's wider gap, the average."""
+        return n_heads * (tk + gutter) + avg_gap - gutter + tk
+
+    def strip_rect(self, layer: int, head: int) -> QRectF:
+        """The blank band above a map, as wide as the map (atlas coordinates; empty without strips)."""
+        rect = self.map_rect(layer, head)
+        return QRectF(rect.left(), rect.top() - self.strip, rect.width(), float(self.strip))
 
     def map_views(self, atlas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Writable strided views of a (height, width) atlas: heads (L, Tq, H, Tk) and average (L, Tq, Tk).
@@ -68,13 +96,14 @@ class AtlasLayout:
         Precomputed once per shape, so filling the atlas is two strided copies and never touches the gutters.
         """
         s_row, s_col = atlas.strides
+        top = int(self.row_off[0])  # the first layer's strip above it
         heads = as_strided(
-            atlas,
+            atlas[top:],
             shape=(self.n_layers, self.tq, self.n_heads, self.tk),
             strides=(s_row * self.row_step, s_row, s_col * self.col_step, s_col),
         )
         avg = as_strided(
-            atlas[:, int(self.col_off[-1]) :],
+            atlas[top:, int(self.col_off[-1]) :],
             shape=(self.n_layers, self.tq, self.tk),
             strides=(s_row * self.row_step, s_row, s_col),
         )
@@ -129,6 +158,23 @@ class AtlasLayout:
         xs = [x0, x1, x1, x0, x0, np.nan, x0 + j, x0 + j + 1, x0 + j + 1, x0 + j, x0 + j]
         ys = [y0 + i, y0 + i, y0 + i + 1, y0 + i + 1, y0 + i, np.nan, y0, y0, y1, y1, y0]
         return np.array(xs, float), np.array(ys, float)
+
+
+def strip_rows(pixels: float, n_layers: int, tq: int, layer_px: float, square_px: float | None = None) -> int:
+    """Blank atlas rows above each layer's maps that come to at least `pixels` screen pixels (0: none, or no room).
+
+    `layer_px`: screen pixels per view unit in y (a layer's slot: strip, maps and gutter; AtlasLayout.view_scale).
+    The strip's rows are part of the atlas height the view scales down, so they are solved for (one-row gutters):
+    b * layer_px * L / (L * (tq + b) + L - 1) >= pixels. With square cells, a cell may be held to `square_px`
+    screen pixels (the width's limit, per atlas column), and the strip must hold at that size too. No strip when it
+    would take half a layer's slot: the maps keep their room.
+    """
+    if pixels <= 0 or layer_px <= 2 * pixels:
+        return 0
+    rows = math.ceil(pixels * (n_layers * tq + n_layers - 1) / (n_layers * (layer_px - pixels)) - 1e-9)
+    if square_px is not None and square_px > 0:
+        rows = max(rows, math.ceil(pixels / square_px - 1e-9))
+    return max(rows, 1)
 
 
 def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.ndarray | None = None) -> None:

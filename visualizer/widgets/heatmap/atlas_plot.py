@@ -30,12 +30,15 @@ from visualizer.widgets.heatmap.atlas import (
     ablated_label_spots,
     cross_lines,
     readable_labels,
+    strip_rows,
     token_tick_levels,
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.colours import SCORES_COLORMAP, RgbaImageItem, make_lut
 from visualizer.widgets.heatmap.label_axis import LabelAxis
 from visualizer.widgets.heatmap.mask_backdrop import VIEW_BACKGROUND, MaskBackdrop
+
+FIT_PADDING = 0.01  # of the view range, on each side
 
 
 class AtlasPlot:
@@ -116,7 +119,7 @@ class AtlasPlot:
         framed = (lay.n_layers, lay.n_heads, self._square)
         if framed != self._framed or force:
             self._framed = framed
-            vb.setRange(xRange=(0, lay.n_heads + 1), yRange=(0, lay.n_layers), padding=0.01)
+            vb.setRange(xRange=(0, lay.n_heads + 1), yRange=(0, lay.n_layers), padding=FIT_PADDING)
             vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
 
     def set_ticks(self, lay: AtlasLayout, maps: KindMaps) -> None:
@@ -183,6 +186,16 @@ class AtlasPlot:
     def from_scene(self, scene_pos: QPointF) -> QPointF:
         """A scene point in atlas coordinates (the view's matrix brought up to date first)."""
         return self.atlas_space.mapFromParent(self.plot_item.getViewBox().mapSceneToView(scene_pos))
+
+    def strip_rows(self, pixels: int, shape: tuple[int, ...]) -> int:
+        """Atlas rows of blank strip above each row of maps of `shape` (L, H, Tq, Tk) that come to `pixels` screen
+        pixels once `fit` frames them in this view at its size now (atlas.strip_rows; 0 when there is no room)."""
+        n_layers, n_heads, _, tk = shape
+        vb = self.plot_item.getViewBox()
+        layer_px = vb.height() / (n_layers * (1 + 2 * FIT_PADDING))
+        width = AtlasLayout.width_of(n_heads, tk)
+        square_px = vb.width() / (width * (1 + 2 * FIT_PADDING)) if self._square else None
+        return strip_rows(pixels, n_layers, shape[2], layer_px, square_px)
 
     def _cell_pixels(self, lay: AtlasLayout) -> tuple[float, float]:
         """On-screen width and height of one cell (the view spans the slots plus 1% padding each side)."""

@@ -37,7 +37,7 @@ class AttentionGrid(QWidget):
     map_clicked = Signal(str, int, int)  # kind, layer, head (head -1 = average); 0-based
     head_toggled = Signal(str, int, int, bool)  # kind, layer, head, enabled (False = ablate)
     restore_all_requested = Signal()
-    map_hovered = Signal(object)  # (layer, head) of the map under the mouse (head -1 = average), None off the maps
+    laid_out_again = Signal()  # the same maps laid out anew (strips reserved or freed, a resize): atlas points moved
 
     def __init__(self, kind: str = "", parent: QWidget | None = None, *, colormap: str = DEFAULT_COLORMAP) -> None:
         """kind: the attention kind shown (titles before data arrives); maps set later may carry another."""
@@ -51,7 +51,8 @@ class AttentionGrid(QWidget):
         self._spare: AtlasFrame | None = None  # the frame of the shape shown before: a typo fixed reuses it
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
-        self._under: tuple[int, int] | None = None  # the map under the mouse (map_hovered)
+        self._strip_px = 0  # screen pixels kept blank above each row of maps (reserve_strips)
+        self._relayout = False  # the strips need other atlas rows than the frame shown has: lay it out anew
         self._menu: QMenu | None = None
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap)
@@ -79,6 +80,7 @@ class AttentionGrid(QWidget):
         scene = self.graphics.scene()
         watch_hover(self)  # the mouse over the maps: a readout above them and the cell's row and column outlined
         scene.sigMouseClicked.connect(lambda event: handle_click(self, event))
+        self.plot_item.getViewBox().sigResized.connect(lambda *_: self._refit_strips())
 
     # ----- public setters -----------------------------------------------------------------------------------
     def set_maps(self, maps: KindMaps | None, mode: str | None = None) -> None:
@@ -110,13 +112,16 @@ class AttentionGrid(QWidget):
             return
         self._highlight_row = maps.highlight_row
         self.header.set_pad_rows(pad_rows_attend(maps))
-        frame = self._ensure_frame(maps)
+        relayout, self._relayout = self._relayout, False
+        frame = self._ensure_frame(maps, relayout)
         frame.fill(maps, frame.ablated_heads(self._ablated))
         self.atlas_plot.set_ticks(frame.layout, maps)
         self._render()
         self._update_highlight()
         self._refresh_dialog()
         self.stack.setCurrentWidget(self.graphics)
+        if relayout:
+            self.laid_out_again.emit()
 
     def _catch_up(self) -> None:
         """Draw maps that arrived while hidden (before a query or a paint)."""
@@ -160,16 +165,36 @@ class AttentionGrid(QWidget):
     def set_square_cells(self, square: bool) -> None:
         """Square cells (View > Square cells) or, by default, cells stretched to fill the view."""
         self.atlas_plot.set_square_cells(square, self.atlas_layout())
+        self._refit_strips()  # square cells may be held smaller by the width: the strips may need more rows
+
+    def reserve_strips(self, pixels: int) -> None:
+        """Keep `pixels` screen pixels blank above each row of maps (0: none), for labels that must cover no cell
+        (the role badges). The strips are atlas rows (AtlasLayout.strip), so the maps are laid out anew when they
+        need another number of rows: here, and when the view is resized; `laid_out_again` says so."""
+        if pixels != self._strip_px:
+            self._strip_px = pixels
+            self._refit_strips()
+
+    def _strip_rows(self, shape: tuple[int, ...]) -> int:
+        """Atlas rows of strip over each row of maps of `shape` (L, H, Tq, Tk) at the view's size now."""
+        return self.atlas_plot.strip_rows(self._strip_px, shape) if self._strip_px else 0
+
+    def _refit_strips(self) -> None:
+        """The strips asked for or the view's size changed: lay the maps out again if their strips need other rows."""
+        if self._frame is None or self._maps is None or self._relayout:
+            return
+        lay = self._frame.layout
+        if self._strip_rows((lay.n_layers, lay.n_heads, lay.tq, lay.tk)) == lay.strip:
+            return
+        self._relayout = self._stale = True
+        if self.isVisible() or self._large_view.is_visible():
+            self._draw_maps()
 
     def show_hover(self, cell: tuple[int, int, int, int] | None) -> None:
         """Name the hovered cell's tokens above the grid and outline its row and column (None: off the maps)."""
         lay = self.atlas_layout()
         self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
         self.atlas_plot.set_hover(lay, cell)
-        under = cell[:2] if cell is not None and lay is not None else None
-        if under != self._under:  # asked on every frame: told only when the mouse moves to another map
-            self._under = under
-            self.map_hovered.emit(under)
 
     # ----- public queries -----------------------------------------------------------------------------------
     def current_maps(self) -> KindMaps | None:
@@ -215,16 +240,20 @@ class AttentionGrid(QWidget):
         return 0 <= head < heads and layer < layers and bool(self._ablated[layer, head])
 
     # ----- rendering ----------------------------------------------------------------------------------------
-    def _ensure_frame(self, maps: KindMaps) -> AtlasFrame:
-        """Rebuild geometry and buffers only when the grid shape changes; the previous shape's are kept, since typing
-        and deleting a symbol switches between two shapes."""
-        if self._frame is None or not self._frame.fits(maps):
-            if self._spare is not None and self._spare.fits(maps):
+    def _ensure_frame(self, maps: KindMaps, relayout: bool = False) -> AtlasFrame:
+        """Rebuild geometry and buffers only when the grid shape changes (or `relayout`: the strips need other rows);
+        the previous shape's are kept, since typing and deleting a symbol switches between two shapes. The strips'
+        rows are worked out only then, not per frame."""
+        if self._frame is None or not self._frame.fits(maps) or relayout:
+            strip = self._strip_rows(maps.values.shape)
+            if self._spare is not None and self._spare.fits(maps) and self._spare.layout.strip == strip:
                 frame = self._spare
             else:
-                frame = AtlasFrame(AtlasLayout.build(*maps.values.shape))
+                frame = AtlasFrame(AtlasLayout.build(*maps.values.shape, strip=strip))
                 log.debug("atlas layout %s -> %dx%d", maps.values.shape, frame.layout.height, frame.layout.width)
-            self._spare, self._frame = self._frame, frame
+            # the frame shown becomes the spare unless it has this shape (laid out anew: old strips, no use)
+            shown = self._frame if self._frame is not None and not self._frame.fits(maps) else self._spare
+            self._spare, self._frame = None if shown is frame else shown, frame
             self.atlas_plot.fit(frame.layout)
         return self._frame
 

@@ -157,7 +157,6 @@ class GridHeader(QWidget):
         self._highlighted = False  # a query row is outlined (stepping: the newest decoder position)
         self._pad_rows = False  # the maps show <pad> rows attending and no <pad> key attended: the legend says so
         self._note = ""  # what the view adds about these maps now (stepping: why the encoder's stay put)
-        self._hover = self._hover_note = ""  # the hovered cell's readout, and what its map hides while hovered
         # its note on small labels comes and goes with the input's length: wrapped, it never widens the window, and
         # it keeps the lines it needed so far, so the maps below do not jump up and down as the user types
         self.legend_label = WrapLabelSlot(MASK_LEGEND)
@@ -286,17 +285,7 @@ class GridHeader(QWidget):
         return caption_lines(self.title_label.text(), maps, self.legend_label.text().replace(HOVER_HINT, LISTED_HINT))
 
     def set_hover(self, text: str) -> None:
-        """The hovered cell's readout ("" off the maps), with the hovered map's note after it."""
-        self._hover = text
-        self._show_hover()
-
-    def set_hover_note(self, text: str) -> None:
-        """What the hovered map would show but hides while hovered ("" none): its role badge."""
-        self._hover_note = text
-        self._show_hover()
-
-    def _show_hover(self) -> None:
-        text = f"{self._hover} · {self._hover_note}" if self._hover and self._hover_note else self._hover
+        """The hovered cell's readout ("" off the maps)."""
         if text != self.hover_label.text().strip():
             self.hover_label.setText(text or " ")
 
