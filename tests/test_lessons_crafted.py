@@ -158,3 +158,41 @@ def test_an_error_about_a_file_named_in_html_shows_the_name_as_written(qtbot, tm
     qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
     assert name in seen[0], seen
     app.window.close()
+
+
+MISSING_HEAD_LESSON = """
+title = "A head this model lacks"
+order = 1
+summary = "waits on cross L5 H1"
+[[steps]]
+say = "Press Analyse heads."
+setup = [{ action = "set_heads_sequences", n = 4 }]
+until = { event = "heads_analysed", kind = "cross", layer = 5, head = 1 }
+explain = "{delta_exact_match:+.3f}"
+"""
+
+
+def test_a_step_waiting_on_a_head_the_model_lacks_waits_and_says_why_in_the_log(qtbot, tmp_path, caplog):
+    """The lesson's head is beyond the model open (2 layers): the analysis ends, the step keeps waiting, no
+    traceback comes out of the slot, and the log names the head."""
+    from test_lessons_play import start
+
+    folder = tmp_path / "l"
+    folder.mkdir()
+    (folder / "01-missing.toml").write_text(MISSING_HEAD_LESSON, encoding="utf-8")
+    app = Application(checkpoint=resource_path("copy_rope.pt"), device="cpu", lessons=folder)
+    qtbot.addWidget(app.window)
+    app.window.resize(1280, 800)
+    app.window.show()
+    app.start_loading()
+    qtbot.waitUntil(lambda: app.lessons is not None and app.lessons.loaded, timeout=WAIT_MS)
+    start(qtbot, app, "A head this model lacks")
+    with qtbot.waitSignal(app.heads.analysis_changed, timeout=WAIT_MS):
+        app.window.tabs.setCurrentWidget(app.heads_view)
+        qtbot.mouseClick(app.heads_view.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: any("L5 H1" in r.getMessage() for r in caplog.records))
+    assert not app.lessons.runner.done
+    warned = [r for r in caplog.records if "L5 H1" in r.getMessage()]
+    assert warned[0].getMessage() == "a lesson step waits for cross L5 H1, which this model does not have"
+    app.hub.dirty = False
+    app.window.close()

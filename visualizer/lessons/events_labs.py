@@ -7,6 +7,7 @@ on the next turn of the event loop when a lazily built tab may connect after the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,8 @@ from PySide6.QtCore import QTimer
 
 from visualizer.lessons.actions import listen
 from visualizer.lessons.events import Emit, _map_payload
+
+log = logging.getLogger(__name__)
 
 
 def _head_index(params: dict, n_layers: int, n_heads: int) -> tuple[int, int]:
@@ -44,7 +47,15 @@ def heads_analysed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         mine = [r for r in analysis.heads if r.kind == params["kind"]]
         n_layers, n_heads = 1 + max(r.layer for r in mine), 1 + max(r.head for r in mine)
         layer, head = _head_index(params, n_layers, n_heads)
-        row = next(r for r in mine if (r.layer, r.head) == (layer, head))
+        row = next((r for r in mine if (r.layer, r.head) == (layer, head)), None)
+        if row is None:  # the step names a head this model does not have: it waits, and the log says why
+            log.warning(
+                "a lesson step waits for %s L%d H%d, which this model does not have",
+                params["kind"],
+                layer + 1,
+                head + 1,
+            )
+            return
         emit(
             {
                 **_map_payload(layer, head),
@@ -99,7 +110,15 @@ def patching_done(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         mine = [e for e in frame.result.heads if e.kind == params["kind"]]
         n_layers, n_heads = 1 + max(e.layer for e in mine), 1 + max(e.head for e in mine)
         layer, head = _head_index(params, n_layers, n_heads)
-        effect = next(e.effect for e in mine if (e.layer, e.head) == (layer, head))
+        effect = next((e.effect for e in mine if (e.layer, e.head) == (layer, head)), None)
+        if effect is None:  # as heads_analysed: a head this model does not have
+            log.warning(
+                "a lesson step waits for %s L%d H%d, which this model does not have",
+                params["kind"],
+                layer + 1,
+                head + 1,
+            )
+            return
         emit(
             {
                 **_map_payload(layer, head),
