@@ -83,3 +83,19 @@ def test_a_finished_csv_export_says_where_and_leaves_every_file(qtbot, exporter,
     names = {p.name for p in (tmp_path / "maps").iterdir()}
     assert len(names) == LAYERS * (HEADS + 1) and "encoder_self_L4_avg.csv" in names
     assert status == [f"Exported {tmp_path / 'maps'}"]
+
+
+def test_the_progress_dialog_names_a_folder_called_in_html_as_written(qtbot, exporter, tmp_path, monkeypatch):
+    """A folder named like markup is shown with its characters: no bold, no link in the dialog."""
+    from PySide6.QtWidgets import QLabel
+    from qt_helpers import seen_text
+
+    exporter, _status = exporter
+    folder = tmp_path / "<b>x<b><a href=e>y<a>"
+    folder.mkdir()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
+    _choose(exporter, CSV_FOLDER)
+    dialog = exporter.parent().findChild(QProgressDialog)
+    label = dialog.findChild(QLabel)
+    assert seen_text(label).startswith("Writing <b>x<b><a href=e>y<a>")
+    qtbot.waitUntil(lambda: not exporter.writing, timeout=WAIT_MS)

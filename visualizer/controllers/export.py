@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QProgressDialog, QWidget
 
 from visualizer.widgets.common.image_export import export_item_png, export_item_svg
 from visualizer.widgets.common.plain_message import show_plain_message
@@ -89,6 +89,9 @@ class Exporter(QObject):
         self._close_progress()
         self._target = target
         progress = self._progress = QProgressDialog(f"Writing {target.name}\u2026", "Cancel", 0, 0, self._parent)
+        label = QLabel(progress.labelText())  # the folder's name is shown as written, never read as markup
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        progress.setLabel(label)
         progress.setWindowTitle("Export")
         progress.setWindowModality(Qt.WindowModality.WindowModal)  # the grid may change; the copy written may not
         progress.setMinimumDuration(PROGRESS_AFTER_MS)
