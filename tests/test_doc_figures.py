@@ -456,7 +456,7 @@ def all_heads_copy() -> str:
     each = [effect("copy_rope", r) for r in last_cross("copy_rope")]
     together = layer_effect("copy_rope", "cross", 1)
     return (
-        f"on the copy model the last cross layer's four heads carry about {fraction(min(each))} to "
+        f"on the RoPE copy model the last cross layer's four heads carry about {fraction(min(each))} to "
         f"{fraction(max(each))} each, and together {'nearly the whole answer' if together >= 0.9 else together}."
     )
 
@@ -471,7 +471,7 @@ def copy_alignment_vs_effect() -> str:
     aligned = span((roles("copy_rope")[r].alignment for r in last_cross("copy_rope")), ".2f")
     each = [effect("copy_rope", r) for r in last_cross("copy_rope")]
     return (
-        f"In the copy model all four last-layer cross heads look at exactly the right source position (alignment "
+        f"In the RoPE copy model all four last-layer cross heads look at exactly the right source position (alignment "
         f"{aligned}), yet one of them carries {fraction(max(each))[2:]} the answer and another {fraction(min(each))}"
     )
 
@@ -530,7 +530,7 @@ def ig_gap_share(data: dict[str, Any]) -> float:
 def ig_steps() -> str:
     shares = [ig_gap_share(attribute("copy_rope", CLEAN, m)) for m in (8, 32, 128)]
     return (
-        f"(on the copy model about {fraction(shares[0])} with 8 steps, {fraction(shares[1])} with 32, "
+        f"(on the RoPE copy model about {fraction(shares[0])} with 8 steps, {fraction(shares[1])} with 32, "
         f"{shares[2]:.0%} with 128)"
     ).replace("%", " %")
 
@@ -552,14 +552,14 @@ def occlusion_top() -> str:
     agree, n, last = top1_but_eos(CLEAN)
     where = "every output symbol" if agree == n - 1 and last else f"{agree} positions"
     return (
-        f"On the copy model, occlusion's top agrees with attention at {where} ({agree} of the {n} positions there; "
+        f"On the RoPE copy model, occlusion's top agrees with attention at {where} ({agree} of the {n} positions there; "
         f"`<eos>` is the one where it does not)"
     )
 
 
 def saturation() -> str:
     largest = float(np.abs(attribute("copy_rope", CLEAN)["methods"]["gradient_x_delta"]).max())
-    return f"(about ±{largest:.0e} on the shipped copy model)".replace("e-0", "e-")
+    return f"(about ±{largest:.0e} on the shipped RoPE copy model)".replace("e-0", "e-")
 
 
 def cli_patch() -> str:
@@ -575,7 +575,8 @@ def cli_patch() -> str:
 def cli_rho() -> str:
     agree, n, last = top1_but_eos("31415926")
     return (
-        f"yet ρ is only about {occlusion_rho('31415926'):.1f}, while `top1_agreement` is `true` at "
+        "for `--source 31415926` on the shipped RoPE copy model occlusion and every attention view are the same "
+        f"diagonal, yet ρ is only about {occlusion_rho('31415926'):.1f}, while `top1_agreement` is `true` at "
         f"{'every output symbol' if agree == n - 1 and last else f'{agree} positions'}."
     )
 
@@ -759,7 +760,11 @@ FIGURES = [
         "On the shipped RoPE copy model (`copy_rope.pt`), `--clean 3141592653589793 --corrupt 3141592653989793` puts the whole effect on the changed position (1.0 in both encoder layers) and most of it on the last layer's cross-attention heads.",
         cli_patch,
     ),
-    Figure("docs/CLI.md", "yet ρ is only about 0.6, while `top1_agreement` is `true` at every output symbol.", cli_rho),
+    Figure(
+        "docs/CLI.md",
+        "for `--source 31415926` on the shipped RoPE copy model occlusion and every attention view are the same diagonal, yet ρ is only about 0.6, while `top1_agreement` is `true` at every output symbol.",
+        cli_rho,
+    ),
     Figure(
         "docs/CLI.md",
         "it sits near 1/√d_model (0.125 for the shipped models). `baseline_p95` and `baseline_spread` are the 95th percentile and the standard deviation of those random scores: random scores pack tightly (spread 0.007 for the shipped models)",
@@ -809,7 +814,7 @@ FIGURES = [
     ),
     Figure(
         "docs/CAUSAL.md",
-        "on the copy model the last cross layer's four heads carry about a tenth to a half each, and together nearly the whole answer.",
+        "on the RoPE copy model the last cross layer's four heads carry about a tenth to a half each, and together nearly the whole answer.",
         all_heads_copy,
     ),
     Figure(
@@ -819,7 +824,7 @@ FIGURES = [
     ),
     Figure(
         "docs/CAUSAL.md",
-        "In the copy model all four last-layer cross heads look at exactly the right source position (alignment 1.00), yet one of them carries half the answer and another a tenth",
+        "In the RoPE copy model all four last-layer cross heads look at exactly the right source position (alignment 1.00), yet one of them carries half the answer and another a tenth",
         copy_alignment_vs_effect,
     ),
     Figure(
@@ -842,18 +847,22 @@ FIGURES = [
         "it writes `8` nearly everywhere with high probability. Its row header says so (`mostly 8 (at 8 of 9 positions)` for `31415926`)",
         lens_copy,
     ),
-    Figure("docs/CAUSAL.md", "(on the copy model about a third with 8 steps, a tenth with 32, 2 % with 128)", ig_steps),
     Figure(
-        "docs/CAUSAL.md",
-        "for the source 3141592653589793 ρ is only about 0.47",
-        lambda: f"for the source {CLEAN} ρ is only about {occlusion_rho(CLEAN):.2f}",
+        "docs/CAUSAL.md", "(on the RoPE copy model about a third with 8 steps, a tenth with 32, 2 % with 128)", ig_steps
     ),
     Figure(
         "docs/CAUSAL.md",
-        "On the copy model, occlusion's top agrees with attention at every output symbol (16 of the 17 positions there; `<eos>` is the one where it does not)",
+        "on the RoPE copy model occlusion and attention are the same clean diagonal, yet for the source 3141592653589793 ρ is only about 0.47",
+        lambda: (
+            f"on the RoPE copy model occlusion and attention are the same clean diagonal, yet for the source {CLEAN} ρ is only about {occlusion_rho(CLEAN):.2f}"
+        ),
+    ),
+    Figure(
+        "docs/CAUSAL.md",
+        "On the RoPE copy model, occlusion's top agrees with attention at every output symbol (16 of the 17 positions there; `<eos>` is the one where it does not)",
         occlusion_top,
     ),
-    Figure("docs/CAUSAL.md", "(about ±3e-6 on the shipped copy model)", saturation),
+    Figure("docs/CAUSAL.md", "(about ±3e-6 on the shipped RoPE copy model)", saturation),
 ]
 
 # --- eval's length sweeps (200 sources per length, seed 1234): the slow part ---------------------------------------
