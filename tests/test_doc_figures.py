@@ -511,11 +511,14 @@ def lens_reverse() -> str:
 
 
 def lens_copy() -> str:
-    first = lens("copy_rope")["layers"][0]
+    data = lens("copy_rope")
+    first = data["layers"][0]
     common = first["most_common_top"]
     sure = min(math.exp(x) for x in first["top_log_probs"]) > 0.9
+    right = sum(a == b for a, b in zip(first["top_tokens"], data["output_tokens"], strict=True))
+    verdict = "sure and wrong" if sure and right < len(first["top_tokens"]) / 2 else "not sure and wrong"
     return (
-        f"it writes `{common['token']}` nearly everywhere with {'high' if sure else 'low'} probability. Its row header "
+        f"On the shipped RoPE copy model (the screenshot below) the first layer is {verdict}: it writes `{common['token']}` nearly everywhere with {'high' if sure else 'low'} probability. Its row header "
         f"says so (`mostly {common['token']} (at {common['count']} of {len(first['top_tokens'])} positions)` for "
         f"`31415926`)"
     )
@@ -844,7 +847,7 @@ FIGURES = [
     ),
     Figure(
         "docs/CAUSAL.md",
-        "it writes `8` nearly everywhere with high probability. Its row header says so (`mostly 8 (at 8 of 9 positions)` for `31415926`)",
+        "On the shipped RoPE copy model (the screenshot below) the first layer is sure and wrong: it writes `8` nearly everywhere with high probability. Its row header says so (`mostly 8 (at 8 of 9 positions)` for `31415926`)",
         lens_copy,
     ),
     Figure(
