@@ -94,7 +94,8 @@ def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[in
     src = task.source_ids(inputs.ids)
     expected = len(expected_output(task.task, inputs.ids)) + 1  # with <eos>: checked against the budget already
     cost_for = attribution_cost_for(model.config, len(src), len(inputs.ids), inputs.ig_steps)
-    output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", KNOBS)
+    poll = lambda _written, _most: state.check()  # noqa: E731 - Cancel stops a long decoding too
+    output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", KNOBS, poll)
     lens = logit_lens(model, src, output, n_tokens=len(vocab))
 
     def progress(done: int, total: int) -> None:
