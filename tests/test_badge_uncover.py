@@ -100,3 +100,18 @@ def test_square_cells_held_small_by_the_width_keep_every_badge_above_its_map(qtb
         box = map_box(grid, badges, layer, head)
         assert abs(box.width() - box.height()) <= 2  # square cells: 8 keys by 8 queries
         np.testing.assert_array_equal(map_pixels(with_them, box), map_pixels(bare, box), f"{(layer, head)}")
+
+
+def test_typing_never_moves_the_first_row_of_maps_with_the_badges_on(qtbot):
+    """The strips are as tall as a badge at every input length, so the first row of maps starts where it did,
+    whatever the length (a strip of whole cell rows grew by a row at some lengths and moved every map down by it)."""
+    grid, badges = badged_grid(qtbot, maps(6, seed=0))
+    tops = []
+    for n in (6, 7, 9, 12, 16, 24, 7, 6):
+        grid.set_maps(maps(n, seed=n))
+        badges.refresh()
+        pixels(grid)  # painted: the view's matrix is up to date
+        to_device = badges.layer.deviceTransform(grid.graphics.viewportTransform())
+        assert all(text for _, text in badges.layer.fitted(to_device)), n  # every badge drawn
+        tops.append(to_device.mapRect(grid.map_rect(0, 0)).top())
+    assert np.ptp(tops) < 1.0, tops  # under a pixel

@@ -132,7 +132,7 @@ class RoleBadges(QObject):
             badges = [
                 (lay.map_rect(layer, head).topRight(), badge_text(self._roles[(layer, head)])) for layer, head in placed
             ]
-            bounds = QRectF(0.0, 0.0, lay.width, lay.height)
+            bounds = QRectF(0.0, 0.0, lay.width, lay.view_height)
         self.layer.set_badges(
             badges, bounds, lay.tk if lay is not None else math.inf, lay.strip if lay is not None else 0.0
         )

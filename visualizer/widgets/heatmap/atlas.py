@@ -6,7 +6,6 @@ gutters, coloured through a lookup table (atlas_frame.py), stays far above 60. N
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -28,57 +27,43 @@ LISTED_HINT = "the tokens are listed above"  # the same, in an exported image's 
 class AtlasLayout:
     """Where each (layer, column) map sits in the atlas; column n_heads is the head average.
 
-    Map pixel (i, j) of map (l, c) is atlas pixel (row_off[l] + i, col_off[c] + j), i.e. atlas x in
-    [col_off[c] + j, +1) and atlas y in [row_off[l] + i, +1). The view scales atlas coordinates by `view_scale`
-    into a fixed frame: n_heads + 1 units wide (a head's map and its gutter span one), n_layers units high.
-    `strip` blank rows above each layer's maps hold what must cover no cell (the role badges); 0 without them.
+    Map pixel (i, j) of map (l, c) is drawn at atlas x in [col_off[c] + j, +1) and atlas y in [row_off[l] + i, +1).
+    The view scales atlas coordinates by `view_scale` into a fixed frame: n_heads + 1 units wide (a head's map and
+    its gutter span one), n_layers units high. Above each layer's maps lies a blank `strip` (atlas rows, fractional)
+    for what must cover no cell (the role badges); 0 without it. The strips are no part of the image: its rows are
+    packed (layer l's first row is image row l * row_step) and drawn in bands, one per layer (`image_bands`).
     """
 
     n_layers: int
     n_heads: int
     tq: int
     tk: int
-    row_off: np.ndarray  # (L,)
+    row_off: np.ndarray  # (L,) float: where each layer's maps start, strips included
     col_off: np.ndarray  # (H + 1,)
-    height: int
+    height: int  # the image's rows: every layer's maps and the gutters between them, no strips
     width: int
-    row_step: int  # atlas rows from one layer to the next (strip + Tq + gutter)
+    row_step: int  # image rows from one layer to the next (Tq + gutter)
     col_step: int  # atlas columns from one head to the next (Tk + gutter)
-    row_owner: np.ndarray  # (height,) layer of each atlas row, -1 in gutters and strips
     col_owner: np.ndarray  # (width,) column of each atlas column, -1 in gutters
-    strip: int = 0  # blank atlas rows above each layer's maps
+    strip: float = 0.0  # blank atlas rows above each layer's maps
+    view_height: float = 0.0  # atlas rows from the first strip's top to the last map's bottom
 
     @classmethod
     def build(
-        cls, n_layers: int, n_heads: int, tq: int, tk: int, gutter: int = 1, avg_gap: int = 2, strip: int = 0
+        cls, n_layers: int, n_heads: int, tq: int, tk: int, gutter: int = 1, avg_gap: int = 2, strip: float = 0.0
     ) -> AtlasLayout:
         """Precompute offsets and index arrays once per shape, so a frame is a few vectorised numpy ops."""
-        row_off = strip + np.arange(n_layers) * (strip + tq + gutter)
+        row_step = tq + gutter
+        row_off = strip + np.arange(n_layers) * (strip + row_step)
         col_off = np.arange(n_heads + 1) * (tk + gutter)
         col_off[n_heads] += avg_gap - gutter  # a wider gap sets the average apart
-        height, width = int(row_off[-1] + tq), cls.width_of(n_heads, tk, gutter, avg_gap)
-        row_owner = np.full(height, -1)
+        height, width = n_layers * row_step - gutter, cls.width_of(n_heads, tk, gutter, avg_gap)
         col_owner = np.full(width, -1)
-        for layer, off in enumerate(row_off):
-            row_owner[off : off + tq] = layer
         for col, off in enumerate(col_off):
             col_owner[off : off + tk] = col
-        row_step = strip + tq + gutter
-        return cls(
-            n_layers,
-            n_heads,
-            tq,
-            tk,
-            row_off,
-            col_off,
-            height,
-            width,
-            row_step,
-            tk + gutter,
-            row_owner,
-            col_owner,
-            strip,
-        )
+        view_height = float(row_off[-1] + tq)
+        args = (n_layers, n_heads, tq, tk, row_off, col_off, height, width, row_step, tk + gutter, col_owner)
+        return cls(*args, strip, view_height)
 
     @staticmethod
     def width_of(n_heads: int, tk: int, gutter: int = 1, avg_gap: int = 2) -> int:
@@ -90,20 +75,23 @@ class AtlasLayout:
         rect = self.map_rect(layer, head)
         return QRectF(rect.left(), rect.top() - self.strip, rect.width(), float(self.strip))
 
+    def image_bands(self) -> tuple[tuple[int, float, int], ...]:
+        """(first image row, atlas y it is drawn at, rows) per layer: the packed image laid out with its strips."""
+        return tuple((layer * self.row_step, float(self.row_off[layer]), self.tq) for layer in range(self.n_layers))
+
     def map_views(self, atlas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Writable strided views of a (height, width) atlas: heads (L, Tq, H, Tk) and average (L, Tq, Tk).
 
         Precomputed once per shape, so filling the atlas is two strided copies and never touches the gutters.
         """
         s_row, s_col = atlas.strides
-        top = int(self.row_off[0])  # the first layer's strip above it
         heads = as_strided(
-            atlas[top:],
+            atlas,
             shape=(self.n_layers, self.tq, self.n_heads, self.tk),
             strides=(s_row * self.row_step, s_row, s_col * self.col_step, s_col),
         )
         avg = as_strided(
-            atlas[top:, int(self.col_off[-1]) :],
+            atlas[:, int(self.col_off[-1]) :],
             shape=(self.n_layers, self.tq, self.tk),
             strides=(s_row * self.row_step, s_row, s_col),
         )
@@ -114,7 +102,7 @@ class AtlasLayout:
         """(x, y) view units per atlas pixel that fit the atlas to n_heads + 1 by n_layers units. A head's map and
         its gutter then span one unit (head h starts at x = h for any length) and a layer about one (it moves by
         well under a pixel from one length to the next), so a new input length leaves the frame where it was."""
-        return (self.n_heads + 1) / self.width, self.n_layers / self.height
+        return (self.n_heads + 1) / self.width, self.n_layers / self.view_height
 
     @cached_property
     def map_rects(self) -> tuple[QRectF, ...]:
@@ -132,15 +120,17 @@ class AtlasLayout:
         return QRectF(float(self.col_off[col]), float(self.row_off[layer]), float(self.tk), float(self.tq))
 
     def cell_at(self, x: float, y: float) -> tuple[int, int, int, int] | None:
-        """(layer, head, i, j) under a point in atlas coordinates (head -1 = average), None in gutters or outside."""
-        col_px, row_px = int(np.floor(x)), int(np.floor(y))
-        if not (0 <= row_px < self.height and 0 <= col_px < self.width):
+        """(layer, head, i, j) under a point in atlas coordinates (head -1 = average), None in gutters, strips or
+        outside."""
+        col_px = int(np.floor(x))
+        if not (0 <= col_px < self.width and self.strip <= y < self.view_height):
             return None
-        layer, col = int(self.row_owner[row_px]), int(self.col_owner[col_px])
-        if layer < 0 or col < 0:
+        layer = min(int((y - self.strip) // (self.strip + self.row_step)), self.n_layers - 1)
+        i, col = int(np.floor(y - self.row_off[layer])), int(self.col_owner[col_px])
+        if not 0 <= i < self.tq or col < 0:
             return None
         head = AVG if col == self.n_heads else col
-        return layer, head, row_px - int(self.row_off[layer]), col_px - int(self.col_off[col])
+        return layer, head, i, col_px - int(self.col_off[col])
 
     def row_outline(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """One NaN-separated polyline (xs, ys): a rectangle around query row `row` of every map."""
@@ -160,21 +150,22 @@ class AtlasLayout:
         return np.array(xs, float), np.array(ys, float)
 
 
-def strip_rows(pixels: float, n_layers: int, tq: int, layer_px: float, square_px: float | None = None) -> int:
-    """Blank atlas rows above each layer's maps that come to at least `pixels` screen pixels (0: none, or no room).
+def strip_rows(pixels: float, n_layers: int, tq: int, layer_px: float, square_px: float | None = None) -> float:
+    """Atlas rows of blank strip above each layer's maps that come to `pixels` screen pixels (0: none, or no room).
 
     `layer_px`: screen pixels per view unit in y (a layer's slot: strip, maps and gutter; AtlasLayout.view_scale).
-    The strip's rows are part of the atlas height the view scales down, so they are solved for (one-row gutters):
-    b * layer_px * L / (L * (tq + b) + L - 1) >= pixels. With square cells, a cell may be held to `square_px`
+    The strip is part of the atlas height the view scales down, so it is solved for (one-row gutters):
+    b * layer_px * L / (L * (tq + b) + L - 1) = pixels. The first row of maps then starts `pixels` below the top of
+    the frame at every input length, so typing moves no map. With square cells, a cell may be held to `square_px`
     screen pixels (the width's limit, per atlas column), and the strip must hold at that size too. No strip when it
     would take half a layer's slot: the maps keep their room.
     """
     if pixels <= 0 or layer_px <= 2 * pixels:
-        return 0
-    rows = math.ceil(pixels * (n_layers * tq + n_layers - 1) / (n_layers * (layer_px - pixels)) - 1e-9)
+        return 0.0
+    rows = pixels * (n_layers * tq + n_layers - 1) / (n_layers * (layer_px - pixels))
     if square_px is not None and square_px > 0:
-        rows = max(rows, math.ceil(pixels / square_px - 1e-9))
-    return max(rows, 1)
+        rows = max(rows, pixels / square_px)
+    return rows
 
 
 def fill_shown(values: np.ndarray, valid: np.ndarray, shown: np.ndarray, on: np.ndarray | None = None) -> None:

@@ -35,6 +35,12 @@ class AtlasFrame:
         self._heads_idx, self._avg_idx = layout.map_views(self._atlas_idx)  # (L, Tq, H, Tk) and (L, Tq, Tk)
         self.rgba = np.zeros((layout.height, layout.width, 4), np.uint8)  # the atlas shown, RGBA
 
+    def relay(self, layout: AtlasLayout) -> None:
+        """The same maps with other strips above each layer: the image, and so every buffer, stays as it is."""
+        if (layout.height, layout.width, layout.tq) != (self.layout.height, self.layout.width, self.layout.tq):
+            raise ValueError("relay: another image shape needs another frame")
+        self.layout = layout
+
     def fits(self, maps: KindMaps) -> bool:
         """Whether maps of this shape (L, H, Tq, Tk) reuse this frame."""
         lay = self.layout

@@ -110,7 +110,8 @@ class AtlasPlot:
         """Scale a new atlas shape into the view's slots; the view range changes only with the layers and heads
         (or square cells). Its token ticks are redrawn on the next set_ticks."""
         self._ticks_key = ()
-        self.mask_backdrop.set_rects(lay.map_rects, QRectF(0, 0, lay.width, lay.height))
+        self.mask_backdrop.set_rects(lay.map_rects, QRectF(0, 0, lay.width, lay.view_height))
+        self.image_item.set_bands(lay.image_bands() if lay.strip else (), lay.view_height)
         sx, sy = lay.view_scale
         self.atlas_space.setTransform(QTransform.fromScale(sx, sy))
         vb = self.plot_item.getViewBox()
@@ -187,7 +188,7 @@ class AtlasPlot:
         """A scene point in atlas coordinates (the view's matrix brought up to date first)."""
         return self.atlas_space.mapFromParent(self.plot_item.getViewBox().mapSceneToView(scene_pos))
 
-    def strip_rows(self, pixels: int, shape: tuple[int, ...]) -> int:
+    def strip_rows(self, pixels: int, shape: tuple[int, ...]) -> float:
         """Atlas rows of blank strip above each row of maps of `shape` (L, H, Tq, Tk) that come to `pixels` screen
         pixels once `fit` frames them in this view at its size now (atlas.strip_rows; 0 when there is no room)."""
         n_layers, n_heads, _, tk = shape

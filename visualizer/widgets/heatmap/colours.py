@@ -6,9 +6,12 @@ transparent "blank" colour for masked cells and gutters, and a dimmed copy of th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage, QPainter
 
 N_COLOURS = 256
 BLANK_INDEX = N_COLOURS  # LUT row that is fully transparent: masked cells and gutters
@@ -79,6 +82,37 @@ class RgbaImageItem(pg.ImageItem):
     ARGB32 needs no conversion and draws about twice as fast (bench.py's grid rows).
     Any other image (float, levels, LUT) takes pyqtgraph's normal path.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._bands: tuple[tuple[int, float, int], ...] = ()  # (image row, y, rows): empty = the image as one block
+        self._bands_height = 0.0
+
+    def set_bands(self, bands: tuple[tuple[int, float, int], ...], height: float) -> None:
+        """Draw image rows [row, row + rows) at y (item coordinates) per band, the item `height` tall: the atlas's
+        layers apart, with the strips between them (AtlasLayout.image_bands). No bands: the image as it is."""
+        if bands != self._bands or height != self._bands_height:
+            self.prepareGeometryChange()
+            self._bands, self._bands_height = bands, height
+            self.update()
+
+    def boundingRect(self) -> QRectF:  # Qt's name
+        if not self._bands or self.image is None:
+            return super().boundingRect()
+        return QRectF(0.0, 0.0, float(self.image.shape[1]), self._bands_height)
+
+    def paint(self, painter: QPainter, *args: Any) -> None:  # Qt's name
+        """The image, or its bands: one drawImage each, from the one QImage converted per update."""
+        if not self._bands or self.image is None:
+            super().paint(painter, *args)
+            return
+        if self._renderRequired:
+            self.render()
+            if self._unrenderable:
+                return
+        width = float(self.image.shape[1])
+        for row, y, rows in self._bands:
+            painter.drawImage(QRectF(0.0, y, width, rows), self.qimage, QRectF(0.0, row, width, rows))
 
     def render(self) -> None:
         image = self.image

@@ -52,7 +52,7 @@ class AttentionGrid(QWidget):
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
         self._strip_px = 0  # screen pixels kept blank above each row of maps (reserve_strips)
-        self._relayout = False  # the strips need other atlas rows than the frame shown has: lay it out anew
+        self._relayout = False  # the frame got other strips while hidden: fit the plot to them when drawn
         self._menu: QMenu | None = None
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap)
@@ -169,26 +169,36 @@ class AttentionGrid(QWidget):
 
     def reserve_strips(self, pixels: int) -> None:
         """Keep `pixels` screen pixels blank above each row of maps (0: none), for labels that must cover no cell
-        (the role badges). The strips are atlas rows (AtlasLayout.strip), so the maps are laid out anew when they
-        need another number of rows: here, and when the view is resized; `laid_out_again` says so."""
+        (the role badges). The strips are part of the atlas (AtlasLayout.strip), so the maps are laid out anew, here
+        and when the view is resized; `laid_out_again` says so. The image is not coloured again for it."""
         if pixels != self._strip_px:
             self._strip_px = pixels
             self._refit_strips()
 
-    def _strip_rows(self, shape: tuple[int, ...]) -> int:
+    def _strip_rows(self, shape: tuple[int, ...]) -> float:
         """Atlas rows of strip over each row of maps of `shape` (L, H, Tq, Tk) at the view's size now."""
-        return self.atlas_plot.strip_rows(self._strip_px, shape) if self._strip_px else 0
+        return self.atlas_plot.strip_rows(self._strip_px, shape) if self._strip_px else 0.0
 
     def _refit_strips(self) -> None:
-        """The strips asked for or the view's size changed: lay the maps out again if their strips need other rows."""
-        if self._frame is None or self._maps is None or self._relayout:
+        """The strips asked for or the view's size changed: the maps shown get the strips they need now."""
+        frame, maps = self._frame, self._maps
+        if frame is None or maps is None:
             return
-        lay = self._frame.layout
-        if self._strip_rows((lay.n_layers, lay.n_heads, lay.tq, lay.tk)) == lay.strip:
+        lay = frame.layout
+        strip = self._strip_rows((lay.n_layers, lay.n_heads, lay.tq, lay.tk))
+        if strip == lay.strip:
             return
-        self._relayout = self._stale = True
-        if self.isVisible() or self._large_view.is_visible():
-            self._draw_maps()
+        frame.relay(AtlasLayout.build(lay.n_layers, lay.n_heads, lay.tq, lay.tk, strip=strip))
+        if self._stale:  # newer maps are drawn when shown: the plot is fitted to this layout then
+            self._relayout = True
+            return
+        lay = frame.layout
+        self.atlas_plot.fit(lay)
+        self.atlas_plot.set_ticks(lay, maps)
+        self.atlas_plot.set_ablated_labels(lay, frame.ablated_heads(self._ablated))
+        self._update_highlight()
+        refresh_hover(self)
+        self.laid_out_again.emit()
 
     def show_hover(self, cell: tuple[int, int, int, int] | None) -> None:
         """Name the hovered cell's tokens above the grid and outline its row and column (None: off the maps)."""
@@ -241,20 +251,23 @@ class AttentionGrid(QWidget):
 
     # ----- rendering ----------------------------------------------------------------------------------------
     def _ensure_frame(self, maps: KindMaps, relayout: bool = False) -> AtlasFrame:
-        """Rebuild geometry and buffers only when the grid shape changes (or `relayout`: the strips need other rows);
-        the previous shape's are kept, since typing and deleting a symbol switches between two shapes. The strips'
-        rows are worked out only then, not per frame."""
-        if self._frame is None or not self._frame.fits(maps) or relayout:
+        """Rebuild geometry and buffers only when the grid shape changes; the previous shape's are kept, since typing
+        and deleting a symbol switches between two shapes. The strips above the layers are worked out then too (not
+        per frame); `relayout`: the frame was given other strips while hidden, and the plot is fitted to them."""
+        if self._frame is None or not self._frame.fits(maps):
             strip = self._strip_rows(maps.values.shape)
-            if self._spare is not None and self._spare.fits(maps) and self._spare.layout.strip == strip:
+            if self._spare is not None and self._spare.fits(maps):
                 frame = self._spare
+                if frame.layout.strip != strip:  # laid out at another view size, or before badges came or went
+                    frame.relay(AtlasLayout.build(*maps.values.shape, strip=strip))
             else:
                 frame = AtlasFrame(AtlasLayout.build(*maps.values.shape, strip=strip))
                 log.debug("atlas layout %s -> %dx%d", maps.values.shape, frame.layout.height, frame.layout.width)
-            # the frame shown becomes the spare unless it has this shape (laid out anew: old strips, no use)
-            shown = self._frame if self._frame is not None and not self._frame.fits(maps) else self._spare
+            shown = self._frame if self._frame is not None else self._spare
             self._spare, self._frame = None if shown is frame else shown, frame
             self.atlas_plot.fit(frame.layout)
+        elif relayout:
+            self.atlas_plot.fit(self._frame.layout)
         return self._frame
 
     def _render(self) -> None:
