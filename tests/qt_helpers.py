@@ -122,9 +122,8 @@ def retype(qtbot, field, text: str) -> None:
 
 
 def readout(grid) -> str:
-    """The hovered cell's text as the line above the grid shows it, less the note on the hovered map's hidden badge
-    that may follow it (" · its badge: …")."""
-    return grid.header.hover_label.text().split(" · its badge: ")[0].strip()
+    """The hovered cell's text as the line above the grid shows it ("" off the maps)."""
+    return grid.header.hover_label.text().strip()
 
 
 def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> str:

@@ -23,7 +23,8 @@ def table_cell_text(table, row: int, column: int) -> str:
 
 
 def badge_corners(badges) -> dict[tuple[int, int], QPointF]:
-    """(layer, head) -> the atlas point each role badge's top-right corner is drawn at."""
+    """(layer, head) -> the atlas point each role badge stands on: its map's top-right corner (the badge is drawn in
+    the strip just above it)."""
     texts = badges.texts()  # places the badges first where a frame arrived while the grid was hidden
     return dict(zip(texts, (corner for corner, _ in badges.layer.badges())))
 
