@@ -94,3 +94,44 @@ def test_the_readme_example_is_right_on_every_length_and_every_repeated_symbol(t
     assert ev["per_length"] == {str(n): 1.0 for n in range(1, 17)}
     assert ev["repeated_per_length"] == {str(n): 1.0 for n in range(1, 17)}
     assert ev["exhaustive"]["sources"] == 1110 and ev["exhaustive"]["exact_match"] == 1.0
+
+
+SMALL = ["--symbols", "3", "--max-len", "3", "--eval-n", "50", "--device", "cpu"]  # right within a few hundred steps
+
+
+def test_train_without_steps_trains_until_every_length_is_right_and_stops_there(tmp_path, capsys):
+    """No --steps: the model is checked every 100 steps and training stops at the first check it passes, long
+    before the cap; the final evaluation on other sources agrees, so no note follows."""
+    assert main(["train", "--task", "copy", *SMALL, "--out", str(tmp_path / "m.pt")]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert (result["until"], result["max_steps"]) == (0.99, 4000)
+    assert result["step"] % 100 == 0 and result["step"] < 4000
+    assert min(result["per_length"].values()) >= 0.99
+    assert "note:" not in captured.err and "ETA at most " in captured.err  # the cap is an upper bound
+    history = load_checkpoint(tmp_path / "m.pt").history
+    assert history[-1]["step"] == result["step"]
+
+
+def test_a_run_that_ends_short_says_so_in_one_line_and_what_to_change(tmp_path, capsys):
+    assert main(["train", "--task", "copy", *SMALL, "--steps", "2", "--out", str(tmp_path / "m.pt")]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["step"] == 2 and result["until"] is None  # --steps alone: that many steps, no early stop
+    notes = [line for line in captured.err.splitlines() if "note:" in line]
+    below = sum(em < 0.99 for em in result["per_length"].values())
+    assert notes == [
+        f"attention-playground: note: exact match is below 0.99 at {below} of 3 trained lengths (worst "
+        f"{result['per_length'][str(result['worst_length'])]:.3f} at length {result['worst_length']}) after 2 steps: "
+        "leave --steps out to train until every length reaches 0.99 (at most 4000 steps)"
+    ]
+
+
+def test_until_with_steps_caps_the_run_and_zero_never_stops_early(tmp_path, capsys):
+    assert (
+        main(["train", "--task", "copy", *SMALL, "--steps", "150", "--until", "0", "--out", str(tmp_path / "a.pt")])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["step"] == 150
+    assert main(["train", "--task", "copy", *SMALL, "--until", "1.5", "--out", str(tmp_path / "b.pt")]) == 2
+    assert "argument --until: must be a number from 0 to 1" in capsys.readouterr().err

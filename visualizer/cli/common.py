@@ -79,9 +79,13 @@ def device_arg(name: str | None):
 class ProgressBar:
     """A carriage-return bar on a TTY, plain throttled lines otherwise (no dependencies)."""
 
-    def __init__(self, total: int, stream: TextIO, width: int = 24, quiet_start: bool = False) -> None:
-        """quiet_start: draw nothing until one interval has passed, so a quick run prints no progress at all."""
+    def __init__(
+        self, total: int, stream: TextIO, width: int = 24, quiet_start: bool = False, may_end_early: bool = False
+    ) -> None:
+        """quiet_start: draw nothing until one interval has passed, so a quick run prints no progress at all;
+        may_end_early: `total` is a cap the loop may stop short of, so the ETA is an upper bound ("ETA at most")."""
         self.total, self.stream, self.width, self.quiet_start = total, stream, width, quiet_start
+        self.may_end_early = may_end_early
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.interval = TTY_INTERVAL_S if self.tty else LINE_INTERVAL_S
         self.start = time.perf_counter()
@@ -104,7 +108,8 @@ class ProgressBar:
             return
         self.last_draw = now
         elapsed = now - self.start
-        text += f"  ETA {_clock(elapsed / max(step, 1) * (self.total - step))}"
+        bound = "at most " if self.may_end_early else ""
+        text += f"  ETA {bound}{_clock(elapsed / max(step, 1) * (self.total - step))}"
         if self.tty:
             filled = int(self.width * step / self.total)
             self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}\x1b[K")

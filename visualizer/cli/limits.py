@@ -85,6 +85,7 @@ TABLE: tuple[Row, ...] = (
     Row("--max-len", ("train",), Limit(1, TRAIN_MAX_SOURCE)),
     Row("--runs", ("train",), Limit(0.0, 1.0, float)),  # TaskSpec.runs: a share of the training sources
     Row("--eval-n", ("train",), Limit(1, 10_000)),
+    Row("--until", ("train",), Limit(0.0, 1.0, float)),  # an exact match; 0: never stop early
     Row("--n", ("eval",), Limit(1, 10_000)),  # per length; 1000 takes seconds per length on one CPU thread
     Row("--length", ("eval",), Limit(1, MAX_SOURCE)),
     Row("--exhaustive", ("eval",), Limit(1, 4)),  # and at most MAX_EXHAUSTIVE_SOURCES: exhaustive_check

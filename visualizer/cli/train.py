@@ -17,12 +17,36 @@ from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import check_out_before_work, json_line, kept_if_interrupted, save_or_fall_back
 from visualizer.state.interrupts import said_for
 
+UNTIL = 0.99  # the exact match every trained length reaches before `train` without --steps stops
+UNTIL_CAP = 4000  # the most steps `train` takes to get there: the shipped models' count
+CHECK_EVERY = 100  # steps between two checks of every trained length
+CHECK_N = 50  # fresh sources per trained length in one check
+CHECK_SEED = 4321  # the checks' sources: the same each time, none of the final evaluation's (seed 1234)
+
 
 def add_options(train: argparse.ArgumentParser) -> None:
     """The `train` subcommand's options. The data defaults are the shipped models' (core_model.recipe); the training
     numbers default to the positional kind's recipe (core_model.train_config), not the shipped models' longer one."""
     task_option(train, "the toy task to learn", required=True)
-    train.add_argument("--steps", **ranged("train", "--steps", "optimisation steps (default: TrainConfig's, 300)"))
+    train.add_argument(
+        "--steps",
+        **ranged(
+            "train",
+            "--steps",
+            f"optimisation steps; without it, train until every trained length is right (see --until), at most "
+            f"{UNTIL_CAP}",
+        ),
+    )
+    train.add_argument(
+        "--until",
+        **ranged(
+            "train",
+            "--until",
+            f"stop once greedy exact match reaches this on every trained length, checked every {CHECK_EVERY} steps "
+            f"on {CHECK_N} fresh sources per length (default {UNTIL} without --steps; with --steps, --steps is the "
+            "most steps; 0: never stop early)",
+        ),
+    )
     seed_option(train, "train", "seed for initialisation and batches")
     device_option(train)
     train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence (default 1)"))
@@ -103,6 +127,7 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
             ns,
             {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr", "adam_beta1": "adam_beta1"},
         )
+        train_kw.setdefault("steps", UNTIL_CAP)
         config = default_recipe(model_config.positional, device=ns.device or "auto", **train_kw)
     except ValueError as exc:
         parser.error(str(exc))
@@ -111,6 +136,12 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     fewer = lower_to("--batch-size", one)
     check_budget(config.batch_size * one, what, f"{fewer}, or a lower --max-len" if fewer else "use a lower --max-len")
     return task, model_config, config, device
+
+
+def until_target(ns: argparse.Namespace) -> float | None:
+    """The exact match to stop at (None: train every step): --until, or UNTIL when no --steps was given."""
+    until = ns.until if ns.until is not None else (UNTIL if ns.steps is None else None)
+    return until or None  # 0 never stops early
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -123,13 +154,17 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     start = time.perf_counter()
     model = build_model(model_config, seed=config.seed)
     trainer = Trainer(model, task, config, device=device)
-    bar = ProgressBar(config.steps, sys.stderr)
+    until = until_target(ns)
+    bar = ProgressBar(config.steps, sys.stderr, may_end_early=until is not None)
     try:
         with StopRequests() as stop:
             for metrics in trainer.train_steps():
                 bar.update(metrics.step, metrics.loss, metrics.token_accuracy, metrics.tokens_per_s)
                 if stop.requested:  # between steps: the weights are those of a whole step
                     break
+                if until is not None and metrics.step % CHECK_EVERY == 0 and metrics.step < config.steps:
+                    if _every_length_reaches(trainer.model, task, until, device):
+                        break
     except TrainingDiverged as exc:
         bar.close()
         raise CliError(f"training diverged: {exc}; {_keep_last_good(ns.out, trainer, task, config)}") from None
@@ -139,16 +174,46 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"stopped at step {trainer.step}; {_keep_last_good(ns.out, trainer, task, config, 'stopped')}"
         )
     try:
-        final = _final(trainer, task, ns, device, start)
+        final = {**_final(trainer, task, ns, device, start), "until": until, "max_steps": config.steps}
     except KeyboardInterrupt as exc:  # a quit signal while the trained model is measured: its weights are kept
         kept = _keep_last_good(ns.out, trainer, task, config, "stopped")
         raise Interrupted(f"training had finished; {kept}", said=said_for(exc)) from None
     written, problem = _save(ns.out, trainer, task, config, final)
     if problem:  # the model is kept in a spare file when it can be; exit 1 either way
         raise CliError(problem)
+    short = short_of(final, until or UNTIL, until is not None)
+    if short:
+        sys.stderr.write(f"attention-playground: note: {short}\n")
     with kept_if_interrupted(f"the model was written to {written}"):
         sys.stdout.write(json_line(final))
     return 0
+
+
+def _every_length_reaches(model: Any, task: Any, until: float, device: Any) -> bool:
+    """Whether greedy exact match reaches `until` at every trained length on the checks' own sources."""
+    from core_model.length_eval import evaluate_lengths
+
+    lengths = range(task.min_len, task.max_len + 1)
+    sweep = evaluate_lengths(model, task, lengths, n=CHECK_N, seed=CHECK_SEED, device=device)
+    return min(r.exact_match for r in sweep.per_length.values()) >= until
+
+
+def short_of(final: dict[str, Any], target: float, trained_until: bool) -> str:
+    """One sentence when the final evaluation finds a trained length below `target`, with what to change; "" when
+    every length reaches it. `trained_until`: the run stopped at --until or at its cap, not at a --steps asked for."""
+    below = {int(n): em for n, em in final["per_length"].items() if em < target}
+    if not below:
+        return ""
+    worst = min(below, key=below.__getitem__)
+    steps = final["step"]
+    said = (
+        f"exact match is below {target:g} at {len(below)} of {len(final['per_length'])} trained lengths "
+        f"(worst {below[worst]:.3f} at length {worst}) after {steps} steps"
+    )
+    more = min(2 * steps, 100_000)
+    if trained_until:
+        return f"{said}: train longer (--steps {more}), or try another --seed or a lower --lr"
+    return f"{said}: leave --steps out to train until every length reaches {UNTIL:g} (at most {UNTIL_CAP} steps)"
 
 
 def _final(trainer: Any, task: Any, ns: argparse.Namespace, device: Any, start: float) -> dict[str, Any]:
