@@ -127,32 +127,64 @@ def test_lesson_one_explains_the_hovered_cell_with_the_numbers_the_app_shows(qtb
     assert QSettings().value("lessons/finished") in (["What one attention map is"], "What one attention map is")
 
 
-def test_resting_on_a_cell_of_the_large_view_completes_a_hover_step(qtbot, app):
-    """Small cells at 1280x800: the step says a click opens the map large, and a cell there counts too."""
+def large_cell_size(dialog) -> tuple[int, int]:
+    """The pixels one cell of a large view spans on screen, across and down."""
     from test_cell_view import cell_pos
-    from test_lessons_play2 import open_large
 
-    panel, runner = start(qtbot, app, "What one attention map is"), app.lessons.runner
-    press_next(qtbot, app, panel)
-    assert "Click the map: it opens large" in panel.say_label.text() and not runner.done
-    dialog = open_large(qtbot, app, "cross", 1, 1)
-    assert not runner.done  # opening is not resting on a cell
-    viewport, spot = dialog.graphics.viewport(), QPointF(cell_pos(dialog, 3, 4))
+    a, b = cell_pos(dialog, 0, 0), cell_pos(dialog, 1, 1)
+    return b.x() - a.x(), b.y() - a.y()
+
+
+def rest_on_large_cell(qtbot, runner, dialog, i: int, j: int) -> None:
+    """Rest the mouse on a cell of a large view, as rest_mouse_on_cell does on a grid, until the step hears it."""
+    from test_cell_view import cell_pos
+
+    viewport, spot = dialog.graphics.viewport(), QPointF(cell_pos(dialog, i, j))
     qtbot.mouseMove(viewport, spot.toPoint())
 
-    def rested() -> bool:  # a resting hand's move events, as rest_mouse_on_cell sends them to a grid
+    def rested() -> bool:  # a resting hand's move events
         none = Qt.MouseButton.NoButton
         move = QMouseEvent(
             QEvent.Type.MouseMove, spot, viewport.mapToGlobal(spot), none, none, Qt.KeyboardModifier.NoModifier
         )
         QApplication.sendEvent(viewport, move)
-        return runner.done
+        return runner.done and (runner.payload["query"], runner.payload["key"]) == (i, j)
 
     qtbot.waitUntil(rested, timeout=10_000)
-    assert runner.payload["map"] == "L2 H2" and (runner.payload["query"], runner.payload["key"]) == (3, 4)
-    text, tip = panel.explain_label.text(), dialog.tooltip_text_at(3, 4)
-    assert text.startswith("In L2 H2, query 3 ") and "on key 4 " in text
-    assert tip.rsplit(": ", 1)[1] in NUMBER.findall(text)  # the weight the large view's tooltip gives
+
+
+@pytest.mark.parametrize(
+    ("title", "first", "maps"),
+    [
+        ("What one attention map is", 1, [(1, 1)]),
+        ("Copying is a diagonal", 1, [(1, 1), (1, 1)]),
+        ("Position: sinusoidal and RoPE", 0, [(0, 3), (1, 1)]),
+    ],
+)
+def test_a_hover_step_opens_its_map_large_first_and_says_so(qtbot, app, title, first, maps):
+    """The grid's cells are a few pixels at 1280x800: a step asking to rest the mouse on one opens its map large
+    (cells of at least 12 px, beside the panel), says so, and a cell there completes it."""
+    panel, runner = start(qtbot, app, title), app.lessons.runner
+    for _ in range(first):
+        press_next(qtbot, app, panel)
+    large = app.playground.grids["cross"].large_view
+    for n, (layer, head) in enumerate(maps):
+        qtbot.waitUntil(lambda: large.is_visible() and large.target == (layer, head))  # noqa: B023
+        dialog = large.dialog
+        qtbot.waitExposed(dialog)
+        say = panel.say_label.text()
+        assert f"L{layer + 1} H{head + 1}" in say and "large" in say and not runner.done, runner.payload
+        assert min(large_cell_size(dialog)) >= 12
+        dock_left = app.lessons.dock.mapToGlobal(app.lessons.dock.rect().topLeft()).x()
+        assert dialog.frameGeometry().right() < dock_left  # the panel's text stays readable beside it
+        offset = 0 if "(query i, key i)" in say or "key i. " in say else 1  # the cell the step asks for
+        row = 3
+        rest_on_large_cell(qtbot, runner, dialog, row, row + offset)
+        text, tip = panel.explain_label.text(), dialog.tooltip_text_at(row, row + offset)
+        assert runner.payload["map"] == f"L{layer + 1} H{head + 1}" and f"query {row} " in text
+        assert tip.rsplit(": ", 1)[1] in NUMBER.findall(text)  # the weight the large view's tooltip gives
+        if n + 1 < len(maps):
+            press_next(qtbot, app, panel)
     dialog.close()
 
 

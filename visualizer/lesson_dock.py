@@ -79,10 +79,17 @@ class Lessons:
         QSettings().setValue(CARD_KEY, True)
 
     def finished(self, title: str) -> None:
-        """The learner finished a lesson: ticked in the list, now and next time."""
+        """The learner finished a lesson: ticked in the list, now and next time; after the last, the course's end."""
         titles = finished_titles() | {title}
         QSettings().setValue(FINISHED_KEY, sorted(titles))
         self.panel.mark_finished(titles)
+        if self.panel.lessons and self.panel.lessons[-1].title == title:
+            self.panel.show_course_end()
+
+    def lesson_started(self) -> None:
+        """A lesson runs: the first-launch card's offer is answered (it would only cover the grids the lesson uses)."""
+        if self.card.isVisible():
+            self.dismiss_card()
 
     def closed(self) -> None:
         """The learner closed the dock: the lesson ends and the dock stays closed next time."""
@@ -135,6 +142,7 @@ def install_lessons(app: Any, folder: Path) -> Lessons:
     card.hide()  # until the lessons are read: lesson one may not exist
     dock.closed.connect(result.closed)
     runner.finished.connect(result.finished)
+    runner.step_started.connect(lambda index: index == 0 and result.lesson_started())
     dock.setVisible(bool(QSettings().value(VISIBLE_KEY, False, type=bool)))
     loading.finished.connect(result.show_lessons)
     loading.error_line.connect(result.show_load_failure)

@@ -151,6 +151,28 @@ def set_training_steps(app: Any, params: dict, done: Done) -> None:
     done(None)
 
 
+def open_large(app: Any, params: dict, done: Done) -> None:
+    """Open one map of a grid large (its cells are too small to rest on at 1280x800), once its maps are drawn."""
+    grid = app.playground.grids[params["kind"]]
+
+    def drawn(problem: str | None) -> None:
+        app.playground.show_grid(params["kind"])  # in front: its maps are drawn (a hidden grid draws on showing)
+        maps = grid.current_maps()
+        if problem or maps is None:
+            done(problem or "the grid has no maps to open")
+            return
+        layers, heads = maps.n_layers, maps.n_heads
+        layer = layers - 1 if params["layer"] == "last" else int(params["layer"]) - 1
+        head = heads - 1 if params["head"] == "last" else int(params["head"]) - 1
+        if not (0 <= layer < layers and 0 <= head < heads):
+            done(f"the model has no map L{layer + 1} H{head + 1}")
+            return
+        grid.open_large_view(layer, head)
+        done(None)
+
+    when_maps_drawn(app, drawn)
+
+
 ACTION_RUNNERS: dict[str, Action] = {  # the names of vocabulary.ACTIONS (a test holds them together)
     "open_model": open_model,
     "set_source": set_source,
@@ -161,4 +183,5 @@ ACTION_RUNNERS: dict[str, Action] = {  # the names of vocabulary.ACTIONS (a test
     "restore_heads": restore_heads,
     "set_heads_sequences": set_heads_sequences,
     "set_training_steps": set_training_steps,
+    "open_large": open_large,
 }

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from visualizer.lessons.actions import ACTION_RUNNERS
 from visualizer.lessons.events import Payload, live_values
 from visualizer.lessons.listeners import EVENT_LISTENERS
+from visualizer.lessons.restore import KEPT, LessonChanges
 from visualizer.lessons.schema import Call, Lesson, Step
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ class LessonRunner(QObject):
     failed = Signal(str)  # a set-up action could not run: a sentence for the panel
     stopped = Signal()  # no lesson is running (closed, or finished after its last step)
     finished = Signal(str)  # the learner pressed Finish on the last step: the lesson's title
+    ended = Signal(str)  # after stopped: a sentence saying what the lesson's end put back (empty: nothing)
 
     def __init__(self, app: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -40,6 +42,8 @@ class LessonRunner(QObject):
         self.payload: Payload = {}
         self._generation = 0  # a set-up callback from a step left since is ignored
         self._stop_listening: Callable[[], None] | None = None
+        self.changes = LessonChanges(app)  # the app as the lesson found it, put back when it ends
+        self.keep_changes = False  # the learner chose to keep what the lesson changed (the panel's tick box)
 
     @property
     def step(self) -> Step:
@@ -47,7 +51,11 @@ class LessonRunner(QObject):
         return self.lesson.steps[self.index]
 
     def start(self, lesson: Lesson) -> None:
-        self.lesson = lesson
+        """Start `lesson` (a lesson still running ends first, and what it changed is put back)."""
+        if self.lesson is not None:
+            self.stop()
+        self.changes.take()
+        self.lesson, self.keep_changes = lesson, False
         self.go(0)
 
     def go(self, index: int) -> None:
@@ -73,9 +81,18 @@ class LessonRunner(QObject):
             self.go(self.index - 1)
 
     def stop(self) -> None:
+        """End the lesson (finished or left midway): what it changed comes back, unless the learner keeps it."""
+        running = self.lesson is not None
         self._leave_step()
         self.lesson, self.index, self.ready, self.done = None, -1, False, False
+        if self.keep_changes:
+            self.changes.forget()
+            line = f"Kept as the lesson left them: {KEPT}." if running else ""
+        else:
+            restored = self.changes.restore()
+            line = f"Put back as you had it before the lesson: {_listed(restored)}." if restored else ""
         self.stopped.emit()
+        self.ended.emit(line)
 
     def _leave_step(self) -> None:
         self._generation += 1
@@ -91,6 +108,7 @@ class LessonRunner(QObject):
             self._listen()
             return
         call = calls.pop(0)
+        self.changes.before_action(call.name)
 
         def after(problem: str | None) -> None:
             if generation != self._generation:
@@ -123,3 +141,8 @@ class LessonRunner(QObject):
         self.done, self.payload = True, payload
         self.explanation = self.step.explain.format(**live_values(self._app), **payload)
         self.step_done.emit(self.index, self.explanation)
+
+
+def _listed(labels: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

@@ -95,6 +95,10 @@ ACTIONS: dict[str, ActionSpec] = {
         {"n": Param(_sequences, True)}, "set the Heads tab's Sequences (how many each head is scored on)"
     ),
     "set_training_steps": ActionSpec({"steps": Param(_training_steps, True)}, "set the Trainer's Steps field"),
+    "open_large": ActionSpec(
+        {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted, True), "head": Param(_counted, True)},
+        "open one map of a Playground grid large, as a click on it does (cells big enough to rest the mouse on)",
+    ),
 }
 
 _MAP_FILTER = {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted), "head": Param(_counted)}

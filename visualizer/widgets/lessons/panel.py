@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDockWidget,
     QHBoxLayout,
     QLabel,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from visualizer.lessons.restore import KEPT
 from visualizer.lessons.runner import LessonRunner
 from visualizer.lessons.schema import Lesson
 from visualizer.widgets.common.rich_text import plain_tooltip
@@ -28,6 +30,11 @@ from visualizer.widgets.common.rich_text import plain_tooltip
 ERROR_STYLE = "color: #a94442;"
 EXPLAIN_STYLE = "background: #eef6ee; border-left: 3px solid #4a9a4a; padding: 4px;"
 DOCK_WIDTH = 300  # beside the grids at 1280 px: the Playground's controls keep their 440 px
+KEEP_TEXT = "Keep the changes this lesson made"
+COURSE_DONE = (
+    "You have finished the last lesson, and with it the course. Every lesson stays in the list above to play "
+    "again. On your own now: the Circuits and Length lab tabs have more to try, and F1 lists every key."
+)
 
 
 def _wrapped(text: str = "", style: str = "") -> QLabel:
@@ -58,11 +65,24 @@ class LessonPanel(QWidget):
         self.say_label, self.status_label = _wrapped(), _wrapped(style="color: gray;")
         self.explain_label = _wrapped(style=EXPLAIN_STYLE)
         self.back_button, self.next_button = QPushButton("Back"), QPushButton("Next")
+        self.next_lesson_button = QPushButton("Next lesson")
+        self.next_lesson_button.setToolTip("Finish this lesson and start the next one")
+        self.next_lesson_button.hide()
+        self.keep_box = QCheckBox(KEEP_TEXT)
+        self.keep_box.setToolTip(
+            f"Ticked, the lesson's end leaves {KEPT} as the lesson set them; unticked, they come back as you had "
+            "them before the lesson (a model the lesson replaced comes back too, the lesson's one Model › Undo away)"
+        )
+        self.end_label = _wrapped(style="color: gray;")  # what the end of the last lesson put back
+        self.end_label.hide()
         self._lay_out()
         self.lesson_list.itemActivated.connect(lambda _item: self._start_selected())
         self.start_button.clicked.connect(self._start_selected)
         self.back_button.clicked.connect(runner.back)
         self.next_button.clicked.connect(runner.next)
+        self.next_lesson_button.clicked.connect(self._start_next_lesson)
+        self.keep_box.toggled.connect(self._keep_toggled)
+        runner.ended.connect(self._show_end)
         runner.step_started.connect(self._show_step)
         runner.step_ready.connect(self._show_ready)
         runner.step_done.connect(self._show_done)
@@ -90,12 +110,15 @@ class LessonPanel(QWidget):
         buttons.addWidget(self.back_button)
         buttons.addStretch(1)
         buttons.addWidget(self.next_button)
+        buttons.addWidget(self.next_lesson_button)
         layout = QVBoxLayout(self)
         for widget in (self.lesson_list, self.start_button, self.problems_label, self.title_label):
             layout.addWidget(widget)
         for widget in (self.progress_label, self.say_label, self.status_label, self.explain_label):
             layout.addWidget(widget)
         layout.addLayout(buttons)
+        layout.addWidget(self.keep_box)
+        layout.addWidget(self.end_label)
         layout.addStretch(1)
 
     def mark_finished(self, titles: set[str]) -> None:
@@ -106,10 +129,37 @@ class LessonPanel(QWidget):
             item.setText(f"{'✓ ' if done else ''}{lesson.order}. {lesson.title}")
             item.setToolTip(plain_tooltip(lesson.summary + (" (finished)" if done else "")))
 
+    def show_course_end(self) -> None:
+        """The last lesson of the list was finished: say the course is over, and where to go from here."""
+        self.title_label.setText("Course complete")
+        self.explain_label.setText(COURSE_DONE)
+        self.explain_label.show()
+
     def _start_selected(self) -> None:
         row = self.lesson_list.currentRow()
         if 0 <= row < len(self.lessons):
             self.runner.start(self.lessons[row])
+
+    def _following(self) -> int | None:
+        """The row of the lesson after the running one, None on the last."""
+        lesson = self.runner.lesson
+        rows = [i for i, candidate in enumerate(self.lessons) if candidate is lesson]
+        return rows[0] + 1 if rows and rows[0] + 1 < len(self.lessons) else None
+
+    def _start_next_lesson(self) -> None:
+        """Finish this lesson (ticked, its changes put back or kept as chosen), then start the next one."""
+        row = self._following()
+        self.runner.next()
+        if row is not None and self.runner.lesson is None:
+            self.lesson_list.setCurrentRow(row)
+            self.runner.start(self.lessons[row])
+
+    def _keep_toggled(self, on: bool) -> None:
+        self.runner.keep_changes = on
+
+    def _show_end(self, line: str) -> None:
+        self.end_label.setText(line)
+        self.end_label.setVisible(bool(line))
 
     def _show_no_lesson(self) -> None:
         if not self.loaded:
@@ -121,6 +171,8 @@ class LessonPanel(QWidget):
         self.explain_label.hide()
         self.back_button.setEnabled(False)
         self.next_button.setEnabled(False)
+        self.next_lesson_button.hide()
+        self.keep_box.hide()
 
     def _show_step(self, index: int) -> None:
         lesson = self.runner.lesson
@@ -134,7 +186,14 @@ class LessonPanel(QWidget):
         self.explain_label.hide()
         self.back_button.setEnabled(index > 0)
         self.next_button.setEnabled(False)
-        self.next_button.setText("Finish" if index + 1 == len(lesson.steps) else "Next")
+        last = index + 1 == len(lesson.steps)
+        self.next_button.setText("Finish" if last else "Next")
+        self.next_lesson_button.setVisible(last and self._following() is not None)
+        self.next_lesson_button.setEnabled(False)
+        if index == 0:
+            self.keep_box.setChecked(self.runner.keep_changes)  # a new lesson starts unticked
+        self.keep_box.show()
+        self.end_label.hide()
 
     def _show_ready(self, _index: int) -> None:
         waiting = self.runner.step.until is not None
@@ -145,6 +204,7 @@ class LessonPanel(QWidget):
         self.explain_label.setText(explanation)
         self.explain_label.setVisible(bool(explanation))
         self.next_button.setEnabled(True)
+        self.next_lesson_button.setEnabled(True)
 
     def _show_failure(self, message: str) -> None:
         self.status_label.setStyleSheet(ERROR_STYLE)
