@@ -56,7 +56,7 @@ def settle(qtbot, app) -> None:
 def test_finishing_lesson_three_switches_the_head_back_on_and_puts_back_the_sequences(qtbot, app):
     settle(qtbot, app)
     before, badges = seen(app), app.badges["cross"].texts()
-    panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Break it: switch a head off"), app.lessons.runner
     choose_from_menu(qtbot, app.playground.grids["cross"], 1, 1, "Ablate L2 H2 (cross)")
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     press_next(qtbot, app, panel)
@@ -97,7 +97,7 @@ def test_leaving_lesson_four_midway_clears_the_painted_cell_and_the_model_writes
 
 
 def test_keep_the_changes_leaves_the_head_switched_off(qtbot, app):
-    panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Break it: switch a head off"), app.lessons.runner
     assert panel.keep_box.isVisible() and not panel.keep_box.isChecked()
     choose_from_menu(qtbot, app.playground.grids["cross"], 1, 1, "Ablate L2 H2 (cross)")
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)

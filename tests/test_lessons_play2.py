@@ -80,7 +80,7 @@ def open_large(qtbot, app, kind: str, layer: int, head: int):
 
 
 def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
-    panel, runner = start(qtbot, app, "Break it: ablate the alignment head"), app.lessons.runner
+    panel, runner = start(qtbot, app, "Break it: switch a head off"), app.lessons.runner
     grid = app.playground.grids["cross"]
     assert app.session.source_text == "947196593423"
     choose_from_menu(qtbot, grid, 1, 1, "Ablate L2 H2 (cross)")  # only the head the lesson names
@@ -103,10 +103,19 @@ def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
     key(qtbot, app, Qt.Key.Key_A, CTRL | SHIFT)
     qtbot.waitUntil(lambda: runner.done, timeout=60_000)
     text = panel.explain_label.text()
-    cell = app.heads_view.maps.tables["cross"].item(1, 1).text()
+    table = app.heads_view.maps.tables["cross"]
+    cell = table.item(1, 1).text()
     baseline = app.heads_view.maps.baseline_label.text()
-    assert f"by {cell}: " in text
-    all_quoted_are_shown(text, [cell, baseline, "L2 H2", app.heads_view.maps.tables["cross"].item(1, 1).toolTip()])
+    assert f"L2 H2, changes it by {cell}; " in text
+    cells = {
+        (i, j): float(table.item(i, j).text()) for i in range(table.rowCount()) for j in range(table.columnCount())
+    }
+    badges = app.badges["cross"].texts()
+    assert len(badges) == len(cells) and all(t.startswith("align ") for t in badges.values())  # every head aligns
+    (i, j), darkest = min(cells.items(), key=lambda item: item[1])  # the head whose loss hurts most, as the table shows
+    assert f"the most important of them is L{i + 1} H{j + 1}, the darkest red cell" in text
+    assert f"changes the exact match by {table.item(i, j).text()}. " in text and darkest < 0
+    all_quoted_are_shown(text, [cell, baseline, "L2 H2", table.item(1, 1).toolTip(), table.item(i, j).text()])
 
 
 def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):

@@ -39,7 +39,8 @@ def tab_shown(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
 
 
 def heads_analysed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
-    """The Heads tab's analysis finished: one head's Δ exact match and Δ loss and the baseline, rounded as shown."""
+    """The Heads tab's analysis finished: one head's Δ exact match and Δ loss and the baseline, rounded as shown, and
+    the head of that kind whose removal costs the most exact match (its heads may all align; they differ in this)."""
 
     def changed(analysis: Any) -> None:
         if analysis is None:
@@ -56,9 +57,12 @@ def heads_analysed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
                 head + 1,
             )
             return
+        top = min(mine, key=lambda r: (r.delta_exact_match, -r.delta_loss))  # the darkest red cell of the table
         emit(
             {
                 **_map_payload(layer, head),
+                "top_map": f"L{top.layer + 1} H{top.head + 1}",
+                "top_delta_exact_match": round(top.delta_exact_match, 3) + 0.0,
                 "delta_exact_match": round(row.delta_exact_match, 3) + 0.0,  # the table's {:+.3f}
                 "delta_loss": round(row.delta_loss, 4) + 0.0,  # its tooltip's {:+.4f}
                 "baseline_exact_match": round(analysis.baseline.exact_match, 3),  # the line above it, {:.3f}

@@ -131,8 +131,16 @@ EVENTS: dict[str, EventSpec] = {
     ),
     "heads_analysed": EventSpec(
         {"kind": Param(_choice(*KINDS), True), "layer": Param(_counted, True), "head": Param(_counted, True)},
-        {**_MAP_PAYLOAD, "delta_exact_match": float, "delta_loss": float, "baseline_exact_match": float},
-        "the Heads tab's analysis finished; the numbers of one head's cell as its table shows them",
+        {
+            **_MAP_PAYLOAD,
+            "delta_exact_match": float,
+            "delta_loss": float,
+            "baseline_exact_match": float,
+            "top_map": str,  # the head of the kind whose removal costs the most exact match ("L2 H2")
+            "top_delta_exact_match": float,
+        },
+        "the Heads tab's analysis finished; the numbers of one head's cell as its table shows them, and the head of "
+        "that kind that matters most",
     ),
     "mask_toggled": EventSpec(
         {"mask": Param(_choice(*MASK_BOXES), True)},
