@@ -78,7 +78,9 @@ def test_a_layer_that_writes_one_token_nearly_everywhere_says_so_beside_its_row(
     assert first["most_common_top"] == {"token": "8", "count": first["top_tokens"].count("8")}
     assert 2 * first["most_common_top"]["count"] > positions
     header = table.verticalHeaderItem(0)
-    assert header.text() == f"after dec L1\nmostly 8 (at {first['most_common_top']['count']} of {positions} positions)"
+    assert header.text().startswith(
+        f"after dec L1\nmostly 8 (at {first['most_common_top']['count']} of {positions} positions)"
+    )
     assert "answer happens to be that token" in header.toolTip()
     assert table.verticalHeaderItem(table.rowCount() - 1).text() == f"after dec L{len(data['layers'])}"
     assert last["most_common_top"]["count"] == max(map(last["top_tokens"].count, last["top_tokens"]))
@@ -108,7 +110,7 @@ def test_the_maps_and_agreement_are_the_attribute_verb(qtbot, view, capsys):
         for col, name in enumerate(data["agreement"][method]):
             rhos = [r for r in data["agreement"][method][name] if r is not None]
             tops = [t for t in data["top1_agreement"][method][name] if t is not None]
-            expected = f"ρ {np.mean(rhos):+.2f} · top {sum(tops)}/{len(tops)}"
+            expected = f"top-1 {sum(tops)} of {len(tops)} · ρ {np.mean(rhos):+.2f}"
             cell = table.item(row, col)
             if method == "gradient_x_delta":  # saturated on the copy model: the numbers only in the tooltip
                 assert cell.text() == "n/a: saturated" and expected in cell.toolTip(), cell.toolTip()
@@ -125,7 +127,7 @@ def test_a_saturated_model_gets_the_note_and_its_gradient_row_is_greyed(qtbot, v
     assert greys[0] == "#9e9e9e" and greys[1] != "#9e9e9e" and greys[2] != "#9e9e9e"
     texts = [[view.agreement.item(row, col).text() for col in range(5)] for row in range(3)]
     assert texts[0] == ["n/a: saturated"] * 5
-    assert all(text.startswith("ρ +") and " · top " in text for text in texts[1] + texts[2]), texts
+    assert all(text.startswith("top-1 ") and " · ρ +" in text for text in texts[1] + texts[2]), texts
     assert "Saturated: near 0 everywhere" in view.agreement.item(0, 2).toolTip()
     levels = {name: view.maps.images[name].levels for name in METHOD_TITLES.values()}
     assert len({tuple(np.round(v, 9)) for v in levels.values()}) == 1  # one scale for the three attributions
@@ -167,9 +169,9 @@ def test_a_cell_counts_top_matches_among_positions_with_a_single_top(qtbot):
     rhos = {m: {"cross L1": [0.2, None, 0.6], "rollout": [None, None, None]} for m in methods}
     tops = {m: {"cross L1": [True, None, False], "rollout": [None, None, None]} for m in methods}
     table.set_agreement(rhos, tops)
-    assert [table.item(2, col).text() for col in range(2)] == ["ρ +0.40 · top 1/2", "ρ — · top —"]
+    assert [table.item(2, col).text() for col in range(2)] == ["top-1 1 of 2 · ρ +0.40", "top-1 — · ρ —"]
     assert table.horizontalHeaderItem(0).text() == "cross, layer 1"
-    assert "+0.20 ✓, — –, +0.60 ✗" in table.item(2, 0).toolTip()
+    assert "✓ +0.20, – —, ✗ +0.60" in table.item(2, 0).toolTip()
 
 
 def test_a_bad_source_is_explained_under_the_field(qtbot, view):
@@ -215,7 +217,7 @@ def small_app(qtbot):
 
 
 def test_at_1280x800_every_agreement_cell_and_header_fits_its_column(qtbot, small_app):
-    """A cell cut to "ρ +0.60 · top 1…" would hide the count; the longest source gives the longest counts."""
+    """A cell cut to "top-1 16 of 1…" would hide the count; the longest source gives the longest counts."""
     app = small_app
     page = app.analysis.causal_page
     app.window.tabs.setCurrentWidget(page)
@@ -227,7 +229,7 @@ def test_at_1280x800_every_agreement_cell_and_header_fits_its_column(qtbot, smal
     qtbot.waitUntil(lambda: view.status.text().startswith("Integrated"), timeout=60_000)
     QApplication.processEvents()
     table, header = view.agreement, view.agreement.horizontalHeader()
-    assert table.item(1, 0).text().endswith("/17")  # 16 symbols and <eos>: two-digit counts
+    assert " of 17 · ρ " in table.item(1, 0).text()  # 16 symbols and <eos>: two-digit counts
     for col in range(table.columnCount()):
         width = table.columnWidth(col)
         assert header.fontMetrics().horizontalAdvance(table.horizontalHeaderItem(col).text()) + 8 <= width, col

@@ -1,5 +1,6 @@
-"""The agreement table: for each attribution method and attention view, the mean rank correlation of |attribution|
-with the view and in how many output positions their top symbols match; a saturated method's row says n/a."""
+"""The agreement table: for each attribution method and attention view, first in how many output positions their
+top symbols match (a figure a learner can check on the maps by eye), then the mean rank correlation of |attribution|
+with the view, whose low values need a caveat; a saturated method's row says n/a."""
 
 from __future__ import annotations
 
@@ -12,32 +13,36 @@ from .lens_table import fit_rows
 from .source_maps import METHOD_TITLES, view_title
 
 AGREEMENT_CAPTION = (
-    "Agreement of |attribution| with each attention view over the source's symbols. ρ: Spearman rank correlation of "
-    "the whole order, mean over output positions (cells near 0 rank noise, so ρ can be low where the maps match); "
-    "top k/n: in k of n output positions the most-attributed symbol gets the most attention."
+    "Agreement of |attribution| with each attention view over the source's symbols. top-1 k of n: in k of n output "
+    "positions the most-attributed symbol is the one attended most (the brightest cell of a row is in the same "
+    "column on both maps). ρ, second: Spearman rank correlation of the whole order, mean over output positions; ties "
+    "and near-zero weights make ρ low even where the picture agrees."
 )
 AGREEMENT_TIP = (
-    "ρ: Spearman rank correlation between |attribution| and the attention view over the source's symbols, mean over "
-    "the output positions (1 = same order, 0 = unrelated, -1 = reversed). top k/n: in k of n output positions the "
-    "symbol with the largest |attribution| is the one attended most (positions with a tie left out). Hover a cell "
-    "for each position"
+    "top-1 k of n: in k of n output positions the symbol with the largest |attribution| is the one attended most "
+    "(positions with a tie left out). ρ: Spearman rank correlation between |attribution| and the attention view over "
+    "the source's symbols, mean over the output positions (1 = same order, 0 = unrelated, -1 = reversed); near-zero "
+    "cells rank noise, so ρ can be low where the maps match. Hover a cell for each position"
 )
 SATURATED_CELL = "n/a: saturated"
 
 
 def agreement_text(rhos: list[float | None], tops: list[bool | None]) -> str:
-    """A cell, "ρ +0.46 · top 8/9": the mean rank correlation; in how many positions (ties left out) the tops match."""
+    """A cell, "top-1 8 of 9 · ρ +0.46": first in how many positions (ties left out) the tops match, which the maps
+    show at a glance; then the mean rank correlation, which near-zero cells pull down."""
     known_rhos, known_tops = [r for r in rhos if r is not None], [t for t in tops if t is not None]
     rho = f"{np.mean(known_rhos):+.2f}" if known_rhos else "—"
-    top = f"{sum(known_tops)}/{len(known_tops)}" if known_tops else "—"
-    return f"ρ {rho} · top {top}"
+    top = f"{sum(known_tops)} of {len(known_tops)}" if known_tops else "—"
+    return f"top-1 {top} · ρ {rho}"
 
 
 def _agreement_item(title: str, rhos: list[float | None], tops: list[bool | None], saturated: bool) -> QTableWidgetItem:
     """One cell; a saturated method's says n/a, as its numbers (kept in the tooltip) would read as agreement."""
     marks = {True: "✓", False: "✗", None: "–"}
-    positions = ", ".join(f"{'—' if r is None else f'{r:+.2f}'} {marks[t]}" for r, t in zip(rhos, tops))
-    tip = f"{title}: {agreement_text(rhos, tops)}. Per output position, ρ and top (✓ same, ✗ not, – none): {positions}"
+    positions = ", ".join(f"{marks[t]} {'—' if r is None else f'{r:+.2f}'}" for r, t in zip(rhos, tops))
+    tip = (
+        f"{title}: {agreement_text(rhos, tops)}. Per output position, top-1 (✓ same, ✗ not, – none) and ρ: {positions}"
+    )
     item = QTableWidgetItem(SATURATED_CELL if saturated else agreement_text(rhos, tops))
     if saturated:
         item.setForeground(QBrush(QColor("#9e9e9e")))
@@ -48,7 +53,7 @@ def _agreement_item(title: str, rhos: list[float | None], tops: list[bool | None
 
 
 class AgreementTable(QTableWidget):
-    """Methods x attention views: mean rank correlation and top-1 count; each position's in the tooltip."""
+    """Methods x attention views: top-1 count, then mean rank correlation; each position's in the tooltip."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

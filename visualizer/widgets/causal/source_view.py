@@ -44,8 +44,7 @@ ROUGH_IG_NOTE = (
 LENS_CAPTION = (
     "Logit lens: the token the decoder would write if it stopped after each decoder layer, and its probability. "
     "Shade = that probability (dark = sure, which is not the same as right); ✓ = the token the model does write, "
-    "✗ = another. "
-    "Only the last layer was trained to be read out: an early layer sure of a wrong token is normal."
+    "✗ = another."
 )
 MAPS_CAPTION = (
     "Attributions (rows: output tokens, columns: source tokens; green raises the output's log p, red lowers it; one "
