@@ -45,6 +45,11 @@ def test_the_json_holds_every_heads_circuits_the_composition_and_the_baseline(ca
         assert (row["kind"], row["layer"], row["head"]) == (circuit.ref.kind, circuit.ref.layer, circuit.ref.head)
         assert row["copying_score"] == circuit.copying_score
         assert row["centred_copying_score"] == circuit.centred_copying_score
+        assert (row["diagonal_wins"], row["centred_diagonal_wins"], row["symbol_rows"]) == (
+            circuit.diagonal_wins,
+            circuit.centred_diagonal_wins,
+            10,
+        )
         np.testing.assert_array_equal(np.array(row["qk"]), circuit.qk)
         np.testing.assert_array_equal(np.array(row["ov"]), circuit.ov)
         np.testing.assert_array_equal(np.array(row["qk_centred"]), circuit.qk_centred)

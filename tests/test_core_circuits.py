@@ -212,6 +212,32 @@ def test_centred_tables_and_score_equal_loops_over_the_symbols():
         assert c.centred_copying_score == pytest.approx(eigenvalues.real.sum() / np.abs(eigenvalues).sum(), abs=1e-10)
 
 
+def wins_by_hand(table: np.ndarray) -> int:
+    """Symbol rows (ids 3..) whose largest cell among <eos> (id 2) and the symbols sits on the row's own symbol."""
+    wins = 0
+    for row in range(3, table.shape[0]):
+        best = 2
+        for column in range(3, table.shape[1]):
+            if table[row, column] > table[row, best]:
+                best = column
+        wins += best == row
+    return wins
+
+
+@pytest.mark.parametrize("name", ["copy_rope.pt", "reverse_rope.pt"])
+def test_diagonal_wins_count_the_symbol_rows_the_tables_own_symbol_wins(name):
+    """The figure beside the copying score that the OV table confirms: the copy model's cross L2 H3 copies (+0.99)
+    yet loses 2 of its 10 rows; <eos> competes for a row as the tab's bold cells let it."""
+    model = load_checkpoint(resource_path(name)).build().eval()
+    for c in token_circuits(model):
+        assert c.symbol_rows == 10
+        assert c.diagonal_wins == wins_by_hand(c.ov), c.ref
+        assert c.centred_diagonal_wins == wins_by_hand(c.ov_centred), c.ref
+    if name == "copy_rope.pt":
+        h3 = next(c for c in token_circuits(model) if (c.ref.kind, c.ref.layer, c.ref.head) == ("cross", 1, 2))
+        assert (round(h3.centred_copying_score, 2), h3.centred_diagonal_wins) == (0.99, 8)
+
+
 def direct_path_accuracy(name: str) -> dict[bool, float]:
     """Teacher-forced token accuracy of a shipped model on 200 training-distribution sequences (seed 0), with the last
     cross layer's output kept in the residual stream (True) or kept out of it while the feed-forward layer still

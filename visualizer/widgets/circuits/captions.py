@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core_model.circuits import HeadRef
+from core_model.circuits import HeadCircuit, HeadRef
 from core_model.head_composition import CompositionScore
+from visualizer.widgets.causal.effect_tables import signed
 from visualizer.widgets.common.styles import WARNING_TEXT
 
 from .head_list import head_label
@@ -77,13 +78,25 @@ def qk_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool 
     )
 
 
-def ov_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False) -> str:
+def ov_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False, diagonal: str = "") -> str:
     attended = SIDES[ref.kind][1]
     what = "logit the head adds, less its column's and row's means" if centred else "logit the head adds"
     return (
         f"<b>OV of {head_label(ref)}</b>: row = token attended to ({attended}), column = output token, cell = {what} "
         f"(±{scale:.1f} darkest; {UNITS}). A green diagonal: it copies what it reads; red: it suppresses it."
+        + (f" {diagonal}" if diagonal else "")
         + (COMPACT_NOTE if compact else "")
+    )
+
+
+def diagonal_line(circuit: HeadCircuit, centred: bool) -> str:
+    """The OV figure a reader confirms on the table (its row winners) beside the copying score, which weighs the
+    eigenvalues and so can be near +1 while a few rows are won elsewhere."""
+    wins = circuit.centred_diagonal_wins if centred else circuit.diagonal_wins
+    score = circuit.centred_copying_score if centred else circuit.copying_score
+    return (
+        f"Its own symbol wins {wins} of {circuit.symbol_rows} symbol rows; the copying score ({signed(score)}) weighs "
+        "the eigenvalues, so large diagonal cells can outweigh rows won elsewhere."
     )
 
 

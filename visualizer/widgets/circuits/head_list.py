@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
@@ -18,7 +17,6 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
 from core_model.circuits import HeadCircuit, HeadRef
 from core_model.head_roles import HeadRole
 from core_model.position_circuits import PositionCircuit
-from core_model.vocab import N_SPECIALS
 from visualizer.widgets.causal.effect_tables import effect_colour, role_line, signed
 
 from .table_fit import fit_width, make_side_table
@@ -123,7 +121,7 @@ class HeadList(QTableWidget):
             self.setItem(
                 row, 1, _item(f"L{ref.layer + 1} H{ref.head + 1}", f"layer {ref.layer + 1}, head {ref.head + 1}", order)
             )
-            self.setItem(row, 2, _copying_item(ref, copying(circuit, self.centred)))
+            self.setItem(row, 2, _copying_item(circuit, self.centred))
             if row < len(positions):
                 self.setItem(row, 3, _position_item(positions[row]))
         self._fill_roles()
@@ -143,7 +141,7 @@ class HeadList(QTableWidget):
             index = self._index_at(row)  # the head's place in self.heads: no search per row over thousands of heads
             if index is not None:
                 circuit = self.heads[index]
-                self.setItem(row, 2, _copying_item(circuit.ref, copying(circuit, centred)))
+                self.setItem(row, 2, _copying_item(circuit, centred))
         self.setSortingEnabled(sorting)
 
     def set_roles(self, roles: Sequence[HeadRole] | None) -> None:
@@ -206,12 +204,6 @@ def copying(circuit: HeadCircuit, centred: bool) -> float:
     return circuit.centred_copying_score if centred else circuit.copying_score
 
 
-def diagonal_rows(circuit: HeadCircuit, centred: bool) -> int:
-    """How many symbols' OV rows are won by that same symbol (the table shown: centred or raw)."""
-    ov = (circuit.ov_centred if centred else circuit.ov)[N_SPECIALS:, N_SPECIALS:]
-    return int((ov.argmax(axis=1) == np.arange(len(ov))).sum())
-
-
 def opening_head(heads: Sequence[HeadCircuit], centred: bool = True) -> HeadRef:
     """The head a new result opens on: of the last cross-attention layer (where the decoder reads the source, and so
     where copy, reverse and sort pick their answer), the clearest copier: most symbol rows won on the diagonal, then
@@ -222,15 +214,20 @@ def opening_head(heads: Sequence[HeadCircuit], centred: bool = True) -> HeadRef:
 
     def clarity(h: HeadCircuit) -> tuple[int, float]:
         score = copying(h, centred)
-        return diagonal_rows(h, centred), abs(score) if score == score else -1.0
+        wins = h.centred_diagonal_wins if centred else h.diagonal_wins
+        return wins, abs(score) if score == score else -1.0
 
     return max(pool, key=clarity).ref
 
 
-def _copying_item(ref: HeadRef, score: float) -> QTableWidgetItem:
-    """The copying score, coloured by sign; an encoder head's in italics and paler (a lens reading)."""
+def _copying_item(circuit: HeadCircuit, centred: bool) -> QTableWidgetItem:
+    """The copying score, coloured by sign; an encoder head's in italics and paler (a lens reading). The tooltip
+    adds the rows its own symbol wins, the figure the OV table confirms."""
+    ref, score = circuit.ref, copying(circuit, centred)
+    won = circuit.centred_diagonal_wins if centred else circuit.diagonal_wins
+    wins = f"its own symbol wins {won} of {circuit.symbol_rows} OV rows"
     lens = ref.kind == "encoder_self"
-    tip = f"{head_label(ref)}: copying score {score:+.4f}. {COPYING_TIP}" + (f". {LENS_TIP}" if lens else "")
+    tip = f"{head_label(ref)}: copying score {score:+.4f}, {wins}. {COPYING_TIP}" + (f". {LENS_TIP}" if lens else "")
     key = abs(score) if score == score else -1.0
     item = _item(signed(score), tip, key)
     item.setBackground(QBrush(effect_colour(score * (0.5 if lens else 1.0))))

@@ -248,7 +248,8 @@ class CircuitsView(QWidget):
             return
         centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
         self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale, centre_qk, self.qk.compact))
-        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact))
+        diagonal = captions.diagonal_line(self.frame.circuit(ref), centre_ov)
+        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact, diagonal))
         self.position_caption.setText(
             captions.position_caption(
                 ref,

@@ -1,0 +1,78 @@
+"""The Circuits tab read as a learner reads it, on the copy model at 1280x800: every figure beside a table is one
+the table (or the CLI) confirms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from core_model.checkpoint import load_checkpoint
+from core_model.circuits import HeadRef
+from core_model.shipped import resource_path
+from visualizer.cli import main
+from visualizer.state.circuits import CircuitsState
+from visualizer.state.model_hub import ModelHub
+from visualizer.widgets.circuits.view import CircuitsView
+from visualizer.workers.tasks import TaskSlot
+
+COPY = resource_path("copy_rope.pt")
+
+
+def cli(capsys) -> dict:
+    assert main(["circuits", str(COPY), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def view(qtbot):
+    ckpt = load_checkpoint(COPY)
+    hub = ModelHub(ckpt.build(), ckpt.task, device=torch.device("cpu"), origin="copy_rope.pt", path=COPY)
+    state = CircuitsState(hub, TaskSlot)
+    view = CircuitsView(state)
+    qtbot.addWidget(view)
+    view.resize(1280, 740)
+    view.show()
+    qtbot.waitUntil(lambda: view.frame is not None, timeout=30_000)
+    yield view
+    state.shutdown()
+
+
+def row_of(view, kind: str, layer: int, head: int) -> int:
+    """The head's row in the list as it stands (sorting moves rows)."""
+    heads = view.heads
+    return next(r for r in range(heads.rowCount()) if heads.ref_at(r) == HeadRef(kind, layer, head))  # type: ignore[arg-type]
+
+
+def click_head(qtbot, view, kind: str, layer: int, head: int) -> int:
+    """Click the head's row in the list, as a person does; returns its index in the CLI's list of heads."""
+    heads = view.heads
+    pos = heads.visualItemRect(heads.item(row_of(view, kind, layer, head), 0)).center()
+    qtbot.mouseClick(heads.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    return heads.refs.index(HeadRef(kind, layer, head))  # type: ignore[arg-type]
+
+
+def bold_on_diagonal(table) -> int:
+    """The symbol rows (ids 3..) whose bold cell is the row's own symbol, read off the table's items."""
+    return sum(table.item(i, i).font().bold() for i in range(3, table.rowCount()))
+
+
+def test_beside_the_copying_score_the_ov_caption_counts_the_rows_the_table_shows_won_on_its_diagonal(
+    qtbot, view, capsys
+):
+    """Cross L2 H3 copies (+0.99) yet its rows for '1' and '4' go to other symbols: the caption says on how many
+    rows its own symbol wins, the number a learner counts in bold on the table and the CLI prints."""
+    data = cli(capsys)
+    index = click_head(qtbot, view, "cross", 1, 2)
+    head = data["heads"][index]
+    assert (head["centred_diagonal_wins"], head["symbol_rows"]) == (8, 10)
+    caption = view.ov_caption.text()
+    assert "Its own symbol wins 8 of 10 symbol rows" in caption and "copying score (+0.99)" in caption
+    assert bold_on_diagonal(view.ov) == 8
+    assert "its own symbol wins 8 of 10 OV rows" in view.heads.item(row_of(view, "cross", 1, 2), 2).toolTip()
+    view.centre_ov.click()  # the raw table: its own count, still what the bold cells show
+    wins = head["diagonal_wins"]
+    assert f"Its own symbol wins {wins} of 10 symbol rows" in view.ov_caption.text()
+    assert bold_on_diagonal(view.ov) == wins
