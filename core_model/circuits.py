@@ -52,6 +52,7 @@ import torch
 from torch import Tensor, nn
 
 from .cell_decomposition import attention_module
+from .circuit_units import norm_spread
 from .config import ModelConfig
 from .model import ATTENTION_KINDS, AttentionKind, Seq2SeqTransformer
 from .vocab import EOS, N_SPECIALS
@@ -97,6 +98,7 @@ class StreamSide:
 
     table: nn.Embedding
     gain: Tensor | float  # (d,) float64, or 1.0 where no gain sits before the head
+    norm: nn.Module | None = None  # the norm a run divides this side's stream by (pre-norm); None for post-norm
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class HeadCircuit:
     centred_copying_score: float = math.nan
     diagonal_wins: int = 0  # symbol rows of `ov` won by their own symbol (`diagonal_wins`)
     centred_diagonal_wins: int = 0  # the same of `ov_centred`
+    query_spread: float = math.nan  # what a run's norm divides a lone query-side embedding by (`side_spread`)
+    key_spread: float = math.nan  # the same on the key and value side
 
     @property
     def symbol_rows(self) -> int:
@@ -138,6 +142,8 @@ class HeadCircuit:
             "diagonal_wins": self.diagonal_wins,
             "centred_diagonal_wins": self.centred_diagonal_wins,
             "symbol_rows": self.symbol_rows,
+            "query_spread": self.query_spread,
+            "key_spread": self.key_spread,
             "qk": self.qk.tolist(),
             "ov": self.ov.tolist(),
             "qk_centred": self.qk_centred.tolist(),
@@ -181,7 +187,8 @@ def token_circuits(model: Seq2SeqTransformer, progress: Callable[[int, int], Non
         centred_ov = centred(centred(ov_np, axis=0), axis=1)
         scores = copying_score(ov_np), copying_score(centred_ov[N_SPECIALS:, N_SPECIALS:])
         wins = diagonal_wins(ov_np), diagonal_wins(centred_ov)
-        out.append(HeadCircuit(ref, qk.numpy(), ov_np, *scores, *wins))
+        spreads = (side_spread(model, side) for side in head_sides(model, ref))
+        out.append(HeadCircuit(ref, qk.numpy(), ov_np, *scores, *wins, *spreads))
         if progress is not None:
             progress(len(out), n_heads)
     return out
@@ -206,10 +213,21 @@ def head_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[StreamSide, Str
     """(query side, key/value side) of the head's direct path: which table feeds each, which gain sits before it."""
     layer = (model.encoder_layers if ref.kind == "encoder_self" else model.decoder_layers)[ref.layer]
     own_norm: nn.Module = getattr(layer, NORM_SLOTS[ref.kind]).norm  # the norm in front of this sublayer
-    query = StreamSide(model.src_embed if ref.kind == "encoder_self" else model.tgt_embed, _gain(model, own_norm))
+    pre = model.config.norm_position == "pre"
+    table = model.src_embed if ref.kind == "encoder_self" else model.tgt_embed
+    query = StreamSide(table, _gain(model, own_norm), own_norm if pre else None)
     if ref.kind != "cross":
         return query, query
-    return query, StreamSide(model.src_embed, _gain(model, model.encoder_norm))  # the memory's tokens
+    memory_norm = model.encoder_norm if pre else None
+    return query, StreamSide(model.src_embed, _gain(model, model.encoder_norm), memory_norm)  # the memory's tokens
+
+
+def side_spread(model: Seq2SeqTransformer, side: StreamSide) -> float:
+    """What a run's norm divides a lone symbol embedding of this side by, averaged over the symbols (NaN without a
+    norm before the head): core_model.circuit_units."""
+    if side.norm is None:
+        return math.nan
+    return norm_spread(scaled_embedding(model, side.table)[N_SPECIALS:], side.norm)
 
 
 def _token_sides(model: Seq2SeqTransformer, ref: HeadRef) -> tuple[Tensor, Tensor]:

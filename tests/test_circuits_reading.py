@@ -76,3 +76,19 @@ def test_beside_the_copying_score_the_ov_caption_counts_the_rows_the_table_shows
     wins = head["diagonal_wins"]
     assert f"Its own symbol wins {wins} of 10 symbol rows" in view.ov_caption.text()
     assert bold_on_diagonal(view.ov) == wins
+
+
+def test_each_qk_caption_says_what_one_unit_is_and_what_puts_it_on_the_playgrounds_scale(qtbot, view, capsys):
+    """A cell of -684 means nothing alone: every QK caption names the divisor a run's norms apply (the CLI's
+    spreads), and the OV caption says its unit is one logit."""
+    data = cli(capsys)
+    head = data["heads"][click_head(qtbot, view, "cross", 1, 2)]
+    q, k = head["query_spread"], head["key_spread"]
+    assert 10 < q * k < 1000  # hundreds of units make a few of the Playground's
+    line = f"divide a lone embedding by about {q:.1f} (query) and {k:.1f} (key), so a cell ÷ {q * k:.0f} is on"
+    for caption in (view.qk_caption, view.position_caption):
+        assert "one unit: a score of embeddings × √d_model that no norm has divided" in caption.text()
+        assert line in caption.text() and "Playground's pre-softmax scale" in caption.text()
+    assert f"one unit: one logit, the attended embedding left undivided (a run's norm divides it by about {k:.1f})" in (
+        view.ov_caption.text()
+    )

@@ -136,10 +136,7 @@ def test_the_head_list_and_a_clicked_heads_tables_show_what_the_cli_prints(qtbot
     assert_tables_match(view, data["heads"][row], data["tokens"])
     assert "OV of cross L2 H3" in view.ov_caption.text() and "copies" in view.ov_caption.text()
     for caption in (view.qk_caption, view.ov_caption):  # hundreds, where the Playground's scores span about ±8
-        assert (
-            "darkest; LayerNorm scaling left out, so not the Playground's scale: compare cells within this table)"
-            in caption.text()
-        )
+        assert "darkest; one unit: " in caption.text()
     view.centre_qk.click()  # the raw tables, and Elhage et al.'s copying score of the raw OV table
     view.centre_ov.click()
     assert_tables_match(view, data["heads"][row], data["tokens"], centred=False)

@@ -50,6 +50,7 @@ def test_the_json_holds_every_heads_circuits_the_composition_and_the_baseline(ca
             circuit.centred_diagonal_wins,
             10,
         )
+        assert (row["query_spread"], row["key_spread"]) == (circuit.query_spread, circuit.key_spread)
         np.testing.assert_array_equal(np.array(row["qk"]), circuit.qk)
         np.testing.assert_array_equal(np.array(row["ov"]), circuit.ov)
         np.testing.assert_array_equal(np.array(row["qk_centred"]), circuit.qk_centred)

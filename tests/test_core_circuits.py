@@ -238,6 +238,24 @@ def test_diagonal_wins_count_the_symbol_rows_the_tables_own_symbol_wins(name):
         assert (round(h3.centred_copying_score, 2), h3.centred_diagonal_wins) == (0.99, 8)
 
 
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+def test_each_sides_spread_is_what_its_norm_divides_a_lone_symbol_embedding_by(norm):
+    """The divisor the QK caption names: numpy's std (LayerNorm) or root mean square (RMSNorm) of each symbol's
+    embedding × √d_model, eps added as torch does, averaged over the symbols; NaN for post-norm."""
+    model = tiny("pre", norm)
+    p = raw(model)
+    eps = 1e-6  # layers.NORM_EPS, both kinds
+    for c in token_circuits(model):
+        _prefix, e_q, _g_q, e_k, _g_k = sides(p, c.ref.kind, c.ref.layer, True)
+        by_hand = []
+        for table in (e_q, e_k):
+            x = table[3:] * math.sqrt(D_MODEL)
+            power = x.var(axis=1) if norm == "layernorm" else (x**2).mean(axis=1)
+            by_hand.append(float(np.sqrt(power + eps).mean()))
+        assert (c.query_spread, c.key_spread) == pytest.approx(by_hand, rel=1e-12), c.ref
+    assert all(math.isnan(c.query_spread) and math.isnan(c.key_spread) for c in token_circuits(tiny("post", norm)))
+
+
 def direct_path_accuracy(name: str) -> dict[bool, float]:
     """Teacher-forced token accuracy of a shipped model on 200 training-distribution sequences (seed 0), with the last
     cross layer's output kept in the residual stream (True) or kept out of it while the feed-forward layer still

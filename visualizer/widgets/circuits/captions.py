@@ -56,9 +56,29 @@ SIDES = {  # (query tokens, key tokens) of each kind
 
 
 COMPACT_NOTE = " Hover for numbers (● = row winner)."
-UNITS = (
-    "LayerNorm scaling left out, so not the Playground's scale: compare cells within this table"  # hundreds, not logits
-)
+UNITS = "one unit: a score of embeddings × √d_model that no norm has divided; compare cells within this table"
+
+
+def qk_units(circuit: HeadCircuit) -> str:
+    """What one unit of a QK table is: the run's norms divide each side, so their product puts a cell on the
+    Playground's pre-softmax scale (core_model.circuit_units); UNITS alone where no norm sits before the head."""
+    q, k = circuit.query_spread, circuit.key_spread
+    if q != q or k != k:
+        return UNITS
+    return (
+        "one unit: a score of embeddings × √d_model that no norm has divided; a run's norms divide a lone embedding "
+        f"by about {q:.1f} (query) and {k:.1f} (key), so a cell ÷ {q * k:.0f} is on the Playground's pre-softmax scale"
+    )
+
+
+def ov_units(circuit: HeadCircuit) -> str:
+    """What one unit of an OV table is: a logit, with the attended side's division by the norm left out."""
+    k = circuit.key_spread
+    divided = f" (a run's norm divides it by about {k:.1f})" if k == k else ""
+    return (
+        f"one unit: one logit, the attended embedding left undivided{divided} and the final norm's division left "
+        "out; compare cells within this table"
+    )
 
 
 def heads_legend(centred: bool) -> str:
@@ -69,21 +89,23 @@ def heads_legend(centred: bool) -> str:
     )
 
 
-def qk_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False) -> str:
+def qk_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False, units: str = UNITS) -> str:
     query, key = SIDES[ref.kind]
     what = "score before softmax, minus the row's mean over the symbols" if centred else "score before softmax"
     return (
         f"<b>QK of {head_label(ref)}</b>: row = query token ({query}), column = key token ({key}), cell = {what} "
-        f"(±{scale:.1f} darkest; {UNITS}). Bold: each row's winner." + (COMPACT_NOTE if compact else "")
+        f"(±{scale:.1f} darkest; {units}). Bold: each row's winner." + (COMPACT_NOTE if compact else "")
     )
 
 
-def ov_caption(ref: HeadRef, scale: float, centred: bool = False, compact: bool = False, diagonal: str = "") -> str:
+def ov_caption(
+    ref: HeadRef, scale: float, centred: bool = False, compact: bool = False, diagonal: str = "", units: str = UNITS
+) -> str:
     attended = SIDES[ref.kind][1]
     what = "logit the head adds, less its column's and row's means" if centred else "logit the head adds"
     return (
         f"<b>OV of {head_label(ref)}</b>: row = token attended to ({attended}), column = output token, cell = {what} "
-        f"(±{scale:.1f} darkest; {UNITS}). A green diagonal: it copies what it reads; red: it suppresses it."
+        f"(±{scale:.1f} darkest; {units}). A green diagonal: it copies what it reads; red: it suppresses it."
         + (f" {diagonal}" if diagonal else "")
         + (COMPACT_NOTE if compact else "")
     )
@@ -106,7 +128,13 @@ def first_position(side: str, anchored: bool) -> str:
 
 
 def position_caption(
-    ref: HeadRef, scale: float, compact: bool, anchored: bool = True, centred: bool = True, positional: str = "rope"
+    ref: HeadRef,
+    scale: float,
+    compact: bool,
+    anchored: bool = True,
+    centred: bool = True,
+    positional: str = "rope",
+    units: str = UNITS,
 ) -> str:
     query, key = SIDES[ref.kind]
     firsts = {first_position(query, anchored), first_position(key, anchored)}
@@ -125,7 +153,7 @@ def position_caption(
     numbers = " Hover for numbers." if compact else ""
     return (
         f"{position_warning(ref)}<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = "
-        f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}; {UNITS}).{diagonal}{hidden}{numbers}"
+        f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}; {units}).{diagonal}{hidden}{numbers}"
     )
 
 

@@ -247,9 +247,11 @@ class CircuitsView(QWidget):
         if self.frame is None or ref is None:
             return
         centre_qk, centre_ov = self.centre_qk.isChecked(), self.centre_ov.isChecked()
-        self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale, centre_qk, self.qk.compact))
-        diagonal = captions.diagonal_line(self.frame.circuit(ref), centre_ov)
-        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact, diagonal))
+        circuit = self.frame.circuit(ref)
+        qk_units, ov_units = captions.qk_units(circuit), captions.ov_units(circuit)
+        self.qk_caption.setText(captions.qk_caption(ref, self.qk.scale, centre_qk, self.qk.compact, qk_units))
+        diagonal = captions.diagonal_line(circuit, centre_ov)
+        self.ov_caption.setText(captions.ov_caption(ref, self.ov.scale, centre_ov, self.ov.compact, diagonal, ov_units))
         self.position_caption.setText(
             captions.position_caption(
                 ref,
@@ -258,6 +260,7 @@ class CircuitsView(QWidget):
                 self.frame.anchored,
                 self.centre_qk.isChecked(),
                 self.frame.positional,
+                qk_units,
             )
         )
 
