@@ -62,9 +62,10 @@ def run_signalled(sig: str, moment: str, verb: str, out: Path) -> subprocess.Com
 
 
 def said_lines(err: str) -> list[str]:
-    """The lines the command itself says (progress bars and warnings aside)."""
+    """The lines the command itself says (progress bars, warnings and notes aside)."""
     lines = err.replace("\r", "\n").splitlines()
-    return [line for line in lines if line.startswith("attention-playground:") and ": warning: " not in line]
+    asides = (": warning: ", ": note: ")
+    return [line for line in lines if line.startswith("attention-playground:") and not any(a in line for a in asides)]
 
 
 CASES = [  # every verb at the moments its own code decides (its analysis, its output), the signals in turn
