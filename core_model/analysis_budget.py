@@ -1,18 +1,11 @@
-"""The budget of the analyses: what each would hold at its peak and how much arithmetic it does, from the model's
-config and the inputs alone, checked before anything is allocated.
+"""The budget of the analyses: each `check_*` refuses an analysis whose cost (analysis_cost) is over either cap,
+before anything is allocated, in one sentence that says the numbers and the largest values of the knobs that fit.
 
 Every option has its range and every model size its cap (config.MAX_*), yet their products can still ask for
 gigabytes or hours: circuits over a 1,024-token vocabulary, patching on a 4,094-symbol source, attribution at 254
-symbols with 512 integrated-gradient steps. Each `check_*` here estimates its analysis (memory in bytes, work in
-multiply-adds), refuses with BudgetError when either is over its cap, and says the numbers and the largest values of
-the knobs that fit. The headless verbs and the window's states call the same function, so both refuse the same
-inputs in the same sentence; `Knobs` names the knobs as the caller's user knows them ("--source" or "the source"),
-and a knob without a name is never suggested.
-
-The estimates follow the arithmetic of one pass (`pass_cost`): per row, every projection, feed-forward and attention
-product of each layer, plus the output layer; memory is one layer's transient attention maps and activations (no
-gradient) or every layer's kept for the backward pass. They are deliberately round: their job is to tell a run of
-seconds from one of many minutes, and hundreds of megabytes from many gigabytes.
+symbols with 512 integrated-gradient steps. The headless verbs and the window's states call the same function, so
+both refuse the same inputs in the same sentence; `Knobs` names the knobs as the caller's user knows them
+("--source" or "the source"), and a knob without a name is never suggested.
 """
 
 from __future__ import annotations
@@ -22,25 +15,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .analysis_cost import (
+    MAX_BYTES,
+    MAX_WORK,
+    Cost,
+    attention_heads,
+    attribution_cost_for,
+    circuits_cost,
+    composition_counts,
+    lens_cost,
+    patch_cost,
+    patch_rows,
+)
 from .config import ModelConfig
-from .vocab import EOS, N_SPECIALS
+from .vocab import EOS
 
 if TYPE_CHECKING:
     from .model import Seq2SeqTransformer
-
-MAX_BYTES = 1_000_000_000  # peak memory an analysis may ask for: 1 GB beside the app and the model itself
-MAX_WORK = 500_000_000_000  # multiply-adds: about a minute on one CPU thread (~9 billion a second measured here)
-FLOAT = 4  # bytes of one float32 activation
-DOUBLE = 8  # bytes of one float64 circuit entry
-# One entry of a circuit table, as `circuits` prints it: the float64 array, the raw and centred copies as Python lists
-# of floats (8 + 24 bytes each) and their JSON text (~20 characters each).
-TABLE_ENTRY_BYTES = 2 * DOUBLE + 4 * 32 + 4 * 20
-LINK_BYTES = 800  # one composition score: its record, its dict of two head dicts and its JSON line
-UNLINKED_BYTES = 3 * 32  # one unlinked pair: a float per composition type in a Python list
-EIGEN_WORK = 10  # multiply-adds per n^3 of one general eigenvalue decomposition (Hessenberg QR, roughly)
-# What one layer's call costs beyond its arithmetic (a few dozen tensor operations, ~1 ms measured here), in
-# multiply-adds at the rate MAX_WORK assumes: it is what a narrow model's token-by-token decoding spends its time on.
-LAYER_CALL_WORK = 10_000_000
 
 
 class BudgetError(ValueError):
@@ -55,26 +46,6 @@ class BudgetError(ValueError):
 
 
 @dataclass(frozen=True)
-class Cost:
-    """Peak memory in bytes and work in multiply-adds."""
-
-    bytes: int
-    work: int
-
-    def __add__(self, other: Cost) -> Cost:
-        """Two parts whose results are held together: both memory and work add up."""
-        return Cost(self.bytes + other.bytes, self.work + other.work)
-
-    def then(self, other: Cost) -> Cost:
-        """Two parts run one after the other: work adds up, memory is the larger peak."""
-        return Cost(max(self.bytes, other.bytes), self.work + other.work)
-
-    @property
-    def fits(self) -> bool:
-        return self.bytes <= MAX_BYTES and self.work <= MAX_WORK
-
-
-@dataclass(frozen=True)
 class Knobs:
     """The knobs a caller lets its user turn, as that user knows them; None: not offered, never suggested."""
 
@@ -82,24 +53,6 @@ class Knobs:
     ig_steps: str | None = None  # "--ig-steps", "IG steps"
     positions: str | None = None  # "--positions"
     samples: str | None = None  # "--baseline-samples"
-
-
-def pass_cost(config: ModelConfig, rows: int, src_len: int, tgt_len: int, *, grad: bool = False) -> Cost:
-    """One forward pass of `rows` sequences (src_len encoder and tgt_len decoder positions); with `grad`, the
-    backward pass too (about twice the forward's work) and every layer's activations kept for it."""
-    d, ff, h, s, t = config.d_model, config.d_ff, config.n_heads, src_len, tgt_len
-    enc_layer = s * (4 * d * d + 2 * d * ff) + 2 * s * s * d  # q, k, v, o and the feed-forward; QK^T and AV
-    dec_layer = t * (6 * d * d + 2 * d * ff) + 2 * s * d * d + 2 * t * t * d + 2 * t * s * d  # self, cross, ff
-    output = t * d * config.vocab_size  # the output layer
-    work = rows * (config.n_encoder_layers * enc_layer + config.n_decoder_layers * dec_layer + output)
-    work += (config.n_encoder_layers + config.n_decoder_layers) * LAYER_CALL_WORK
-    enc_floats = 2 * h * s * s + s * (6 * d + 2 * ff)  # scores and weights, and the activations around them
-    dec_floats = 2 * h * (t * t + t * s) + t * (10 * d + 2 * ff)
-    logits = 2 * t * config.vocab_size
-    if grad:
-        floats = config.n_encoder_layers * enc_floats + config.n_decoder_layers * dec_floats + logits
-        return Cost(rows * floats * FLOAT, 3 * work)
-    return Cost(rows * max(enc_floats, dec_floats, logits) * FLOAT, work)
 
 
 def most_that_fit(cost_for: Callable[[int], Cost], low: int, high: int) -> int | None:
@@ -148,42 +101,6 @@ def output_len(n_symbols: int, asked_symbols: int, asked_output: int) -> int:
     return max(1, math.ceil(asked_output * n_symbols / max(1, asked_symbols)))
 
 
-# ---- patching ----
-
-
-def patch_rows(config: ModelConfig, src_len: int) -> int:
-    """Patched runs: a row per head and per attention layer, and one per (encoder layer, source position)."""
-    modules = config.n_encoder_layers + 2 * config.n_decoder_layers
-    return modules * (config.n_heads + 1) + config.n_encoder_layers * src_len
-
-
-def rows_per_pass(config: ModelConfig, src_len: int, tgt_len: int, most: int) -> int:
-    """Rows of one batched pass (patched runs, occluded sources), at most `most`, within half the memory budget
-    (the clean run and the results hold the rest); at least one."""
-    one = pass_cost(config, 1, src_len, tgt_len).bytes
-    return max(1, min(most, (MAX_BYTES // 2) // max(1, one)))
-
-
-def patch_chunk(config: ModelConfig, src_len: int, tgt_len: int) -> int:
-    """Rows per patched pass."""
-    return rows_per_pass(config, src_len, tgt_len, patch_rows(config, src_len))
-
-
-def occlusion_chunk(config: ModelConfig, src_len: int, tgt_len: int) -> int:
-    """Occluded sources per pass."""
-    from .attribution import OCCLUSION_CHUNK
-
-    return rows_per_pass(config, src_len, tgt_len, OCCLUSION_CHUNK)
-
-
-def patch_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
-    """The clean run and every patched run, passes of patch_chunk rows."""
-    rows = patch_rows(config, src_len)
-    chunk = patch_chunk(config, src_len, tgt_len)
-    one = pass_cost(config, 1, src_len, tgt_len)
-    return Cost(2 * one.bytes + chunk * one.bytes, (rows + 2) * one.work)
-
-
 def check_patch(config: ModelConfig, n_symbols: int, src_len: int, tgt_len: int, knobs: Knobs) -> None:
     """Refuse patching a source of n_symbols (src_len encoder positions, tgt_len decoder positions) over budget."""
     overhead = src_len - n_symbols
@@ -195,23 +112,6 @@ def check_patch(config: ModelConfig, n_symbols: int, src_len: int, tgt_len: int,
     check(cost_for(n_symbols), what, [_shorter(knobs, cost_for, n_symbols)])
 
 
-# ---- the logit lens and attribution ----
-
-
-def decode_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
-    """Greedy decoding of tgt_len tokens with a key/value cache: about one pass's arithmetic, one token's memory, and
-    a call of every decoder layer per token."""
-    calls = tgt_len * config.n_decoder_layers * LAYER_CALL_WORK
-    return Cost(pass_cost(config, 1, src_len, 1).bytes, pass_cost(config, 1, src_len, tgt_len).work + calls)
-
-
-def lens_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
-    """Greedy decoding, one teacher-forced pass, and every decoder layer read through the output layer."""
-    layers = config.n_decoder_layers
-    lens = Cost(3 * layers * tgt_len * config.vocab_size * FLOAT, layers * tgt_len * config.d_model * config.vocab_size)
-    return decode_cost(config, src_len, tgt_len).then(pass_cost(config, 1, src_len, tgt_len) + lens)
-
-
 def check_lens(config: ModelConfig, n_symbols: int, src_len: int, tgt_len: int, knobs: Knobs) -> None:
     """Refuse the lens of a source of n_symbols whose output is expected to be tgt_len tokens, over budget."""
     overhead = src_len - n_symbols
@@ -220,28 +120,6 @@ def check_lens(config: ModelConfig, n_symbols: int, src_len: int, tgt_len: int, 
         return lens_cost(config, n + overhead, output_len(n, n_symbols, tgt_len))
 
     check(cost_for(n_symbols), f"the logit lens on {n_symbols} symbols", [_shorter(knobs, cost_for, n_symbols)])
-
-
-def attribute_cost(config: ModelConfig, src_len: int, tgt_len: int, ig_steps: int, n_symbols: int) -> Cost:
-    """Decoding, integrated gradients (one batch of m + 1 rows, a backward pass per output position), occlusion
-    (every symbol position with each other symbol, passes of occlusion_chunk rows) and the attention views.
-
-    `n_symbols` here is how many symbols the source holds (each occluded by every other symbol of the task)."""
-    task_symbols = config.vocab_size - N_SPECIALS
-    forward = pass_cost(config, ig_steps + 1, src_len, tgt_len, grad=True)
-    ig = Cost(forward.bytes, forward.work // 3 * (1 + 2 * tgt_len))  # one forward, a backward per output
-    edits = n_symbols * max(0, task_symbols - 1)
-    chunk = pass_cost(config, min(max(edits, 1), occlusion_chunk(config, src_len, tgt_len)), src_len, tgt_len)
-    occlusion = Cost(chunk.bytes, edits * pass_cost(config, 1, src_len, tgt_len).work)
-    views = pass_cost(config, 1, src_len, tgt_len, grad=True)  # the maps kept, as the capture path keeps them
-    return decode_cost(config, src_len, tgt_len).then(ig).then(occlusion).then(views)
-
-
-def attribution_cost_for(config: ModelConfig, src_len: int, n_symbols: int, ig_steps: int) -> Callable[[int], Cost]:
-    """Attribution and the lens beside it, as a function of the output's length: what `analysis_output` caps."""
-    return lambda tokens: attribute_cost(config, src_len, tokens, ig_steps, n_symbols).then(
-        lens_cost(config, src_len, tokens)
-    )
 
 
 def check_attribute(
@@ -280,67 +158,11 @@ def check_output(written: int, ended: bool, cap: int, longest: int, what: str, k
     )
 
 
-# ---- circuits ----
-
-
-def _sublayers(config: ModelConfig) -> list[tuple[str, int]]:
-    """Every attention sublayer as (kind, layer) in head_refs order."""
-    return (
-        [("encoder_self", layer) for layer in range(config.n_encoder_layers)]
-        + [("decoder_self", layer) for layer in range(config.n_decoder_layers)]
-        + [("cross", layer) for layer in range(config.n_decoder_layers)]
-    )
-
-
-def _types(source: tuple[str, int], target: tuple[str, int]) -> int:
-    """How many composition types join a head of `source` to a head of `target` (head_composition's rule)."""
-    (s_kind, s_layer), (t_kind, t_layer) = source, target
-    if s_kind == "encoder_self":
-        if t_kind == "cross":
-            return 2
-        return 3 if t_kind == "encoder_self" and t_layer > s_layer else 0
-    if t_kind == "encoder_self":
-        return 0
-    step = lambda kind, layer: 2 * layer + (kind == "cross")  # noqa: E731
-    if step(t_kind, t_layer) <= step(s_kind, s_layer):
-        return 0
-    return 3 if t_kind == "decoder_self" else 1
-
-
-def composition_counts(config: ModelConfig) -> tuple[int, int]:
-    """(composition links, ordered pairs of distinct heads with no path), counted without listing them."""
-    h = config.n_heads
-    links = unlinked = 0
-    for source in _sublayers(config):
-        for target in _sublayers(config):
-            pairs = h * h - (h if source == target else 0)
-            types = _types(source, target)
-            links += pairs * types
-            unlinked += 0 if types else pairs
-    return links, unlinked
-
-
-def circuits_cost(config: ModelConfig, n_positions: int, samples: int) -> tuple[Cost, Cost]:
-    """(what the model alone costs: token tables and composition; what the options add: positions, baseline)."""
-    heads = len(_sublayers(config)) * config.n_heads
-    v, d, hd, a = config.vocab_size, config.d_model, config.head_dim, config.vocab_size - N_SPECIALS
-    tokens = Cost(heads * v * v * TABLE_ENTRY_BYTES, heads * (2 * EIGEN_WORK * v**3 + v * v * (hd + d) + 3 * v * d * d))
-    links, unlinked = composition_counts(config)
-    pair = d**3 + 2 * d * d * hd  # one score: the two d x d matrices and their product
-    composition = Cost(links * LINK_BYTES + unlinked * UNLINKED_BYTES, (links + 3 * unlinked) * pair)
-    n = n_positions
-    positions = Cost(
-        heads * n * n * TABLE_ENTRY_BYTES + 4 * a * n * hd * DOUBLE, heads * (2 * a * n * n * hd + a * a * n * hd)
-    )
-    baseline = Cost(0, samples * 3 * pair)
-    return tokens + composition, positions + baseline
-
-
 def check_circuits(config: ModelConfig, n_positions: int, samples: int, knobs: Knobs) -> None:
     """Refuse reading the circuits over budget; name --positions or --baseline-samples only where lowering them
     fits, and say so when the model alone is too large."""
     fixed, _ = circuits_cost(config, n_positions, samples)
-    heads = len(_sublayers(config)) * config.n_heads
+    heads = attention_heads(config)
     what = f"reading the circuits of {heads:,} heads over {config.vocab_size:,} tokens and {n_positions} positions"
     if not fixed.fits:
         links, _unlinked = composition_counts(config)

@@ -90,7 +90,7 @@ def attribute(
 
     `symbol_ids`: the task's symbols (the baseline's mean and occlusion's replacements); other ids are specials.
     `progress(done, total)` is called after each output position's gradients and each occlusion pass.
-    `occlusion_chunk`: occluded sources per pass (analysis_budget.occlusion_chunk keeps a pass within the budget).
+    `occlusion_chunk`: occluded sources per pass (analysis_cost.occlusion_chunk keeps a pass within the budget).
     """
     if not 1 <= ig_steps <= MAX_IG_STEPS:
         raise ValueError(f"ig_steps must be in 1..{MAX_IG_STEPS}, got {ig_steps}")

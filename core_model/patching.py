@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from .analysis_cost import patch_rows
 from .attention import MultiHeadAttention
 from .inputs import decoder_input
 from .masks import MaskSpec
@@ -188,7 +189,7 @@ def patch_effects(
 
     clean_src / corrupt_src: encoder inputs of the same length (build them with core_model.inputs); the targets are
     the expected outputs (no specials). `position` defaults to the first one where the expected outputs differ.
-    `rows_per_pass`: patched runs per batched pass (default: all in one; analysis_budget.patch_chunk keeps a pass
+    `rows_per_pass`: patched runs per batched pass (default: all in one; analysis_cost.patch_chunk keeps a pass
     within the memory budget); `progress(done, total)` after each pass, in patched runs.
     """
     if len(clean_src) != len(corrupt_src):
@@ -212,13 +213,12 @@ def patch_effects(
             if abs(m_clean - m_corrupt) < MIN_METRIC_GAP:
                 raise ValueError("the corruption does not change the metric: there is no effect to share out")
             metric = (position, good, bad)
-            chunk = (rows_per_pass or _n_rows(model, len(clean_src)), progress)
+            chunk = (rows_per_pass or patch_rows(model.config, len(clean_src)), progress)
             patched = _patched_metrics(model, src[1], tgt[0], clean, (masks, head_gates), metric, chunk)
     finally:
         model.train(was_training)
     effects = (patched - m_corrupt) / (m_clean - m_corrupt)
-    modules = _attention(model)
-    n_heads = model.config.n_heads
+    modules, n_heads = _attention(model), model.config.n_heads
     heads = tuple(
         HeadEffect(kind, layer, head, float(effects[i * n_heads + head]))
         for i, (kind, layer, _module) in enumerate(modules)
@@ -232,10 +232,6 @@ def patch_effects(
     return PatchResult(position, good, bad, m_clean, m_corrupt, heads, sweep, layers)
 
 
-def _n_rows(model: Seq2SeqTransformer, length: int) -> int:
-    return len(_attention(model)) * (model.config.n_heads + 1) + len(model.encoder_layers) * length
-
-
 def _patched_metrics(
     model: Seq2SeqTransformer,
     corrupt: Tensor,
@@ -247,9 +243,8 @@ def _patched_metrics(
 ) -> np.ndarray:
     """The corrupted source's patched runs, `chunk[0]` rows per pass (progress `chunk[1]` after each): a row per
     head, a row per attention layer (all its heads), then a row per (encoder layer, source position)."""
-    modules = _attention(model)
-    n_heads, n_enc, length = model.config.n_heads, len(model.encoder_layers), corrupt.shape[0]
-    n_rows = len(modules) * (n_heads + 1) + n_enc * length
+    modules, length = _attention(model), corrupt.shape[0]
+    n_rows = patch_rows(model.config, length)
     rows_per_pass, progress = chunk
     out = []
     for start in range(0, n_rows, rows_per_pass):

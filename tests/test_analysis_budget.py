@@ -11,16 +11,8 @@ import pytest
 import torch
 
 from core_model import ModelConfig, build_model
-from core_model.analysis_budget import (
-    MAX_WORK,
-    BudgetError,
-    Cost,
-    Knobs,
-    analysis_output,
-    check_attribute,
-    check_patch,
-    composition_counts,
-)
+from core_model.analysis_budget import BudgetError, Knobs, analysis_output, check_attribute, check_patch
+from core_model.analysis_cost import MAX_WORK, Cost, composition_counts
 from core_model.checkpoint import save_checkpoint
 from core_model.head_composition import composition_pairs
 from core_model.shipped import resource_path

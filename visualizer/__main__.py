@@ -41,7 +41,7 @@ def _headless(args: list[str], whole_process: bool) -> int | None:
     reports those that come before it starts. whole_process (the command line's own entry point): the handlers stay
     while the interpreter exits, ignoring later signals, so the verb's status stands; else they are given back.
     """
-    from visualizer.state.interrupts import QuitOnSignals, said_for, say_interrupted
+    from visualizer.headless.interrupts import QuitOnSignals, said_for, say_interrupted
 
     quits = QuitOnSignals().install()
     try:

@@ -17,7 +17,7 @@ from types import FrameType
 
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
-from visualizer.state.interrupts import QUIT_SIGNAL_NAMES
+from visualizer.headless.interrupts import QUIT_SIGNAL_NAMES
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, l
 from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
+from visualizer.headless.interrupts import INTERRUPTED, said_for
 from visualizer.state.failures import first_line, printable
-from visualizer.state.interrupts import INTERRUPTED, said_for
 
 log = logging.getLogger(__name__)
 OUT_OF_MEMORY = "try smaller numbers (sequences, batch, source length, pads, IG steps)"

@@ -41,13 +41,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Attribute, compare with attention and print one JSON line; a bad source, or one whose attribution is over the
     analysis budget, exits 2 naming --source or --ig-steps. Progress (each output position, each occlusion pass)
     goes to stderr."""
-    from core_model.analysis_budget import (
-        Knobs,
-        analysis_output,
-        attribution_cost_for,
-        check_attribute,
-        occlusion_chunk,
-    )
+    from core_model.analysis_budget import Knobs, analysis_output, check_attribute
+    from core_model.analysis_cost import attribution_cost_for, occlusion_chunk
     from core_model.attribution import attribute
     from core_model.attribution_agreement import agreement, attention_views, top1_agreement
     from core_model.tasks import expected_output, max_source_len

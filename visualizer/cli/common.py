@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
+from visualizer.headless.interrupts import QuitSignal, quit_signal_numbers, said_for_number
 from visualizer.state.failures import printable
-from visualizer.state.interrupts import QuitSignal, quit_signal_numbers, said_for_number
 
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds

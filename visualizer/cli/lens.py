@@ -53,7 +53,8 @@ def most_common_fields(lens: Any, layer: int, token: Any) -> dict[str, Any]:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode greedily, run the lens and print one JSON line; a bad source, or one whose lens is over the analysis
     budget, exits 2 naming --source. A long decoding counts its tokens on stderr."""
-    from core_model.analysis_budget import Knobs, analysis_output, check_lens, lens_cost
+    from core_model.analysis_budget import Knobs, analysis_output, check_lens
+    from core_model.analysis_cost import lens_cost
     from core_model.inputs import encoder_input
     from core_model.logit_lens import logit_lens
     from core_model.tasks import expected_output, max_source_len

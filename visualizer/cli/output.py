@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.common import ArgumentError, Interrupted
-from visualizer.state.interrupts import said_for
+from visualizer.headless.interrupts import said_for
 
 
 def json_line(data: dict[str, Any]) -> str:

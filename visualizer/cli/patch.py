@@ -49,7 +49,8 @@ def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option.
     Sources whose patching is over the analysis budget exit 2 too, before any pass; progress goes to stderr."""
-    from core_model.analysis_budget import Knobs, check_patch, patch_chunk, patch_rows
+    from core_model.analysis_budget import Knobs, check_patch
+    from core_model.analysis_cost import patch_chunk, patch_rows
     from core_model.patching import patch_effects
     from core_model.tasks import expected_output, max_source_len
 

@@ -15,7 +15,7 @@ from visualizer.cli.common import CliError, Interrupted, ProgressBar, StopReques
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option, task_option
 from visualizer.cli.output import check_out_before_work, json_line, kept_if_interrupted, save_or_fall_back
-from visualizer.state.interrupts import said_for
+from visualizer.headless.interrupts import said_for
 
 UNTIL = 0.99  # the exact match every trained length reaches before `train` without --steps stops
 UNTIL_CAP = 4000  # the most steps `train` takes to get there: the shipped models' count

@@ -13,14 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core_model.analysis_budget import (
-    BudgetError,
-    Knobs,
-    analysis_output,
-    attribution_cost_for,
-    check_attribute,
-    occlusion_chunk,
-)
+from core_model.analysis_budget import BudgetError, Knobs, analysis_output, check_attribute
+from core_model.analysis_cost import attribution_cost_for, occlusion_chunk
 from core_model.attribution import MAX_IG_STEPS, Attribution, attribute
 from core_model.attribution_agreement import agreement, attention_views, top1_agreement
 from core_model.logit_lens import LogitLens, logit_lens

@@ -13,7 +13,8 @@ from typing import Literal
 import torch
 from PySide6.QtCore import QObject, Signal
 
-from core_model.analysis_budget import BudgetError, Knobs, check_patch, patch_chunk
+from core_model.analysis_budget import BudgetError, Knobs, check_patch
+from core_model.analysis_cost import patch_chunk
 from core_model.config import ModelConfig
 from core_model.model import Seq2SeqTransformer
 from core_model.patching import PatchResult, labels_for, patch_effects

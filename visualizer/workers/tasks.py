@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 
-from visualizer.workers.gc_policy import gc_paused
-from visualizer.workers.task_state import Cancelled, TaskState, emit_safely, failure_message, first_line
+from visualizer.workers.task_run import Job, Task, TaskRun
+from visualizer.workers.task_state import emit_safely, failure_message
 from visualizer.workers.torch_threads import use_background_threads
 
 log = logging.getLogger(__name__)
 _ONE_OFFS: set[TaskSlot] = set()  # run_task's slots, held until they report
-Task = Callable[..., Any]  # fn(state: TaskState, *inputs) -> result
-_Job = tuple[Task, tuple, object]  # a submission: fn, its inputs, the slot's context then
 
 
 class Pacing(Protocol):
@@ -45,43 +41,6 @@ class Pacing(Protocol):
     def delay_s(self) -> float: ...  # how long the waiting task should still wait; 0: start it now
     def started(self) -> None: ...  # a task started
     def ran(self, seconds: float) -> None: ...  # a task finished (not failed) after this long on its thread
-
-
-class _Run:
-    """One submission, called on a pool thread: runs the task and sends exactly one outcome."""
-
-    def __init__(self, job: _Job, send: Callable[[str, Any], bool], slot: TaskSlot, ordered: bool):
-        self.fn, self.inputs, self.context = job  # context: the slot's context when the task was submitted
-        self.send, self.ordered = send, ordered
-        self.what, self.pause_gc, self.threads, self.refusals = slot.what, slot.pause_gc, slot.threads, slot.refusals
-        self.state = TaskState(lambda snapshot: send("progress", snapshot))
-        self.seconds = 0.0  # how long the task ran, set before its outcome is sent
-        self.done = threading.Event()
-
-    def __call__(self) -> None:
-        try:
-            kind, payload = self._outcome()
-            self.send(kind, payload)
-        finally:
-            self.done.set()
-
-    def _outcome(self) -> tuple[str, Any]:
-        """Run the task; the collector hold (when asked) ends before the outcome is sent."""
-        self.threads()
-        started = time.monotonic()
-        try:
-            with gc_paused() if self.pause_gc else nullcontext():  # a full collection mid-task would stall the GUI
-                return "finished", self.fn(self.state, *self.inputs)
-        except Exception as exc:  # noqa: BLE001 - reported as a sentence, never raised into the event loop
-            if isinstance(exc, Cancelled) or self.state.cancelled:  # stopped as asked, in whatever way it stopped
-                return "cancelled", None
-            if isinstance(exc, self.refusals):  # the input's fault, said by the slot's owner: no traceback to show
-                log.debug("%s refused its input", self.what, exc_info=True)
-            else:
-                log.warning("%s failed", self.what, exc_info=True)
-            return "failed", (self.what, first_line(exc))
-        finally:
-            self.seconds = time.monotonic() - started
 
 
 class _Relay(QObject):
@@ -128,11 +87,11 @@ class TaskSlot(QObject):
         self._coalesce, self._pacing = coalesce or pacing is not None, pacing
         self.started = 0  # how many tasks began (benchmarks count the passes a burst of keys costs)
         self._token = 0
-        self._current: tuple[int, _Run] | None = None
+        self._current: tuple[int, TaskRun] | None = None
         self._handing_over = False  # an outcome's signals are being handled: the next task starts after them
-        self._waiting: _Job | None = None  # a coalescing slot's next plain task
-        self._ordered: deque[_Job] = deque()  # ... and its ordered ones, run first, oldest first
-        self._live: dict[int, _Run] = {}  # submissions whose thread has not ended (superseded ones too)
+        self._waiting: Job | None = None  # a coalescing slot's next plain task
+        self._ordered: deque[Job] = deque()  # ... and its ordered ones, run first, oldest first
+        self._live: dict[int, TaskRun] = {}  # submissions whose thread has not ended (superseded ones too)
         live = self._live  # not self: the handler runs while this object is being destroyed
         self.destroyed.connect(lambda: [run.state.cancel() for run in list(live.values())])
         self._timer = QTimer(self)  # a paced slot's waiting task starts when it fires
@@ -190,7 +149,7 @@ class TaskSlot(QObject):
             log.warning("%s did not stop within %d ms", self.what, timeout_ms)
         return ended
 
-    def _launch(self, job: _Job, ordered: bool) -> None:
+    def _launch(self, job: Job, ordered: bool) -> None:
         self._token += 1
         token, relay = self._token, _Relay()
         relay.sent.connect(self._deliver, Qt.ConnectionType.QueuedConnection)  # cut by Qt if this slot is deleted
@@ -199,7 +158,7 @@ class TaskSlot(QObject):
         def send(kind: str, payload: Any) -> bool:
             return emit_safely(relay.sent, token, kind, payload)
 
-        run = _Run(job, send, self, ordered)
+        run = TaskRun(job, send, self, ordered)
         self._current, self._live[token] = (token, run), run
         self.started += 1
         pool = self._pool

@@ -96,6 +96,16 @@ def outputs_html(frame: CompareFrame) -> str:
     return f"{row('A', symbol_outputs(frame.a))}<br>{row('B', symbol_outputs(frame.b))}<br><i>{summary}</i>"
 
 
+def _page(*widgets: QWidget) -> QWidget:
+    """A page of the widgets one above the other, the last one taking the height left."""
+    page = QWidget()
+    lay = QVBoxLayout(page)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        lay.addWidget(widget, 1 if widget is widgets[-1] else 0)
+    return page
+
+
 class ComparePanel(QWidget):
     """Controls on top, then the outputs, then grids A | B (or A − B) of the chosen attention kind."""
 
@@ -183,22 +193,10 @@ class ComparePanel(QWidget):
             side_lay.addLayout(column, 1)
         self.a_title = side_lay.itemAt(0).layout().itemAt(0).widget()
         self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
-        side_page = QWidget()
-        side_page_lay = QVBoxLayout(side_page)
-        side_page_lay.setContentsMargins(0, 0, 0, 0)
-        side_page_lay.addWidget(self.trainings_side)
-        side_page_lay.addWidget(self.scale_note)
-        side_page_lay.addWidget(side, 1)
         self.pages = QStackedWidget()
-        self.pages.addWidget(side_page)
-        diff_page = QWidget()
-        diff_lay = QVBoxLayout(diff_page)
-        diff_lay.setContentsMargins(0, 0, 0, 0)
-        diff_lay.addWidget(self.diff_hint)
-        diff_lay.addWidget(self.anchor_note)
-        diff_lay.addWidget(self.trainings_diff)  # right above the map it warns about
-        diff_lay.addWidget(self.grid_diff, 1)
-        self.pages.addWidget(diff_page)
+        self.pages.addWidget(_page(self.trainings_side, self.scale_note, side))
+        # the trainings warning right above the map it warns about
+        self.pages.addWidget(_page(self.diff_hint, self.anchor_note, self.trainings_diff, self.grid_diff))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(controls)

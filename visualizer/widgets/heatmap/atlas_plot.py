@@ -30,7 +30,6 @@ from visualizer.widgets.heatmap.atlas import (
     ablated_label_spots,
     cross_lines,
     readable_labels,
-    strip_rows,
     token_tick_levels,
 )
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
@@ -57,7 +56,7 @@ class AtlasPlot:
         self._titles: tuple = ()  # (layer texts, head texts, their positions in view units) on the axes now
         self._token_ticks: dict[str, list] = {}  # side -> the token ticks on that axis now
         self._framed: tuple | None = None  # (layers, heads, square) the view range was set for
-        self._square = False
+        self.square = False  # View > Square cells (set_square_cells)
         self._advance: dict[str, dict[str, float]] = {}  # per font
         self._highlight_key: tuple = ()
         self._outlined = self._crossed = False  # whether the highlight / ablation curves hold any line now
@@ -115,9 +114,9 @@ class AtlasPlot:
         sx, sy = lay.view_scale
         self.atlas_space.setTransform(QTransform.fromScale(sx, sy))
         vb = self.plot_item.getViewBox()
-        if self._square:  # square cells: screen pixels per view unit in x over y that make a cell square
+        if self.square:  # square cells: screen pixels per view unit in x over y that make a cell square
             vb.setAspectLocked(True, ratio=sy / sx)
-        framed = (lay.n_layers, lay.n_heads, self._square)
+        framed = (lay.n_layers, lay.n_heads, self.square)
         if framed != self._framed or force:
             self._framed = framed
             vb.setRange(xRange=(0, lay.n_heads + 1), yRange=(0, lay.n_layers), padding=FIT_PADDING)
@@ -129,7 +128,8 @@ class AtlasPlot:
         plot = self.plot_item
         if self._ticks_key[:1] != (maps.values.shape,):
             self._set_titles(lay)
-        cell_w, cell_h = self._cell_pixels(lay)
+        (px, py), (sx, sy) = self._pixels_per_unit(), lay.view_scale
+        cell_w, cell_h = px * sx, py * sy  # one cell on screen
         font = plot.getAxis("bottom").style["tickFont"] or self.graphics.font()
         metrics = QFontMetricsF(font)
         advance = self._advance.setdefault(font.key(), {})  # text -> width: a dozen tokens, hundreds of labels
@@ -147,7 +147,6 @@ class AtlasPlot:
         if key == self._ticks_key:
             return
         self._ticks_key = key
-        sx, sy = lay.view_scale
         # new ticks relay an axis out and repaint the view: labels too small to draw stay hidden at any length
         for side, labels, offsets, scale in (("right", rows, lay.row_off, sy), ("bottom", cols, lay.col_off, sx)):
             ticks = token_tick_levels(offsets, labels, scale) if labels else []
@@ -169,11 +168,9 @@ class AtlasPlot:
         layers = tuple(f"L{layer + 1}" for layer in range(lay.n_layers))
         heads = (*(f"H{h + 1}" for h in range(lay.n_heads)), "avg")
         at = tuple((lay.row_off + lay.tq / 2) * sy), tuple((lay.col_off + lay.tk / 2) * sx)
-        vb = self.plot_item.getViewBox()
-        (x0, x1), (y0, y1) = vb.viewRange()
-        per_unit = (vb.height() / max(y1 - y0, 1e-9), vb.width() / max(x1 - x0, 1e-9))
+        px, py = self._pixels_per_unit()
         if self._titles[:2] == (layers, heads) and all(
-            abs(a - b) * scale < 0.5 for old, new, scale in zip(self._titles[2], at, per_unit) for a, b in zip(old, new)
+            abs(a - b) * scale < 0.5 for old, new, scale in zip(self._titles[2], at, (py, px)) for a, b in zip(old, new)
         ):
             return
         self._titles = (layers, heads, at)
@@ -188,22 +185,11 @@ class AtlasPlot:
         """A scene point in atlas coordinates (the view's matrix brought up to date first)."""
         return self.atlas_space.mapFromParent(self.plot_item.getViewBox().mapSceneToView(scene_pos))
 
-    def strip_rows(self, pixels: int, shape: tuple[int, ...]) -> float:
-        """Atlas rows of blank strip above each row of maps of `shape` (L, H, Tq, Tk) that come to `pixels` screen
-        pixels once `fit` frames them in this view at its size now (atlas.strip_rows; 0 when there is no room)."""
-        n_layers, n_heads, _, tk = shape
-        vb = self.plot_item.getViewBox()
-        layer_px = vb.height() / (n_layers * (1 + 2 * FIT_PADDING))
-        width = AtlasLayout.width_of(n_heads, tk)
-        square_px = vb.width() / (width * (1 + 2 * FIT_PADDING)) if self._square else None
-        return strip_rows(pixels, n_layers, shape[2], layer_px, square_px)
-
-    def _cell_pixels(self, lay: AtlasLayout) -> tuple[float, float]:
-        """On-screen width and height of one cell (the view spans the slots plus 1% padding each side)."""
+    def _pixels_per_unit(self) -> tuple[float, float]:
+        """Screen pixels per view unit in x and y (the view spans the slots plus 1% padding each side)."""
         vb = self.plot_item.getViewBox()
         (x0, x1), (y0, y1) = vb.viewRange()
-        sx, sy = lay.view_scale
-        return vb.width() / max(x1 - x0, 1e-9) * sx, vb.height() / max(y1 - y0, 1e-9) * sy
+        return vb.width() / max(x1 - x0, 1e-9), vb.height() / max(y1 - y0, 1e-9)
 
     def _on_resized(self) -> None:
         if self._tick_source is not None:
@@ -251,7 +237,7 @@ class AtlasPlot:
 
     def set_square_cells(self, square: bool, lay: AtlasLayout | None) -> None:
         """Square cells (aspect locked) or cells stretched to fill the view."""
-        self._square = square
+        self.square = square
         if not square:
             self.plot_item.setAspectLocked(False)
         if lay is not None:

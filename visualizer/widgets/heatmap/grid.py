@@ -1,13 +1,13 @@
 """Every layer x head map of one attention kind (plus a head average), drawn as ONE atlas image for speed.
 
 The widget holds the maps and the user's choices (mode, scale, ablation, highlight) and answers what is shown.
-Atlas geometry: atlas.py; its numbers and pixels: atlas_frame.py; plot items: atlas_plot.py; mouse and menu:
-grid_interaction.py; file formats: exporters.py; the large view: large_view.py.
+Atlas geometry: atlas.py; its numbers and pixels: atlas_frame.py; which frame, laid out with which strips:
+grid_frames.py; plot items: atlas_plot.py; mouse and menu: grid_interaction.py; file formats: exporters.py; the large
+view: large_view.py.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +21,11 @@ from visualizer.widgets.heatmap.atlas import AtlasLayout
 from visualizer.widgets.heatmap.atlas_frame import AtlasFrame
 from visualizer.widgets.heatmap.atlas_plot import AtlasPlot
 from visualizer.widgets.heatmap.colours import DEFAULT_COLORMAP
+from visualizer.widgets.heatmap.grid_frames import GridFrames
 from visualizer.widgets.heatmap.grid_header import MODE_TEXT, GridHeader, check_choice, colorbar_text, pad_rows_attend
 from visualizer.widgets.heatmap.grid_interaction import build_map_menu, handle_click, refresh_hover, watch_hover
 from visualizer.widgets.heatmap.grid_large_view import GridLargeView, MapDialog
 from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
-
-log = logging.getLogger(__name__)
 
 SCALE_MODES = ("shared", "per_map")
 
@@ -47,12 +46,8 @@ class AttentionGrid(QWidget):
         self._stale = False  # maps set while hidden, not drawn yet
         self._mode = "weights"
         self._scale_mode = "shared"
-        self._frame: AtlasFrame | None = None  # None <=> nothing shown
-        self._spare: AtlasFrame | None = None  # the frame of the shape shown before: a typo fixed reuses it
         self._ablated = np.zeros((0, 0), bool)
         self._highlight_row: int | None = None
-        self._strip_px = 0  # screen pixels kept blank above each row of maps (reserve_strips)
-        self._relayout = False  # the frame got other strips while hidden: fit the plot to them when drawn
         self._menu: QMenu | None = None
         self.large_view = self._large_view = GridLargeView(self)  # public: the playground attaches cell tools
         self._build_widgets(colormap)
@@ -66,6 +61,7 @@ class AttentionGrid(QWidget):
         self.placeholder = QLabel("No tokens to show yet: type an input.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.atlas_plot = AtlasPlot(colormap, legend_changed=self.header.set_legend)
+        self._frames = GridFrames(self.atlas_plot)
         self.graphics, self.plot_item = self.atlas_plot.graphics, self.atlas_plot.plot_item
         self.image_item, self.colorbar = self.atlas_plot.image_item, self.atlas_plot.colorbar
         self.highlight_curve, self.atlas_space = self.atlas_plot.highlight_curve, self.atlas_plot.atlas_space
@@ -107,13 +103,13 @@ class AttentionGrid(QWidget):
         self._update_title()
         if maps is None or maps.values.size == 0:
             self.stack.setCurrentWidget(self.placeholder)
-            self._spare, self._frame = self._frame if self._frame is not None else self._spare, None
+            self._frames.hide()
             self.show_hover(None)  # no maps: nothing is hovered
             return
         self._highlight_row = maps.highlight_row
         self.header.set_pad_rows(pad_rows_attend(maps))
-        relayout, self._relayout = self._relayout, False
-        frame = self._ensure_frame(maps, relayout)
+        relayout = self._frames.pending
+        frame = self._frames.frame_for(maps)
         frame.fill(maps, frame.ablated_heads(self._ablated))
         self.atlas_plot.set_ticks(frame.layout, maps)
         self._render()
@@ -168,43 +164,28 @@ class AttentionGrid(QWidget):
         self._refit_strips()  # square cells may be held smaller by the width: the strips may need more rows
 
     def reserve_strips(self, pixels: int) -> None:
-        """Keep `pixels` screen pixels blank above each row of maps (0: none), for labels that must cover no cell
-        (the role badges). The strips are part of the atlas (AtlasLayout.strip), so the maps are laid out anew, here
-        and when the view is resized; `laid_out_again` says so. The image is not coloured again for it."""
-        if pixels != self._strip_px:
-            self._strip_px = pixels
+        """Keep `pixels` screen pixels blank above each row of maps (0: none) for the role badges (grid_frames.py):
+        the maps are laid out anew, here and on a resize, without colouring them again; `laid_out_again` says so."""
+        if pixels != self._frames.strip_px:
+            self._frames.strip_px = pixels
             self._refit_strips()
-
-    def _strip_rows(self, shape: tuple[int, ...]) -> float:
-        """Atlas rows of strip over each row of maps of `shape` (L, H, Tq, Tk) at the view's size now."""
-        return self.atlas_plot.strip_rows(self._strip_px, shape) if self._strip_px else 0.0
 
     def _refit_strips(self) -> None:
         """The strips asked for or the view's size changed: the maps shown get the strips they need now."""
-        frame, maps = self._frame, self._maps
-        if frame is None or maps is None:
-            return
-        lay = frame.layout
-        strip = self._strip_rows((lay.n_layers, lay.n_heads, lay.tq, lay.tk))
-        if strip == lay.strip:
-            return
-        frame.relay(AtlasLayout.build(lay.n_layers, lay.n_heads, lay.tq, lay.tk, strip=strip))
-        if self._stale:  # newer maps are drawn when shown: the plot is fitted to this layout then
-            self._relayout = True
-            return
-        lay = frame.layout
-        self.atlas_plot.fit(lay)
-        self.atlas_plot.set_ticks(lay, maps)
-        self.atlas_plot.set_ablated_labels(lay, frame.ablated_heads(self._ablated))
-        self._update_highlight()
-        refresh_hover(self)
-        self.laid_out_again.emit()
+        if self._maps is not None and self._frames.refit(self._maps, self._ablated, hidden=self._stale):
+            self._update_highlight()
+            refresh_hover(self)
+            self.laid_out_again.emit()
 
     def show_hover(self, cell: tuple[int, int, int, int] | None) -> None:
         """Name the hovered cell's tokens above the grid and outline its row and column (None: off the maps)."""
         lay = self.atlas_layout()
         self.header.set_hover(self.tooltip_text_at(*cell) if cell is not None and lay is not None else "")
         self.atlas_plot.set_hover(lay, cell)
+
+    @property
+    def _frame(self) -> AtlasFrame | None:  # the frame shown; None: nothing shown
+        return self._frames.shown
 
     # ----- public queries -----------------------------------------------------------------------------------
     def current_maps(self) -> KindMaps | None:
@@ -250,26 +231,6 @@ class AttentionGrid(QWidget):
         return 0 <= head < heads and layer < layers and bool(self._ablated[layer, head])
 
     # ----- rendering ----------------------------------------------------------------------------------------
-    def _ensure_frame(self, maps: KindMaps, relayout: bool = False) -> AtlasFrame:
-        """Rebuild geometry and buffers only when the grid shape changes; the previous shape's are kept, since typing
-        and deleting a symbol switches between two shapes. The strips above the layers are worked out then too (not
-        per frame); `relayout`: the frame was given other strips while hidden, and the plot is fitted to them."""
-        if self._frame is None or not self._frame.fits(maps):
-            strip = self._strip_rows(maps.values.shape)
-            if self._spare is not None and self._spare.fits(maps):
-                frame = self._spare
-                if frame.layout.strip != strip:  # laid out at another view size, or before badges came or went
-                    frame.relay(AtlasLayout.build(*maps.values.shape, strip=strip))
-            else:
-                frame = AtlasFrame(AtlasLayout.build(*maps.values.shape, strip=strip))
-                log.debug("atlas layout %s -> %dx%d", maps.values.shape, frame.layout.height, frame.layout.width)
-            shown = self._frame if self._frame is not None else self._spare
-            self._spare, self._frame = None if shown is frame else shown, frame
-            self.atlas_plot.fit(frame.layout)
-        elif relayout:
-            self.atlas_plot.fit(self._frame.layout)
-        return self._frame
-
     def _render(self) -> None:
         """Colour every map into the reused atlas buffers and push it to the one ImageItem (atlas_plot.draw)."""
         frame = self._frame
