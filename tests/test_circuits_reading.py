@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from qt_helpers import shown_app
 
 from core_model.checkpoint import load_checkpoint
 from core_model.circuits import HeadRef
@@ -92,3 +94,47 @@ def test_each_qk_caption_says_what_one_unit_is_and_what_puts_it_on_the_playgroun
     assert f"one unit: one logit, the attended embedding left undivided (a run's norm divides it by about {k:.1f})" in (
         view.ov_caption.text()
     )
+
+
+@pytest.fixture
+def app(qtbot):
+    app = shown_app(qtbot, COPY)
+    qtbot.waitUntil(lambda: app.session is not None and app.session.last_frame is not None, timeout=60_000)
+    yield app
+    app.hub.dirty = False
+    app.window.close()
+
+
+def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_keys_they_share(qtbot, app, capsys):
+    """Cross L2 H3 looks at key i+1 in a run while its direct path scores that diagonal low: the tab shows the
+    Playground's map beside the table (what `views` prints) and says on how many queries the two pick one key."""
+    page, win = app.analysis.circuits_page, app.window
+    with qtbot.waitActive(win):
+        win.activateWindow()
+    qtbot.keyClick(win, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)  # View > 7 Circuits
+    view = page.view()
+    qtbot.waitUntil(lambda: view.frame is not None, timeout=30_000)
+    index = click_head(qtbot, view, "cross", 1, 2)
+    tab_bar = view.qk_tabs.tabBar()
+    qtbot.mouseClick(tab_bar, Qt.MouseButton.LeftButton, pos=tab_bar.tabRect(1).center())
+    source = app.session.source_text
+    direct = np.array(cli(capsys)["positions"][index]["scores"])
+    assert main(["views", str(COPY), "--source", source, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    run = np.array(shown["maps"]["cross"][1][2], dtype=float)  # (Tq, Tk): what the Playground draws
+    table = view.run_map.table
+    assert table.isVisible() and (table.rowCount(), table.columnCount()) == run.shape
+    assert [table.horizontalHeaderItem(j).text() for j in range(run.shape[1])] == [
+        f"{j}:{token}" for j, token in enumerate(shown["source_tokens"])
+    ]
+    for i, row in enumerate(run):
+        for j, value in enumerate(row):
+            assert f"{value:+.4f}" in table.item(i, j).toolTip(), (i, j)
+    keys = [j for j, token in enumerate(shown["source_tokens"][: direct.shape[1]]) if token != "<pad>"]
+    rows = range(min(len(direct), len(run)))
+    matched = sum(max(keys, key=lambda j: run[i, j]) == max(keys, key=lambda j: direct[i, j]) for i in rows)
+    assert run[0].argmax() == 1  # in the run, <bos> reads the source's first symbol: key i+1
+    caption = view.position_caption.text()
+    assert f"The direct path picks the run's key on {matched} of {len(rows)} query positions" in caption
+    assert "earlier layers, the norms and biases" in caption and "Not where this head looks" not in caption
+    assert view.position_caption.height() >= view.position_caption.heightForWidth(view.position_caption.width())

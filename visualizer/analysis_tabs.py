@@ -73,6 +73,8 @@ def build_analysis_tabs(
     circuits_page = CircuitsPage(circuits)  # the root adds it after the Causal page
     heads.roles_changed.connect(circuits_page.set_roles)
     circuits_page.head_chosen.connect(_show_in(playground, window))
+    session.frame_changed.connect(circuits_page.set_run)  # the run's map beside each head's position table
+    circuits_page.set_run(session.last_frame)
     heads.refresh_roles()
     return AnalysisTabs(heads, heads_view, badges, patching, attribution, page, circuits, circuits_page)
 

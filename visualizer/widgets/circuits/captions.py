@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from core_model.circuits import HeadCircuit, HeadRef
 from core_model.head_composition import CompositionScore
+from core_model.run_agreement import PathAgreement
 from visualizer.widgets.causal.effect_tables import signed
 from visualizer.widgets.common.styles import WARNING_TEXT
 
@@ -47,6 +48,12 @@ READING_TIP = (
     "which the padding masks hide; <eos> as a decoder input; <bos> as an output; <bos> and <eos> in a source that is "
     "not anchored). The sizes leave the norms' scaling out, so only comparisons within one table mean anything. "
     "Hover a cell for its exact value"
+)
+QK_TAB_TIPS = (
+    "Which key token each query token prefers (positions left out); in brackets, the share of the head's choice among "
+    "keys that moves with the key's symbol",
+    "Which key position each query position prefers (symbols averaged), beside the head's map in the Playground's "
+    "last run; in brackets, the share of the head's choice among keys that moves with the key's position",
 )
 SIDES = {  # (query tokens, key tokens) of each kind
     "encoder_self": ("source", "source"),
@@ -135,6 +142,7 @@ def position_caption(
     centred: bool = True,
     positional: str = "rope",
     units: str = UNITS,
+    agreement: PathAgreement | None = None,
 ) -> str:
     query, key = SIDES[ref.kind]
     firsts = {first_position(query, anchored), first_position(key, anchored)}
@@ -151,8 +159,9 @@ def position_caption(
         )
     hidden = " Grey: causal mask." if ref.kind == "decoder_self" else ""
     numbers = " Hover for numbers." if compact else ""
+    first = agreement_line(agreement) if agreement is not None else position_warning(ref)
     return (
-        f"{position_warning(ref)}<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = "
+        f"{first}<b>QK by position of {head_label(ref)}</b>: row = query position ({query}), column = "
         f"key position ({key}), {zero}; cell = {what} (±{scale:.1f}; {units}).{diagonal}{hidden}{numbers}"
     )
 
@@ -176,6 +185,16 @@ def position_warning(ref: HeadRef) -> str:
     return (
         f'<p style="{WARNING_STYLE}"><b>Not where this head looks in a run:</b> {"; ".join(left_out)}. A row\'s '
         "strongest cell need not be the position it attends; its real map: Show in Playground.</p>"
+    )
+
+
+def agreement_line(agreement: PathAgreement) -> str:
+    """Which of the run's choices the direct path reproduces (core_model.run_agreement), first: a row's strongest
+    cell here need not be where the head looks in a run."""
+    return (
+        f"<p><b>The direct path picks the run's key on {agreement.matched} of {agreement.queries} query "
+        "positions</b> (bold in the run's map beside it); the rest comes from what it leaves out: earlier layers, "
+        "the norms and biases.</p>"
     )
 
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 
 from core_model.head_roles import HeadRole
 from visualizer.state.circuits import CircuitsState
+from visualizer.state.snapshots import MapsSnapshot, PlaygroundFrame
 from visualizer.widgets.lazy_tab import LazyTab
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ class CircuitsPage(LazyTab):
     def __init__(self, state: CircuitsState) -> None:
         self._state = state
         self._roles: tuple[HeadRole, ...] | None = None
+        self._run: MapsSnapshot | None = None
         super().__init__(self._make)
 
     def _make(self) -> CircuitsView:
@@ -29,6 +31,7 @@ class CircuitsPage(LazyTab):
 
         view = CircuitsView(self._state)
         view.set_roles(self._roles)
+        view.set_run(self._run)
         view.head_chosen.connect(self.head_chosen)
         return view
 
@@ -40,3 +43,9 @@ class CircuitsPage(LazyTab):
         self._roles = roles
         if self.built:
             self.view().set_roles(roles)
+
+    def set_run(self, frame: PlaygroundFrame | None) -> None:
+        """The Playground's last pass: the selected head's map from it sits beside its position table."""
+        self._run = frame.maps if frame is not None else None
+        if self.built:
+            self.view().set_run(self._run)

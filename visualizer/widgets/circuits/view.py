@@ -27,11 +27,14 @@ from PySide6.QtWidgets import (
 
 from core_model.circuits import HeadRef
 from core_model.head_roles import HeadRole
+from core_model.run_agreement import PathAgreement
 from visualizer.state.circuits import PRESS, CircuitsFrame, CircuitsState
+from visualizer.state.snapshots import MapsSnapshot
 
 from . import captions
 from .composition_table import CompositionTable
 from .head_list import HeadList, share_text
+from .run_map import RunMap, column, position_pair
 from .token_table import TokenTable, occurring, vocabulary_masks
 
 RUN_KEY = "Ctrl+Return"
@@ -47,16 +50,6 @@ def _label(text: str = "", name: str = "") -> QLabel:
     label.setWordWrap(True)
     label.setObjectName(name)
     return label
-
-
-def _column(*widgets: QWidget, stretch: tuple[int, ...] = ()) -> QWidget:
-    """Widgets stacked in one column; `stretch` gives each its share of the height (0 by default)."""
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    for i, widget in enumerate(widgets):
-        layout.addWidget(widget, stretch[i] if i < len(stretch) else 0)
-    return box
 
 
 class CircuitsView(QWidget):
@@ -83,6 +76,9 @@ class CircuitsView(QWidget):
         self.qk, self.ov = TokenTable(), TokenTable()
         self.positions = TokenTable(mark_winners=False)  # its winner is not the offset a real pass uses
         self.position_caption = _label(name="position_caption")
+        self.run_map = RunMap()  # the selected head's map from the Playground's last run
+        self.run: MapsSnapshot | None = None
+        self._agreement: PathAgreement | None = None
         self.qk_tabs = QTabWidget()
         self._pick_tab = False  # a new result: open the QK tab that carries the opening head's choice
         self.centre_qk = QCheckBox("Centre QK rows")
@@ -115,28 +111,20 @@ class CircuitsView(QWidget):
         splitter.setChildrenCollapsible(False)
         self.heads_legend = _label(name="heads_legend")
         self.heads_legend.setStyleSheet("color: #555;")
-        splitter.addWidget(_column(self.heads, self.heads_legend, self.show_button, stretch=(1,)))
+        splitter.addWidget(column(self.heads, self.heads_legend, self.show_button, stretch=(1,)))
         included = _label(captions.INCLUDED, "circuits_included")
         included.setStyleSheet("color: #555;")
-        self.qk_tabs.addTab(_column(self.qk_caption, self.qk, stretch=(0, 1)), "QK by token")
-        self.qk_tabs.addTab(_column(self.position_caption, self.positions, stretch=(0, 1)), "QK by position")
-        self.qk_tabs.setTabToolTip(
-            0,
-            "Which key token each query token prefers (positions left out); in brackets, the share of the head's "
-            "choice among keys that moves with the key's symbol",
-        )
-        self.qk_tabs.setTabToolTip(
-            1,
-            "Which key position each query position prefers (symbols averaged); in brackets, the share of the "
-            "head's choice among keys that moves with the key's position",
-        )
-        splitter.addWidget(_column(self.qk_tabs, self.ov_caption, self.ov, included, stretch=(3, 0, 2, 0)))
+        self.qk_tabs.addTab(column(self.qk_caption, self.qk, stretch=(0, 1)), "QK by token")
+        self.qk_tabs.addTab(position_pair(self.position_caption, self.positions, self.run_map), "QK by position")
+        for index, tip in enumerate(captions.QK_TAB_TIPS):
+            self.qk_tabs.setTabToolTip(index, tip)
+        splitter.addWidget(column(self.qk_tabs, self.ov_caption, self.ov, included, stretch=(3, 0, 2, 0)))
         links_caption = _label(captions.COMPOSITION_CAPTION)
         for label in (links_caption, self.composition_note):  # they wrap to the table's width, never widen it
             policy = label.sizePolicy()  # keeps the height-for-width a wrapped label needs
             policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
             label.setSizePolicy(policy)
-        links_column = _column(
+        links_column = column(
             links_caption,
             self.only_selected,
             self.composition,
@@ -261,6 +249,7 @@ class CircuitsView(QWidget):
                 self.centre_qk.isChecked(),
                 self.frame.positional,
                 qk_units,
+                self._agreement,
             )
         )
 
@@ -273,10 +262,16 @@ class CircuitsView(QWidget):
         scores = circuit.scores_centred if self.centre_qk.isChecked() else circuit.scores
         tip = partial(captions.position_tip, ref, self.centre_qk.isChecked())
         self.positions.set_table(scores, labels, labels, tip, greyed)
+        self._agreement = self.run_map.show_head(ref, self.run, circuit.scores)
         self._name_tabs(circuit.position_share)
         if self._pick_tab:
             self._pick_tab = False
             self.qk_tabs.setCurrentIndex(1 if circuit.position_share > 0.5 else 0)
+
+    def set_run(self, maps: MapsSnapshot | None) -> None:
+        """The Playground's last run: the selected head's map from it sits beside its position table."""
+        self.run = maps
+        self.show_head(self.heads.selected())
 
     def _name_tabs(self, share: float | None) -> None:
         """The QK tabs' titles carry the head's split between symbol and position."""
