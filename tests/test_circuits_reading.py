@@ -118,7 +118,10 @@ def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_k
     tab_bar = view.qk_tabs.tabBar()
     qtbot.mouseClick(tab_bar, Qt.MouseButton.LeftButton, pos=tab_bar.tabRect(1).center())
     source = app.session.source_text
-    direct = np.array(cli(capsys)["positions"][index]["scores"])
+    assert main(["circuits", str(COPY), "--source", source, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    direct = np.array(printed["positions"][index]["scores"])
+    agreement = printed["run"]["agreement"][index]
     assert main(["views", str(COPY), "--source", source, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     run = np.array(shown["maps"]["cross"][1][2], dtype=float)  # (Tq, Tk): what the Playground draws
@@ -134,6 +137,7 @@ def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_k
     rows = range(min(len(direct), len(run)))
     matched = sum(max(keys, key=lambda j: run[i, j]) == max(keys, key=lambda j: direct[i, j]) for i in rows)
     assert run[0].argmax() == 1  # in the run, <bos> reads the source's first symbol: key i+1
+    assert (agreement["matched"], agreement["queries"]) == (matched, len(rows))  # the CLI prints what is drawn
     caption = view.position_caption.text()
     assert f"The direct path picks the run's key on {matched} of {len(rows)} query positions" in caption
     assert "earlier layers, the norms and biases" in caption and "Not where this head looks" not in caption

@@ -150,3 +150,28 @@ def test_a_file_that_is_not_a_checkpoint_is_one_line_in_a_real_process(tmp_path)
     )
     assert done.returncode == 1 and done.stdout == "" and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_with_a_source_each_heads_run_keys_are_the_argmax_of_the_map_views_prints(capsys):
+    """--source runs the input as the Playground and `views` do; each head's run keys are the argmax of that map
+    over the keys that are not <pad> (and not later, for decoder self-attention), its direct keys the position
+    table's over the same keys."""
+    data = run_cli(capsys, COPY, "--source", "3141", "--json")
+    assert main(["views", str(COPY), "--source", "3141", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    run = data["run"]
+    assert (run["source_tokens"], run["target_tokens"]) == (shown["source_tokens"], shown["target_tokens"])
+    for head, table, agreement in zip(data["heads"], data["positions"], run["agreement"], strict=True):
+        kind, layer, index = head["kind"], head["layer"], head["head"]
+        assert (agreement["kind"], agreement["layer"], agreement["head"]) == (kind, layer, index)
+        weights = np.array(shown["maps"][kind][layer][index], dtype=float)
+        direct = np.array(table["scores"])
+        keys_side = shown["target_tokens"] if kind == "decoder_self" else shown["source_tokens"]
+        run_keys, direct_keys = [], []
+        for i in range(min(len(direct), len(weights))):
+            keys = [j for j in range(min(len(direct), weights.shape[1])) if keys_side[j] != "<pad>"]
+            keys = [j for j in keys if kind != "decoder_self" or j <= i]
+            run_keys.append(max(keys, key=lambda j: (weights[i, j], -j)))
+            direct_keys.append(max(keys, key=lambda j: (direct[i, j], -j)))
+        assert (agreement["run_keys"], agreement["direct_keys"]) == (run_keys, direct_keys), (kind, layer, index)
+        assert agreement["matched"] == sum(r == d for r, d in zip(run_keys, direct_keys))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from visualizer.cli.budget import analysis_refusals
 from visualizer.cli.common import ArgumentError, ProgressBar, Verb, device_arg, load_trained
@@ -43,6 +44,12 @@ def add_options(p: argparse.ArgumentParser) -> None:
             "positions each head's position table spans (default: the task's longest source plus <bos> and <eos>, "
             "within the model's max_len)",
         ),
+    )
+    p.add_argument(
+        "--source",
+        default=None,
+        help="also run this source as the Playground does (its 2 pads, teacher-forced, every mask on) and print, "
+        "per head, on how many query positions the direct path picks the run's key",
     )
     seed_option(p, "circuits", "seed of the random matrices of the composition baseline (default 0)", 0)
     device_option(p, "cpu; the circuits are computed in float64 on the CPU whatever the device")
@@ -90,8 +97,40 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "device": str(device),
         "path": str(ns.path),
     }
+    if ns.source is not None:
+        out["run"] = _run_agreement(ns, parser, model, task, device, position_circuits(model, n_positions))
     sys.stdout.write(json_line(out))
     return 0
+
+
+PLAYGROUND_PADS = 2  # the Playground's extra <pad>s after the source and the target, as `views` defaults to
+
+
+def _run_agreement(
+    ns: argparse.Namespace, parser: argparse.ArgumentParser, model: Any, task: Any, device: Any, positions: list[Any]
+) -> dict[str, Any]:
+    """The source's tokens and each head's agreement between its position table and its map on that source."""
+    import torch
+
+    from core_model import VocabularyError
+    from core_model.inputs import decoder_input, encoder_input
+    from core_model.run_agreement import run_agreements
+    from core_model.tasks import expected_output
+
+    try:
+        ids = task.vocabulary.encode(ns.source)
+    except VocabularyError as exc:
+        parser.error(f"--source: {exc.counted_from_one()}")
+    if not ids:
+        parser.error("--source is empty: give at least one symbol")
+    src = torch.tensor([encoder_input(ids, PLAYGROUND_PADS, anchored=task.anchored)], device=device)
+    tgt = torch.tensor([decoder_input(expected_output(task.task, ids), PLAYGROUND_PADS)], device=device)
+    agreements = run_agreements(model, src, tgt, positions)
+    return {
+        "source_tokens": task.vocabulary.tokens(src[0].tolist()),
+        "target_tokens": task.vocabulary.tokens(tgt[0].tolist()),
+        "agreement": [{**p.ref.to_dict(), **a.to_dict()} for p, a in zip(positions, agreements, strict=True)],
+    }
 
 
 VERB = Verb(
