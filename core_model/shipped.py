@@ -14,6 +14,9 @@ from .tasks import TASK_NAMES
 
 SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task in TASK_NAMES for pe in ("rope", "sinusoidal"))
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # copy_rope.pt: the default ModelConfig uses RoPE, the default task copy
+# Shipped for a lesson only, never a task's model: a small RoPE copy model trained without <bos> ... <eos> anchors,
+# which cannot tell "00" from "0000" (resources/train_unanchored.py makes it)
+LESSON_CHECKPOINTS = ("copy_rope_unanchored.pt",)
 
 
 def resource_path(name: str) -> Path:
@@ -61,6 +64,6 @@ def is_shipped(path: Path) -> bool:
     """True for a shipped checkpoint: those are read-only (saving over one means Save As)."""
     try:
         target = Path(path).resolve()
-        return any(target == resource_path(name).resolve() for name in SHIPPED_CHECKPOINTS)
+        return any(target == resource_path(name).resolve() for name in SHIPPED_CHECKPOINTS + LESSON_CHECKPOINTS)
     except OSError:
         return False

@@ -179,6 +179,21 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
     readout = hover(qtbot, grid, 1, 1, 1, 2)
     qtbot.waitUntil(lambda: runner.done)
     all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H2"])
+    press_next(qtbot, app, panel)  # a RoPE model without anchors: right on 31415, wrong on 0000
+    assert app.hub.path.name == "copy_rope_unanchored.pt" and not app.hub.task.anchored
+    prediction, expected, wrong = output_shown(app)
+    assert app.session.source_text == "31415" and prediction.split()[:-1] == expected.split() and wrong == "0"
+    assert "copies 31415 right" in panel.say_label.text()
+    retype(qtbot, source, "0000")
+    qtbot.waitUntil(lambda: runner.done, timeout=20_000)
+    prediction, expected, wrong = output_shown(app)
+    assert int(wrong) >= 2 and len(prediction.split()) < len(expected.split()), (prediction, expected)  # too short
+    text = panel.explain_label.text()
+    assert text.startswith(f'On 0000 it writes "{prediction}" where the expected output is "{expected}": {wrong} ')
+    all_quoted_are_shown(text, [prediction, expected, wrong, app.playground.input_panel.source.text()])
+    retype(qtbot, source, "000000")  # six zeros: the answer stays as short
+    wait_frame(qtbot, app.session)
+    assert output_shown(app)[0] == prediction
     press_next(qtbot, app, panel)
     key(qtbot, app, Qt.Key.Key_5, CTRL)
     lab = app.length_lab_tab

@@ -123,18 +123,6 @@ def map_clicked(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     return lambda: grid.map_clicked.disconnect(clicked)
 
 
-def source_typed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
-    """The learner edited the Source field (typing, not the lesson's own set_source)."""
-    panel = app.playground.input_panel
-
-    def typed(text: str) -> None:
-        if params.get("text") is None or text == params["text"]:
-            emit({"typed": text})
-
-    panel.source_edited.connect(typed)
-    return lambda: panel.source_edited.disconnect(typed)
-
-
 def live_values(app: Any) -> Payload:
     """The values every explanation may quote (vocabulary.LIVE_VALUES): the model's file and the source used."""
     path = app.hub.path

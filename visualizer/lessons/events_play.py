@@ -47,6 +47,19 @@ def after_drawn(app: Any, emit: Emit, payload: Callable[[], Payload]) -> None:
     QTimer.singleShot(0, lambda: when_maps_drawn(app, drawn))
 
 
+def source_typed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
+    """The learner edited the Source field (typing, not the lesson's own set_source), once its maps are drawn: the
+    Prediction line then shows what the model writes for it."""
+    panel = app.playground.input_panel
+
+    def typed(text: str) -> None:
+        if params.get("text") is None or text == params["text"]:
+            after_drawn(app, emit, lambda: {"typed": text, **output_payload(app)})
+
+    panel.source_edited.connect(typed)
+    return lambda: panel.source_edited.disconnect(typed)
+
+
 def head_ablated(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     """A head newly switched off (a map's Ablate entry, or a Heads table click) once its maps are drawn."""
     session = app.session

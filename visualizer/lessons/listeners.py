@@ -3,7 +3,7 @@ together)."""
 
 from __future__ import annotations
 
-from visualizer.lessons.events import Connect, cell_hovered, map_clicked, source_typed
+from visualizer.lessons.events import Connect, cell_hovered, map_clicked
 from visualizer.lessons.events_labs import (
     attribution_done,
     heads_analysed,
@@ -12,7 +12,7 @@ from visualizer.lessons.events_labs import (
     tab_shown,
     training_finished,
 )
-from visualizer.lessons.events_play import cell_opened, cell_painted, head_ablated, mask_toggled
+from visualizer.lessons.events_play import cell_opened, cell_painted, head_ablated, mask_toggled, source_typed
 
 EVENT_LISTENERS: dict[str, Connect] = {
     "cell_hovered": cell_hovered,

@@ -55,9 +55,9 @@ def _training_steps(value: object) -> str | None:
 
 
 def _shipped_model(value: object) -> str | None:
-    from core_model.shipped import SHIPPED_CHECKPOINTS
+    from core_model.shipped import LESSON_CHECKPOINTS, SHIPPED_CHECKPOINTS
 
-    return _choice(*SHIPPED_CHECKPOINTS)(value)
+    return _choice(*SHIPPED_CHECKPOINTS, *LESSON_CHECKPOINTS)(value)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,11 @@ EVENTS: dict[str, EventSpec] = {
         "the mouse rests on an unmasked cell of a Playground grid; the numbers are the ones shown",
     ),
     "map_clicked": EventSpec(dict(_MAP_FILTER), dict(_MAP_PAYLOAD), "a map of a Playground grid was clicked"),
-    "source_typed": EventSpec({"text": Param(_text)}, {"typed": str}, "the learner typed into the Source field"),
+    "source_typed": EventSpec(
+        {"text": Param(_text)},
+        {"typed": str, **_OUTPUT_PAYLOAD},
+        "the learner typed into the Source field and its maps were drawn",
+    ),
     "head_ablated": EventSpec(
         dict(_MAP_FILTER),
         {**_MAP_PAYLOAD, **_OUTPUT_PAYLOAD},
