@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
-from qt_helpers import shown_app
+from qt_helpers import retype, shown_app
 
 from core_model.checkpoint import load_checkpoint
 from core_model.circuits import HeadRef
@@ -142,3 +142,10 @@ def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_k
     assert f"The direct path picks the run's key on {matched} of {len(rows)} query positions" in caption
     assert "earlier layers, the norms and biases" in caption and "Not where this head looks" not in caption
     assert view.position_caption.height() >= view.position_caption.heightForWidth(view.position_caption.width())
+    edit = app.playground.input_panel.source  # a new source in the Playground: the map and the count follow it
+    retype(qtbot, edit, "31415")
+    qtbot.waitUntil(lambda: table.columnCount() == len(shown["source_tokens"]) - 5, timeout=30_000)
+    assert main(["circuits", str(COPY), "--source", "31415", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)["run"]["agreement"][index]
+    line = f"picks the run's key on {again['matched']} of {again['queries']} query positions"
+    qtbot.waitUntil(lambda: line in view.position_caption.text(), timeout=30_000)

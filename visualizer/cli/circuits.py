@@ -2,7 +2,8 @@
 compose, as JSON.
 
 Read from the weights alone (core_model.circuits, core_model.position_circuits, core_model.head_composition; Elhage
-et al. 2021): no source is run. The arithmetic is float64 on the CPU whatever --device says, so every device prints
+et al. 2021): no source is run, unless --source asks for each head's agreement with a run on it
+(core_model.run_agreement). The arithmetic is float64 on the CPU whatever --device says, so every device prints
 the same numbers. --seed seeds the random matrices of the composition baseline, --baseline-samples says how many
 pairs it draws, and --positions how many positions the position tables span.
 """

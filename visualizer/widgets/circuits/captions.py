@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 INTRO = (
     "Read each head's algorithm from its weights: QK says which token a query prefers to attend to, OV what "
-    "attending to a token writes into the output logits, and composition which heads feed later heads. No input is run."
+    "attending to a token writes into the output logits, and composition which heads feed later heads. "
+    "No input is run here: QK by position sets the Playground's last run beside it."
 )
 INCLUDED = (
     "Direct path: each head on embeddings alone (× √d_model, pre-norm gains folded in). Left out: biases, the norms' "
