@@ -54,7 +54,7 @@ class RunMap(QWidget):
         self.table.set_table(values, rows, columns, tip, greyed=~kind.valid)
         self.caption.setText(
             f"<b>In the run</b> (the Playground's map of {head_label(ref)} on its source): row = query position, "
-            f"column = key position, cell = {what}. Bold: the key the run picks."
+            f"column = key position, cell = {what}. Bold (● when numbers do not fit): the key the run picks."
         )
         return path_agreement(direct, values, kind.valid)
 
