@@ -185,3 +185,14 @@ def test_the_card_goes_when_a_lesson_starts_and_the_last_lesson_ends_the_course(
     assert panel.title_label.text() == "Course complete" and panel.explain_label.text() == COURSE_DONE
     assert panel.explain_label.isVisible() and not card.isVisible()
     app.window.close()
+
+
+def test_leaving_while_the_lessons_model_is_still_read_brings_back_the_learners_one(qtbot, sinusoidal_app):
+    app = sinusoidal_app
+    panel = open_lessons(qtbot, app)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)  # lesson 1 opens copy_rope.pt in the background
+    assert app.checkpoints.opening
+    close_dock(qtbot, app)  # before the file was read
+    qtbot.waitUntil(lambda: not app.checkpoints.opening, timeout=30_000)
+    wait_frame(qtbot, app.session)
+    assert app.hub.path.name == "copy_sinusoidal.pt" and "sinusoidal PE" in app.window.model_label.text()

@@ -231,6 +231,11 @@ class CheckpointActions(QObject):
         _show_error(self.parent_widget, title, text)
         self.failed.emit(text)
 
+    @property
+    def opening(self) -> bool:
+        """A checkpoint is being read: `opened` or `failed` is still to come."""
+        return self._opens.running
+
     # --- recent files ------------------------------------------------------------------------------------------
     def recent_files(self) -> list[str]:
         return self._recent.files()

@@ -183,6 +183,9 @@ class LessonChanges:
         """Set back each setting the lesson changed; returns their labels, in order ("the model", "the source")."""
         before, self._before = self._before, {}
         restored = []
+        if "model" in before and self._app.checkpoints.opening:
+            self._after_open(before.pop("model"))  # the lesson's model would replace the learner's once read
+            restored.append(SETTINGS["model"].label)
         for name, setting in SETTINGS.items():
             if name not in before or setting.same(before[name], setting.read(self._app)):
                 continue
@@ -192,3 +195,16 @@ class LessonChanges:
             setting.write(self._app, before[name])
             restored.append(setting.label)
         return restored
+
+    def _after_open(self, before: object) -> None:
+        """A lesson left while its model was still being read: the learner's model comes back once it is."""
+        from visualizer.lessons.actions import listen
+
+        checkpoints = self._app.checkpoints
+
+        def arrived(_text: str) -> None:
+            stop()
+            if not _same_model(before, _read_model(self._app)):
+                _write_model(self._app, before)
+
+        stop = listen([(checkpoints.opened, arrived), (checkpoints.failed, arrived)])
