@@ -50,10 +50,8 @@ def _ask_save_discard_cancel(parent: QWidget | None, text: str) -> str:
 
 
 def _ask_open_path(parent: QWidget | None, folder: str) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(
-        parent, "Open checkpoint", folder, FILE_FILTER, options=QFileDialog.Option.DontUseNativeDialog
-    )
-    return path or None
+    options = QFileDialog.Option.DontUseNativeDialog
+    return QFileDialog.getOpenFileName(parent, "Open checkpoint", folder, FILE_FILTER, options=options)[0] or None
 
 
 def _ask_save_path(parent: QWidget | None, suggested: str) -> str | None:
