@@ -278,7 +278,7 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     assert (runner.payload["method_title"], runner.payload["view_title"]) == ("occlusion", "cross, layer 2")  # asked
     row = [table.verticalHeaderItem(r).text() for r in range(table.rowCount())].index(runner.payload["method_title"])
     col = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())].index(runner.payload["view_title"])
-    shown = table.item(row, col).text()  # e.g. "ρ +0.59 · top 5/6"
+    shown = table.item(row, col).text()  # e.g. "top-1 5 of 6 · ρ +0.59"
     text = panel.explain_label.text()
     assert f'reads "{shown}"' in text and runner.payload["view_title"] in text
     all_quoted_are_shown(text, [shown, runner.payload["view_title"]])
