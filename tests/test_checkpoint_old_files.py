@@ -28,7 +28,10 @@ VERBS = {
     "heads": ["--n", "4"],
     "cell": ["0123", "--kind", "cross", "--query", "0", "--key", "0", "--device", "cpu"],
 }
-LOAD_S = 10  # seconds: generous for a loaded machine, and far below what unpickling a million rows takes
+# Opening the million-row file may cost at most what plainly unpickling a quarter of its rows would (five times a
+# 50,000-row file, timed on the same machine in the same run, so a loaded machine slows both): reading every row, as
+# earlier versions did, took over ten times longer than the thinned read measured here.
+REFERENCE_ROWS, LOAD_RATIO = 50_000, 5
 
 
 def _row(i: int, metrics: tuple[str, ...] = METRICS) -> dict:
@@ -74,15 +77,24 @@ def _same_weights(state: dict) -> bool:
 
 
 @pytest.fixture(scope="module")
+def unpickle_s(tmp_path_factory) -> float:
+    """Seconds torch's weights-only loader takes to unpickle an earlier version's file of REFERENCE_ROWS rows."""
+    path = _old_file(tmp_path_factory.mktemp("ref") / "ref.pt", [_row(i) for i in range(REFERENCE_ROWS)])
+    start = time.perf_counter()
+    torch.load(path, weights_only=True)
+    return time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
 def million(tmp_path_factory) -> Path:
     """A 10**6-step run saved by the earlier version (about 105 MiB of history rows)."""
     return _old_file(tmp_path_factory.mktemp("old") / "million.pt", [_row(i) for i in range(10**6)])
 
 
-def test_a_million_row_history_opens_in_seconds_thinned_evenly_with_its_rows_intact(million):
+def test_a_million_row_history_opens_in_seconds_thinned_evenly_with_its_rows_intact(million, unpickle_s):
     start = time.perf_counter()
     ckpt = load_checkpoint(million)
-    assert time.perf_counter() - start < LOAD_S
+    assert time.perf_counter() - start < LOAD_RATIO * unpickle_s
     kept = [i * (10**6 - 1) // (MAX_HISTORY_ROWS - 1) for i in range(MAX_HISTORY_ROWS)]
     assert ckpt.history == [_row(i) for i in kept]  # first and last included, every value as it was written
     assert ckpt.extra["final_metrics"] == {"step": 10**6, "loss": 0.01, "token_accuracy": 0.99}  # names shared
@@ -92,12 +104,12 @@ def test_a_million_row_history_opens_in_seconds_thinned_evenly_with_its_rows_int
 
 
 @pytest.mark.parametrize("verb", VERBS)
-def test_every_verb_reads_the_million_row_file_in_seconds(million, verb, capsys):
+def test_every_verb_reads_the_million_row_file_in_seconds(million, unpickle_s, verb, capsys):
     start = time.perf_counter()
     code = main([verb, str(million), *VERBS[verb]])
     out, err = capsys.readouterr()
     assert code == 0 and out and "Traceback" not in err, err
-    assert time.perf_counter() - start < LOAD_S + 5
+    assert time.perf_counter() - start < 2 * LOAD_RATIO * unpickle_s  # the verb's own work on a tiny model besides
 
 
 def test_rows_that_name_a_metric_midway_are_kept_with_the_name(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 WIDGETS = REPO / "visualizer" / "widgets"
-VALUE_FUNCTIONS = {"format_dims", "stored_training", "kind_maps", "symbol_outputs"}  # text and arrays out
+VALUE_FUNCTIONS = {"format_dims", "stored_training", "kind_maps", "symbol_outputs", "head_name"}  # text and arrays out
 
 
 def _state_imports(tree: ast.Module) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
