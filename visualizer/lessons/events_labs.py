@@ -26,6 +26,20 @@ def _head_index(params: dict, n_layers: int, n_heads: int) -> tuple[int, int]:
     return layer, head
 
 
+def _named_head(params: dict, rows: list[Any]) -> tuple[int, int, Any] | None:
+    """(layer, head, its row) of the head a step names among one kind's rows; None, logged, when this model has no
+    such head (a lesson written for a larger model): the step then waits."""
+    n_layers, n_heads = 1 + max(r.layer for r in rows), 1 + max(r.head for r in rows)
+    layer, head = _head_index(params, n_layers, n_heads)
+    row = next((r for r in rows if (r.layer, r.head) == (layer, head)), None)
+    if row is None:
+        log.warning(
+            "a lesson step waits for %s L%d H%d, which this model does not have", params["kind"], layer + 1, head + 1
+        )
+        return None
+    return layer, head, row
+
+
 def tab_shown(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     """The learner brought a tab to the front (its title as the tab bar shows it, without the & of its key)."""
     tabs = app.window.tabs
@@ -46,17 +60,10 @@ def heads_analysed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         if analysis is None:
             return
         mine = [r for r in analysis.heads if r.kind == params["kind"]]
-        n_layers, n_heads = 1 + max(r.layer for r in mine), 1 + max(r.head for r in mine)
-        layer, head = _head_index(params, n_layers, n_heads)
-        row = next((r for r in mine if (r.layer, r.head) == (layer, head)), None)
-        if row is None:  # the step names a head this model does not have: it waits, and the log says why
-            log.warning(
-                "a lesson step waits for %s L%d H%d, which this model does not have",
-                params["kind"],
-                layer + 1,
-                head + 1,
-            )
+        found = _named_head(params, mine)
+        if found is None:
             return
+        layer, head, row = found
         top = min(mine, key=lambda r: (r.delta_exact_match, -r.delta_loss))  # the darkest red cell of the table
         emit(
             {
@@ -111,18 +118,11 @@ def patching_done(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
     def changed(frame: Any) -> None:
         if frame is None:
             return
-        mine = [e for e in frame.result.heads if e.kind == params["kind"]]
-        n_layers, n_heads = 1 + max(e.layer for e in mine), 1 + max(e.head for e in mine)
-        layer, head = _head_index(params, n_layers, n_heads)
-        effect = next((e.effect for e in mine if (e.layer, e.head) == (layer, head)), None)
-        if effect is None:  # as heads_analysed: a head this model does not have
-            log.warning(
-                "a lesson step waits for %s L%d H%d, which this model does not have",
-                params["kind"],
-                layer + 1,
-                head + 1,
-            )
+        found = _named_head(params, [e for e in frame.result.heads if e.kind == params["kind"]])
+        if found is None:
             return
+        layer, head, row = found
+        effect = row.effect
         emit(
             {
                 **_map_payload(layer, head),
