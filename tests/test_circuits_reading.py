@@ -141,7 +141,8 @@ def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_k
     caption = view.position_caption.text()
     assert f"The direct path picks the run's key on {matched} of {len(rows)} query positions" in caption
     assert "earlier layers, the norms and biases" in caption and "Not where this head looks" not in caption
-    assert view.position_caption.height() >= view.position_caption.heightForWidth(view.position_caption.width())
+    label = view.position_caption  # its tab just came into view: the layout settles on the next event pass
+    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()), timeout=5_000)
     edit = app.playground.input_panel.source  # a new source in the Playground: the map and the count follow it
     retype(qtbot, edit, "31415")
     qtbot.waitUntil(lambda: table.columnCount() == len(shown["source_tokens"]) - 5, timeout=30_000)
