@@ -123,7 +123,8 @@ def lens_cost(config: ModelConfig, src_len: int, tgt_len: int) -> Cost:
 
 def attribute_cost(config: ModelConfig, src_len: int, tgt_len: int, ig_steps: int, n_symbols: int) -> Cost:
     """Decoding, integrated gradients (one batch of m + 1 rows, a backward pass per output position), occlusion
-    (every symbol position with each other symbol, passes of occlusion_chunk rows) and the attention views.
+    (every symbol position with each other symbol, passes of occlusion_chunk rows) and the attention views, the
+    last three in float64.
 
     `n_symbols` here is how many symbols the source holds (each occluded by every other symbol of the task)."""
     task_symbols = config.vocab_size - N_SPECIALS
@@ -133,6 +134,8 @@ def attribute_cost(config: ModelConfig, src_len: int, tgt_len: int, ig_steps: in
     chunk = pass_cost(config, min(max(edits, 1), occlusion_chunk(config, src_len, tgt_len)), src_len, tgt_len)
     occlusion = Cost(chunk.bytes, edits * pass_cost(config, 1, src_len, tgt_len).work)
     views = pass_cost(config, 1, src_len, tgt_len, grad=True)  # the maps kept, as the capture path keeps them
+    wide = DOUBLE // FLOAT  # these run on a float64 copy of the model (float64.in_float64)
+    ig, occlusion, views = (Cost(c.bytes * wide, c.work) for c in (ig, occlusion, views))
     return decode_cost(config, src_len, tgt_len).then(ig).then(occlusion).then(views)
 
 

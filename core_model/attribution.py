@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .float64 import in_float64
 from .inputs import decoder_input
 from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
@@ -96,19 +97,15 @@ def attribute(
         raise ValueError(f"ig_steps must be in 1..{MAX_IG_STEPS}, got {ig_steps}")
     if not output:
         raise ValueError("the output is empty: there is nothing to attribute")
+    model = in_float64(model)  # the explanation's values, not float32's rounding of them
     device = next(model.parameters()).device
     options = (masks, head_gates)
     src_t = torch.tensor([list(src)], device=device)
     tgt = torch.tensor([decoder_input(list(output)[:-1])], device=device)
     out_t = torch.tensor([list(output)], device=device)
-    was_training = model.training
-    model.eval()
-    try:
-        grads = _gradients(model, src_t, tgt, out_t, symbol_ids, ig_steps, options, progress)
-        with torch.no_grad():
-            occlusion = _occlusion(model, src_t, tgt, out_t, symbol_ids, options, (max(1, occlusion_chunk), progress))
-    finally:
-        model.train(was_training)
+    grads = _gradients(model, src_t, tgt, out_t, symbol_ids, ig_steps, options, progress)
+    with torch.no_grad():
+        occlusion = _occlusion(model, src_t, tgt, out_t, symbol_ids, options, (max(1, occlusion_chunk), progress))
     gxd, ig, f_x, f_b = grads
     return Attribution(tuple(int(t) for t in output), gxd, ig, occlusion, ig_steps, f_x, f_b)
 

@@ -21,6 +21,7 @@ import torch
 
 from .attention_views import norm_weighted, rollout, run_with_inputs
 from .attribution import Attribution
+from .float64 import in_float64
 from .inputs import decoder_input
 from .masks import MaskSpec
 from .model import HeadGates, Seq2SeqTransformer
@@ -62,7 +63,9 @@ def attention_views(
     masks: MaskSpec | None = None,
     head_gates: HeadGates | None = None,
 ) -> dict[str, np.ndarray]:
-    """Name -> (T, S): "cross L1".., "norm-weighted L1".. (head means), "rollout" (the last layer's source share)."""
+    """Name -> (T, S): "cross L1".., "norm-weighted L1".. (head means), "rollout" (the last layer's source share),
+    computed in float64 as the attributions they are ranked against."""
+    model = in_float64(model)
     device = next(model.parameters()).device
     src_t = torch.tensor([list(src)], device=device)
     tgt = torch.tensor([decoder_input(list(output)[:-1])], device=device)

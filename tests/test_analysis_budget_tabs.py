@@ -63,7 +63,7 @@ def test_254_symbols_with_512_ig_steps_are_refused_under_the_source_as_the_cli_r
     type_into(qtbot, view.steps.lineEdit(), "512")
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     shown_error = view.error.text()
-    assert shown_error.startswith("Attribution with 512 IG steps on 254 symbols would need about 8.6 GB of memory")
+    assert shown_error.startswith("Attribution with 512 IG steps on 254 symbols would need about 17.2 GB of memory")
     assert "use IG steps " in shown_error and " symbols in the source." in shown_error
     assert not view.state.running and view.run_button.isEnabled()  # nothing started
     cli = cli_error(capsys, ["attribute", str(COPY), "--source", LONG, "--ig-steps", "512"])

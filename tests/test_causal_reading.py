@@ -54,7 +54,7 @@ def caption_of(widget) -> str:
 
 
 def test_agreement_leads_with_top1_and_gives_rho_second_with_its_caveat(qtbot, page, capsys):
-    """Occlusion and cross attention draw the same diagonal: the cell must first say so (top-1 16 of 17), and only
+    """Occlusion and cross attention draw the same diagonal: the cell must first say so (top-1 17 of 17), and only
     then give ρ, whose low value the caption explains."""
     data = cli(capsys, "attribute", "--ig-steps", str(page.steps.value()))
     table = page.agreement
@@ -68,7 +68,7 @@ def test_agreement_leads_with_top1_and_gives_rho_second_with_its_caveat(qtbot, p
         assert text.startswith(f"top-1 {sum(tops)} of {len(tops)} · ρ "), (view, text)
         assert table.viewport().rect().contains(table.visualItemRect(table.item(occlusion, col))), col
     last_cross = list(data["top1_agreement"]["occlusion"]).index("cross L2")
-    assert table.item(occlusion, last_cross).text().startswith("top-1 16 of 17")
+    assert table.item(occlusion, last_cross).text().startswith("top-1 17 of 17")
 
 
 def test_an_early_layer_sure_of_a_wrong_token_is_explained_beside_its_row(qtbot, page, capsys):

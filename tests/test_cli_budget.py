@@ -37,7 +37,7 @@ def test_heads_on_long_sequences_says_how_many_fit(tmp_path, capsys):
 
 def test_attribute_with_many_steps_on_a_long_source_says_how_many_fit(capsys):
     err = refused(capsys, ["attribute", str(resource_path("copy_rope.pt")), "--source", LONG, "--ig-steps", "512"])
-    assert "attribution with 512 IG steps on 254 symbols would need about 8.6 GB of memory" in err
+    assert "attribution with 512 IG steps on 254 symbols would need about 17.2 GB of memory" in err
     assert re.search(r"use --ig-steps \d+ or less, or use at most \d+ symbols in --source \(see", err)
 
 

@@ -139,3 +139,19 @@ def test_the_model_is_left_as_it_was():
     attribute(model, SRC, OUTPUT, SYMBOLS, ig_steps=2)
     assert model.training and not model.src_embed._forward_hooks
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_float32_model_is_explained_in_float64_and_left_in_float32():
+    """The app's models are float32: their attributions are the float64 loop's on the same weights, to 1e-10 (in
+    float32 occlusion at a sure output differs by less than float32 resolves, and its ranking by CPU)."""
+    model = tiny()
+    for parameter in model.parameters():  # as build_model makes them: float32 weights, the float64 position tables
+        parameter.data = parameter.data.float()
+    result = attribute(model, SRC, OUTPUT, SYMBOLS, ig_steps=4)
+    wide = tiny()  # the same seed: these weights, in float64
+    gxd, ig, f_x, _ = loop_methods(wide, 4)
+    np.testing.assert_allclose(result.integrated_gradients, ig, atol=EXACT, rtol=0)
+    np.testing.assert_allclose(result.gradient_x_delta, gxd, atol=EXACT, rtol=0)
+    np.testing.assert_allclose(result.f_input, f_x, atol=EXACT, rtol=0)
+    np.testing.assert_allclose(result.occlusion, loop_occlusion(wide), atol=EXACT, rtol=0)
+    assert all(p.dtype == torch.float32 for p in model.parameters())

@@ -551,13 +551,17 @@ def top1_but_eos(source: str) -> tuple[int, int, bool]:
     return sum(bool(x) for x in rows[0]), len(rows[0]), rows[0][-1] is False
 
 
+def top1_where(agree: int, n: int, eos_differs: bool) -> str:
+    """Where occlusion's top is attention's, in the docs' words."""
+    if agree == n:
+        return f"every output position, `<eos>` included ({agree} of {n})"
+    if agree == n - 1 and eos_differs:
+        return f"every output symbol ({agree} of the {n} positions there; `<eos>` is the one where it does not)"
+    return f"{agree} of the {n} positions"
+
+
 def occlusion_top() -> str:
-    agree, n, last = top1_but_eos(CLEAN)
-    where = "every output symbol" if agree == n - 1 and last else f"{agree} positions"
-    return (
-        f"On the RoPE copy model, occlusion's top agrees with attention at {where} ({agree} of the {n} positions there; "
-        f"`<eos>` is the one where it does not)"
-    )
+    return f"On the RoPE copy model, occlusion's top agrees with attention at {top1_where(*top1_but_eos(CLEAN))}"
 
 
 def saturation() -> str:
@@ -580,7 +584,7 @@ def cli_rho() -> str:
     return (
         "for `--source 31415926` on the shipped RoPE copy model occlusion and every attention view are the same "
         f"diagonal, yet ρ is only about {occlusion_rho('31415926'):.1f}, while `top1_agreement` is `true` at "
-        f"{'every output symbol' if agree == n - 1 and last else f'{agree} positions'}."
+        f"{top1_where(agree, n, last)}."
     )
 
 
@@ -765,7 +769,7 @@ FIGURES = [
     ),
     Figure(
         "docs/CLI.md",
-        "for `--source 31415926` on the shipped RoPE copy model occlusion and every attention view are the same diagonal, yet ρ is only about 0.6, while `top1_agreement` is `true` at every output symbol.",
+        "for `--source 31415926` on the shipped RoPE copy model occlusion and every attention view are the same diagonal, yet ρ is only about 0.7, while `top1_agreement` is `true` at every output position, `<eos>` included (9 of 9).",
         cli_rho,
     ),
     Figure(
@@ -855,17 +859,17 @@ FIGURES = [
     ),
     Figure(
         "docs/CAUSAL.md",
-        "on the RoPE copy model occlusion and attention are the same clean diagonal, yet for the source 3141592653589793 ρ is only about 0.47",
+        "on the RoPE copy model occlusion and attention are the same clean diagonal, yet for the source 3141592653589793 ρ is only about 0.62",
         lambda: (
             f"on the RoPE copy model occlusion and attention are the same clean diagonal, yet for the source {CLEAN} ρ is only about {occlusion_rho(CLEAN):.2f}"
         ),
     ),
     Figure(
         "docs/CAUSAL.md",
-        "On the RoPE copy model, occlusion's top agrees with attention at every output symbol (16 of the 17 positions there; `<eos>` is the one where it does not)",
+        "On the RoPE copy model, occlusion's top agrees with attention at every output position, `<eos>` included (17 of 17)",
         occlusion_top,
     ),
-    Figure("docs/CAUSAL.md", "(about ±3e-6 on the shipped RoPE copy model)", saturation),
+    Figure("docs/CAUSAL.md", "(about ±2e-6 on the shipped RoPE copy model)", saturation),
 ]
 
 # --- eval's length sweeps (200 sources per length, seed 1234): the slow part ---------------------------------------
