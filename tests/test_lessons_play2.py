@@ -139,7 +139,7 @@ def test_lesson_four_toggles_the_causal_mask_and_paints_a_cell(qtbot, app):
     qtbot.waitUntil(lambda: runner.done, timeout=20_000)
     text = panel.explain_label.text()
     assert (
-        text.startswith("Cross-attention cells painted out: 1 ")
+        text.startswith("Cross-attention cells painted out: 1. Close the large window (Esc)")
         and "1 cross" in app.playground.mask_panel.painted_label.text()
     )
     cross = app.playground.grids["cross"]
@@ -167,7 +167,9 @@ def test_lesson_five_compares_encodings_types_0000_and_opens_the_length_lab(qtbo
     readout = hover(qtbot, grid, 1, 0, 2, 3)
     qtbot.waitUntil(lambda: runner.done)
     all_quoted_are_shown(panel.explain_label.text(), [readout, "L2 H1"])
-    press_next(qtbot, app, panel)
+    assert grid.large_view.is_visible()
+    press_next(qtbot, app, panel)  # type into the Source field: the large window the lesson opened would cover it
+    assert not grid.large_view.is_visible()
     source = app.playground.input_panel.source
     retype(qtbot, source, "000")
     assert not runner.done  # 000 is not the text the step asks for

@@ -76,7 +76,7 @@ def test_apply_after_training_shows_the_new_models_layers_and_heads(
     probe = app.trainer_tab.probe
     qtbot.waitUntil(probe.isVisible)
     assert probe.placeholder.isVisible() and not probe.graphics.isVisible()  # the old model's maps are gone
-    assert probe.layer_combo.count() == layers and probe.layer_combo.currentText() == f"{layers} (last)"
+    assert probe.layer_combo.count() == layers and probe.layer_combo.currentText() == f"layer {layers} (last)"
     assert [probe.head_combo.itemText(i) for i in range(probe.head_combo.count())] == (
         ["mean of heads on"] + [str(h + 1) for h in range(heads)]
     )

@@ -120,7 +120,7 @@ def test_probe_picker_shows_kind_layer_and_head(qtbot, tab, state):
     np.testing.assert_allclose(probe.image.image, snap.maps["decoder_self"].values[-1].mean(axis=0))
     probe.head_combo.setFocus()
     qtbot.keyClick(probe.head_combo, Qt.Key.Key_End)  # the last head alone
-    assert probe.head_combo.currentText() == "2"
+    assert probe.head_combo.currentText() == "head 2"
     np.testing.assert_allclose(probe.image.image, snap.maps["decoder_self"].values[-1][1])
     assert "Decoder self-attention, layer 1, head 2" in probe.plot.titleLabel.text
     probe.set_head_gates({"decoder_self": np.array([[True, False]])})

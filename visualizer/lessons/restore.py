@@ -175,6 +175,12 @@ class LessonChanges:
         if name is not None and name not in self._before:
             self._before[name] = SETTINGS[name].read(self._app)
 
+    def close_large_views(self) -> None:
+        """Close the large map windows the lesson opened so far (one the learner had open stays): on a laptop screen
+        they cover the source field, the Masks section or another tab that a later step points to."""
+        if "large_views" in self._before:
+            _close_large_views(self._app, self._before["large_views"])
+
     def forget(self) -> None:
         """The learner keeps what the lesson changed."""
         self._before = {}

@@ -19,6 +19,8 @@ from visualizer.lessons.restore import KEPT, LessonChanges
 from visualizer.lessons.schema import Call, Lesson, Step
 
 log = logging.getLogger(__name__)
+# Steps that point to a Playground grid keep its large map window open: the learner reads or paints the map there.
+GRID_TARGETS = ("playground.cross", "playground.decoder_self", "playground.encoder_self")
 
 
 class LessonRunner(QObject):
@@ -63,6 +65,8 @@ class LessonRunner(QObject):
         assert self.lesson is not None and 0 <= index < len(self.lesson.steps)
         self._leave_step()
         self.index, self.ready, self.done, self.explanation, self.payload = index, False, False, "", {}
+        if not (self.step.highlight or "").startswith(GRID_TARGETS):  # a step about another part of the window
+            self.changes.close_large_views()
         self.step_started.emit(index)
         self._set_up(list(self.step.setup), self._generation)
 

@@ -82,6 +82,8 @@ class HeadsState(QObject):
         self.roles: tuple[HeadRole, ...] | None = None
         self.analysed: tuple[str, str] | None = None  # model_name() of the last finished analysis
         self.stale = ""  # what stale_changed last said
+        self._analysed_on: tuple[int, int] | None = None  # the sequences and seed of the analysis shown
+        self._submitted_on = (self.n, self.seed)  # those of the analysis running
         model = lambda: hub.generation  # noqa: E731 - a result for a model replaced since is overtaken, not shown
         self._analysis = make_slot("The head analysis", self, context=model)
         self._analysis.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
@@ -109,6 +111,21 @@ class HeadsState(QObject):
         self.n, self.seed = n, seed
         if changed:
             self.refresh_roles()
+            self._note_sequences()
+
+    def _note_sequences(self) -> None:
+        """Importance numbers scored on other sequences than the boxes now say are marked, not left to pass as
+        theirs (the roles above them are scored again at once; importance takes a press of Analyse heads)."""
+        if self.analysis is None or self._analysed_on is None:
+            return
+        n, seed = self._analysed_on
+        if (n, seed) == (self.n, self.seed):
+            self._set_stale("")
+        else:
+            self._set_stale(
+                f"Out of date: the importance numbers were scored on {n} sequences (seed {seed}); Sequences and "
+                f"Seed now say {self.n} (seed {self.seed}): press Analyse heads to score them again."
+            )
 
     def start(self) -> bool:
         """Run roles and importance on a copy of the hub's model (the job copies it); False when one is running."""
@@ -116,6 +133,7 @@ class HeadsState(QObject):
             return False
         self.running_changed.emit(True)
         self.progress_changed.emit(0, 1)
+        self._submitted_on = (self.n, self.seed)
         self._submit(self._analysis, roles_only=False)
         return True
 
@@ -136,7 +154,9 @@ class HeadsState(QObject):
 
     def _on_analysis(self, result: HeadAnalysis) -> None:
         self.analysis, self.analysed = result, model_name(self.hub)
+        self._analysed_on = self._submitted_on
         self._set_stale("")
+        self._note_sequences()  # the boxes changed while it ran
         self.analysis_changed.emit(result)
         self._end(
             f"Analysed {len(result.heads)} heads of {self.analysed[0]} on {self.n} {self.analysed[1]} "

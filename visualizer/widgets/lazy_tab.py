@@ -13,6 +13,7 @@ from typing import Protocol
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
 
+from visualizer.widgets.common.scroll_page import ScrollPage
 from visualizer.widgets.common.wheel_guard import guard_wheel
 
 log = logging.getLogger(__name__)
@@ -24,9 +25,10 @@ class LazyTab(QWidget):
     A build that fails says why on the page (as a failed start-up would) and is tried again on the next show.
     """
 
-    def __init__(self, build: Callable[[], QWidget], parent: QWidget | None = None) -> None:
+    def __init__(self, build: Callable[[], QWidget], parent: QWidget | None = None, *, scrolls: bool = False) -> None:
         super().__init__(parent)
         self._build = build
+        self._scrolls = scrolls  # the page scrolls as a whole below its content's minimum height (ScrollPage)
         self._content: QWidget | None = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -45,7 +47,7 @@ class LazyTab(QWidget):
             self._content = self._build()
             guard_wheel(self._content)  # as the window does for the tabs it is given whole
             self.error_label.setVisible(False)
-            self._layout.addWidget(self._content)
+            self._layout.addWidget(ScrollPage(self._content) if self._scrolls else self._content)
             if self.isVisible():  # added to a page on screen: show it now, not on a later turn of the event loop
                 self._content.show()
         return self._content

@@ -24,6 +24,7 @@ METHOD_TITLES = {
     "occlusion": "occlusion",
 }
 COLUMNS = 4
+ROW_MIN_PX = 200  # one row of maps: its titles, the source axis and at least 120 px of cells
 SIGNED_COLOURS = pg.ColorMap([0.0, 0.5, 1.0], [(192, 57, 43), (255, 255, 255), (39, 174, 96)])  # red, white, green
 
 
@@ -50,6 +51,7 @@ class SourceMaps(EmptyHint, pg.GraphicsLayoutWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setBackground("w")
+        self.setMinimumHeight(ROW_MIN_PX)
         self.plots: dict[str, pg.PlotItem] = {}
         self.images: dict[str, pg.ImageItem] = {}
         self._values: dict[str, np.ndarray] = {}
@@ -91,6 +93,7 @@ class SourceMaps(EmptyHint, pg.GraphicsLayoutWidget):
 
     def _rebuild(self, names: list[str]) -> None:
         self.clear()
+        self.setMinimumHeight(ROW_MIN_PX * max(1, -(-len(names) // COLUMNS)))  # the page scrolls below it
         self.plots, self.images = {}, {}
         for k, name in enumerate(names):
             axes = {"left": TokenAxis("left", "output", hidden_note="hover"), "bottom": TokenAxis("bottom", "source")}

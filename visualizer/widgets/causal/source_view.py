@@ -23,6 +23,7 @@ from core_model.attribution import MAX_IG_STEPS
 from core_model.attribution_agreement import METHODS
 from visualizer.state.causal_attribution import AttributionFrame, AttributionState
 from visualizer.state.snapshots import InputError
+from visualizer.widgets.common.scroll_page import ScrollPage
 from visualizer.widgets.common.styles import WARNING_STYLE
 
 from .agreement_table import AGREEMENT_CAPTION, AgreementTable
@@ -127,16 +128,21 @@ class SourceView(QWidget):
         for widget in (self.run_button, self.cancel_button):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
+        page = QWidget()  # below the source bar, which stays in sight: the results, scrolled as one page
+        results = QVBoxLayout(page)
+        results.setContentsMargins(0, 0, 0, 0)
+        results.addWidget(self.error)
+        results.addWidget(self.status)
+        results.addWidget(self.saturation)
+        results.addWidget(self.rough)
+        # the two tables keep the height of their rows (fit_rows); the maps take the rest, never under their minimum
+        results.addWidget(_captioned(LENS_CAPTION, self.lens))
+        results.addWidget(_captioned(MAPS_CAPTION, self.maps), 1)
+        results.addWidget(_captioned(AGREEMENT_CAPTION, self.agreement))
+        self.page = ScrollPage(page)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
-        layout.addWidget(self.error)
-        layout.addWidget(self.status)
-        layout.addWidget(self.saturation)
-        layout.addWidget(self.rough)
-        # the two tables keep the height of their rows (fit_rows); the maps take the rest
-        layout.addWidget(_captioned(LENS_CAPTION, self.lens))
-        layout.addWidget(_captioned(MAPS_CAPTION, self.maps), 1)
-        layout.addWidget(_captioned(AGREEMENT_CAPTION, self.agreement))
+        layout.addWidget(self.page, 1)
 
     def _wire(self) -> None:
         st = self.state

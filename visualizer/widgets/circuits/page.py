@@ -24,7 +24,7 @@ class CircuitsPage(LazyTab):
         self._state = state
         self._roles: tuple[HeadRole, ...] | None = None
         self._run: MapsSnapshot | None = None
-        super().__init__(self._make)
+        super().__init__(self._make, scrolls=True)  # its tables show every row: the page scrolls on a laptop
 
     def _make(self) -> CircuitsView:
         from visualizer.widgets.circuits.view import CircuitsView

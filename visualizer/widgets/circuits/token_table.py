@@ -25,6 +25,7 @@ from .table_fit import natural_widths, spread_columns
 
 Tip = Callable[[str, str, float], str]  # (row token, column token, value) -> the cell's tooltip
 GREYED_BACKGROUND, GREYED_TEXT = QColor("#e6e6e6"), QColor("#6e6e6e")
+SHOWN_ROWS = 20  # a table up to this long shows every row; a longer vocabulary or source scrolls in the table
 
 
 def cell_text(value: float) -> str:
@@ -97,6 +98,16 @@ class TokenTable(QTableWidget):
                     item.setFont(bold)
                 self.setItem(i, j, item)
         self._fit()
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Tall enough for every row of a short table (the page scrolls, not the table: a row scrolled out of
+        sight would read as missing); a longer one shows SHOWN_ROWS and scrolls itself."""
+        rows = min(self.rowCount(), SHOWN_ROWS)
+        header = self.horizontalHeader().sizeHint().height()
+        bar = self.horizontalScrollBar().sizeHint().height()  # room for it, should the columns not fit
+        lines = rows * self.verticalHeader().minimumSectionSize()
+        self.setMinimumHeight(header + lines + 2 * self.frameWidth() + bar if rows else 0)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # Qt's name
         super().resizeEvent(event)

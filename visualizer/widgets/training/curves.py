@@ -34,6 +34,8 @@ LEGENDS = {
 PREVIOUS_NAME = "previous run"
 TITLE_POINTS = 11  # pyqtgraph's plot titles
 TITLE_MARGIN = 30  # pixels of the plot's width its title cannot use
+TWO_LEGEND_COLUMNS_PX = 360  # narrower, the legends' two columns of 8 pt names run past the data area
+PLOT_MIN_PX = 200  # a title, the step axis and at least 120 px of data: three fit a 1280x800 window's page
 
 
 class Curves(QWidget):
@@ -44,15 +46,15 @@ class Curves(QWidget):
         self.loss_plot = pg.PlotWidget(title="Loss")
         self.metric_plot = pg.PlotWidget(title="Accuracy")
         self.lr_plot = pg.PlotWidget(title="Learning rate")
-        self.lr_plot.setMaximumHeight(160)
-        self.lr_plot.setMinimumHeight(130)  # below ~60 px of axis its numbers were drawn over each other
+        for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
+            plot.setMinimumHeight(PLOT_MIN_PX)
         self.lr_plot.getAxis("left").setTickDensity(0.5)  # a short plot: fewer, readable numbers
         self.metric_plot.setYRange(0.0, 1.0)
         self.metric_plot.setToolTip(  # the legend's short names, spelled out
             "tokens: the share of output symbols that are right, on training batches and on the held-out evaluation"
             " set\nexact: the share of evaluation outputs right in every symbol, decoded greedily"
         )
-        # Two columns in small type, so every entry stays inside a plot ~70 px high at 1280x800, on a translucent
+        # Two columns in small type, so every entry stays inside the plot when the page is short, on a translucent
         # backing: the names stay readable where a curve runs under them, and the curve still shows through.
         for plot in (self.loss_plot, self.metric_plot):
             plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2, brush=pg.mkBrush(0, 0, 0, 90))
@@ -88,8 +90,8 @@ class Curves(QWidget):
             self.cursors[key] = cursor
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for plot, stretch in ((self.loss_plot, 2), (self.metric_plot, 2), (self.lr_plot, 1)):
-            layout.addWidget(plot, stretch)
+        for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
+            layout.addWidget(plot, 1)
         self._relegend()
         self._source = ""  # stored training the loss plot's title names
         self._title = "Loss"  # the loss plot's title now (as built)
@@ -117,6 +119,11 @@ class Curves(QWidget):
         super().resizeEvent(event)
         if self._source:
             self._fit_title()
+        columns = 2 if self.width() >= TWO_LEGEND_COLUMNS_PX else 1  # a narrow plot: one column stays inside it
+        for plot in (self.loss_plot, self.metric_plot):
+            legend = plot.getPlotItem().legend
+            if legend.columnCount != columns:
+                legend.setColumnCount(columns)
 
     def set_series(self, series: MetricsView) -> None:
         """Push the whole series into the existing curves."""

@@ -26,14 +26,21 @@ LEGEND_ROW_PX = 21  # one legend row at 8 pt
 PREVIOUS_PEN = pg.mkPen((200, 200, 200), width=1, style=Qt.PenStyle.DashLine)  # as the loss curves' previous run
 
 
-def beside(curves: QWidget, forming: FormingCurves) -> QSplitter:
-    """The run's curves on the left, the forming curves on the right, sharing the column's height."""
+def beside(curves: QWidget, forming: FormingCurves, probe: QWidget) -> QSplitter:
+    """The run's curves down the left at the page's full height (three plots stacked need it to keep their data
+    readable on a 1280x800 screen); on the right the heads' forming curves over the probe's attention."""
+    right = QSplitter(Qt.Orientation.Vertical)
+    right.setChildrenCollapsible(False)
+    right.addWidget(forming)
+    right.addWidget(probe)
+    right.setSizes([540, 460])  # scaled to the real height on the first layout: the legend above roles needs more
     split = QSplitter(Qt.Orientation.Horizontal)
+    split.setChildrenCollapsible(False)
     split.addWidget(curves)
-    split.addWidget(forming)
+    split.addWidget(right)
     split.setStretchFactor(0, 1)
     split.setStretchFactor(1, 1)
-    split.setSizes([500, 500])  # scaled to the real width on the first layout: half and half
+    split.setSizes([500, 500])
     return split
 
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -28,6 +29,8 @@ PICKER_KINDS = (
     ("decoder_self", "Decoder self-attention"),
 )
 MEAN = -1  # head choice: the mean of the heads that are on
+MEAN_TEXT = "mean of heads on"
+COMBO_CHROME_PX = 36  # a drop-down list's frame, margins and arrow beside its text
 COLORMAP = "viridis"
 
 
@@ -53,7 +56,10 @@ class ProbeView(QWidget):
         self.kind_combo.setToolTip("Which attention of the probe input to show")
         self.layer_combo.setToolTip("Which layer")
         self.head_combo.setToolTip("One head, or the mean of the heads that are switched on")
-        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "mean of heads on" whole
+        # never narrower than "mean of heads on": its width when filled is not always measured again after the
+        # entries change, and the splitter beside it would then cut it to "mean of"
+        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.head_combo.setMinimumWidth(self.head_combo.fontMetrics().horizontalAdvance(MEAN_TEXT) + COMBO_CHROME_PX)
         self._gates: dict[str, np.ndarray] = {}
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setToolTip("Replay the attention maps recorded during training")
@@ -84,21 +90,25 @@ class ProbeView(QWidget):
             combo.currentIndexChanged.connect(self._on_pick)
 
     def _layout(self) -> None:
-        picker = QHBoxLayout()
-        for text, combo in (("Show", self.kind_combo), ("layer", self.layer_combo), ("head", self.head_combo)):
-            picker.addWidget(QLabel(text))
-            picker.addWidget(combo)
-        picker.addStretch(1)
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("Timeline"))
-        bar.addWidget(self.slider, 1)
-        bar.addWidget(self.step_label)
-        bar.addWidget(self.export_button)
+        # The picker and the timeline take two rows each, and the lists name what they pick ("layer 2 (last)",
+        # "head 1"): beside the curves and the Lessons dock on a 1280x800 screen this column is under 300 px wide.
+        picker = QGridLayout()
+        picker.addWidget(self.kind_combo, 0, 0, 1, 2)
+        picker.addWidget(self.layer_combo, 1, 0)
+        picker.addWidget(self.head_combo, 1, 1)
+        picker.setColumnStretch(2, 1)
+        timeline = QHBoxLayout()
+        timeline.addWidget(QLabel("Timeline"))
+        timeline.addWidget(self.slider, 1)
+        below = QHBoxLayout()
+        below.addWidget(self.step_label, 1)
+        below.addWidget(self.export_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(picker)
         layout.addWidget(self.stack, 1)
-        layout.addLayout(bar)
+        layout.addLayout(timeline)
+        layout.addLayout(below)
 
     def set_head_gates(self, gates: dict[str, np.ndarray]) -> None:
         """{kind: (L, H) bool} heads switched on (the playground's switches); the mean uses only those. They describe
@@ -142,11 +152,11 @@ class ProbeView(QWidget):
         for combo in (self.layer_combo, self.head_combo):
             combo.blockSignals(True)
             combo.clear()
-        self.layer_combo.addItems([f"{i + 1}{' (last)' if i == layers - 1 else ''}" for i in range(layers)])
+        self.layer_combo.addItems([f"layer {i + 1}{' (last)' if i == layers - 1 else ''}" for i in range(layers)])
         self.layer_combo.setCurrentIndex(layers - 1)
-        self.head_combo.addItem("mean of heads on", MEAN)
+        self.head_combo.addItem(MEAN_TEXT, MEAN)
         for h in range(heads):
-            self.head_combo.addItem(f"{h + 1}", h)
+            self.head_combo.addItem(f"head {h + 1}", h)
         for combo in (self.layer_combo, self.head_combo):
             combo.blockSignals(False)
 
@@ -180,7 +190,7 @@ class ProbeView(QWidget):
             pick_map(snap, kind, layer, head, self._gates.get(kind)), autoLevels=False, levels=(0.0, 1.0)
         )
         self._set_ticks(snap, kind)
-        which = "mean of heads on" if head == MEAN else f"head {head + 1}"
+        which = MEAN_TEXT if head == MEAN else f"head {head + 1}"
         title = f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}"
         if title != self._title:  # the same title set again re-lays the plot out: a second paint per snapshot
             self._title = title

@@ -135,12 +135,9 @@ class TrainerTab(QWidget):
         column.addWidget(self.status_label)
         column.addStretch(1)
         self.status_label.setMaximumWidth(scroll.minimumWidth())  # wraps within the column, not widening it
-        right = QVBoxLayout()
-        right.addWidget(beside(self.curves, self.forming), 3)  # heads forming, by the curves
-        right.addWidget(self.probe, 2)
         layout = QHBoxLayout(self)
         layout.addLayout(column, 0)
-        layout.addLayout(right, 1)
+        layout.addWidget(beside(self.curves, self.forming, self.probe), 1)
 
     def _wire(self) -> None:
         self.train_button.clicked.connect(lambda: self._on_train())
