@@ -78,7 +78,7 @@ def test_apply_after_training_shows_the_new_models_layers_and_heads(
     assert probe.placeholder.isVisible() and not probe.graphics.isVisible()  # the old model's maps are gone
     assert probe.layer_combo.count() == layers and probe.layer_combo.currentText() == f"layer {layers} (last)"
     assert [probe.head_combo.itemText(i) for i in range(probe.head_combo.count())] == (
-        ["mean of heads on"] + [str(h + 1) for h in range(heads)]
+        ["mean of heads on"] + [f"head {h + 1}" for h in range(heads)]
     )
     app.session.set_head_enabled("cross", layers - 1, heads - 1, False)  # a switch on the new model's last head
     probe.kind_combo.setCurrentIndex(probe.kind_combo.findData("encoder_self"))

@@ -16,7 +16,7 @@ WITH_EVAL = (["training loss", "evaluation loss"], ["tokens (train)", "tokens (e
 
 
 def legend_texts(curves: Curves) -> tuple[list[str], list[str]]:
-    """The entries as drawn, row by row (two columns), for the loss and the accuracy plot."""
+    """The entries as drawn, row by row (two columns, or one in a narrow plot), for the loss and the accuracy plot."""
     out = []
     for plot in (curves.loss_plot, curves.metric_plot):
         legend = plot.getPlotItem().legend
@@ -27,7 +27,8 @@ def legend_texts(curves: Curves) -> tuple[list[str], list[str]]:
             if legend.layout.itemAt(i, j) is not None
         )
         cells = sorted(cell for _, cell in placed)
-        assert cells == [(k // 2, 2 * (k % 2) + 1) for k in range(len(cells))], cells  # filled row by row, no holes
+        n = legend.columnCount
+        assert cells == [(k // n, 2 * (k % n) + 1) for k in range(len(cells))], cells  # filled row by row, no holes
         out.append([text for text, _ in sorted(placed, key=lambda item: item[1])])
     return out[0], out[1]
 
