@@ -121,6 +121,16 @@ def retype(qtbot, field, text: str) -> None:
     qtbot.keyClicks(field, text)
 
 
+def type_number(qtbot, box, value: int) -> None:
+    """Type a number into a spin box and press Return, as a user does; the box then holds it."""
+    from PySide6.QtCore import Qt
+
+    box.selectAll()
+    qtbot.keyClicks(box, str(value))
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert box.value() == value
+
+
 def readout(grid) -> str:
     """The hovered cell's text as the line above the grid shows it ("" off the maps)."""
     return grid.header.hover_label.text().strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from qt_helpers import shown_app
+from qt_helpers import shown_app, type_number
 
 from core_model.shipped import resource_path
 
@@ -19,26 +19,18 @@ def app(qtbot):
     app.window.close()
 
 
-def type_value(qtbot, box, value: int) -> None:
-    box.setFocus()
-    box.selectAll()
-    qtbot.keyClicks(box, str(value))
-    qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert box.value() == value
-
-
 def test_changing_sequences_after_an_analysis_marks_its_numbers_until_it_matches_again(qtbot, app):
     win, view = app.window, app.heads_view
     with qtbot.waitActive(win):
         win.activateWindow()
     qtbot.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
-    type_value(qtbot, view.n_box, 30)
+    type_number(qtbot, view.n_box, 30)
     with qtbot.waitSignal(app.heads.analysis_changed, timeout=120_000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert not view.stale.isVisible()
-    type_value(qtbot, view.n_box, 200)
+    type_number(qtbot, view.n_box, 200)
     assert view.stale.isVisible()
     assert "scored on 30 sequences (seed 1234)" in view.stale.text() and "now say 200" in view.stale.text()
     assert app.heads.analysis is not None  # the numbers stay, marked
-    type_value(qtbot, view.n_box, 30)
+    type_number(qtbot, view.n_box, 30)
     assert not view.stale.isVisible()

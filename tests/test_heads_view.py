@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from qt_helpers import type_number
 from widget_readers import badge_corners, table_cell_text, table_row_texts
 
 from core_model.head_roles import ROLE_LABELS
@@ -58,20 +59,13 @@ def app(qtbot):
     app.window.close()
 
 
-def _type_value(qtbot, box, value: int) -> None:
-    box.selectAll()
-    qtbot.keyClicks(box, str(value))
-    qtbot.keyClick(box, Qt.Key.Key_Return)
-    assert box.value() == value
-
-
 def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     win, view = app.window, app.heads_view
     assert view.n_box.maximum() == 1_000  # the CLI's --n: every head is ablated on all N sequences at once
     qtbot.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert win.tabs.currentWidget() is view
-    _type_value(qtbot, view.n_box, N)
-    _type_value(qtbot, view.seed_box, SEED)
+    type_number(qtbot, view.n_box, N)
+    type_number(qtbot, view.seed_box, SEED)
     with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     cli = _cli(N, SEED)
@@ -160,7 +154,7 @@ def test_badges_show_on_the_weights_view_only_and_the_legend_says_so_elsewhere(q
 def test_cancel_stops_the_analysis(qtbot, app):
     view = app.heads_view
     app.window.tabs.setCurrentWidget(view)
-    _type_value(qtbot, view.n_box, 400)
+    type_number(qtbot, view.n_box, 400)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert not view.run_button.isEnabled() and view.cancel_button.isEnabled()
     assert view.maps.baseline_label.text().startswith("Analysing")  # not "press Analyse heads": it was pressed
@@ -177,7 +171,7 @@ def test_a_new_model_during_the_analysis_says_so_and_shows_nothing_of_it(qtbot, 
 
     view = app.heads_view
     app.window.tabs.setCurrentWidget(view)
-    _type_value(qtbot, view.n_box, 400)
+    type_number(qtbot, view.n_box, 400)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     arrived = []
     app.heads.analysis_changed.connect(arrived.append)
@@ -195,7 +189,7 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
 
     view = app.heads_view
     app.window.tabs.setCurrentWidget(view)
-    _type_value(qtbot, view.n_box, 20)
+    type_number(qtbot, view.n_box, 20)
     with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert table_cell_text(view.maps.tables["cross"], 0, 0) != ""

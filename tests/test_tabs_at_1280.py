@@ -104,9 +104,10 @@ def test_the_trainer_beside_the_lessons_after_a_short_run(qtbot, app):
     check(page)
 
 
-def test_heads_after_analysing(qtbot, app):
-    page = open_tab(qtbot, app, Qt.Key.Key_4)
-    run_and_wait(qtbot, page, "Analyse heads")
+@pytest.mark.parametrize(("key", "run"), [(Qt.Key.Key_4, "Analyse heads"), (Qt.Key.Key_6, "Patch")])
+def test_heads_and_causal_patching_after_their_run(qtbot, app, key, run):
+    page = open_tab(qtbot, app, key)
+    run_and_wait(qtbot, page, run)
     settle(qtbot)
     check(page)
 
@@ -117,13 +118,6 @@ def test_the_length_lab_while_and_after_it_evaluates(qtbot, app):
     qtbot.waitUntil(lambda: progress.text().startswith("Evaluating"), timeout=WAIT_MS)  # it starts by itself
     assert not clipped_texts(page), clipped_texts(page)
     qtbot.waitUntil(lambda: button(page, "Evaluate").isEnabled(), timeout=WAIT_MS)
-    settle(qtbot)
-    check(page)
-
-
-def test_causal_patching(qtbot, app):
-    page = open_tab(qtbot, app, Qt.Key.Key_6)
-    run_and_wait(qtbot, page, "Patch")
     settle(qtbot)
     check(page)
 

@@ -139,10 +139,9 @@ class SourceView(QWidget):
         results.addWidget(_captioned(LENS_CAPTION, self.lens))
         results.addWidget(_captioned(MAPS_CAPTION, self.maps), 1)
         results.addWidget(_captioned(AGREEMENT_CAPTION, self.agreement))
-        self.page = ScrollPage(page)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
-        layout.addWidget(self.page, 1)
+        layout.addWidget(ScrollPage(page), 1)
 
     def _wire(self) -> None:
         st = self.state

@@ -23,9 +23,3 @@ class ScrollPage(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-
-    def content(self) -> QWidget:
-        """The scrolled page."""
-        widget = self.widget()
-        assert widget is not None
-        return widget
