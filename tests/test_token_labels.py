@@ -142,6 +142,13 @@ def _playground(qtbot, app, walk: Walk):
         dialog.show()
     walk.axis(dialog.plot_item.getAxis("left"), maps.query_labels, "large view queries")
     walk.axis(dialog.plot_item.getAxis("bottom"), maps.key_labels, "large view keys")
+    positions = {
+        side: tuple(map(str, range(len(t)))) for side, t in (("right", maps.query_labels), ("top", maps.key_labels))
+    }
+    walk.axis(dialog.plot_item.getAxis("right"), positions["right"], "large view query positions")
+    walk.axis(dialog.plot_item.getAxis("top"), positions["top"], "large view key positions")
+    dialog.graphics.grab()  # laid out at the dialog's first size: room for every number
+    assert [text for _, text in drawn(dialog.plot_item.getAxis("right"))] == list(positions["right"])
     click_cell(qtbot, dialog, 2, 3)
     panel = dialog.cell_panel
     qtbot.waitUntil(lambda: panel.cell is not None, timeout=10_000)

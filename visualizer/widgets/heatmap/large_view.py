@@ -65,9 +65,9 @@ class MapDialog(QDialog):
         self.legend_label.setWordWrap(True)  # a long legend takes lines, never the dialog's width
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(VIEW_BACKGROUND)  # around the map: darker than a masked (grey) cell
-        self.plot_item: pg.PlotItem = self.graphics.addPlot(  # no menu to build; every token labelled or none
-            row=0, col=0, enableMenu=False, axisItems=token_axes(left="query", bottom="key")
-        )
+        axes = token_axes(left="query", bottom="key", right="query position", top="key position")
+        # no menu to build; every token labelled or none
+        self.plot_item: pg.PlotItem = self.graphics.addPlot(row=0, col=0, enableMenu=False, axisItems=axes)
         self.image_item = RgbaImageItem(axisOrder="row-major")
         self.mask_backdrop = MaskBackdrop()  # masked cells are transparent: the grids' grey shows through them
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get(colormap), interactive=False)
@@ -103,6 +103,8 @@ class MapDialog(QDialog):
         plot.addItem(self.paint_marks)
         plot.addItem(self.inspected_box)
         plot.invertY(True)
+        plot.showAxis("top")
+        plot.showAxis("right")
         plot.setMouseEnabled(x=False, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
@@ -235,10 +237,14 @@ class MapDialog(QDialog):
         self._mode = mode if mode in ("weights", "scores") else mode_text  # else: shown
 
     def _set_labels(self, query_labels: tuple[str, ...], key_labels: tuple[str, ...]) -> None:
-        """Every token whole, else abbreviated (B, E, P: the axis title keys them), else none (TokenAxis)."""
+        """Every token whole, else abbreviated (B, E, P: the axis title keys them), else none (TokenAxis); the
+        opposite axes number the positions, as the hover text and the lessons do: on a digit source the row
+        labelled '3' may be query 1."""
         self._query_labels, self._key_labels = query_labels, key_labels
-        self.plot_item.getAxis("left").set_tokens(query_labels)
-        self.plot_item.getAxis("bottom").set_tokens(key_labels)
+        for side, labels in (("left", query_labels), ("bottom", key_labels)):
+            self.plot_item.getAxis(side).set_tokens(labels)
+        for side, labels in (("right", query_labels), ("top", key_labels)):
+            self.plot_item.getAxis(side).set_tokens([str(k) for k in range(len(labels))])
 
     def displayed_matrix(self) -> np.ndarray:
         """The numbers shown, NaN where blank. Shape (Tq, Tk)."""
@@ -286,7 +292,7 @@ class MapDialog(QDialog):
     def _axes_for_export(self) -> Iterator[None]:
         """Axes too small for their tokens point to the caption's token lists: an exported image cannot be hovered."""
         with ExitStack() as stack:
-            for side in ("left", "bottom"):
+            for side in ("left", "bottom", "right", "top"):
                 stack.enter_context(self.plot_item.getAxis(side).hidden_note_as(LISTED_HINT))
             yield
 

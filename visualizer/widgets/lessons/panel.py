@@ -7,7 +7,7 @@ never rendered, loaded or followed.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -205,6 +205,21 @@ class LessonPanel(QWidget):
         self.explain_label.setVisible(bool(explanation))
         self.next_button.setEnabled(True)
         self.next_lesson_button.setEnabled(True)
+        if explanation:
+            QTimer.singleShot(0, self, self.scroll_to_explanation)  # once the new text is laid out
+
+    def scroll_to_explanation(self) -> None:
+        """Bring the explanation into the dock's view, down to the Next button where it all fits, else from its
+        first line: the numbers it quotes stand below the step's text, past the fold of a laptop's dock."""
+        scroll = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
+        if not isinstance(scroll, QScrollArea) or not self.explain_label.isVisible():
+            return
+        bar, seen = scroll.verticalScrollBar(), scroll.viewport().height()
+        top = self.explain_label.mapTo(self, QPoint(0, 0)).y()
+        bottom = self.next_button.mapTo(self, QPoint(0, self.next_button.height())).y()
+        if top >= bar.value() and bottom <= bar.value() + seen:
+            return  # already in view
+        bar.setValue(top if bottom - top > seen else bottom - seen)
 
     def _show_failure(self, message: str) -> None:
         self.status_label.setStyleSheet(ERROR_STYLE)
