@@ -1,4 +1,4 @@
-"""Architecture rules checked from source with `ast`: no import cycles, one-way dependencies, small files.
+"""Architecture rules checked from source with `ast`: no import cycles, one-way dependencies, no monster files.
 
 Every import counts, wherever it is written: at module level, inside a function or method, or under
 `if TYPE_CHECKING:`. A lazy or type-only import still couples two modules, so it cannot hide a cycle.
@@ -19,7 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("core_model", "visualizer", "resources")
 SIZE_CHECKED_DIRS = ("core_model", "visualizer", "resources", "examples")
-MAX_LINES = 300
+# a guard against monsters, not a shape for the code: a module is one concept, split when it holds two (STYLE.md)
+MAX_LINES = 600
 QT_LIBRARIES = ("PySide6", "shiboken6", "pyqtgraph", "PyQt5", "PyQt6")
 CYCLE_LIMIT = 1000  # enumeration stops here; the message says so
 

@@ -83,7 +83,7 @@ def test_every_widget_folder_is_in_the_layout():
 
 SHARED_VIEWS = ("common", "heatmap", "lessons")  # drawn for several tabs, or (lessons) driven by visualizer/lessons/
 SHARED_STATE = ("model_hub", "model_history", "origins", "snapshots", "failures", "source_check", "worker_api")
-SHARED_STATE += ("inline_slot",)  # ARCHITECTURE.md names what they serve
+SHARED_STATE += ("inline_slot", "analysis")  # ARCHITECTURE.md names what they serve
 
 
 def tab_table() -> list[tuple[str, str, str]]:

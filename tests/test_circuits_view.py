@@ -18,7 +18,7 @@ from core_model.checkpoint import load_checkpoint
 from core_model.head_roles import ROLE_LABELS
 from core_model.shipped import resource_path
 from visualizer.cli import main
-from visualizer.state.circuits import STEPS, CircuitsState, read_circuits
+from visualizer.state.circuits import STEPS, CircuitsState, read_copy
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.circuits.table_fit import drawn_font
 from visualizer.widgets.circuits.token_table import GREYED_BACKGROUND
@@ -209,7 +209,7 @@ def test_the_task_stops_between_its_steps_when_cancelled():
 
     state = TaskState(send)
     with pytest.raises(Cancelled):
-        read_circuits(state, model, 100, 0, 18)
+        read_copy(state, model, 100, 0, 18)
     assert sent == [(0, 4), (1, 4)]
 
 

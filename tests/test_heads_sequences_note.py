@@ -25,7 +25,7 @@ def test_changing_sequences_after_an_analysis_marks_its_numbers_until_it_matches
         win.activateWindow()
     qtbot.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     type_number(qtbot, view.n_box, 30)
-    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120_000):
+    with qtbot.waitSignal(app.heads.frame_changed, timeout=120_000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert not view.stale.isVisible()
     type_number(qtbot, view.n_box, 200)

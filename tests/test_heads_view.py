@@ -66,7 +66,7 @@ def test_gui_numbers_equal_the_cli_and_a_click_ablates_the_head(qtbot, app):
     assert win.tabs.currentWidget() is view
     type_number(qtbot, view.n_box, N)
     type_number(qtbot, view.seed_box, SEED)
-    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
+    with qtbot.waitSignal(app.heads.frame_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     cli = _cli(N, SEED)
     assert (cli.pop("trained_lengths"), cli.pop("beyond_trained_lengths")) == ([1, 16], False)  # the CLI's own note
@@ -174,7 +174,7 @@ def test_a_new_model_during_the_analysis_says_so_and_shows_nothing_of_it(qtbot, 
     type_number(qtbot, view.n_box, 400)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     arrived = []
-    app.heads.analysis_changed.connect(arrived.append)
+    app.heads.frame_changed.connect(arrived.append)
     app.hub.new_untrained(
         ModelConfig(vocab_size=13, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, max_len=64)
     )
@@ -190,7 +190,7 @@ def test_a_new_model_drops_the_old_importance_and_rescores_the_roles(qtbot, app)
     view = app.heads_view
     app.window.tabs.setCurrentWidget(view)
     type_number(qtbot, view.n_box, 20)
-    with qtbot.waitSignal(app.heads.analysis_changed, timeout=120000):
+    with qtbot.waitSignal(app.heads.frame_changed, timeout=120000):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert table_cell_text(view.maps.tables["cross"], 0, 0) != ""
     old_cross = app.badges["cross"].texts()

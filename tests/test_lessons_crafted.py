@@ -187,7 +187,7 @@ def test_a_step_waiting_on_a_head_the_model_lacks_waits_and_says_why_in_the_log(
     app.start_loading()
     qtbot.waitUntil(lambda: app.lessons is not None and app.lessons.loaded, timeout=WAIT_MS)
     start(qtbot, app, "A head this model lacks")
-    with qtbot.waitSignal(app.heads.analysis_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(app.heads.frame_changed, timeout=WAIT_MS):
         app.window.tabs.setCurrentWidget(app.heads_view)
         qtbot.mouseClick(app.heads_view.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: any("L5 H1" in r.getMessage() for r in caplog.records))

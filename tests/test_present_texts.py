@@ -161,7 +161,7 @@ def test_the_heads_tab_marks_an_analysis_of_another_model_as_out_of_date(qtbot):
         qtbot.waitUntil(lambda: app.heads.roles is not None, timeout=WAIT_MS)
         app.window.tabs.setCurrentWidget(view)
         view.n_box.setValue(8)
-        with qtbot.waitSignal(app.heads.analysis_changed, timeout=120_000):
+        with qtbot.waitSignal(app.heads.frame_changed, timeout=120_000):
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         assert view.status.text().startswith("Analysed") and "8 copy sequences" in view.status.text()
         analysis = app.heads.analysis
@@ -180,7 +180,7 @@ def test_the_heads_tab_marks_an_analysis_of_another_model_as_out_of_date(qtbot):
         assert "now reverse_rope.pt (reverse task)" in flagged[0].text()
         colour = QColor(flagged[0].grab().toImage().pixel(2, 2))
         assert (colour.red(), colour.green(), colour.blue()) == (0xFF, 0xF3, 0xCD)  # the warning banner's colour
-        with qtbot.waitSignal(app.heads.analysis_changed, timeout=120_000):
+        with qtbot.waitSignal(app.heads.frame_changed, timeout=120_000):
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
         assert not flagged[0].isVisible()
         heads = len(app.heads.analysis.heads)

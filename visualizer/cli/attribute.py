@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from functools import partial
 from pathlib import Path
 
-from visualizer.cli.budget import analysis_refusals, decoded
+from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.budget import decoded as decoded_by
 from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
@@ -41,40 +41,39 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Attribute, compare with attention and print one JSON line; a bad source, or one whose attribution is over the
     analysis budget, exits 2 naming --source or --ig-steps. Progress (each output position, each occlusion pass)
     goes to stderr."""
-    from core_model.analysis_budget import Knobs, analysis_output, check_attribute
-    from core_model.analysis_cost import attribution_cost_for, occlusion_chunk
-    from core_model.attribution import attribute
-    from core_model.attribution_agreement import agreement, attention_views, top1_agreement
-    from core_model.tasks import expected_output, max_source_len
+    from core_model.analysis_budget import Knobs
+    from core_model.source_analysis import analyse_source, occlusion_passes
+    from core_model.tasks import max_source_len
 
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
-    src = task.source_ids(ids)
-    knobs, expected = Knobs(source="--source", ig_steps="--ig-steps"), len(expected_output(task.task, ids)) + 1
-    with analysis_refusals():
-        check_attribute(model.config, len(ids), len(src), expected, ns.ig_steps, knobs)
-        cost_for = attribution_cost_for(model.config, len(src), len(ids), ns.ig_steps)
-        output = decoded(partial(analysis_output, model, src, len(vocab), cost_for, expected, "attribution", knobs))
-    edits = sum(token in vocab.symbol_ids for token in src) * (len(vocab.symbol_ids) - 1)
-    chunk = occlusion_chunk(model.config, len(src), len(output))
-    bar = ProgressBar(len(output) + -(-edits // chunk), sys.stderr)  # a step per output position, per occlusion pass
+    bars: list[ProgressBar] = []  # a step per output position, per occlusion pass: made once the output is known
     steps = itertools.count(1)
+
+    def decoded(output: list[int]) -> None:
+        passes = occlusion_passes(model, task, task.source_ids(ids), len(output))
+        bars.append(ProgressBar(len(output) + passes, sys.stderr))
+
     try:
-        result = attribute(
-            model,
-            src,
-            output,
-            vocab.symbol_ids,
-            ig_steps=ns.ig_steps,
-            progress=lambda _done, _total: bar.count(next(steps), "attribution steps"),
-            occlusion_chunk=chunk,
-        )
+        with analysis_refusals():
+            found = decoded_by(
+                lambda decoding: analyse_source(
+                    model,
+                    task,
+                    ids,
+                    ns.ig_steps,
+                    knobs=Knobs(source="--source", ig_steps="--ig-steps"),
+                    decoding=decoding,
+                    decoded=decoded,
+                    progress=lambda _done, _total: bars[0].count(next(steps), "attribution steps"),
+                )
+            )
     finally:
-        bar.close()
-    symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
-    views = attention_views(model, src, output)
+        for bar in bars:
+            bar.close()
+    result, src, output = found.attribution, found.source, found.output
     out = {
         "source_tokens": vocab.tokens(src),
         "output_tokens": vocab.tokens(output),
@@ -87,8 +86,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "f": result.f_input.tolist(),
         "f_baseline": result.f_baseline.tolist(),
         "completeness_gap": result.completeness_gap.tolist(),
-        "agreement": agreement(result, views, symbols),
-        "top1_agreement": top1_agreement(result, views, symbols),
+        "agreement": found.agreement,
+        "top1_agreement": found.top1,
         "task": task.task,
         **trained_fields(trained, len(ids)),
         "device": str(device),

@@ -59,10 +59,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Read the circuits and composition scores from the checkpoint and print one JSON line; a model or options over
     the analysis budget exit 2 before anything is computed. Its four parts are counted on stderr."""
-    from core_model.analysis_budget import Knobs, check_circuits
-    from core_model.circuits import token_circuits
-    from core_model.head_composition import composition_scores, random_baseline, unlinked_scores
-    from core_model.position_circuits import default_positions, position_circuits
+    from core_model.analysis_budget import Knobs
+    from core_model.circuits_report import STEPS, read_circuits
+    from core_model.position_circuits import default_positions
 
     device = device_arg(ns.device or "cpu")
     model, task, _trained = load_trained(ns.path, device)
@@ -70,36 +69,27 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if n_positions > model.config.max_len:
         raise ArgumentError(f"--positions {n_positions} is more than this model's max_len {model.config.max_len}")
     knobs = Knobs(positions="--positions", samples="--baseline-samples")
-    with analysis_refusals():
-        check_circuits(model.config, n_positions, ns.baseline_samples, knobs)
-    bar = ProgressBar(4, sys.stderr)
-    heads = [circuit.to_dict() for circuit in token_circuits(model)]
-    bar.count(1, "circuits parts (tokens)")
-    positions = [circuit.to_dict() for circuit in position_circuits(model, n_positions)]
-    bar.count(2, "circuits parts (positions)")
-    composition, unlinked = [score.to_dict() for score in composition_scores(model)], unlinked_scores(model)
-    bar.count(3, "circuits parts (composition)")
-    baseline = random_baseline(model.config, ns.baseline_samples, ns.seed)
-    bar.count(4, "circuits parts (baseline)")
-    bar.close()
+    bar = ProgressBar(len(STEPS), sys.stderr)
+    parts = ("tokens", "positions", "composition", "baseline")  # what each of STEPS reads, counted after it
+
+    def counted(done: int, _total: int) -> None:
+        if done:
+            bar.count(done, f"circuits parts ({parts[done - 1]})")
+
+    try:
+        with analysis_refusals():
+            report = read_circuits(model, n_positions, ns.baseline_samples, ns.seed, knobs=knobs, progress=counted)
+    finally:
+        bar.close()
     out = {
         "tokens": task.vocabulary.tokens(range(model.config.vocab_size)),
-        "heads": heads,
-        "positions": positions,
-        "n_positions": n_positions,
-        "composition": composition,
-        "baseline": dict(baseline.scores),
-        "baseline_p95": dict(baseline.p95),
-        "baseline_spread": dict(baseline.spread),
-        "baseline_samples": baseline.samples,
-        "unlinked": {"mean": dict(unlinked.mean), "p95": dict(unlinked.p95), "pairs": unlinked.pairs},
-        "seed": baseline.seed,
+        **report.to_dict(),
         "task": task.task,
         "device": str(device),
         "path": str(ns.path),
     }
     if ns.source is not None:
-        out["run"] = _run_agreement(ns, parser, model, task, device, position_circuits(model, n_positions))
+        out["run"] = _run_agreement(ns, parser, model, task, device, list(report.positions))
     sys.stdout.write(json_line(out))
     return 0
 

@@ -49,10 +49,10 @@ def _symbols(parser: argparse.ArgumentParser, vocab: Any, text: str, option: str
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Patch every head and every encoder position and print one JSON line; bad sources exit 2, naming the option.
     Sources whose patching is over the analysis budget exit 2 too, before any pass; progress goes to stderr."""
-    from core_model.analysis_budget import Knobs, check_patch
-    from core_model.analysis_cost import patch_chunk, patch_rows
-    from core_model.patching import patch_effects
-    from core_model.tasks import expected_output, max_source_len
+    from core_model.analysis_budget import Knobs
+    from core_model.analysis_cost import patch_rows
+    from core_model.source_patching import patch_sources
+    from core_model.tasks import max_source_len
 
     model, task, trained = load_trained(ns.path, device_arg(ns.device), ns.task)
     vocab = task.vocabulary
@@ -63,21 +63,18 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if len(clean) > longest:
         parser.error(f"--clean has {len(clean)} symbols; this model takes at most {longest}")
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
-    targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
-    tgt_len = len(targets[0]) + 1  # <bos> and the clean expected output, teacher-forced
-    with analysis_refusals():
-        check_patch(model.config, len(clean), len(src_clean), tgt_len, Knobs(source="--clean and --corrupt"))
     bar = ProgressBar(patch_rows(model.config, len(src_clean)), sys.stderr)
     try:
-        result = patch_effects(
-            model,
-            src_clean,
-            src_corrupt,
-            *targets,
-            position=ns.position,
-            rows_per_pass=patch_chunk(model.config, len(src_clean), tgt_len),
-            progress=lambda done, _total: bar.count(done, "patched runs"),
-        )
+        with analysis_refusals():
+            result = patch_sources(
+                model,
+                task,
+                clean,
+                corrupt,
+                ns.position,
+                knobs=Knobs(source="--clean and --corrupt"),
+                progress=lambda done, _total: bar.count(done, "patched runs"),
+            )
     except ValueError as exc:
         parser.error(str(exc))
     finally:

@@ -76,7 +76,7 @@ def heads_analysed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
             }
         )
 
-    return listen([(app.heads.analysis_changed, changed)])
+    return listen([(app.heads.frame_changed, changed)])
 
 
 def length_probe_shown(app: Any, params: dict, emit: Emit) -> Callable[[], None]:

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core_model.analysis_budget import BudgetError, Knobs, analysis_output, check_attribute
-from core_model.analysis_cost import attribution_cost_for, occlusion_chunk
-from core_model.attribution import MAX_IG_STEPS, Attribution, attribute
-from core_model.attribution_agreement import agreement, attention_views, top1_agreement
-from core_model.logit_lens import LogitLens, logit_lens
+from core_model.analysis_budget import BudgetError, Knobs, check_attribute
+from core_model.attribution import MAX_IG_STEPS, Attribution
+from core_model.logit_lens import LogitLens
 from core_model.model import Seq2SeqTransformer
+from core_model.source_analysis import SourceAnalysis, analyse_source
 from core_model.tasks import TaskSpec, expected_output, max_source_len
 
-from .causal_job import CausalJob
+from .analysis import AnalysisState
 from .model_hub import ModelHub
 from .snapshots import InputError
 from .source_check import check_source
@@ -81,55 +80,40 @@ class AnalysisInputs:
     ig_steps: int
 
 
-def analyse_source(state: TaskStateApi, inputs: AnalysisInputs) -> tuple[list[int], LogitLens, Attribution, dict]:
-    """A task: greedy output, lens, attribution (progress per output position), views and both agreements, on a copy."""
+def analyse_copy(state: TaskStateApi, inputs: AnalysisInputs) -> SourceAnalysis:
+    """A task: core_model's analyse_source with the lens, on a copy of the model taken on the pool thread (a later
+    weight load cannot reach it); progress per output position, and Cancel stops a long decoding too."""
     model = copy.deepcopy(inputs.model).eval()
-    task, vocab = inputs.task, inputs.task.vocabulary
-    src = task.source_ids(inputs.ids)
-    expected = len(expected_output(task.task, inputs.ids)) + 1  # with <eos>: checked against the budget already
-    cost_for = attribution_cost_for(model.config, len(src), len(inputs.ids), inputs.ig_steps)
-    poll = lambda _written, _most: state.check()  # noqa: E731 - Cancel stops a long decoding too
-    output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", KNOBS, poll)
-    lens = logit_lens(model, src, output, n_tokens=len(vocab))
 
     def progress(done: int, total: int) -> None:
         state.check()
         state.report((done, total))
 
-    chunk = occlusion_chunk(model.config, len(src), len(output))
-    result = attribute(
-        model, src, output, vocab.symbol_ids, ig_steps=inputs.ig_steps, progress=progress, occlusion_chunk=chunk
+    return analyse_source(
+        model,
+        inputs.task,
+        inputs.ids,
+        inputs.ig_steps,
+        lens=True,
+        knobs=KNOBS,
+        decoding=lambda _written, _most: state.check(),
+        progress=progress,
     )
-    views = attention_views(model, src, output)
-    symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
-    extra = {
-        "views": views,
-        "agreement": agreement(result, views, symbols),
-        "top1": top1_agreement(result, views, symbols),
-    }
-    return output, lens, result, extra
 
 
-class AttributionState(CausalJob):
+class AttributionState(AnalysisState):
     """The source and IG steps; `run` analyses them in the background; a new model clears the result.
     frame_changed carries an AttributionFrame | None."""
 
-    progress_changed = Signal(int, int)  # done, total (0, 0: idle)
     input_error = Signal(object)  # snapshots.InputError | None, for the source field
     CLEARED = "The model changed: press Analyse to analyse this model."
     DROPPED = MODEL_CHANGED
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
-        super().__init__(hub, parent)
+        super().__init__(hub, make_slot, "Attribution", parent)
         self.ig_steps = DEFAULT_IG_STEPS
         self.frame: AttributionFrame | None = None
-        self._slot = make_slot("Attribution", self, context=lambda: hub.generation)
-        self._slot.overtaken.connect(lambda: self._end(MODEL_CHANGED))
-        self._slot.progressed.connect(lambda done_total: self.progress_changed.emit(*done_total))
-        self._slot.finished.connect(self._on_result)
-        self._slot.failed.connect(self._end)
-        self._slot.cancelled.connect(lambda: self._end("Cancelled; the previous result (if any) stays."))
-        self._asked: tuple[int, str, list[int]] = (hub.generation, "", [])
+        self._asked = ""  # the source of the latest run, as typed
 
     def run(self, text: str, ig_steps: int | None = None) -> bool:
         """Check the source and start (with `ig_steps`, else the last used); False (and input_error) when it cannot
@@ -142,11 +126,9 @@ class AttributionState(CausalJob):
         self.input_error.emit(error)
         if error is not None:
             return False
-        self._asked = (self.hub.generation, text, ids)
-        self.running_changed.emit(True)
-        self.progress_changed.emit(0, 1)
-        self.message.emit("Decoding, then the lens, integrated gradients and occlusion...")
-        self._slot.submit(analyse_source, AnalysisInputs(self.hub.model, self.hub.task, ids, self.ig_steps))
+        self._asked = text
+        status = "Decoding, then the lens, integrated gradients and occlusion..."
+        self._start(status, analyse_copy, AnalysisInputs(self.hub.model, self.hub.task, ids, self.ig_steps))
         return True
 
     def _over_budget(self, ids: list[int]) -> InputError | None:
@@ -160,29 +142,23 @@ class AttributionState(CausalJob):
             return InputError("source", error.sentence)
         return None
 
-    def _on_result(self, found: tuple[list[int], LogitLens, Attribution, dict]) -> None:
-        _generation, text, ids = self._asked
-        output, lens, result, extra = found
+    def _frame_for(self, found: SourceAnalysis) -> AttributionFrame:
         vocab = self.hub.task.vocabulary
-        src = self.hub.task.source_ids(ids)
-        self.frame = AttributionFrame(
-            text,
-            tuple(vocab.tokens(src)),
-            tuple(vocab.tokens(output)),
-            lens,
-            result,
-            extra["views"],
-            extra["agreement"],
-            extra["top1"],
-        )
-        self.frame_changed.emit(self.frame)
-        gap, span = ig_gap_and_span(result)
-        self._end(
-            f"Integrated gradients with {result.ig_steps} steps: largest completeness gap {gap:.3f} nats, against "
-            f"f(x) − f(baseline) of up to {span:.2f} (more steps shrink the gap)."
+        assert found.lens is not None  # asked for by analyse_copy
+        return AttributionFrame(
+            self._asked,
+            tuple(vocab.tokens(found.source)),
+            tuple(vocab.tokens(found.output)),
+            found.lens,
+            found.attribution,
+            found.views,
+            found.agreement,
+            found.top1,
         )
 
-    def _end(self, text: str) -> None:
-        self.running_changed.emit(False)
-        self.progress_changed.emit(0, 0)
-        self.message.emit(text)
+    def _summary(self, frame: AttributionFrame) -> str:
+        gap, span = ig_gap_and_span(frame.attribution)
+        return (
+            f"Integrated gradients with {frame.attribution.ig_steps} steps: largest completeness gap {gap:.3f} nats, "
+            f"against f(x) − f(baseline) of up to {span:.2f} (more steps shrink the gap)."
+        )

@@ -10,17 +10,16 @@ import copy
 from dataclasses import dataclass
 from typing import Literal
 
-import torch
 from PySide6.QtCore import QObject, Signal
 
 from core_model.analysis_budget import BudgetError, Knobs, check_patch
-from core_model.analysis_cost import patch_chunk
 from core_model.config import ModelConfig
 from core_model.model import Seq2SeqTransformer
-from core_model.patching import PatchResult, labels_for, patch_effects
+from core_model.patching import PatchResult, labels_for
+from core_model.source_patching import patch_sources
 from core_model.tasks import TaskSpec, expected_output, max_source_len
 
-from .causal_job import CausalJob
+from .analysis import AnalysisState
 from .model_hub import ModelHub
 from .source_check import check_source
 from .worker_api import SlotFactory, TaskStateApi
@@ -124,21 +123,10 @@ def patch_copy(
     corrupt: list[int],
     position: int | None,
 ) -> PatchResult:
-    """A task: patching on a copy of `model` taken on the pool thread (a later weight load cannot reach it), in
-    passes that fit the analysis budget; Cancel (or a new run) stops it between two passes."""
+    """A task: core_model's patch_sources on a copy of `model` taken on the pool thread (a later weight load cannot
+    reach it); Cancel (or a new run) stops it between two passes."""
     model = copy.deepcopy(model).eval()
-    src_clean, target = task.source_ids(clean), expected_output(task.task, clean)
-    with torch.no_grad():
-        return patch_effects(
-            model,
-            src_clean,
-            task.source_ids(corrupt),
-            target,
-            expected_output(task.task, corrupt),
-            position,
-            rows_per_pass=patch_chunk(model.config, len(src_clean), len(target) + 1),
-            progress=lambda _done, _total: state.check(),
-        )
+    return patch_sources(model, task, clean, corrupt, position, knobs=KNOBS, progress=lambda *_: state.check())
 
 
 def marked(tokens: tuple[str, ...], position: int) -> str:
@@ -147,23 +135,19 @@ def marked(tokens: tuple[str, ...], position: int) -> str:
     return "".join(f"[{t}]" if i == position else t for i, t in enumerate(shown))
 
 
-class PatchState(CausalJob):
+class PatchState(AnalysisState):
     """The two sources and the chosen position; `run` patches every head; errors name the field they belong to.
     frame_changed carries a PatchFrame | None."""
 
     input_error = Signal(object)  # InputError | None: shown under the field it names ("clean", "corrupt", "position")
     CLEARED = "The model changed: press Patch to patch this model."
     DROPPED = MODEL_CHANGED
+    CANCELLED = ""
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
-        super().__init__(hub, parent)
+        super().__init__(hub, make_slot, "Patching", parent)
         self.frame: PatchFrame | None = None
-        self._slot = make_slot("Patching", self, context=lambda: hub.generation)
-        self._slot.finished.connect(self._on_result)
-        self._slot.overtaken.connect(lambda: self._end(MODEL_CHANGED))
-        self._slot.failed.connect(self._on_failed)
-        self._slot.cancelled.connect(lambda: self._end(""))
-        self._asked: tuple[int, str, str] = (hub.generation, "", "")  # the model and sources of the latest run
+        self._asked = ("", "")  # the sources of the latest run, as typed
 
     def propose(self, clean: str) -> str:
         """A one-symbol corruption of `clean` for the hub's task."""
@@ -178,17 +162,16 @@ class PatchState(CausalJob):
             self.input_error.emit(error)
             return False
         self.input_error.emit(None)
-        self._asked = (self.hub.generation, clean, corrupt)
-        self.running_changed.emit(True)
-        self.message.emit("Patching every head and every encoder position...")
-        self._slot.submit(patch_copy, self.hub.model, self.hub.task, clean_ids, corrupt_ids, position)
+        self._asked = (clean, corrupt)
+        status = "Patching every head and every encoder position..."
+        self._start(status, patch_copy, self.hub.model, self.hub.task, clean_ids, corrupt_ids, position)
         return True
 
-    def _on_result(self, result: PatchResult) -> None:
-        _generation, clean, corrupt = self._asked
+    def _frame_for(self, result: PatchResult) -> PatchFrame:
+        clean, corrupt = self._asked
         vocab, task = self.hub.task.vocabulary, self.hub.task
         clean_ids, corrupt_ids = task.source_ids(vocab.encode(clean)), task.source_ids(vocab.encode(corrupt))
-        self.frame = PatchFrame(
+        return PatchFrame(
             result,
             clean,
             corrupt,
@@ -199,18 +182,13 @@ class PatchState(CausalJob):
             tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(clean))))),
             tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(corrupt))))),
         )
-        self.frame_changed.emit(self.frame)
-        self._end(
+
+    def _summary(self, frame: PatchFrame) -> str:
+        result = frame.result
+        return (
             f"Metric at output position {result.position} (0-based, in brackets below): "
-            f"log p({self.frame.clean_token!r}) − log p({self.frame.corrupt_token!r}) = "
+            f"log p({frame.clean_token!r}) − log p({frame.corrupt_token!r}) = "
             f"{_minus(result.clean_metric)} clean, {_minus(result.corrupt_metric)} corrupted.\n"
-            f"Expected outputs: {marked(self.frame.clean_output, result.position)} clean, "
-            f"{marked(self.frame.corrupt_output, result.position)} corrupted."
+            f"Expected outputs: {marked(frame.clean_output, result.position)} clean, "
+            f"{marked(frame.corrupt_output, result.position)} corrupted."
         )
-
-    def _on_failed(self, sentence: str) -> None:
-        self._end(sentence)
-
-    def _end(self, text: str) -> None:
-        self.running_changed.emit(False)
-        self.message.emit(text)

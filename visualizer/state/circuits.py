@@ -15,27 +15,27 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
 from core_model.analysis_budget import BudgetError, Knobs, check_circuits
-from core_model.circuits import HeadCircuit, HeadRef, token_circuits
-from core_model.head_composition import (
-    CompositionBaseline,
-    CompositionScore,
-    CompositionType,
-    UnlinkedScores,
-    composition_scores,
-    random_baseline,
-    unlinked_scores,
+from core_model.circuits import HeadCircuit, HeadRef
+from core_model.circuits_report import (
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    STEPS,
+    CircuitsReport,
+    LinkRanking,
+    rank_links,
+    read_circuits,
 )
+from core_model.head_composition import CompositionBaseline, CompositionScore, CompositionType, UnlinkedScores
 from core_model.model import Seq2SeqTransformer
-from core_model.position_circuits import PositionCircuit, default_positions, position_circuits
+from core_model.position_circuits import PositionCircuit, default_positions
 
+from .analysis import AnalysisState
 from .model_hub import ModelHub
 from .worker_api import SlotFactory, TaskStateApi
 
-DEFAULT_SAMPLES, DEFAULT_SEED = 100, 0  # the CLI's --baseline-samples and --seed
-STEPS = ("the QK and OV circuits", "the position circuits", "the composition scores", "the random baseline")
 PRESS = "press Compute (Ctrl+Return) to read this model's circuits."
 # The QK and OV tables are drawn cell by cell on the GUI thread (a QTableWidget item each): 64 tokens make 4,096
 # cells a table, 1.5x the largest task vocabulary (42); 300 tokens took the window most of a minute to draw.
@@ -97,93 +97,26 @@ class CircuitsFrame:
         return self.ranked.per_head.get(only, (0, 0))
 
 
-@dataclass(frozen=True)
-class LinkRanking:
-    """The links above both yardsticks' 95th percentiles, largest score / baseline first, and each head's counts.
-
-    A model may have millions of links: sorting and counting them is work for the pool thread, so that the window
-    only reads the first rows of an order made there."""
-
-    links: tuple[CompositionScore, ...]
-    per_head: dict[HeadRef, tuple[int, int]]  # head -> (its links in or out, those that stand out)
-
-
-def rank_links(
-    composition: tuple[CompositionScore, ...], baseline: CompositionBaseline, unlinked: UnlinkedScores
-) -> LinkRanking:
-    """CircuitsFrame.above_noise and .ratio over every link, done once (see LinkRanking)."""
-    bars = {kind: max(baseline.p95[kind], unlinked.p95[kind]) for kind in baseline.p95}
-    per_head: dict[HeadRef, list[int]] = {}
-    standing = []
-    for link in composition:
-        up = link.score > bars[link.type]
-        for ref in {link.source, link.target}:
-            counts = per_head.setdefault(ref, [0, 0])
-            counts[0] += 1
-            counts[1] += up
-        if up:
-            standing.append(link)
-
-    def ratio(link: CompositionScore) -> float:
-        base = baseline.scores[link.type]
-        return link.score / base if base > 0 else math.nan
-
-    standing.sort(key=ratio, reverse=True)
-    return LinkRanking(tuple(standing), {ref: (n, up) for ref, (n, up) in per_head.items()})
-
-
-Found = tuple[
-    tuple[HeadCircuit, ...],
-    tuple[PositionCircuit, ...],
-    tuple[CompositionScore, ...],
-    CompositionBaseline,
-    UnlinkedScores,
-    LinkRanking,
-]
-
-
-def read_circuits(state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int, n_positions: int) -> Found:
-    """A task: the four analyses on a copy of `model` taken on the pool thread, and the links ranked; progress and
-    cancel between them."""
-    state.step((0, len(STEPS)))
+def read_copy(
+    state: TaskStateApi, model: Seq2SeqTransformer, samples: int, seed: int, n_positions: int
+) -> CircuitsReport:
+    """A task: core_model's read_circuits on a copy of `model` taken on the pool thread (a later weight load cannot
+    reach it), the links ranked there too; progress and cancel between its steps."""
     model = copy.deepcopy(model).eval()
-    heads = tuple(token_circuits(model))
-    state.step((1, len(STEPS)))
-    positions = tuple(position_circuits(model, n_positions))
-    state.step((2, len(STEPS)))
-    composition, unlinked = tuple(composition_scores(model)), unlinked_scores(model)
-    state.step((3, len(STEPS)))
-    baseline = random_baseline(model.config, samples, seed)
-    ranking = rank_links(composition, baseline, unlinked)
-    state.report((4, len(STEPS)))
-    return heads, positions, composition, baseline, unlinked, ranking
+    return read_circuits(model, n_positions, samples, seed, rank=True, progress=lambda *done: state.step(done))
 
 
-class CircuitsState(QObject):
-    """`compute` reads the hub's model in the background; a new model clears the result."""
+class CircuitsState(AnalysisState):
+    """`compute` reads the hub's model in the background; a new model clears the result. frame_changed carries a
+    CircuitsFrame | None."""
 
-    frame_changed = Signal(object)  # CircuitsFrame | None (None: nothing yet, or the model changed since)
-    running_changed = Signal(bool)
-    progress_changed = Signal(int, int)  # steps done, steps in all (0, 0: idle)
-    message = Signal(str)
+    CLEARED = "The model changed: " + PRESS
+    DROPPED = "The model changed while this ran: " + PRESS
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.hub = hub
+        super().__init__(hub, make_slot, "Reading the circuits", parent)
         self.samples, self.seed = DEFAULT_SAMPLES, DEFAULT_SEED
         self.frame: CircuitsFrame | None = None
-        self._slot = make_slot("Reading the circuits", self, context=lambda: hub.generation)
-        self._slot.progressed.connect(self._on_progress)
-        self._slot.finished.connect(self._on_result)
-        self._slot.failed.connect(self._end)
-        self._slot.cancelled.connect(lambda: self._end("Cancelled; the previous result (if any) stays."))
-        self._slot.overtaken.connect(lambda: self._end("The model changed while this ran: " + PRESS))
-        self._generation = hub.generation  # the model the frame and a running read belong to
-        hub.model_changed.connect(self._on_model_changed)
-
-    @property
-    def running(self) -> bool:
-        return self._slot.running
 
     def compute(self) -> None:
         """Read the hub's model (a running computation is superseded); a model over the analysis budget is refused
@@ -203,64 +136,37 @@ class CircuitsState(QObject):
         except BudgetError as error:
             self.message.emit(error.sentence)
             return
-        self.running_changed.emit(True)
-        self.progress_changed.emit(0, len(STEPS))
-        self.message.emit("Reading the circuits from the weights...")
-        self._slot.submit(read_circuits, self.hub.model, self.samples, self.seed, n_positions)
+        model, total = self.hub.model, len(STEPS)
+        status = "Reading the circuits from the weights..."
+        self._start(status, read_copy, model, self.samples, self.seed, n_positions, total=total)
 
-    def cancel(self) -> None:
-        self._slot.cancel()
+    def _progress_text(self, done: int, total: int) -> str:
+        return f"Step {done + 1} of {total}: {STEPS[done]}..." if done < total else ""
 
-    def shutdown(self, timeout_ms: int = 5000) -> bool:
-        return self._slot.shutdown(timeout_ms)
-
-    def _on_progress(self, done_total: tuple[int, int]) -> None:
-        done, total = done_total
-        self.progress_changed.emit(done, total)
-        if done < total:
-            self.message.emit(f"Step {done + 1} of {total}: {STEPS[done]}...")
-
-    def _on_result(self, found: tuple) -> None:
-        heads, positions, composition, baseline, unlinked, ranking = found
+    def _frame_for(self, report: CircuitsReport) -> CircuitsFrame:
         tokens = tuple(self.hub.task.vocabulary.tokens(range(self.hub.model.config.vocab_size)))
-        self.frame = CircuitsFrame(
+        return CircuitsFrame(
             tokens,
-            heads,
-            positions,
-            composition,
-            baseline,
-            unlinked,
+            report.heads,
+            report.positions,
+            report.composition,
+            report.baseline,
+            report.unlinked,
             self._model_name(),
             self.hub.task.anchored,
             self.hub.model.config.positional,
-            ranking,
+            report.ranking,
         )
-        self.frame_changed.emit(self.frame)
-        self._end(
-            f"The {self.frame.model_name}: {len(heads)} heads over {len(tokens)} tokens and "
-            f"{positions[0].scores.shape[0] if positions else 0} positions; {len(composition)} composition links, "
-            f"{self.frame.standing_out} stand out (above 95 % of random heads' and of unlinked heads' scores)."
+
+    def _summary(self, frame: CircuitsFrame) -> str:
+        return (
+            f"The {frame.model_name}: {len(frame.heads)} heads over {len(frame.tokens)} tokens and "
+            f"{frame.positions[0].scores.shape[0] if frame.positions else 0} positions; {len(frame.composition)} "
+            f"composition links, {frame.standing_out} stand out (above 95 % of random heads' and of unlinked heads' "
+            "scores)."
         )
 
     def _model_name(self) -> str:
         """The task's model and where it came from: "reverse model (reverse_rope.pt)"."""
         origin = self.hub.origin
         return f"{self.hub.task.task} model" + (f" ({origin})" if origin else "")
-
-    def _end(self, text: str) -> None:
-        self.running_changed.emit(False)
-        self.progress_changed.emit(0, 0)
-        self.message.emit(text)
-
-    def _on_model_changed(self) -> None:
-        if self._generation == self.hub.generation:  # the same weights on another device: the result still holds
-            return
-        self._generation = self.hub.generation
-        if self._slot.running:  # its result would be for the model gone: dropped, and the reason said below
-            self._slot.discard()
-            self.running_changed.emit(False)
-            self.progress_changed.emit(0, 0)
-        if self.frame is not None:
-            self.frame = None
-            self.frame_changed.emit(None)
-        self.message.emit("The model changed: " + PRESS)

@@ -113,8 +113,8 @@ class HeadsView(QWidget):
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(st.cancel)
         self.maps.head_chosen.connect(self.head_chosen)
-        st.analysis_changed.connect(self.maps.set_analysis)
-        st.analysis_changed.connect(self.roles.set_analysis)
+        st.frame_changed.connect(self.maps.set_analysis)
+        st.frame_changed.connect(self.roles.set_analysis)
         st.roles_changed.connect(self.roles.set_roles)
         st.roles_changed.connect(self._show_sequences)  # follows every model (and task) change
         st.running_changed.connect(self._on_running)

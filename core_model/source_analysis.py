@@ -1,0 +1,89 @@
+"""One source taken apart for the question "does attention explain the output?": the model's own greedy output,
+three attributions of it to the source symbols, five attention views of the same run, and how far each attribution
+agrees with each view (Spearman's rho and top-1 agreement), with the logit lens when asked for.
+
+`analyse_source` is the one entry `attention-playground attribute` and the Causal tab's attribution both call, so
+neither assembles the core calls itself and their numbers cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .analysis_budget import Knobs, analysis_output, check_attribute
+from .analysis_cost import attribution_cost_for, occlusion_chunk
+from .attribution import Attribution, attribute
+from .attribution_agreement import agreement, attention_views, top1_agreement
+from .logit_lens import LogitLens, logit_lens
+from .model import Seq2SeqTransformer
+from .tasks import TaskSpec, expected_output
+
+NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
+Progress = Callable[[int, int], None]  # (done, total); raising from it stops the work there
+
+
+@dataclass(frozen=True)
+class SourceAnalysis:
+    """What `analyse_source` found for one source."""
+
+    source: list[int]  # the encoder input, anchors included
+    output: list[int]  # the model's greedy output, <eos> included where it wrote one
+    attribution: Attribution
+    views: dict[str, np.ndarray]  # attention view name -> (output positions, source positions)
+    agreement: dict[str, dict[str, list[float | None]]]  # method -> view -> rho per output position
+    top1: dict[str, dict[str, list[bool | None]]]  # method -> view -> same top symbol, per output position
+    lens: LogitLens | None = None
+
+
+def occlusion_passes(model: Seq2SeqTransformer, task: TaskSpec, source: Sequence[int], output_len: int) -> int:
+    """How many batched passes occlusion makes: every symbol position's other symbols, in chunks the budget allows."""
+    vocab = task.vocabulary
+    edits = sum(token in vocab.symbol_ids for token in source) * (len(vocab.symbol_ids) - 1)
+    return -(-edits // occlusion_chunk(model.config, len(source), output_len))
+
+
+def analyse_source(
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    ids: Sequence[int],
+    ig_steps: int,
+    *,
+    lens: bool = False,
+    knobs: Knobs = NO_KNOBS,
+    decoding: Progress | None = None,
+    progress: Progress | None = None,
+    decoded: Callable[[list[int]], None] | None = None,
+) -> SourceAnalysis:
+    """Decode `ids` (the source's symbols) greedily, attribute the output to the source and compare with attention.
+
+    Refused with BudgetError before any work when the analysis is over budget (`knobs` names what to lower), and
+    during decoding when the model writes past what fits. `decoding(written, most)` after each decoded token;
+    `decoded(output)` once the output is known; `progress(done, total)` after each output position's gradients and
+    each occlusion pass (attribute's own counting). lens: add the logit lens of the same output."""
+    vocab = task.vocabulary
+    src = task.source_ids(list(ids))
+    expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
+    check_attribute(model.config, len(ids), len(src), expected, ig_steps, knobs)
+    cost_for = attribution_cost_for(model.config, len(src), len(ids), ig_steps)
+    output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs, decoding)
+    if decoded is not None:
+        decoded(output)
+    found_lens = logit_lens(model, src, output, n_tokens=len(vocab)) if lens else None
+    chunk = occlusion_chunk(model.config, len(src), len(output))
+    result = attribute(
+        model, src, output, vocab.symbol_ids, ig_steps=ig_steps, progress=progress, occlusion_chunk=chunk
+    )
+    views = attention_views(model, src, output)
+    symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]
+    return SourceAnalysis(
+        src,
+        output,
+        result,
+        views,
+        agreement(result, views, symbols),
+        top1_agreement(result, views, symbols),
+        found_lens,
+    )

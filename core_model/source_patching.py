@@ -1,0 +1,51 @@
+"""Patching two sources of a task: every head, every layer and every encoder position of the corrupted run given the
+clean run's value, teacher-forced on the task's expected outputs (core_model.patching's metric and sweep).
+
+`patch_sources` is the one entry `attention-playground patch` and the Causal tab's patching both call: it builds the
+encoder inputs and expected outputs the same way for both, refuses over the analysis budget before any pass, and
+runs in passes that stay within it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from .analysis_budget import Knobs, check_patch
+from .analysis_cost import patch_chunk
+from .model import Seq2SeqTransformer
+from .patching import PatchResult, patch_effects
+from .tasks import TaskSpec, expected_output
+
+NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
+
+
+def patch_sources(
+    model: Seq2SeqTransformer,
+    task: TaskSpec,
+    clean: Sequence[int],
+    corrupt: Sequence[int],
+    position: int | None = None,
+    *,
+    knobs: Knobs = NO_KNOBS,
+    progress: Callable[[int, int], None] | None = None,
+) -> PatchResult:
+    """Patch `corrupt` (symbol ids, as long as `clean`) with `clean`'s values at output `position` (None: the first
+    position where the expected outputs differ). BudgetError before any work when over budget (`knobs` names what
+    to lower); `progress(done, total)` after each pass of patched runs, and raising from it stops the work there."""
+    src_clean = task.source_ids(list(clean))
+    target = expected_output(task.task, list(clean))
+    tgt_len = len(target) + 1  # <bos> and the clean expected output, teacher-forced
+    check_patch(model.config, len(clean), len(src_clean), tgt_len, knobs)
+    with torch.no_grad():
+        return patch_effects(
+            model,
+            src_clean,
+            task.source_ids(list(corrupt)),
+            target,
+            expected_output(task.task, list(corrupt)),
+            position,
+            rows_per_pass=patch_chunk(model.config, len(src_clean), tgt_len),
+            progress=progress,
+        )
