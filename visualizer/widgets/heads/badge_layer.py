@@ -60,10 +60,10 @@ class BadgeLayer(QGraphicsItem):
 
     def fitted(self, transform: QTransform) -> tuple[tuple[QRectF, str], ...]:
         """(filled rectangle in device pixels, text drawn) per badge: the whole text where its map is wide enough,
-        else the role alone ("align" for "align 0.93"), else the role elided; never wider than the map and never
-        taller than the strip above it ("" where the strip is too short), so a badge covers no cell. The last few
-        answers are kept: a paint per frame asks again, and typing then deleting a symbol switches between two
-        shapes."""
+        else the first shorter form that fits (`shorter`: the score kept while it can be), else the role elided;
+        never wider than the map and never taller than the strip above it ("" where the strip is too short), so a
+        badge covers no cell. The last few answers are kept: a paint per frame asks again, and typing then deleting
+        a symbol switches between two shapes."""
         t = transform
         key = (self._placed, t.m11(), t.m12(), t.m13(), t.m21(), t.m22(), t.m23(), t.m31(), t.m32(), t.m33())
         drawn = self._fitted.get(key)
@@ -93,11 +93,12 @@ class BadgeLayer(QGraphicsItem):
         return self._widths[text]
 
     def _fit(self, text: str, room: float) -> str:
-        """The longest of text, its role word, the role elided, that fits `room` pixels ("" when nothing does)."""
-        role = text.rsplit(" ", 1)[0]
-        for candidate in (text, role):
+        """The first of `shorter(text)` that fits `room` pixels, else the role elided ("" when nothing fits)."""
+        candidates = shorter(text)
+        for candidate in candidates:
             if self._advance(candidate) <= room:
                 return candidate
+        role = candidates[-1]
         elided = self._metrics.elidedText(role, Qt.TextElideMode.ElideRight, max(room, 0.0))
         return elided if elided and self._advance(elided) <= room else ""
 
@@ -124,6 +125,18 @@ class BadgeLayer(QGraphicsItem):
             painter.fillRect(rect, BADGE_FILL)
             painter.drawText(rect, int(flags), text)
         painter.restore()
+
+
+def shorter(text: str) -> tuple[str, ...]:
+    """A badge's text from whole to least, keeping the score as long as any form of the role fits beside it:
+    "first/<bos> 0.74", "first/<bos> .74", "first .74", "first/<bos>", "first" (a role alone has no score)."""
+    role, _, score = text.rpartition(" ")
+    if not role or not score[:1].isdigit():
+        return (text,) if "/" not in text else (text, text.split("/", 1)[0])
+    brief = score[1:] if score.startswith("0.") else score
+    word = role.split("/", 1)[0]
+    forms = (text, f"{role} {brief}", f"{word} {brief}", role, word)
+    return tuple(dict.fromkeys(forms))  # a role without "/" has no shorter word: each form once
 
 
 def _near_identity(t: QTransform, eps: float = 1e-6) -> bool:

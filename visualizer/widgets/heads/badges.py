@@ -20,7 +20,8 @@ from visualizer.widgets.heatmap.grid import AttentionGrid
 BADGE_LEGEND = (
     "Badges: each head's role and score on the Heads tab's sequences, in the strip above its map (align = weight "
     "on the source holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
-    "normalised entropy; other = focused on keys no pattern names); a narrow map shows the role alone."
+    "normalised entropy; other = focused on keys no pattern names); a narrow map shortens its badge (.74 for 0.74, "
+    "first for first/<bos>), down to the role alone."
 )
 
 
