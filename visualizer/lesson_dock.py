@@ -91,6 +91,10 @@ class Lessons:
         if self.card.isVisible():
             self.dismiss_card()
 
+    def step_started(self, index: int) -> None:
+        if index == 0:  # a lesson's first step: the lesson has started
+            self.lesson_started()
+
     def closed(self) -> None:
         """The learner closed the dock: the lesson ends and the dock stays closed next time."""
         self.runner.stop()
@@ -104,7 +108,9 @@ def finished_titles() -> set[str]:
 def _point_at(highlighter: Highlighter, target: QWidget | None) -> None:
     """Frame the target and scroll it into view (the Masks section sits below the fold of the control column)."""
     highlighter.show_on(target)
-    parent = target.parentWidget() if target is not None else None
+    if target is None:
+        return
+    parent = target.parentWidget()
     while parent is not None and not isinstance(parent, QScrollArea):
         parent = parent.parentWidget()
     if parent is not None:
@@ -142,7 +148,7 @@ def install_lessons(app: Any, folder: Path) -> Lessons:
     card.hide()  # until the lessons are read: lesson one may not exist
     dock.closed.connect(result.closed)
     runner.finished.connect(result.finished)
-    runner.step_started.connect(lambda index: index == 0 and result.lesson_started())
+    runner.step_started.connect(result.step_started)
     dock.setVisible(bool(QSettings().value(VISIBLE_KEY, False, type=bool)))
     loading.finished.connect(result.show_lessons)
     loading.error_line.connect(result.show_load_failure)

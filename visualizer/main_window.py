@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
         self.warning_label.setStyleSheet(WARNING_STYLE)
         self.warning_label.hide()
         central = QWidget()
-        central_lay = QVBoxLayout(central)
+        self._central_layout = central_lay = QVBoxLayout(central)  # banners go in above the warning
         central_lay.setContentsMargins(0, 0, 0, 0)
         central_lay.setSpacing(0)
         central_lay.addWidget(self.warning_label)
@@ -124,7 +124,7 @@ class MainWindow(QMainWindow):
 
     def add_banner(self, widget: QWidget) -> None:
         """A bar above the tabs that shows and hides itself (e.g. an offer to restore unsaved training)."""
-        self.centralWidget().layout().insertWidget(0, widget)
+        self._central_layout.insertWidget(0, widget)
 
     def set_close_guard(self, guard: Callable[[], bool]) -> None:
         """`guard()` runs when the user closes the window; False keeps it open (e.g. Cancel on unsaved work)."""

@@ -9,6 +9,7 @@ exactly the keys they really have.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QGroupBox, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
 
@@ -39,11 +40,19 @@ def _area(window: QMainWindow, widget: QWidget | None) -> str:
     if widget is not None and widget.window() is not window:
         return widget.window().accessibleName() or widget.window().windowTitle() or "Other windows"
     tabs = window.findChild(QTabWidget)
-    for i in range(tabs.count() if tabs is not None else 0):
+    if tabs is None:
+        return ANYWHERE
+    for i in range(tabs.count()):
         page = tabs.widget(i)
+        assert page is not None  # every index below count() holds a page
         if widget is page or (widget is not None and page.isAncestorOf(widget)):
             return f"{_plain(tabs.tabText(i))} tab"
     return ANYWHERE
+
+
+def _widget(owner: QObject | None) -> QWidget | None:
+    """The owner when it is a widget (the one a key works in), else None."""
+    return owner if isinstance(owner, QWidget) else None
 
 
 def _in_group(widget: QWidget, what: str) -> str:
@@ -84,12 +93,11 @@ def _collect(window: QMainWindow) -> dict[tuple[str, str], list[str]]:
                 add(_area(window, page), key, what)
     for action in window.findChildren(QAction):
         in_menu = any(isinstance(o, QMenu) and o.title() for o in action.associatedObjects())
-        owner = action.parent() if isinstance(action.parent(), QWidget) else None
         for seq in action.shortcuts():
-            add(ANYWHERE if in_menu else _area(window, owner), seq, _menu_path(action))
+            add(ANYWHERE if in_menu else _area(window, _widget(action.parent())), seq, _menu_path(action))
     for shortcut in window.findChildren(QShortcut):
         for seq in shortcut.keys():
-            add(_area(window, shortcut.parent()), seq, shortcut.whatsThis() or "(no description)")
+            add(_area(window, _widget(shortcut.parent())), seq, shortcut.whatsThis() or "(no description)")
     for button in window.findChildren(QAbstractButton):
         if not button.shortcut().isEmpty():
             what = _plain(button.text()).removesuffix(f"({button.shortcut().toString(NATIVE)})").strip()
@@ -109,7 +117,8 @@ def _collect(window: QMainWindow) -> dict[tuple[str, str], list[str]]:
 
 def _area_order(window: QMainWindow) -> list[str]:
     tabs = window.findChild(QTabWidget)
-    return [ANYWHERE, *(f"{_plain(tabs.tabText(i))} tab" for i in range(tabs.count() if tabs else 0)), *WINDOW_HEADINGS]
+    names = [f"{_plain(tabs.tabText(i))} tab" for i in range(tabs.count())] if tabs is not None else []
+    return [ANYWHERE, *names, *WINDOW_HEADINGS]
 
 
 def shortcut_groups(window: QMainWindow) -> list[ShortcutGroup]:

@@ -29,7 +29,8 @@ class StartupProbe(QObject):
 
     def __init__(self, window: QMainWindow, ready: SignalInstance, path: Path) -> None:
         super().__init__(window)
-        self.window, self.path, self.times = window, path, {}
+        self.window, self.path = window, path
+        self.times: dict[str, float | int | bool] = {}
         self._stamping = False
         window.installEventFilter(self)
         ready.connect(self._on_ready)
@@ -52,7 +53,9 @@ class StartupProbe(QObject):
         self.times["gc_collecting"] = collecting()  # paused during start-up, back on once ready
         self.times["gc_collections"] = sum(generation["collections"] for generation in gc.get_stats())
         self.path.write_text(json.dumps(self.times))
-        QTimer.singleShot(0, QApplication.instance().quit)
+        app = QApplication.instance()
+        assert app is not None  # the probe watches a window, and windows live in a running application
+        QTimer.singleShot(0, app.quit)
 
 
 def install_if_requested(window: QMainWindow, ready: SignalInstance) -> StartupProbe | None:

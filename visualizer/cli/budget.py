@@ -12,9 +12,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from visualizer.cli.common import ArgumentError, ProgressBar
+
+T = TypeVar("T")
 
 MAX_WEIGHTS = 100_000_000  # attention weights held at once: a few hundred MB with the copies a verb makes
 
@@ -52,9 +54,10 @@ def analysis_refusals() -> Iterator[None]:
         raise ArgumentError(str(exc)) from None
 
 
-def decoded(decode: Callable[[Callable[[int, int], None]], list[int]]) -> list[int]:
-    """An analysis's greedy decoding, `decode(progress)`, with its tokens counted on stderr once it has run a moment
-    (a short output prints nothing); the bar is made when the most tokens it may write is known."""
+def decoded(decode: Callable[[Callable[[int, int], None]], T]) -> T:
+    """An analysis's greedy decoding, `decode(progress)` (its tokens, or the analysis that runs on them), with its
+    tokens counted on stderr once it has run a moment (a short output prints nothing); the bar is made when the most
+    tokens it may write is known."""
     bars: list[ProgressBar] = []
 
     def progress(written: int, most: int) -> None:

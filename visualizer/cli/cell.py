@@ -52,7 +52,7 @@ def parse_paint(items: list[str], parser: argparse.ArgumentParser) -> dict[str, 
         if kind not in KINDS or len(parts) != 2:
             parser.error(f"--paint {item!r}: expected KIND:QUERY,KEY with KIND one of {', '.join(KINDS)}")
         try:
-            query, key = index.parse(parts[0]), index.parse(parts[1])
+            query, key = int(index.parse(parts[0])), int(index.parse(parts[1]))  # an integer range parses ints
         except argparse.ArgumentTypeError as exc:
             parser.error(f"--paint {item!r}: QUERY and KEY {exc}")
         out.setdefault(kind, set()).add((query, key))
@@ -66,7 +66,6 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from core_model import MaskSpec, VocabularyError
     from core_model.cell_decomposition import decompose_cell
     from core_model.inputs import decoder_input, encoder_input
-    from core_model.masks import PAINTED_FIELDS
     from core_model.tasks import expected_output
 
     painted = parse_paint(ns.paint, parser)
@@ -89,7 +88,9 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         for query, key in sorted(cells):
             if query >= rows or key >= columns:
                 parser.error(f"--paint {kind}:{query},{key}: the {kind} map has {rows} queries and {columns} keys")
-    masks = MaskSpec(**{PAINTED_FIELDS[k]: frozenset(v) for k, v in painted.items()})
+    masks = MaskSpec()
+    for kind, cells in painted.items():
+        masks = masks.with_painted(kind, cells)
     src, tgt = torch.tensor([src_ids], device=device), torch.tensor([tgt_ids], device=device)
     try:
         cell = decompose_cell(model, src, tgt, ns.kind, ns.layer, ns.head, ns.query, ns.key, masks=masks)

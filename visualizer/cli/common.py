@@ -11,10 +11,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from visualizer.headless.interrupts import QuitSignal, quit_signal_numbers, said_for_number
 from visualizer.state.failures import printable
+
+if TYPE_CHECKING:
+    from core_model.model import Seq2SeqTransformer
+    from core_model.tasks import TaskName, TaskSpec
 
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
@@ -131,7 +135,9 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def load_trained(path: Any, device: Any, task_name: str | None = None) -> tuple[Any, Any, tuple[int, int] | None]:
+def load_trained(
+    path: Any, device: Any, task_name: TaskName | None = None
+) -> tuple[Seq2SeqTransformer, TaskSpec, tuple[int, int] | None]:
     """(model in eval mode on `device`, its task, the source lengths the file says the weights were trained on or
     None) from a checkpoint; `task_name` (--task) renames the task.
 

@@ -104,7 +104,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
         **trained_fields(trained, len(ids)),
     }
-    if sampling:
+    if config is not None:  # sampling
         seed = DEFAULT_SEED if ns.seed is None else ns.seed
         gen = torch.Generator(device=device).manual_seed(seed)
         hyps = sample_decode(model, src, ns.samples or 1, config, gen, ns.max_new, n_tokens=len(vocab))

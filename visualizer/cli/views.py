@@ -108,6 +108,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if notes:
         result["notes"] = notes
     if ns.mode == "rollout":
+        assert out.attention is not None  # view_maps runs the model with its attention weights
         r = rollout(out.attention)
         result["rollout"] = {
             k: getattr(r, k)[:, 0].cpu().double().tolist() for k in ("encoder_self", "decoder_self", "cross")

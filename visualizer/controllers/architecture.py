@@ -127,7 +127,7 @@ class ArchitectureController(QObject):
             0,
         )
         self._builds.submit(
-            lambda state, *inputs: build_for(*inputs, lambda: not state.cancelled),
+            lambda state, config, task, device: build_for(config, task, device, lambda: not state.cancelled),
             config,
             self._current_task(),
             self.hub.device,
@@ -150,7 +150,10 @@ class ArchitectureController(QObject):
             return
         pick = _TaskPick(task, own_work)
         self._task_loads.submit(
-            lambda _state, *inputs: (pick, build_for(*inputs, shipped_only=True)), hub.config, task, hub.device
+            lambda _state, config, name, device: (pick, build_for(config, name, device, shipped_only=True)),
+            hub.config,
+            task,
+            hub.device,
         )
 
     def _task_loaded(self, result: tuple[_TaskPick, BuiltModel | None]) -> None:

@@ -92,6 +92,7 @@ class CheckpointActions(QObject):
         super().__init__(parent_widget)
         self.hub, self.parent_widget, self.training_state = hub, parent_widget, training_state
         self._jobs: set[QObject] = set()
+        self._opening = Path()  # the newest open's file
         # the file opened last wins, whichever is read first; a read overtaken by another model is not applied
         self._opens = TaskSlot(
             "Opening the checkpoint", self, context=lambda: hub.generation, refusals=(CheckpointError,)
@@ -99,7 +100,6 @@ class CheckpointActions(QObject):
         self._opens.finished.connect(self._opened)
         self._opens.error_line.connect(lambda text: self._fail(f"Could not open {self._opening.name}", text))
         self._opens.overtaken.connect(self._overtaken)
-        self._opening = Path()  # the newest open's file
         self.open_action = self._action("&Open checkpoint…", "Ctrl+O", self._on_open)
         self.save_action = self._action("&Save checkpoint", "Ctrl+S", self._on_save)
         self.save_as_action = self._action("Save checkpoint &as…", "Ctrl+Shift+S", self._on_save_as)
@@ -264,8 +264,7 @@ class CheckpointActions(QObject):
         writes them; if writing fails the window stays open with the weights still in it.
         """
         training = self.training_state
-        busy = training is not None and training.busy
-        if not busy:
+        if training is None or not training.busy:
             return self.confirm_discard()
         answer = _ask_save_discard_cancel(self.parent_widget, TRAINING_CLOSE_QUESTION)
         if answer == "cancel":

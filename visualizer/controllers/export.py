@@ -46,12 +46,9 @@ class Exporter(QObject):
         self._page = page
         self._writes = TaskSlot("Exporting the matrices", self)  # a newer export replaces one still writing
         self._writes.progressed.connect(self._progressed)
-        # the dialog goes before the outcome is told: a warning box never sits over a stale "k of n files"
-        self._writes.finished.connect(lambda _files: (self._close_progress(), self._report(self._target)))
-        self._writes.error_line.connect(lambda line: (self._close_progress(), self._report(None, line)))
-        self._writes.cancelled.connect(
-            lambda: (self._close_progress(), self._status(f"Export to {self._target} cancelled"))
-        )
+        self._writes.finished.connect(self._written)
+        self._writes.error_line.connect(self._write_failed)
+        self._writes.cancelled.connect(self._write_cancelled)
         self._target: Path | None = None  # what the running matrix export writes
         self._progress: QProgressDialog | None = None
 
@@ -73,6 +70,19 @@ class Exporter(QObject):
             ("Positional-encoding plots as PNG (folder)…", lambda: self.export_pe_plots("png"), None),
             ("Positional-encoding plots as SVG (folder)…", lambda: self.export_pe_plots("svg"), None),
         ]
+
+    # each outcome closes the dialog before it is told: a warning box never sits over a stale "k of n files"
+    def _written(self, _files: object) -> None:
+        self._close_progress()
+        self._report(self._target)
+
+    def _write_failed(self, line: str) -> None:
+        self._close_progress()
+        self._report(None, line)
+
+    def _write_cancelled(self) -> None:
+        self._close_progress()
+        self._status(f"Export to {self._target} cancelled")
 
     def _report(self, written: Path | None, error: Exception | str | None = None) -> None:
         if error is not None:  # the status line too: it may still say "Exported" from the export before

@@ -48,8 +48,13 @@ def string_list(settings: QSettings, key: str) -> list[str]:
     string."""
     value = settings.value(key, [])
     if isinstance(value, str):
-        value = [value] if value else []
-    return [str(v) for v in value or []]
+        return [value] if value else []
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):  # an edited file's @Rect(...) or @Variant(...) number is no list
+        log.warning("ignoring unreadable setting %s", key)
+        return []
+    return [str(v) for v in value]
 
 
 def save_json(settings: QSettings, key: str, value: Any) -> None:

@@ -37,6 +37,7 @@ def offer_text(rec: Recovered, skipped: Sequence[Recovered] = ()) -> str:
     """The bar's text for `rec`, naming the files read before it that cannot be restored."""
     if rec.error:
         return f"Unsaved training from {when(rec.saved_at)} was found but cannot be restored: {rec.error}"
+    assert rec.task is not None  # a file read without an error has its model and task
     text = (
         f"Training from {when(rec.saved_at)} was not saved (step {rec.step}, task {rec.task.task}). "
         "Restore it, or discard it?"
@@ -116,6 +117,7 @@ class RecoveryOffer(QObject):
         rec = self.current
         if rec is None or rec.error or self.hub.training_active or not self._confirm_discard(RESTORE_QUESTION):
             return
+        assert rec.task is not None  # a file read without an error has its model and task
         self.hub.set_model(  # no path: whatever file the recovery file names, it is no save target
             rec.model,
             rec.task,

@@ -19,7 +19,7 @@ Emit = Callable[[Payload], None]
 Connect = Callable[[Any, dict, Emit], Callable[[], None]]
 
 
-def _wanted(value: object, actual: int, count: int) -> bool:
+def _wanted(value: int | str | None, actual: int, count: int) -> bool:
     """Whether a 0-based layer or head is the one a file asks for (1-based, or "last"; absent: any)."""
     if value is None:
         return True

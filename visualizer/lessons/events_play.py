@@ -71,11 +71,11 @@ def head_ablated(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
         kind = params["kind"]
         if kind not in old or old[kind].shape != new[kind].shape:
             return  # another model: nothing was switched off by hand
-        for layer, head in zip(*np.nonzero(old[kind] & ~new[kind])):
-            if _matches(params, int(layer), int(head), new[kind].shape):
-                found = _map_payload(int(layer), int(head))
-                after_drawn(app, emit, lambda found=found: {**found, **output_payload(app)})
-                return
+        switched_off = [(int(layer), int(head)) for layer, head in zip(*np.nonzero(old[kind] & ~new[kind]))]
+        hit = next((cell for cell in switched_off if _matches(params, *cell, new[kind].shape)), None)
+        if hit is not None:
+            found = _map_payload(*hit)
+            after_drawn(app, emit, lambda: {**found, **output_payload(app)})
 
     return listen([(session.gates_changed, changed)])
 

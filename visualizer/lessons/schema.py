@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import string
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,25 @@ from visualizer.lessons.reading import (
     parse_toml,
     read_lesson_text,
 )
-from visualizer.lessons.vocabulary import ACTIONS, EVENTS, HIGHLIGHTS, LIVE_VALUES, SAMPLES, Param
+from visualizer.lessons.vocabulary import (
+    ACTIONS,
+    EVENTS,
+    HIGHLIGHTS,
+    LIVE_VALUES,
+    SAMPLES,
+    ActionSpec,
+    EventSpec,
+    Param,
+)
 
 log = logging.getLogger(__name__)
 LESSON_FIELDS = ("title", "order", "summary", "steps")
 STEP_FIELDS = ("say", "setup", "highlight", "until", "explain")
-CONVERSIONS = {"r": repr, "s": str, "a": ascii}  # {name!r}: what str.format applies before the format spec
+CONVERSIONS: dict[str, Callable[[object], str]] = {
+    "r": repr,
+    "s": str,
+    "a": ascii,
+}  # {name!r}: what str.format applies before the format spec
 DIGIT_RUN = re.compile(r"\d+")
 
 
@@ -89,12 +103,12 @@ def _text(table: dict, key: str, where: str, required: bool) -> str:
     return value
 
 
-def _call(table: object, kind: str, registry: dict, where: str) -> Call:
+def _call(table: object, kind: str, registry: Mapping[str, ActionSpec | EventSpec], where: str) -> Call:
     """An action (kind "action") or event (kind "event") table: a known name and valid parameters."""
     if not isinstance(table, dict):
         raise _fail(where, f'must be a table like {{ {kind} = "..." }}')
     name = table.get(kind)
-    if name not in registry:
+    if not isinstance(name, str) or name not in registry:  # a list or table is no name (nor hashable)
         known = ", ".join(registry)
         raise _fail(
             f"{where}.{kind}", f"unknown {kind} {name!r}; known: {known}" if name else f"missing; known: {known}"

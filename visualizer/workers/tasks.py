@@ -93,7 +93,12 @@ class TaskSlot(QObject):
         self._ordered: deque[Job] = deque()  # ... and its ordered ones, run first, oldest first
         self._live: dict[int, TaskRun] = {}  # submissions whose thread has not ended (superseded ones too)
         live = self._live  # not self: the handler runs while this object is being destroyed
-        self.destroyed.connect(lambda: [run.state.cancel() for run in list(live.values())])
+
+        def cancel_live() -> None:
+            for run in list(live.values()):
+                run.state.cancel()
+
+        self.destroyed.connect(cancel_live)
         self._timer = QTimer(self)  # a paced slot's waiting task starts when it fires
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -153,7 +158,8 @@ class TaskSlot(QObject):
         self._token += 1
         token, relay = self._token, _Relay()
         relay.sent.connect(self._deliver, Qt.ConnectionType.QueuedConnection)  # cut by Qt if this slot is deleted
-        relay.moveToThread(None)  # bound to no thread: the pool thread may emit it and drop it
+        # bound to no thread: the pool thread may emit it and drop it (Qt takes nullptr; the stubs say QThread only)
+        relay.moveToThread(None)  # type: ignore[arg-type]
 
         def send(kind: str, payload: Any) -> bool:
             return emit_safely(relay.sent, token, kind, payload)

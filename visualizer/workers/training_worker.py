@@ -159,6 +159,7 @@ class TrainingWorker(QObject):
 
     def _on_eval(self, step: int) -> None:
         opts = self.options
+        assert self.trainer is not None  # hooks run inside run_training, which _train starts once it made the trainer
         result = evaluate(
             self.model,
             self.task,
@@ -208,15 +209,16 @@ class TrainingRun(QObject):
     ) -> None:
         super().__init__()
         self.worker = TrainingWorker(model, task, config, device, options)
-        self.thread = QThread()
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.thread.finished.connect(self.ended)  # queued: this object lives on the GUI thread
+        self._thread = QThread()
+        self.thread = self._thread  # TrainingRunApi.thread, read by shutdown checks
+        self.worker.moveToThread(self._thread)
+        self._thread.started.connect(self.worker.run)
+        self._thread.finished.connect(self.ended)  # queued: this object lives on the GUI thread
 
     def start(self) -> None:
-        self.thread.start()
+        self._thread.start()
 
     def join(self, timeout_ms: int | None = None) -> bool:
         """Quit the thread's loop and wait for it (forever when timeout_ms is None); False when it still runs."""
-        self.thread.quit()
-        return self.thread.wait() if timeout_ms is None else self.thread.wait(timeout_ms)
+        self._thread.quit()
+        return self._thread.wait() if timeout_ms is None else self._thread.wait(timeout_ms)
