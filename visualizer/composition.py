@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.controllers.recovery import Recovery
     from visualizer.lesson_dock import Lessons
     from visualizer.state.compare import CompareSession
+    from visualizer.state.heads import HeadsState
     from visualizer.state.length_lab import LengthLabState
     from visualizer.state.model_hub import ModelHub
     from visualizer.state.pe_lab import PELabState
@@ -41,6 +42,8 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.state.playground_beam import BeamState
     from visualizer.state.snapshots import ModelInfo
     from visualizer.state.training import TrainingState
+    from visualizer.widgets.heads.badges import RoleBadges
+    from visualizer.widgets.heads.view import HeadsView
     from visualizer.widgets.length_lab.page import LengthLabPage
     from visualizer.widgets.length_lab.view import LengthLabTab
     from visualizer.widgets.pe_lab.page import PEPage
@@ -93,13 +96,16 @@ class Application(QObject):
         self.preferences: Preferences | None = None
         self.menus: MenuActions | None = None  # the menu entries other code toggles: square cells, undo, device
         self.analysis: AnalysisTabs | None = None  # the Heads, Causal and Circuits tabs
-        self.heads = self.heads_view = None  # the Heads tab's state and view (in analysis too)
-        self.badges = {}  # the playground's role badges, by attention kind
+        self.heads: HeadsState | None = None  # the Heads tab's state (in analysis too)
+        self.heads_view: HeadsView | None = None
+        self.badges: dict[str, RoleBadges] = {}  # the playground's role badges, by attention kind
         self.lessons: Lessons | None = None  # the Lessons dock, its runner and Help > Lessons
         self.loaded_at: float | None = None
-        self._loading = self._preloading = None
-        if QCoreApplication.instance() is not None:
-            QCoreApplication.instance().aboutToQuit.connect(self._finish_background_jobs)
+        self._loading: TaskSlot | None = None
+        self._preloading: TaskSlot | None = None
+        qt_app = QCoreApplication.instance()
+        if qt_app is not None:
+            qt_app.aboutToQuit.connect(self._finish_background_jobs)
         self.recovery: Recovery | None = None  # unsaved training kept on disk; offers what an earlier app left
         self._quitting = False  # a signal is ending the app: nobody can answer a question
 
@@ -174,70 +180,78 @@ class Application(QObject):
             path=startup.path,
             extra=startup.extra,
         )
-        self.session = PlaygroundSession(hub, runner=keystroke_slot())  # forward passes off the GUI thread
-        self.training = TrainingState(hub, TrainingRun)  # each run's worker on a thread the run owns
+        session = self.session = PlaygroundSession(hub, runner=keystroke_slot())  # forward passes off the GUI thread
+        training = self.training = TrainingState(hub, TrainingRun)  # each run's worker on a thread the run owns
         self.pe_state = PELabState()
-        self.compare = CompareSession(self.session, TaskSlot)
-        self.beam = BeamState(self.session, TaskSlot)  # beam search / sampling under the stepper
+        self.compare = CompareSession(session, TaskSlot)
+        self.beam = BeamState(session, TaskSlot)  # beam search / sampling under the stepper
         self.beam_panel = BeamPanel(self.beam)
-        tools = playground_tools(self.session, TaskSlot)  # a cell's decomposition: off the GUI thread
-        self.playground = PlaygroundView(self.session, tools, compare=self.compare, beam_panel=self.beam_panel)
+        tools = playground_tools(session, TaskSlot)  # a cell's decomposition: off the GUI thread
+        playground = self.playground = PlaygroundView(session, tools, compare=self.compare, beam_panel=self.beam_panel)
         self._pe_page = PEPage(self.pe_state)  # built when first shown
-        self.checkpoints = CheckpointActions(hub, win, self.training)
-        ask, movie = self.checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks
+        checkpoints = self.checkpoints = CheckpointActions(hub, win, training)
+        ask, movie = checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks
         self.trainer_page = TrainerPage(  # built when first shown
-            hub, self.training, self.session.gates, self.session.gates_changed, confirm_discard=ask, run_job=movie
+            hub, training, session.gates, session.gates_changed, confirm_discard=ask, run_job=movie
         )
-        for widget, title in zip((self.playground, self._pe_page, self.trainer_page), TAB_TITLES):
+        for widget, title in zip((playground, self._pe_page, self.trainer_page), TAB_TITLES):
             win.add_tab(widget, title)
-        analysis = self.analysis = build_analysis_tabs(hub, self.session, self.playground, win)
+        analysis = self.analysis = build_analysis_tabs(hub, session, playground, win)
         self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
-        self.page_export = PageExport(lambda: page_input(self.session), win.show_message, win)
+        page_export = self.page_export = PageExport(lambda: page_input(session), win.show_message, win)
         self.exporter = Exporter(
-            self.playground.current_grid,
+            playground.current_grid,
             lambda: self.pe_tab.plot_items(),
             win.show_message,
             win,
-            lambda: self.page_export.export(),  # not the action's `checked` as the path
+            lambda: page_export.export(),  # not the action's `checked` as the path
         )
-        self.architecture = ArchitectureController(
-            hub, self.training, win.show_message, win, win.withdraw_message, lambda: self.session.task
+        architecture = self.architecture = ArchitectureController(
+            hub, training, win.show_message, win, win.withdraw_message, lambda: session.task
         )
-        self.preferences = Preferences(win, win.tabs, self.session, self.playground.splitter)
-        self.recovery = Recovery(hub, self.training, win.show_message, self.checkpoints.confirm_discard, win)
-        win.add_banner(self.recovery.banner)
-        self.menus = build_menus(self)
+        preferences = self.preferences = Preferences(win, win.tabs, session, playground.splitter)
+        recovery = self.recovery = Recovery(hub, training, win.show_message, checkpoints.confirm_discard, win)
+        win.add_banner(recovery.banner)
+        menus = self.menus = build_menus(self)
         self.lessons = install_lessons(self, self._lessons_folder or resource_path("lessons"))
         self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
         self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
         install_page(analysis.causal_page, "Causal", win)  # built when first shown
         install_page(analysis.circuits_page, "Circuits", win)  # built when first shown
-        self._wire()
+        self._wire(hub, session, playground, architecture, menus)
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
-            self.training.restore(startup.history, startup.extra)
-        if problem := self.preferences.restore_or_reset():  # the user's last session, else the defaults
+            training.restore(startup.history, startup.extra)
+        if problem := preferences.restore_or_reset():  # the user's last session, else the defaults
             win.show_message(problem, 15000)
-        self.architecture.request_task(self.session.task, ask=False)  # a restored task loads its shipped model
+        architecture.request_task(session.task, ask=False)  # a restored task loads its shipped model
         self._show_model(hub.info())
-        self.recovery.start()
+        recovery.start()
 
-    def _wire(self) -> None:
-        hub, win = self.hub, self.window
+    def _wire(
+        self,
+        hub: ModelHub,
+        session: PlaygroundSession,
+        playground: PlaygroundView,
+        architecture: ArchitectureController,
+        menus: MenuActions,
+    ) -> None:
+        win = self.window
         hub.info_changed.connect(self._show_model)
-        hub.training_active_changed.connect(self.playground.set_training_active)
-        hub.training_active_changed.connect(lambda active: self.menus.device.setEnabled(not active))
+        hub.training_active_changed.connect(playground.set_training_active)
+        hub.training_active_changed.connect(lambda active: menus.device.setEnabled(not active))
         hub.training_active_changed.connect(win.set_training_active)
-        self.session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
-        self.session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
-        self.playground.config_requested.connect(self.architecture.request)  # Apply asks for a build
-        self.playground.revert_requested.connect(self.architecture.cancel)  # Revert drops the one still running
-        self.playground.task_selected.connect(self.architecture.request_task)
-        self.architecture.config_refused.connect(lambda: self._show_model(hub.info()))
+        session.frame_changed.connect(lambda frame: win.show_forward_time(frame.maps.forward_ms))
+        session.pass_failed.connect(lambda message: win.show_message(message, 10000))  # "Forward pass failed: …"
+        playground.config_requested.connect(architecture.request)  # Apply asks for a build
+        playground.revert_requested.connect(architecture.cancel)  # Revert drops the one still running
+        playground.task_selected.connect(architecture.request_task)
+        architecture.config_refused.connect(lambda: self._show_model(hub.info()))
         win.set_close_guard(self._close)
         win.set_shortcut_help(partial(shortcut_groups, win))  # F1 reads the real actions, so it cannot drift
 
     # ----- showing -----
     def _show_model(self, info: ModelInfo) -> None:
+        assert self.playground is not None and self.hub is not None and self._pe_page is not None  # built first
         self.window.show_model_info(info)  # Model > Undo follows the hub itself (ArchitectureController.track_undo)
         self.playground.show_model(info, self.hub.trained_lengths_text(), self.hub.model.residual_scales())
         c = info.config
@@ -245,14 +259,17 @@ class Application(QObject):
 
     @property
     def pe_tab(self) -> PETab:  # built now if it was not yet
+        assert self._pe_page is not None, "the model has not loaded yet"
         return self._pe_page.tab()
 
     @property
     def trainer_tab(self) -> TrainerTab:  # built now if it was not yet
+        assert self.trainer_page is not None, "the model has not loaded yet"
         return self.trainer_page.tab()
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet
+        assert self._lab_page is not None, "the model has not loaded yet"
         return self._lab_page.tab()
 
     # ----- closing -----

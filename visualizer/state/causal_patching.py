@@ -61,7 +61,8 @@ def check_pair(
     """The two sources' symbol ids, or PatchInputError naming the field: unknown symbols, lengths, no difference."""
     limit = max_source_len(model_max_len)
     ids = []
-    for field, text in (("clean", clean), ("corrupt", corrupt)):
+    fields: tuple[tuple[Literal["clean", "corrupt"], str], ...] = (("clean", clean), ("corrupt", corrupt))
+    for field, text in fields:
         error, found = check_source(text, task.vocabulary, limit)
         if error is not None:
             raise PatchInputError(field, error.message, error.position)

@@ -69,7 +69,7 @@ def copy_of(
     heads = ", ".join(
         f"{SHORT_KINDS[k]} L{layer + 1} H{head + 1}" for k, o in off.items() for layer, head in zip(*np.nonzero(o))
     )
-    return ModelB(twin, task, HeadGates.from_numpy(dict(gates)), f"{label} (ablated: {heads})", off)
+    return ModelB(twin, task, HeadGates.from_numpy(dict(gates or {})), f"{label} (ablated: {heads})", off)
 
 
 def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:

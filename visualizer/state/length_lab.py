@@ -230,9 +230,10 @@ class LengthLabState(QObject):
 
     def _adopt_trained(self, pair: tuple[Checkpoint, Checkpoint]) -> None:
         t = pair[0].task
-        self.sources = tuple(
+        first, second = (
             ModelSource(f"{c.config.positional} trained here ({t.min_len}-{t.max_len})", checkpoint=c) for c in pair
         )
+        self.sources = (first, second)
         self.models = ()
         self.sources_changed.emit(self.sources)
         self._check_stale()

@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 
 from core_model.length_curves import length_curve, rope_length_scaling
 from core_model.length_eval import LengthResult
-from core_model.length_probe import probe_source, run_probe
+from core_model.length_probe import LengthProbe, probe_source, run_probe
 from core_model.tasks import max_source_len
 
 from .length_lab_snapshots import CurvePoint, LabModel, ModelSource, ProbePair, SweepPlan, load_source, sweep_plan
@@ -52,11 +53,16 @@ def evaluate_pair(
                 n=n,
                 seed=seed,
                 scaling=kind,
-                progress=lambda p, slot=slot: report(CurvePoint(slot, p)),
+                progress=partial(_report_point, report, slot),
                 should_stop=should_stop,
             )
         )
     return models, plan, tuple(curves)
+
+
+def _report_point(report: Callable[[object], None], slot: int, point: LengthResult) -> None:
+    """One length's result of model `slot`, reported as it arrives."""
+    report(CurvePoint(slot, point))
 
 
 def probe_pair(
@@ -72,7 +78,7 @@ def probe_pair(
     `models` are the ones the last evaluation loaded (empty: load `sources`); `check` raises when the job is stopped.
     """
     loaded = models or tuple(load_source(s) for s in sources)
-    probes = []
+    probes: list[LengthProbe | None] = []
     for lab_model in loaded:
         check()
         model, task = lab_model.checkpoint.build(), lab_model.task

@@ -176,7 +176,9 @@ class ModelHub(QObject):
         """The model restore_previous() would bring back (model, task, origin), left in place (A/B compare)."""
         if not self.undo_stack.canUndo():
             return None
-        old = self.undo_stack.command(self.undo_stack.index() - 1).other
+        command = self.undo_stack.command(self.undo_stack.index() - 1)
+        assert isinstance(command, ModelSwap)  # the only command the hub's stack holds
+        old = command.other
         return old.model, old.task, old.origin
 
     def training_copy(self) -> Seq2SeqTransformer:

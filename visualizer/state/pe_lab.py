@@ -93,7 +93,7 @@ class PELabState(QObject):
             float(base),
             _dims_for(tuple(dims), d_model),
             default_head_dim(d_model) if head_dim is None else head_dim,
-            tuple(references),
+            (int(references[0]), int(references[1])),
             rope_vectors,
         )
         self._model_pe: ModelPE | None = None

@@ -162,6 +162,8 @@ class BeamState(QObject):
     def __init__(self, session: PlaygroundSession, make_slot: SlotFactory) -> None:
         super().__init__()
         self.session = session
+        self._limit: int = 0  # the newest search's length limit
+        self._asked: tuple = ()  # and its key (what it was run for)
         # one search at a time; a search whose inputs changed meanwhile (model, source, masks, …) is overtaken
         self._search = make_slot("The search", self, context=self._key)
         self._search.overtaken.connect(
@@ -174,7 +176,6 @@ class BeamState(QObject):
         self.settings = BeamSettings()
         self.outcome: BeamOutcome | None = None
         self.shown = ROOT
-        self._limit, self._asked = 0, ()  # the newest search's length limit and its key (what it was run for)
         session.frame_changed.connect(self._check_stale)
 
     @property
@@ -267,7 +268,7 @@ class BeamState(QObject):
     def _say_if_stale(self) -> bool:
         """Say what changed since the shown search (the model, the source, ...); True when something did."""
         key = self._key()
-        if self.outcome.key == key:
+        if self.outcome is None or self.outcome.key == key:
             return False
         self.message_changed.emit(f"{what_changed(self.outcome.key, key)} changed since this search: press Run again")
         return True

@@ -62,7 +62,7 @@ def capture_maps(
         "decoder_self": (tgt_labels, tgt_labels),
         "cross": (tgt_labels, src_labels),
     }
-    maps = {}
+    maps: dict[str, KindMaps] = {}
     for kind in ATTENTION_KINDS:
         values = frozen(np.stack([layer[0] for layer in numpy_maps.kind(kind)]))  # L x (H, Tq, Tk) -> (L, H, Tq, Tk)
         q, k = labels[kind]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
-import torch
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from core_model import build_model
+from core_model import Seq2SeqTransformer, build_model
+from core_model.checkpoint_extra import CheckpointExtra, as_record
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
@@ -26,14 +27,18 @@ from visualizer.state.snapshots import (
 )
 from visualizer.state.training_forming import FormingRecorder
 from visualizer.state.training_record import (
-    CheckpointRecord,
     MetricSeries,
     MetricsView,
     finish_text,
+    keep_snapshot,
     last_step,
+    record_to_extra,
+    series_from_checkpoint,
     shift_history,
+    shift_progress,
+    snapshots_from_plain,
+    stored_train_config,
 )
-from visualizer.state.training_reports import RunReports
 from visualizer.state.worker_api import RunFactory, TrainingRunApi, TrainingWorkerApi
 
 log = logging.getLogger(__name__)
@@ -43,7 +48,7 @@ BUSY_STATES: tuple[RunState, ...] = ("running", "paused", "stopping")
 FAILED_REASONS: tuple[OutcomeReason, ...] = ("diverged", "out_of_memory", "error")
 
 
-class TrainingState(RunReports, CheckpointRecord, QObject):
+class TrainingState(QObject):
     """Starts, pauses and stops training on a copy of the hub's model and hands the weights back to the hub.
 
     The curves and snapshots describe one model state, identified by the hub's `generation`: the one recorded
@@ -67,13 +72,15 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
         self.progress: ProgressSnapshot | None = None
         self.last_eval: EvalSnapshot | None = None
         self._snapshots: tuple[ProbeSnapshot, ...] = ()
-        self.config, self.task = None, None  # TrainConfig | None, TaskSpec | None: the last run's
+        self.config: TrainConfig | None = None  # the last run's recipe and task
+        self.task: TaskSpec | None = None
         self.probe_text = ""
         self._run: TrainingRunApi | None = None
         self._handled: TrainingOutcome | None = None
         self._retired: list[TrainingRunApi] = []  # ended runs whose queued `ended` has not arrived yet
         self._start_step = 0
-        self._offset, self._prefix = 0, ()  # a continued run's steps go on from the model's last step
+        self._offset = 0  # a continued run's steps go on from the model's last step
+        self._prefix: tuple[dict, ...] = ()  # and its history from the model's
         self.previous: MetricsView | None = None
         # the forming curves' role scores, each snapshot scored once: this run's, and the previous run's
         self.forming, self.previous_forming = FormingRecorder(), FormingRecorder()
@@ -162,12 +169,13 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
         self.previous_changed.emit(previous)
         return self.start(config, task, probe_text=probe_text, rates=rates)
 
-    def _training_model(self, rates: dict[str, float] | None) -> torch.nn.Module:
+    def _training_model(self, rates: dict[str, float] | None) -> Seq2SeqTransformer:
         """The hub's weights in a model of its own; dropout and drop_path own no weights, so they carry over."""
         model = self.hub.training_copy()
-        if rates and replace(model.config, **rates) != model.config:
+        changed: dict[str, Any] = dict(rates or {})  # ModelConfig's float fields by name
+        if changed and replace(model.config, **changed) != model.config:
             state = model.state_dict()
-            model = build_model(replace(model.config, **rates))
+            model = build_model(replace(model.config, **changed))
             model.load_state_dict(state)
         return model
 
@@ -290,3 +298,102 @@ class TrainingState(RunReports, CheckpointRecord, QObject):
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
+
+    # what the worker reports, kept on the model's step axis and forgotten when another model takes the hub
+
+    @property
+    def snapshots(self) -> tuple[ProbeSnapshot, ...]:  # an immutable tuple: share it freely
+        return self._snapshots
+
+    @property
+    def metrics(self) -> MetricsView:
+        """The curves and latest figures as an immutable copy."""
+        return self.series.view(self.progress, self.last_eval)
+
+    def clear_previous(self) -> None:
+        self.previous = None
+        self.previous_changed.emit(None)
+
+    @Slot(object)
+    def _on_progress(self, snap: ProgressSnapshot) -> None:
+        self.progress = snap = shift_progress(snap, self._offset)
+        self.series.add_steps(snap.new_steps)
+        self._emit_metrics()
+
+    @Slot(object)
+    def _on_evaluated(self, snap: EvalSnapshot) -> None:
+        self.last_eval = snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
+        self.series.add_eval(snap)
+        self._emit_metrics()
+
+    @Slot(object)
+    def _on_probe(self, snap: ProbeSnapshot) -> None:
+        snap = replace(snap, step=snap.step + self._offset) if self._offset else snap
+        self._snapshots = keep_snapshot(self._snapshots, snap)
+        self.snapshots_changed.emit(self._snapshots)
+
+    def _emit_metrics(self) -> None:
+        self.metrics_changed.emit(self.metrics)
+
+    def _clear(self) -> None:
+        self.series, self.progress, self.last_eval, self._snapshots = MetricSeries(), None, None, ()
+        self._emit_metrics()
+        self.snapshots_changed.emit(self._snapshots)
+
+    @Slot()
+    def _on_hub_model_changed(self) -> None:
+        """Curves and snapshots describe one model: forget them when another model replaces it."""
+        if self.busy or self.hub.generation == self._generation:
+            return
+        self._generation = self.hub.generation
+        self._clear()
+        if not self._replacing:  # a from-scratch start replaces the model itself and keeps the form as it is
+            self.previous = None
+            self.previous_changed.emit(None)
+            self.model_replaced.emit()
+
+    # the side that faces checkpoints: the recipe, restoring curves and movie, saving them
+
+    def stored_config(self) -> TrainConfig:
+        """The recipe a checkpoint stored with the hub's model, else the defaults."""
+        return stored_train_config(self.hub.extra, self.hub.config.positional)
+
+    def build_matching_model(self, task) -> int | None:
+        """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
+        if self.busy:
+            return None
+        self.hub.new_untrained(
+            replace(self.hub.config, vocab_size=task.vocab_size), task, undo_as="Build matching model"
+        )
+        return task.vocab_size
+
+    def restore(self, history: list[dict], extra: Mapping[str, Any] | None) -> None:
+        """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
+        self._generation = self.hub.generation
+        record = as_record(extra)
+        self.series, self.progress, self.last_eval = series_from_checkpoint(history, record), None, None
+        self._snapshots = snapshots_from_plain(record.probe_snapshots)
+        self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
+        self._emit_metrics()
+        self.snapshots_changed.emit(self._snapshots)
+
+    def request_weights(self) -> bool:
+        """Ask the running worker for a copy of its weights (`weights_copied` brings it); False when not running."""
+        if self.state != "running" or self._worker is None:
+            return False
+        self._worker.request_weights()
+        return True
+
+    def _on_weights_copied(self, outcome: TrainingOutcome) -> None:
+        """The worker's copy with its steps and history on the model's step axis, as a hand-back would put them."""
+        history = (*self._prefix, *shift_history(outcome.history, self._offset))
+        self.weights_copied.emit(replace(outcome, step=outcome.step + self._offset, history=history))
+
+    def to_extra(self) -> CheckpointExtra:
+        """The training's records for a checkpoint's extra (none when the curves belong to another model)."""
+        same = self._generation == self.hub.generation
+        return (
+            record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None)
+            if same
+            else CheckpointExtra()
+        )

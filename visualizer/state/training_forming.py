@@ -85,5 +85,7 @@ class FormingRecorder:
             for k, row in scores.items()
             if all(len(v) == len(per_step) for v in row.values())
         }  # a head missing at some step: skip it
-        final = {(r.kind, r.layer, r.head): r.role for r in per_step[-1]} if per_step else {}
+        final: dict[tuple[str, int, int], str] = (
+            {(r.kind, r.layer, r.head): r.role for r in per_step[-1]} if per_step else {}
+        )
         return FormingSeries(np.asarray([s.step for s in snapshots], float), complete, final)

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import torch
 
-from core_model.checkpoint_extra import CheckpointExtra, as_record
+from core_model.checkpoint_extra import CheckpointExtra
 from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
-from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot, TrainingOutcome
+from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +48,16 @@ class MetricSeries:
 
     def add_steps(self, metrics: tuple[StepMetrics, ...]) -> None:
         for m in metrics:
-            self.steps.append(m.step), self.loss.append(m.loss)
-            self.token_accuracy.append(m.token_accuracy), self.lr.append(m.lr)
+            self.steps.append(m.step)
+            self.loss.append(m.loss)
+            self.token_accuracy.append(m.token_accuracy)
+            self.lr.append(m.lr)
 
     def add_eval(self, snap: EvalSnapshot) -> None:
-        self.eval_steps.append(snap.step), self.eval_loss.append(snap.loss)
-        self.eval_token_accuracy.append(snap.token_accuracy), self.eval_exact_match.append(snap.exact_match)
+        self.eval_steps.append(snap.step)
+        self.eval_loss.append(snap.loss)
+        self.eval_token_accuracy.append(snap.token_accuracy)
+        self.eval_exact_match.append(snap.exact_match)
 
     def view(self, progress: ProgressSnapshot | None = None, last_eval: EvalSnapshot | None = None) -> MetricsView:
         """Frozen copy for a signal: receivers never share the lists this series keeps appending to."""
@@ -89,8 +91,10 @@ def series_from_checkpoint(history: list[dict], extra: CheckpointExtra) -> Metri
             values = (int(row["step"]), float(row["loss"]), float(row["token_accuracy"]), float(row["lr"]))
         except (KeyError, TypeError, ValueError):
             continue
-        series.steps.append(values[0]), series.loss.append(values[1])
-        series.token_accuracy.append(values[2]), series.lr.append(values[3])
+        series.steps.append(values[0])
+        series.loss.append(values[1])
+        series.token_accuracy.append(values[2])
+        series.lr.append(values[3])
     _restore_eval(series, extra.eval_series)
     return series
 
@@ -215,51 +219,3 @@ def finish_text(reason: str, step: int, total: int, offset: int, last_eval: Eval
     if reason == "completed":
         return f"Finished {step} steps{f' (step {step + offset} in all)' if offset else ''}{scores}."
     return f"Stopped at step {step + offset} of {total + offset}{scores}."
-
-
-class CheckpointRecord:
-    """TrainingState's side that faces checkpoints: the recipe, restoring curves and movie, and saving them."""
-
-    def stored_config(self) -> TrainConfig:
-        """The recipe a checkpoint stored with the hub's model, else the defaults."""
-        return stored_train_config(self.hub.extra, self.hub.config.positional)
-
-    def build_matching_model(self, task) -> int | None:
-        """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""
-        if self.busy:
-            return None
-        self.hub.new_untrained(
-            replace(self.hub.config, vocab_size=task.vocab_size), task, undo_as="Build matching model"
-        )
-        return task.vocab_size
-
-    def restore(self, history: list[dict], extra: Mapping[str, Any] | None) -> None:
-        """Show the curves and the attention movie stored with a checkpoint (the hub already holds its model)."""
-        self._generation = self.hub.generation
-        record = as_record(extra)
-        self.series, self.progress, self.last_eval = series_from_checkpoint(history, record), None, None
-        self._snapshots = snapshots_from_plain(record.probe_snapshots)
-        self.probe_text = self._snapshots[-1].source if self._snapshots else self.probe_text
-        self._emit_metrics()
-        self.snapshots_changed.emit(self._snapshots)
-
-    def request_weights(self) -> bool:
-        """Ask the running worker for a copy of its weights (`weights_copied` brings it); False when not running."""
-        if self.state != "running" or self._worker is None:
-            return False
-        self._worker.request_weights()
-        return True
-
-    def _on_weights_copied(self, outcome: TrainingOutcome) -> None:
-        """The worker's copy with its steps and history on the model's step axis, as a hand-back would put them."""
-        history = (*self._prefix, *shift_history(outcome.history, self._offset))
-        self.weights_copied.emit(replace(outcome, step=outcome.step + self._offset, history=history))
-
-    def to_extra(self) -> CheckpointExtra:
-        """The training's records for a checkpoint's extra (none when the curves belong to another model)."""
-        same = self._generation == self.hub.generation
-        return (
-            record_to_extra(self.series, self._snapshots, self.config.to_dict() if self.config else None)
-            if same
-            else CheckpointExtra()
-        )

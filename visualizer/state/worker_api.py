@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import torch
 from PySide6.QtCore import QObject, QThread, SignalInstance
 
+from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 
@@ -64,7 +65,7 @@ class TrainingRunApi(Protocol):
     def join(self, timeout_ms: int | None = None) -> bool: ...  # quit and wait; False when it still runs
 
 
-RunFactory = Callable[[torch.nn.Module, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingRunApi]
+RunFactory = Callable[[Seq2SeqTransformer, TaskSpec, TrainConfig, torch.device, WorkerOptions], TrainingRunApi]
 
 
 class TaskStateApi(Protocol):

@@ -79,6 +79,6 @@ class AgreementTable(QTableWidget):
         for row, method in enumerate(table):
             for col, view in enumerate(views):
                 title, row_rhos = f"{METHOD_TITLES[method]} vs {view_title(view)}", table[method][view]
-                row_tops = top1[method][view] if top1 else [None] * len(row_rhos)
+                row_tops: list[bool | None] = top1[method][view] if top1 else [None] * len(row_rhos)
                 self.setItem(row, col, _agreement_item(title, row_rhos, row_tops, method == muted))
         fit_rows(self)

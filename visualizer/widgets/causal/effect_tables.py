@@ -137,17 +137,17 @@ class HeadEffectTables(QWidget):
                 )
                 reachable = not (kind == "decoder_self" and e.layer == 0)
                 table.setItem(e.layer, n_heads, _item(f"effect {signed(e.effect)}", e.effect, tip, reachable))
-            for e in mine:
-                role = self._roles.get((kind, e.layer, e.head))
+            for h in mine:
+                role = self._roles.get((kind, h.layer, h.head))
                 role_text = "" if role is None else role_line(role)
                 tip = (
-                    f"{KIND_NAMES[kind]} layer {e.layer + 1} head {e.head + 1}: patching effect {e.effect:+.4f}"
+                    f"{KIND_NAMES[kind]} layer {h.layer + 1} head {h.head + 1}: patching effect {h.effect:+.4f}"
                     + (f"; role {role_text} (Heads tab)" if role else "; role not scored yet")
                     + ". Click to see its maps in the Playground."
                 )
-                text = f"effect {signed(e.effect)}" + (f"\n{role_text}" if role_text else "")
-                reachable = not (kind == "decoder_self" and e.layer == 0)  # teacher forcing: same input in both runs
-                table.setItem(e.layer, e.head, _item(text, e.effect, tip, reachable))
+                text = f"effect {signed(h.effect)}" + (f"\n{role_text}" if role_text else "")
+                reachable = not (kind == "decoder_self" and h.layer == 0)  # teacher forcing: same input in both runs
+                table.setItem(h.layer, h.head, _item(text, h.effect, tip, reachable))
 
 
 class PositionTable(HintTable):

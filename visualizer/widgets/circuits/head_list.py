@@ -92,16 +92,19 @@ class HeadList(QTableWidget):
         self.heads: tuple[HeadCircuit, ...] = ()
         self.centred = True  # the copying column scores the centred OV table (the view's checkbox)
         self._roles: dict[tuple[str, int, int], HeadRole] = {}
-        self.setHorizontalHeaderLabels(list(COLUMNS))
-        self.horizontalHeaderItem(2).setToolTip(COPYING_TIP)
-        self.horizontalHeaderItem(3).setToolTip(POSITION_TIP)
-        self.horizontalHeaderItem(ROLE_COLUMN).setToolTip(
-            "The role the Heads tab scored: where the head looks on the task"
-        )
+        self.setHorizontalHeaderLabels(list(COLUMNS))  # which makes every header item
+        for column, tip in ((2, COPYING_TIP), (3, POSITION_TIP)):
+            self._header(column).setToolTip(tip)
+        self._header(ROLE_COLUMN).setToolTip("The role the Heads tab scored: where the head looks on the task")
         make_side_table(self, "Select a head to see its circuits; double-click to see it in the Playground")
         self.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # the model's order until clicked
         self.itemSelectionChanged.connect(lambda: self.head_selected.emit(self.selected()))
         self.cellDoubleClicked.connect(lambda row, _col: self._choose(row))
+
+    def _header(self, column: int) -> QTableWidgetItem:
+        item = self.horizontalHeaderItem(column)
+        assert item is not None  # setHorizontalHeaderLabels made one per column
+        return item
 
     def set_heads(self, heads: Sequence[HeadCircuit], positions: Sequence[PositionCircuit] = ()) -> None:
         """One row per head (empty: no result); the head selected stays selected, else `opening_head`'s is."""
@@ -184,7 +187,7 @@ class HeadList(QTableWidget):
         for row in range(self.rowCount()):
             if self.ref_at(row) == ref:
                 self.selectRow(row)
-                self.scrollToItem(self.item(row, 0))
+                self.scrollTo(self.model().index(row, 0))
                 return
 
     def choose_selected(self) -> None:

@@ -275,9 +275,11 @@ class CircuitsView(QWidget):
 
     def _name_tabs(self, share: float | None) -> None:
         """The QK tabs' titles carry the head's split between symbol and position."""
-        known = share is not None and share == share
-        self.qk_tabs.setTabText(0, "QK by token" + (f" ({share_text(1 - share)})" if known else ""))
-        self.qk_tabs.setTabText(1, "QK by position" + (f" ({share_text(share)})" if known else ""))
+        known = share is not None and share == share  # None, or NaN: no split to show
+        by_token = f" ({share_text(1 - share)})" if known and share is not None else ""
+        by_position = f" ({share_text(share)})" if known and share is not None else ""
+        self.qk_tabs.setTabText(0, "QK by token" + by_token)
+        self.qk_tabs.setTabText(1, "QK by position" + by_position)
 
     def _on_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
