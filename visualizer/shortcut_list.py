@@ -9,6 +9,8 @@ exactly the keys they really have.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QGroupBox, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
@@ -28,7 +30,7 @@ LAZY_TAB_KEYS: dict[str, tuple[tuple[str, str], ...]] = {  # heading -> (key, wh
     "Causal tab": (("Ctrl+Return", "Patch (Patching page)"), ("Ctrl+Return", "Analyse (Lens and attribution page)")),
     "Circuits tab": (("Ctrl+Return", "Compute the circuits"),),
 }
-ShortcutGroup = tuple[str, list[tuple[str, str]]]  # heading, [(keys, what they do)]
+ShortcutGroup = tuple[str, Sequence[tuple[str, str]]]  # heading, [(keys, what they do)]
 
 
 def _plain(text: str) -> str:

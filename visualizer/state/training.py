@@ -101,7 +101,7 @@ class TrainingState(QObject):
     @property
     def training_thread(self) -> QThread | None:
         """The running run's QThread (None when idle), for shutdown checks."""
-        return self._run.thread if self._run is not None else None
+        return self._run.qthread if self._run is not None else None
 
     @property
     def _worker(self) -> TrainingWorkerApi | None:

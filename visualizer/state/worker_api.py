@@ -57,8 +57,12 @@ class TrainingWorkerApi(Protocol):
 class TrainingRunApi(Protocol):
     """One run's worker on a thread the run owns (workers/training_worker.TrainingRun), not started until `start`."""
 
-    worker: TrainingWorkerApi
-    thread: QThread  # read only: tests and shutdown checks look at it
+    @property
+    def worker(self) -> TrainingWorkerApi: ...
+
+    @property
+    def qthread(self) -> QThread: ...  # the run's own thread (not QObject.thread(), the run object's): shutdown checks
+
     ended: SignalInstance  # the thread has finished, delivered on the GUI thread
 
     def start(self) -> None: ...

@@ -210,13 +210,17 @@ class TrainingRun(QObject):
         super().__init__()
         self.worker = TrainingWorker(model, task, config, device, options)
         self._thread = QThread()
-        self.thread = self._thread  # TrainingRunApi.thread, read by shutdown checks
         self.worker.moveToThread(self._thread)
         self._thread.started.connect(self.worker.run)
         self._thread.finished.connect(self.ended)  # queued: this object lives on the GUI thread
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def qthread(self) -> QThread:
+        """The thread the worker trains on (QObject.thread() would name the run object's own thread)."""
+        return self._thread
 
     def join(self, timeout_ms: int | None = None) -> bool:
         """Quit the thread's loop and wait for it (forever when timeout_ms is None); False when it still runs."""
