@@ -80,8 +80,10 @@ class TabWindow(Protocol):
 def install_page(page: QWidget, title: str, win: TabWindow) -> int:
     """Add a tab page and its Ctrl+N entry among the View menu's tabs (before its first separator); its index."""
     index = win.add_tab(page, title)
-    action = win.add_action(
-        win.view_menu, f"&{index + 1} {title}", lambda _c=False: win.tabs.setCurrentIndex(index), f"Ctrl+{index + 1}"
-    )
+
+    def show_page(_checked: bool = False) -> None:
+        win.tabs.setCurrentIndex(index)
+
+    action = win.add_action(win.view_menu, f"&{index + 1} {title}", show_page, f"Ctrl+{index + 1}")
     win.view_menu.insertAction(next(a for a in win.view_menu.actions() if a.isSeparator()), action)
     return index

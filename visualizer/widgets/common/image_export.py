@@ -15,6 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph.exporters as pg_exporters
@@ -74,7 +75,7 @@ def png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # stubs say bytes; PySide6 takes only str
         raise OSError("could not encode the image as PNG")
     buffer.close()
     return bytes(data.data())
@@ -253,7 +254,8 @@ def save_matrices_npy(path: str | Path, data: np.ndarray | Mapping[str, np.ndarr
     target = _check_parent(path)
     encoded = io.BytesIO()  # in memory: ndarray.tofile into a file says nothing when its last buffered write fails
     if isinstance(data, Mapping):
-        np.savez(encoded, **{str(k): np.asarray(v) for k, v in data.items()})
+        arrays: dict[str, Any] = {str(k): np.asarray(v) for k, v in data.items()}  # keywords: the names in the file
+        np.savez(encoded, **arrays)
     else:
         np.save(encoded, np.asarray(data))
     return save_encoded(encoded.getvalue(), target, "save matrices to")

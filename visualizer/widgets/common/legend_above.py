@@ -8,6 +8,7 @@ out above the view box, its samples in line with the plot's left edge, in as man
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pyqtgraph as pg
 from PySide6.QtGui import QResizeEvent
@@ -43,7 +44,7 @@ class LegendAbovePlot(pg.PlotWidget):
         rows: int = 1,
         max_columns: int = 0,
         title: str | None = None,
-        legend_options: dict[str, object] | None = None,
+        legend_options: Mapping[str, object] | None = None,
         parent: QWidget | None = None,
         **plot_options: object,
     ) -> None:

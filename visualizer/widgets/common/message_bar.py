@@ -8,7 +8,7 @@ every width, and shows the whole message as the bar's tooltip; `currentMessage()
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QRect, Qt
-from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtGui import QHelpEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizeGrip, QStatusBar, QStyle, QStyleOption, QToolTip, QWidget
 
 LEFT_PX = 6  # where QStatusBar starts its message
@@ -61,6 +61,7 @@ class MessageBar(QStatusBar):
 
     def event(self, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.ToolTip and self._cut and self.currentMessage():
+            assert isinstance(event, QHelpEvent)
             QToolTip.showText(event.globalPos(), self.currentMessage(), self)
             return True
         return super().event(event)

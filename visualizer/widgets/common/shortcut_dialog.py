@@ -90,7 +90,9 @@ class ShortcutDialog(QDialog):
         room = screen.availableGeometry()
         frame = self.frameGeometry().size() - self.geometry().size()  # (0, 0) until shown
         width = min(MAX_WIDTH, room.width() - SCREEN_MARGIN)
-        self.layout().activate()
+        layout = self.layout()
+        assert layout is not None  # given its column in __init__
+        layout.activate()
         chrome = self.sizeHint().height() - self.scroll.sizeHint().height()
         wanted = self._content.sizeHint().height() + 2 * self.scroll.frameWidth() if self._content else 0
         height = min(wanted + chrome, room.height() - SCREEN_MARGIN - frame.height())

@@ -27,7 +27,12 @@ class ShortcutsFirst(QObject):
 
     def __init__(self, field: QWidget, keys: Iterable[QKeySequence]) -> None:
         super().__init__(field)
-        self.keys = {_chord(seq[0].key(), seq[0].keyboardModifiers()) for seq in keys if seq.count() == 1}
+        # the stubs lack QKeySequence.__getitem__ (Qt's operator[]), which PySide6 has
+        self.keys = {
+            _chord(seq[0].key(), seq[0].keyboardModifiers())  # type: ignore[index]
+            for seq in keys
+            if seq.count() == 1
+        }
         field.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name

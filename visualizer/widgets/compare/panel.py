@@ -7,6 +7,7 @@ CompareFrames it emits. The file dialog is a provider passed in, so tests give a
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -182,6 +183,7 @@ class ComparePanel(QWidget):
         side = QWidget()
         side_lay = QHBoxLayout(side)
         side_lay.setContentsMargins(0, 0, 0, 0)
+        titles: list[QLabel] = []
         for name, grid in (("A: the playground's model", self.grid_a), ("B", self.grid_b)):
             for line in (grid.header.title_label, grid.header.legend_label, grid.header.hover_label):
                 line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # half width: clip
@@ -191,8 +193,8 @@ class ComparePanel(QWidget):
             column.addWidget(label)
             column.addWidget(grid, 1)
             side_lay.addLayout(column, 1)
-        self.a_title = side_lay.itemAt(0).layout().itemAt(0).widget()
-        self.b_title = side_lay.itemAt(1).layout().itemAt(0).widget()
+            titles.append(label)
+        self.a_title, self.b_title = titles
         self.pages = QStackedWidget()
         self.pages.addWidget(_page(self.trainings_side, self.scale_note, side))
         # the trainings warning right above the map it warns about
@@ -240,11 +242,12 @@ class ComparePanel(QWidget):
 
     def _on_load(self) -> None:
         source = self.source.currentData()
-        path = None
+        path: Path | None = None
         if source == "file":
-            path = self._ask_path(self)
-            if not path:
+            chosen = self._ask_path(self)
+            if not chosen:
                 return
+            path = Path(chosen)
         self.compare.load(source, path)
 
     def _on_b_changed(self, label: str) -> None:

@@ -227,6 +227,8 @@ def colour_levels(shown: np.ndarray, scale_mode: str, mode: str) -> tuple[np.nda
     the global finite range (a shared scale keeps maps comparable; softmax weights are always in [0, 1]).
     Scores and differences get a range centred on 0 for their diverging scale; norms and rollout (shares, most
     of them small) run from 0 to the largest value."""
+    lo: np.ndarray | float
+    hi: np.ndarray | float
     if scale_mode == "per_map":
         lo, hi = per_map_range(shown)
     elif mode in UNIT_MODES:

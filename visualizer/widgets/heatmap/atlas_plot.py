@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF, QPolygonF, QTransform
 
-from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import (
     DIVERGING_MODES,
     HOVER_HINT,
@@ -45,7 +45,7 @@ class AtlasPlot:
 
     def __init__(self, colormap: str, legend_changed: Callable[[str], None] = lambda _text: None) -> None:
         """legend_changed: told the abbreviations the labels use (the grid shows them in its legend)."""
-        self._tick_source: tuple | None = None
+        self._tick_source: tuple[AtlasLayout, tuple[str, ...], tuple[str, ...]] | None = None
         self.legend_changed = legend_changed
         # one packed RGBA word per colour (a take per frame); scores get a diverging scale centred on 0
         luts = {name: make_lut(name).view(np.uint32).ravel() for name in (colormap, SCORES_COLORMAP)}
@@ -122,7 +122,7 @@ class AtlasPlot:
             vb.setRange(xRange=(0, lay.n_heads + 1), yRange=(0, lay.n_layers), padding=FIT_PADDING)
             vb.updateMatrix()  # now, not lazily inside the next paint (which then scheduled a second paint)
 
-    def set_ticks(self, lay: AtlasLayout, maps: KindMaps) -> None:
+    def set_ticks(self, lay: AtlasLayout, maps: TickLabels) -> None:
         """Layer/head titles always; token labels whole, abbreviated or none, at the cell size shown now."""
         self._tick_source = (lay, maps.query_labels, maps.key_labels)
         plot = self.plot_item
@@ -278,6 +278,17 @@ class AtlasPlot:
         self.highlight_curve.setData(*lay.row_outline(row))
         self._outlined = True
         return True
+
+
+class TickLabels(Protocol):
+    """What set_ticks reads of the maps: a KindMaps, or _Labels on a resize."""
+
+    @property
+    def values(self) -> np.ndarray: ...
+    @property
+    def query_labels(self) -> tuple[str, ...]: ...
+    @property
+    def key_labels(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ class BarChart(pg.PlotWidget):
         """One or two named series of equal length, drawn as bars; `picked` draws that bar in orange."""
         for item in self._bars:
             self.removeItem(item)
-        self._bars, self.legend_items = [], []
+        self._bars = []
         self.legend.clear()
         self._series = {name: np.asarray(values, np.float64) for name, values in series}
         self._n = len(series[0][1]) if series else 0
@@ -109,7 +109,7 @@ class BarChart(pg.PlotWidget):
     def set_highlight(self, index: int | None) -> None:
         visible = index is not None and 0 <= index < self._n
         self.band.setVisible(visible)
-        if visible:
+        if index is not None and visible:
             self.band.setRegion((index - 0.5, index + 0.5))
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
@@ -170,7 +170,7 @@ class MatrixChart(pg.PlotWidget):
     def set_highlight(self, index: int | None) -> None:
         visible = index is not None and 0 <= index < self._matrix.shape[1]
         self.band.setVisible(visible)
-        if visible:
+        if index is not None and visible:
             self.band.setRegion((index, index + 1))
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:

@@ -40,17 +40,17 @@ class CellPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self._layout = outer
-        self.cell: CellDecomposition | None = None
+        self.cell: CellDecomposition[np.ndarray] | None = None
         self.header = self._label(PLACEHOLDER)
         self.dim_info = self._label("")
         self.dim_info.setStyleSheet("background: #fff8e1; padding: 3px;")  # stays in sight while scrolling
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        outer.addWidget(self.scroll, 1)
+        self.body_scroll = QScrollArea()
+        self.body_scroll.setWidgetResizable(True)
+        self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer.addWidget(self.body_scroll, 1)
         body = QWidget()
         self._layout = QVBoxLayout(body)
-        self.scroll.setWidget(body)
+        self.body_scroll.setWidget(body)
         self.steps: dict[str, QLabel] = {}
         self.charts: dict[str, BarChart | MatrixChart] = {}
         for name, chart in (
@@ -90,7 +90,7 @@ class CellPanel(QWidget):
 
     def show_cell(
         self,
-        cell: CellDecomposition | None,
+        cell: CellDecomposition[np.ndarray] | None,
         query_labels: Sequence[str] = (),
         key_labels: Sequence[str] = (),
         map_value: float | None = None,
@@ -103,7 +103,7 @@ class CellPanel(QWidget):
         self.cell = cell
         for widget in (*self.steps.values(), *self.charts.values(), self.dim_info):
             widget.setVisible(cell is not None)
-        self.scroll.setVisible(cell is not None)
+        self.body_scroll.setVisible(cell is not None)
         if cell is None:
             self.header.setText(PLACEHOLDER)
             return
@@ -217,7 +217,7 @@ class CellPanel(QWidget):
         if c is None or d is None:
             return ""
         rope = ""
-        if c.rope:
+        if c.angle_q is not None and c.angle_k is not None:  # RoPE
             p = d // 2
             rope = (
                 f" (before RoPE {fmt(c.q_raw[d])} and {fmt(c.k_raw[d])}; pair {p} rotated by "

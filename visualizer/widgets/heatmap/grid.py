@@ -273,7 +273,8 @@ class AttentionGrid(QWidget):
 
     def _refresh_dialog(self, force: bool = False) -> None:
         if force or self._large_view.is_visible():  # the values shown are made on demand: only for a dialog up
-            self._large_view.refresh(self._maps, self._frame and self._frame.shown, MODE_TEXT[self._mode], force)
+            shown = None if self._frame is None else self._frame.shown
+            self._large_view.refresh(self._maps, shown, MODE_TEXT[self._mode], force)
 
     def export_png(self, path: str | Path, width: int | None = None) -> Path:
         """The whole grid as PNG, captioned with its title, kind and mode, the input and the model's shape."""
@@ -289,6 +290,7 @@ class AttentionGrid(QWidget):
     def shown_matrices(self) -> ShownMatrices:
         """A copy of every map as shown, with its tokens: what the matrix exports write, off the GUI thread."""
         frame, maps = self._require_frame(), self._maps
+        assert maps is not None  # a frame is shown only for maps
         return ShownMatrices(maps.kind, frame.shown.copy(), maps.query_labels, maps.key_labels)
 
     # ----- helpers ------------------------------------------------------------------------------------------

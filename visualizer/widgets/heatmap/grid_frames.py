@@ -80,7 +80,10 @@ class GridFrames:
                 frame = self._spare
                 self.relaid(frame)  # laid out at another view size, or before badges came or went
             else:
-                frame = AtlasFrame(AtlasLayout.build(*maps.values.shape, strip=self.strip_rows(maps.values.shape)))
+                n_layers, n_heads, tq, tk = maps.values.shape
+                frame = AtlasFrame(
+                    AtlasLayout.build(n_layers, n_heads, tq, tk, strip=self.strip_rows(maps.values.shape))
+                )
                 log.debug("atlas layout %s -> %dx%d", maps.values.shape, frame.layout.height, frame.layout.width)
             before = self.shown if self.shown is not None else self._spare
             self._spare, self.shown = None if before is frame else before, frame

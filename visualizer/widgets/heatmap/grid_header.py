@@ -292,7 +292,9 @@ class GridHeader(QWidget):
     def add_line(self, label: QLabel) -> None:
         """One more legend line (the Heads tab's role-badge legend): shown with the whole legend, and in the
         collapsed line's tooltip while the label is on."""
-        self.extra_lines.layout().addWidget(label)
+        layout = self.extra_lines.layout()
+        assert layout is not None  # given its column in __init__
+        layout.addWidget(label)
         self.lines_changed()
 
     def lines_changed(self) -> None:

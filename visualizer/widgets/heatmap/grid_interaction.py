@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QAction, QCursor
-from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QMenu, QToolTip
+from PySide6.QtWidgets import QApplication, QGraphicsItem, QMenu, QToolTip, QWidget
 
 from visualizer.state.snapshots import KindMaps, head_name
 from visualizer.widgets.common.image_export import save_matrices_npy, save_matrix_csv
@@ -23,12 +24,13 @@ from visualizer.widgets.heatmap.shown_matrices import ShownMatrices
 class AttentionGridApi(Protocol):
     """What this module uses of AttentionGrid (typed here so the grid module is not imported back)."""
 
-    graphics: QGraphicsView
-    image_item: QGraphicsItem
+    graphics: pg.GraphicsView  # its scene is pyqtgraph's GraphicsScene, with sigMouseMoved
     head_toggled: SignalInstance
     restore_all_requested: SignalInstance
     map_clicked: SignalInstance
 
+    @property
+    def image_item(self) -> QGraphicsItem: ...
     def cell_at(self, scene_pos: QPointF) -> tuple[int, int, int, int] | None: ...
     def current_maps(self) -> KindMaps | None: ...
     def displayed_matrix(self, layer: int, head: int) -> np.ndarray: ...
@@ -127,7 +129,8 @@ def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
 
     The actions only emit the grid's intent signals or call its public export / large-view methods.
     """
-    menu = QMenu(grid)  # the grid is the menu's parent widget
+    parent = _as_widget(grid)
+    menu = QMenu(parent)  # the grid is the menu's parent widget
     kind = grid.kind()
     if head >= 0:
         ablated = grid.is_ablated(layer, head)
@@ -142,28 +145,34 @@ def build_map_menu(grid: AttentionGridApi, layer: int, head: int) -> QMenu:
     _add_action(
         menu,
         "Export grid as PNG...",
-        lambda: ask_path_and_export(grid, "Export grid as PNG", "PNG image (*.png)", grid.export_png),
+        lambda: ask_path_and_export(parent, "Export grid as PNG", "PNG image (*.png)", grid.export_png),
     )
     _add_action(
         menu,
         "Export grid as SVG...",
-        lambda: ask_path_and_export(grid, "Export grid as SVG", "SVG image (*.svg)", grid.export_svg),
+        lambda: ask_path_and_export(parent, "Export grid as SVG", "SVG image (*.svg)", grid.export_svg),
     )
     _add_action(
         menu,
         "Export matrices as NPY...",
         lambda: ask_path_and_export(
-            grid, "Export matrices as NPY", "NumPy array (*.npy)", lambda path: save_matrices_npy(path, _heads(grid))
+            parent, "Export matrices as NPY", "NumPy array (*.npy)", lambda path: save_matrices_npy(path, _heads(grid))
         ),
     )
     _add_action(
         menu,
         "Export this map as CSV...",
         lambda: ask_path_and_export(
-            grid, "Export map as CSV", "CSV file (*.csv)", lambda path: _save_map_csv(grid, path, layer, head)
+            parent, "Export map as CSV", "CSV file (*.csv)", lambda path: _save_map_csv(grid, path, layer, head)
         ),
     )
     return menu
+
+
+def _as_widget(grid: AttentionGridApi) -> QWidget:
+    """The grid as the QWidget it is (a Protocol cannot say so): the parent of its menu and dialogs."""
+    assert isinstance(grid, QWidget)
+    return grid
 
 
 def _heads(grid: AttentionGridApi) -> np.ndarray:
@@ -173,8 +182,10 @@ def _heads(grid: AttentionGridApi) -> np.ndarray:
 
 def _save_map_csv(grid: AttentionGridApi, path: str, layer: int, head: int) -> Path:
     """One map as shown, with its tokens, as CSV: at most a few hundred rows, written here."""
+    matrix = grid.displayed_matrix(layer, head)  # RuntimeError (the dialog says so) when no maps are shown
     maps = grid.current_maps()
-    return save_matrix_csv(path, grid.displayed_matrix(layer, head), maps.query_labels, maps.key_labels)
+    assert maps is not None  # a map is shown
+    return save_matrix_csv(path, matrix, maps.query_labels, maps.key_labels)
 
 
 def _add_action(menu: QMenu, text: str, slot: Callable[[], object]) -> QAction:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
+from core_model.cell_decomposition import CellDecomposition
+from visualizer.state.playground_cell_tools import CellInspector
+from visualizer.state.playground_mask_painter import MaskPainter
 from visualizer.state.snapshots import KindMaps
 from visualizer.widgets.heatmap.atlas import AVG
 from visualizer.widgets.heatmap.large_view import MapDialog
@@ -23,17 +26,17 @@ class GridLargeView:
         self._dialog: MapDialog | None = None
         self._target: tuple[int, int] | None = None
         self._kind = ""
-        self.inspector = None
-        self.painter = None
+        self.inspector: CellInspector | None = None
+        self.painter: MaskPainter | None = None
 
-    def attach(self, inspector: object, painter: object) -> None:
+    def attach(self, inspector: CellInspector, painter: MaskPainter) -> None:
         """Give the view its tools (before or after the dialog was made)."""
         self.inspector, self.painter = inspector, painter
         inspector.cell_changed.connect(self._show_cell)
-        inspector.failed.connect(lambda message: self._dialog and self._dialog.cell_panel.show_message(message))
-        painter.history_changed.connect(lambda _can: self._dialog and self._show_history(self._dialog))
+        inspector.failed.connect(self._show_failure)
+        painter.history_changed.connect(lambda _can: self._show_history(self._dialog, painter))
         if self._dialog is not None:
-            self._connect(self._dialog)
+            self._connect(self._dialog, painter)
 
     def is_visible(self) -> bool:
         return self._dialog is not None and self._dialog.isVisible()
@@ -52,38 +55,44 @@ class GridLargeView:
         """Aim the dialog at a map (the caller refreshes it with force=True, then shows it)."""
         if self._dialog is None:
             self._dialog = MapDialog(self._parent)
-            if self.inspector is not None:
-                self._connect(self._dialog)
+            if self.painter is not None:  # attached: the inspector came with it
+                self._connect(self._dialog, self.painter)
         if self._target != (layer, head) and self.inspector is not None:
             self.inspector.clear()  # another map: the old cell's numbers no longer apply
         self._target = (layer, head)
         return self._dialog
 
-    def _connect(self, dialog: MapDialog) -> None:
+    def _connect(self, dialog: MapDialog, painter: MaskPainter) -> None:
         dialog.cell_clicked.connect(self._inspect)
-        dialog.cells_painted.connect(lambda cells, erase: self.painter.paint(self._kind, cells, erase))
-        dialog.stroke_finished.connect(self.painter.end_stroke)
-        dialog.undo_requested.connect(self.painter.undo)
-        dialog.redo_requested.connect(self.painter.redo)
-        self._show_history(dialog)
+        dialog.cells_painted.connect(lambda cells, erase: painter.paint(self._kind, cells, erase))
+        dialog.stroke_finished.connect(painter.end_stroke)
+        dialog.undo_requested.connect(painter.undo)
+        dialog.redo_requested.connect(painter.redo)
+        self._show_history(dialog, painter)
         dialog.set_tools_enabled(True)
 
-    def _show_history(self, dialog: MapDialog) -> None:
-        dialog.set_history(self.painter.can_undo, self.painter.can_redo)
+    def _show_history(self, dialog: MapDialog | None, painter: MaskPainter) -> None:
+        if dialog is not None:
+            dialog.set_history(painter.can_undo, painter.can_redo)
+
+    def _show_failure(self, message: str) -> None:
+        if self._dialog is not None:
+            self._dialog.cell_panel.show_message(message)
 
     def _inspect(self, query: int, key: int) -> None:
-        if self._target is None or not self._kind:
+        dialog, inspector = self._dialog, self.inspector
+        if self._target is None or not self._kind or dialog is None or inspector is None:
             return
         layer, head = self._target
         if head == AVG:
-            self._dialog.cell_panel.show_message(
+            dialog.cell_panel.show_message(
                 "The head average has no single q·k to take apart: open the map "
                 "of one head (click it in the grid) and click the cell there."
             )
             return
-        self.inspector.inspect(self._kind, layer, head, query, key)
+        inspector.inspect(self._kind, layer, head, query, key)
 
-    def _show_cell(self, cell: object) -> None:
+    def _show_cell(self, cell: CellDecomposition[np.ndarray] | None) -> None:
         if self._dialog is None:
             return
         target = self._target

@@ -32,6 +32,8 @@ class LabelAxis(pg.AxisItem):
     """An axis of explicit labels (setTicks with one level or none, fixed size); anything else falls back to
     pg.AxisItem."""
 
+    picture: object  # pg.AxisItem's cached drawing (None: lay out again), or _LAID_OUT on the path here
+
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
         self._sizes: dict[tuple[str, str], tuple[float, float]] = {}

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core_model.cell_decomposition import CellDecomposition
 from visualizer.state.snapshots import KIND_TITLES, KindMaps
 from visualizer.widgets.common import image_export as export
 from visualizer.widgets.heatmap import exporters
@@ -162,7 +163,7 @@ class MapDialog(QDialog):
         self.undo_button.setEnabled(can_undo)
         self.redo_button.setEnabled(can_redo)
 
-    def show_cell(self, cell: object) -> None:
+    def show_cell(self, cell: CellDecomposition[np.ndarray] | None) -> None:
         """Draw a CellDecomposition (numpy) in the panel, with this map's labels and its figure for the cell."""
         if cell is None:
             self.cell_panel.show_cell(None)
@@ -207,7 +208,7 @@ class MapDialog(QDialog):
             self.colorbar.setLevels((lo, hi))
         self._set_labels(tuple(map(str, query_labels)), tuple(map(str, key_labels)))
         empty = (
-            [f"{i} '{query_labels[i]}'" for i in np.flatnonzero(~valid.any(axis=1))]
+            [f"{i} '{query_labels[int(i)]}'" for i in np.flatnonzero(~valid.any(axis=1))]
             if valid.ndim == 2 and valid.size
             else []
         )

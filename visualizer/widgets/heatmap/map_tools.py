@@ -63,8 +63,10 @@ class MapMouseTools(QObject):
         return False
 
     def _touch(self, cell: Cell) -> None:
-        if cell not in self._stroke:
-            self._stroke.add(cell)
+        stroke = self._stroke
+        assert stroke is not None  # touched only while a stroke is drawn
+        if cell not in stroke:
+            stroke.add(cell)
             self.cells_painted.emit(frozenset({cell}), self._erase)
 
     def _release(self, cell: Cell | None) -> bool:

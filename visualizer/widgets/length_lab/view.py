@@ -120,6 +120,7 @@ class LengthLabTab(QWidget):
         grid.addWidget(QLabel("RoPE scaling:"), 0, 4)
         grid.addWidget(self.scaling_combo, 0, 5)
         row = QHBoxLayout()
+        widget: QWidget
         for widget in (
             QLabel("Sources per length:"),
             self.n_spin,

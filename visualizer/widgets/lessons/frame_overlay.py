@@ -16,6 +16,7 @@ class FrameOverlay(QWidget):
 
     def __init__(self, target: QWidget) -> None:
         super().__init__(target)
+        self.target = target
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
         self.setObjectName("lesson highlight")
@@ -26,7 +27,7 @@ class FrameOverlay(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if event.type() == QEvent.Type.Resize:
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.target.rect())
         elif event.type() == QEvent.Type.ChildAdded:
             self.raise_()  # a child added later (a grid's plot) would cover the frame
         return False
@@ -51,6 +52,6 @@ class Highlighter:
 
     def clear(self) -> None:
         if self.overlay is not None and Shiboken.isValid(self.overlay):  # gone with its target otherwise
-            self.overlay.parentWidget().removeEventFilter(self.overlay)
+            self.overlay.target.removeEventFilter(self.overlay)
             self.overlay.deleteLater()
         self.overlay = None

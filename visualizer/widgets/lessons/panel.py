@@ -52,7 +52,8 @@ class LessonPanel(QWidget):
     def __init__(self, runner: LessonRunner) -> None:
         """Empty until `set_lessons`: the lessons are read off the GUI thread while the window is already up."""
         super().__init__()
-        self.runner, self.lessons = runner, []
+        self.runner = runner
+        self.lessons: list[Lesson] = []
         self.loaded = False
         self.lesson_list = QListWidget()
         self.lesson_list.setWordWrap(True)  # a long title wraps in the narrow dock instead of scrolling sideways
@@ -211,7 +212,8 @@ class LessonPanel(QWidget):
     def scroll_to_explanation(self) -> None:
         """Bring the explanation into the dock's view, down to the Next button where it all fits, else from its
         first line: the numbers it quotes stand below the step's text, past the fold of a laptop's dock."""
-        scroll = self.parentWidget().parentWidget() if self.parentWidget() is not None else None
+        parent = self.parentWidget()
+        scroll = parent.parentWidget() if parent is not None else None
         if not isinstance(scroll, QScrollArea) or not self.explain_label.isVisible():
             return
         bar, seen = scroll.verticalScrollBar(), scroll.viewport().height()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -25,6 +26,7 @@ from visualizer.widgets.pe_lab.curves import curve_colour, line_curve, show_curv
 from visualizer.widgets.pe_lab.titles import dim_label, pair_label, plot_note, plot_title, with_note
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SIN_COLOR, ROPE_COLOR = "#1f77b4", "#d95f02"
 LEGEND_BRUSH = (0, 0, 0, 170)  # legends sit under their plots, on a dark ground
@@ -96,7 +98,7 @@ class PETab(QWidget):
         c.rope_vectors.currentTextChanged.connect(lambda t: self._apply("rope_vectors", s.set_rope_vectors, t))
         c.wrap.toggled.connect(lambda _checked: self._draw_rope(self._data))
 
-    def _apply(self, field: str, setter: Callable[[object], None], value: object) -> None:
+    def _apply(self, field: str, setter: Callable[[T], None], value: T) -> None:
         """Hand a user edit to the state; a rejection shows next to the control and changes nothing else."""
         try:
             setter(value)

@@ -103,7 +103,7 @@ class BeamPanel(QWidget):
         self.open_large.setEnabled(False)
         self.large_tree: BeamTree | None = None
         self.large_legend: QLabel | None = None
-        self.large_window: QScrollArea | None = None
+        self.large_window: QWidget | None = None
         self.candidates = QCheckBox("Show pruned candidates")
         self.candidates.setToolTip(
             "Also draw (dashed, grey) the continuations that were scored but never entered the "
@@ -112,9 +112,9 @@ class BeamPanel(QWidget):
         self.status = QLabel("Beam search: press Run search")
         self.status.setWordWrap(True)
         self.tree = BeamTree()
-        self.scroll = QScrollArea()
-        self.scroll.setWidget(self.tree)
-        self.scroll.setMinimumHeight(200)
+        self.tree_scroll = QScrollArea()
+        self.tree_scroll.setWidget(self.tree)
+        self.tree_scroll.setMinimumHeight(200)
         self.legend = QLabel(legend_text("beam"))
         self.legend.setWordWrap(True)
         self.legend.setToolTip("Click any node to see that (partial) hypothesis' attention in the grids")
@@ -178,7 +178,7 @@ class BeamPanel(QWidget):
         lay.addLayout(grid)
         lay.addLayout(buttons)
         lay.addLayout(view_row)
-        lay.addWidget(self.scroll, 1)
+        lay.addWidget(self.tree_scroll, 1)
         lay.addWidget(self.legend)
         lay.addWidget(self.compare)
         lay.addLayout(self.hyp_box)
@@ -226,20 +226,8 @@ class BeamPanel(QWidget):
 
     def show_large_tree(self) -> None:
         """A top-level window holding a second tree of the same result, kept in step with this one."""
-        if self.large_window is None:
-            self.large_tree = tree = BeamTree()
-            tree.node_clicked.connect(self.state.show_node)
-            self.candidates.toggled.connect(tree.set_show_candidates)
-            self.state.shown_changed.connect(tree.set_shown)
-            self.state.outcome_changed.connect(tree.set_outcome)
-            scroll = QScrollArea()
-            scroll.setWidget(tree)
-            self.large_legend = QLabel()  # the window's numbers need their key too (log p on edges, sum at right)
-            self.large_window = QWidget(self, Qt.WindowType.Window)
-            self.large_window.setWindowTitle("Beam search tree")
-            lay = QVBoxLayout(self.large_window)
-            lay.addWidget(self.large_legend)
-            lay.addWidget(scroll, 1)
+        if self.large_tree is None or self.large_legend is None or self.large_window is None:
+            self.large_tree, self.large_legend, self.large_window = self._build_large_window()
         self.large_tree.set_outcome(self.state.outcome)
         self.large_legend.setText(self.legend.text())
         self.large_tree.set_show_candidates(self.candidates.isChecked())
@@ -248,6 +236,23 @@ class BeamPanel(QWidget):
         self.large_window.resize(min(hint.width() + 40, 1400), min(hint.height() + 70, 800))
         self.large_window.show()
         self.large_window.raise_()
+
+    def _build_large_window(self) -> tuple[BeamTree, QLabel, QWidget]:
+        """The large window's tree (wired to the state and the candidates box), its legend and the window."""
+        tree = BeamTree()
+        tree.node_clicked.connect(self.state.show_node)
+        self.candidates.toggled.connect(tree.set_show_candidates)
+        self.state.shown_changed.connect(tree.set_shown)
+        self.state.outcome_changed.connect(tree.set_outcome)
+        scroll = QScrollArea()
+        scroll.setWidget(tree)
+        legend = QLabel()  # the window's numbers need their key too (log p on edges, sum at right)
+        window = QWidget(self, Qt.WindowType.Window)
+        window.setWindowTitle("Beam search tree")
+        lay = QVBoxLayout(window)
+        lay.addWidget(legend)
+        lay.addWidget(scroll, 1)
+        return tree, legend, window
 
     def _set_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
@@ -285,7 +290,7 @@ class BeamPanel(QWidget):
             button.clicked.connect(lambda _=False, n=hyp.node: self.state.show_node(n))
             self.hyp_box.addWidget(button)
             self.hyp_rows.append(button)
-        self.scroll.setMinimumHeight(min(320, self.tree.sizeHint().height() + 6))
+        self.tree_scroll.setMinimumHeight(min(320, self.tree.sizeHint().height() + 6))
         self.tree.adjustSize()
-        bar = self.scroll.horizontalScrollBar()  # the end first: where hypotheses part and their sums
+        bar = self.tree_scroll.horizontalScrollBar()  # the end first: where hypotheses part and their sums
         bar.setValue(bar.maximum())

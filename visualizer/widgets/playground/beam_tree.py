@@ -15,6 +15,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from visualizer.state.playground_beam import BeamOutcome
+
 ROOT = -1
 MAX_PRUNED = 2
 MARGIN, COL_W, ROW_H, BOX_W, BOX_H = 10, 80, 26, 42, 20
@@ -61,7 +63,7 @@ class BeamTree(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._outcome = None
+        self._outcome: BeamOutcome | None = None
         self._shown = ROOT
         self._rows: dict[int, int] = {}
         self._texts: list[DrawnText] = []
@@ -74,7 +76,7 @@ class BeamTree(QWidget):
         self.setToolTip("Click a node: the grids show the decoder attention of that hypothesis")
 
     # ----- data -----
-    def set_outcome(self, outcome) -> None:
+    def set_outcome(self, outcome: BeamOutcome | None) -> None:
         """Show a BeamOutcome (None clears)."""
         self._outcome = outcome
         self._shown = ROOT
@@ -96,6 +98,7 @@ class BeamTree(QWidget):
         return [t for t in self._texts if role is None or t.role == role]
 
     def node_rect(self, node: int) -> QRectF:
+        assert self._outcome is not None  # nodes are laid out only for an outcome
         row, step = self._rows[node], self._outcome.nodes[node].step
         return QRectF(MARGIN + (step + 1) * COL_W, MARGIN + row * ROW_H, BOX_W, BOX_H)
 
@@ -109,15 +112,15 @@ class BeamTree(QWidget):
         return self._size
 
     # ----- layout -----
-    def _visible_children(self) -> tuple[dict[int, list[int]], dict[int, int]]:
+    def _visible_children(self, out: BeamOutcome) -> tuple[dict[int, list[int]], dict[int, int]]:
         children: dict[int, list[int]] = {}
-        for i, node in enumerate(self._outcome.nodes):
+        for i, node in enumerate(out.nodes):
             children.setdefault(node.parent, []).append(i)
         shown, hidden = {}, {}
         for parent, kids in children.items():
-            kids.sort(key=lambda i: (i not in self._alive, -self._outcome.nodes[i].score))  # finals' rows on top
-            kept = [i for i in kids if self._outcome.nodes[i].kept]
-            pruned = [i for i in kids if not self._outcome.nodes[i].kept] if self._candidates else []
+            kids.sort(key=lambda i: (i not in self._alive, -out.nodes[i].score))  # finals' rows on top
+            kept = [i for i in kids if out.nodes[i].kept]
+            pruned = [i for i in kids if not out.nodes[i].kept] if self._candidates else []
             if not kept + pruned:
                 continue
             shown[parent] = kept + pruned[:MAX_PRUNED]
@@ -132,7 +135,7 @@ class BeamTree(QWidget):
             return
         out = self._outcome
         self._alive = {i for h in out.hypotheses for i in out.path(h.node)}
-        shown, hidden = self._visible_children()
+        shown, hidden = self._visible_children(out)
         next_row = 0
 
         def place(node: int) -> int:
@@ -190,6 +193,7 @@ class BeamTree(QWidget):
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Press Run to search")
             return
         out = self._outcome
+        assert out is not None  # nodes are laid out only for an outcome
         root = QRectF(MARGIN, MARGIN + self._rows[ROOT] * ROW_H, BOX_W, BOX_H)
         for parent, child in self._edges:
             a = root if parent == ROOT else self.node_rect(parent)

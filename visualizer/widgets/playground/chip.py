@@ -25,7 +25,7 @@ class Chip(NamedTuple):
     """One token as drawn: where, what and how (a named tuple: a frame lays out dozens)."""
 
     row: int  # 0 = output, 1 = expected
-    index: int
+    index: int  # type: ignore[assignment]  # a field may shadow tuple.index; mypy types it as the method
     text: str
     state: str  # "correct", "wrong", "unknown" or "expected"
     forced: bool

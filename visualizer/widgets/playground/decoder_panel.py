@@ -212,7 +212,9 @@ class DecoderPanel(QWidget):
 
     def add_extension(self, widget: QWidget) -> None:
         """Append a widget under the stepper's controls (the beam search panel)."""
-        self.layout().addWidget(widget)
+        layout = self.layout()
+        assert layout is not None  # _build_layout gave the panel its column
+        layout.addWidget(widget)
 
     def _make_shortcuts(self) -> None:
         for action, keys in SHORTCUT_KEYS.items():

@@ -7,7 +7,9 @@ applies it and sends back the boolean masks of the current input for the preview
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal
@@ -159,7 +161,7 @@ class MaskPanel(QWidget):
         """The mask spec the panel shows."""
         return self._spec
 
-    def set_previews(self, previews: dict[str, np.ndarray]) -> None:
+    def set_previews(self, previews: Mapping[str, np.ndarray]) -> None:
         """Show the (Tq, Tk) bool masks of the given kinds (others keep theirs)."""
         for kind, mask in previews.items():
             if kind not in PREVIEW_KINDS:
@@ -180,11 +182,12 @@ class MaskPanel(QWidget):
     def _sync_spin_enabled(self) -> None:
         self.window_spin.setEnabled(any(box.isChecked() for box in self.window_boxes.values()))
 
-    def _user_changed(self, **changes: object) -> None:
+    def _user_changed(self, **changes: bool | int | None) -> None:
         """Apply a user edit to the spec and emit it once, if it changed anything."""
         if self._updating:
             return
-        spec = replace(self._spec, **changes)
+        fields: dict[str, Any] = changes  # field names chosen at run time: MaskSpec checks the values itself
+        spec = replace(self._spec, **fields)
         if spec == self._spec:
             return
         self._spec = spec

@@ -6,6 +6,8 @@ keystroke costs three tiny QImages and one paint.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QImage, QPainter, QPaintEvent, QPen
@@ -53,7 +55,7 @@ class MaskPreview(QWidget):
         )
         self.setAccessibleName("Mask previews")
 
-    def set_masks(self, masks: dict[str, np.ndarray]) -> None:
+    def set_masks(self, masks: Mapping[str, np.ndarray]) -> None:
         """Show the given (Tq, Tk) bool masks; kinds not given keep theirs."""
         for kind, mask in masks.items():
             matrix = np.asarray(mask, bool)

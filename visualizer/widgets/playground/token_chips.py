@@ -146,7 +146,8 @@ class TokenChips(QWidget):
 
     def _line_starts(self, widths: Sequence[int]) -> list[int]:
         """Index of the first column of each line: as many columns per line as fit the width (at least one)."""
-        starts, x, room = [], 0, self.width() - GAP
+        starts: list[int] = []
+        x, room = 0, self.width() - GAP
         for i, w in enumerate(widths):
             if not starts or x + w > room:
                 starts.append(i)
@@ -198,7 +199,8 @@ class TokenChips(QWidget):
             return 0, 0
         old_rows, old_widths, _ = self._laid
         same_widths = min(len(widths), first_difference(widths, old_widths))
-        return tuple(int(min(same_widths, first_difference(row, old))) for row, old in zip(rows, old_rows))
+        output, expected = (int(min(same_widths, first_difference(row, old))) for row, old in zip(rows, old_rows))
+        return output, expected
 
     def _blocks_near(self, area: QRect) -> range:
         """The blocks (an output line over its expected line) that reach into `area`."""

@@ -97,7 +97,7 @@ class PlaygroundView(QWidget):
             left_lay.addWidget(section)
         left_lay.addStretch(1)
         self.control_scroll = scroll = scroll_column(left)
-        self.grids = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
+        self.grids: dict[str, AttentionGrid] = {kind: AttentionGrid(kind) for kind in ATTENTION_KINDS}
         for grid in self.grids.values():  # one reader, one choice: the legend opens or closes on all three grids
             for other in self.grids.values():
                 if other is not grid:
@@ -151,7 +151,8 @@ class PlaygroundView(QWidget):
         self.grid_stack = QStackedWidget()  # the three grids, or the A/B compare page
         self.grid_stack.addWidget(self.grid_tabs)
         right_lay.addWidget(self.grid_stack, 1)
-        self._compare, self._ask_b_path, self._compare_panel = compare, ask_b_path, None
+        self._compare, self._ask_b_path = compare, ask_b_path
+        self._compare_panel: ComparePanel | None = None
         if compare is not None:
             self._add_compare_button(compare)
         self.tool_row = ToolRow([self.restore_heads, self.scale], right, self.view_row, tools_below)
@@ -163,8 +164,8 @@ class PlaygroundView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.splitter)
-        for kind, grid in self.grids.items():  # each large view follows its own cell; one painter for all
-            grid.large_view.attach(tools.inspectors[kind], tools.painter)
+        for name, grid in self.grids.items():  # each large view follows its own cell; one painter for all
+            grid.large_view.attach(tools.inspectors[name], tools.painter)
         self._wire()
         self._show_gates(session.gates())  # nothing ablated yet: "Restore all heads" starts disabled
 
@@ -209,7 +210,9 @@ class PlaygroundView(QWidget):
         self.view_row.addWidget(self.compare_button)
 
         def toggled(on: bool) -> None:
-            self.grid_stack.setCurrentWidget(self.compare_panel if on else self.grid_tabs)
+            panel = self.compare_panel if on else self.grid_tabs
+            assert panel is not None  # built on demand: this button exists only with a compare session
+            self.grid_stack.setCurrentWidget(panel)
             self.compare_button.setText("Compare A/B: on" if on else "Compare A/B")
             compare.set_enabled(on)
 
@@ -246,13 +249,15 @@ class PlaygroundView(QWidget):
         self.model_panel.revert_button.clicked.connect(self.revert_requested)
         ip.task_selected.connect(self.task_selected)
         self.restore_heads.clicked.connect(s.restore_all_heads)
-        self.scale.currentIndexChanged.connect(
-            lambda _i: [g.set_scale_mode(self.scale.currentData()) for g in self.grids.values()]
-        )
+        self.scale.currentIndexChanged.connect(self._scale_chosen)
         for grid in self.grids.values():
             grid.head_toggled.connect(s.set_head_enabled)
             grid.restore_all_requested.connect(s.restore_all_heads)
             grid.map_clicked.connect(lambda kind, layer, head: self.grids[kind].open_large_view(layer, head))
+
+    def _scale_chosen(self, _index: int) -> None:
+        for grid in self.grids.values():
+            grid.set_scale_mode(self.scale.currentData())
 
     def _show_stale(self, error: InputError | None) -> None:
         """Over every grid while the input is refused: these maps belong to the last valid input, not to the text."""

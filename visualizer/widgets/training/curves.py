@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
 import numpy as np
@@ -144,7 +144,7 @@ class Curves(QWidget):
         )
         return [partial(self._set_data, data) for data in per_plot]
 
-    def _set_data(self, data: dict[str, tuple[np.ndarray, object]]) -> None:
+    def _set_data(self, data: Mapping[str, tuple[np.ndarray, object]]) -> None:
         """One plot's curves: key -> (steps, values)."""
         for key, (xs, ys) in data.items():
             self.curves[key].setData(xs, np.asarray(ys, float))

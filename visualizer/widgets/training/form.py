@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -23,8 +24,8 @@ from PySide6.QtWidgets import (
 from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
-from core_model.tasks import TASK_NAMES, TaskSpec, max_source_len
-from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, TrainConfig
+from core_model.tasks import TASK_NAMES, TaskName, TaskSpec, max_source_len
+from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, ScheduleKind, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.common.styles import WARNING_TEXT
@@ -48,7 +49,11 @@ BETA1_TIP = (
     f"starts from the value it stored); a new model's recipe uses {TrainConfig().adam_beta1}, which learned the "
     "copy task in fewer steps"
 )
-SCHEDULES = (("Warm-up + cosine", "warmup_cosine"), ("Constant", "constant"), ("Noam (paper §5.3)", "noam"))
+SCHEDULES: tuple[tuple[str, ScheduleKind], ...] = (
+    ("Warm-up + cosine", "warmup_cosine"),
+    ("Constant", "constant"),
+    ("Noam (paper §5.3)", "noam"),
+)
 
 
 def form_task(hub: ModelHub) -> TaskSpec:
@@ -188,8 +193,8 @@ class TrainerForm(QGroupBox):
         self.noam_spin.setEnabled(noam)
         self.lr_spin.setEnabled(not noam)
 
-    def schedule(self) -> str:
-        return str(self.schedule_combo.currentData())
+    def schedule(self) -> ScheduleKind:
+        return cast(ScheduleKind, str(self.schedule_combo.currentData()))  # the combo holds SCHEDULES' keys
 
     def set_values(self, task: TaskSpec, config: TrainConfig, model: ModelConfig, device: str) -> None:
         """Fill the form (no signals per field: one `changed` at the end); the rates come from the model."""
@@ -206,6 +211,10 @@ class TrainerForm(QGroupBox):
             ("steps", self.steps_spin, config.steps),
             ("warmup", self.warmup_spin, config.warmup_steps),
             ("seed", self.seed_spin, config.seed),
+        ):
+            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed the form's range
+            self._note_clamped(key, value, box.value())
+        for key, float_box, number in (
             ("lr", self.lr_spin, config.lr),
             ("noam", self.noam_spin, config.noam_factor),
             ("smoothing", self.smoothing_spin, config.label_smoothing),
@@ -213,11 +222,8 @@ class TrainerForm(QGroupBox):
             ("dropout", self.dropout_spin, model.dropout),
             ("drop_path", self.drop_path_spin, model.drop_path),
         ):
-            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed the form's range
-            if box.value() != value and not (isinstance(value, float) and math.isclose(box.value(), value)):
-                self._clamped[key] = (
-                    f"the stored recipe had {value:,}; out of range here, this run uses {box.value():,}"
-                )
+            float_box.setValue(min(max(number, float_box.minimum()), float_box.maximum()))
+            self._note_clamped(key, number, float_box.value())
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]
@@ -227,10 +233,15 @@ class TrainerForm(QGroupBox):
         self._on_schedule()
         self.changed.emit()
 
+    def _note_clamped(self, key: str, value: float, shown: float) -> None:
+        """Say so when a box shows another number than the stored recipe's (past the form's range)."""
+        if shown != value and not (isinstance(value, float) and math.isclose(shown, value)):
+            self._clamped[key] = f"the stored recipe had {value:,}; out of range here, this run uses {shown:,}"
+
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(
-            self.task_combo.currentText(),
+            cast(TaskName, self.task_combo.currentText()),  # the combo holds TASK_NAMES (TaskSpec checks it too)
             self.symbols_spin.value(),
             self.min_len_spin.value(),
             self.max_len_spin.value(),

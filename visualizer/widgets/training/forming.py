@@ -125,6 +125,18 @@ class FormingCurves(QWidget):
             if key not in keys:
                 self.plot.removeItem(item)
                 del self.curves[key]
+        named = self._draw_series(series, keys, kind) if series is not None else {}
+        named.update(self._draw_previous(kind))
+        self._set_legend(named)
+        steps = self.plot.getAxis("bottom")
+        if steps.style["showValues"] != bool(named):  # no curve: no made-up steps 0.2 ... 0.8 under an empty plot
+            steps.setStyle(showValues=bool(named))
+        self.formed_label.setText(self._formed_text(series, kind == "cross") + self._previous_formed_text())
+
+    def _draw_series(
+        self, series: FormingSeries, keys: list[tuple[str, int, int]], kind: str
+    ) -> dict[str, pg.PlotDataItem]:
+        """A curve per head of `keys`, each scored by its final role; their legend entries."""
         named: dict[str, pg.PlotDataItem] = {}
         for i, key in enumerate(keys):
             role = "alignment" if kind == "cross" else series.final_roles.get(key, "broad")
@@ -135,12 +147,7 @@ class FormingCurves(QWidget):
                 item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: a snapshot every step early in a run
             item.setData(series.steps, series.scores[key][scored(role)])
             named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
-        named.update(self._draw_previous(kind))
-        self._set_legend(named)
-        steps = self.plot.getAxis("bottom")
-        if steps.style["showValues"] != bool(named):  # no curve: no made-up steps 0.2 ... 0.8 under an empty plot
-            steps.setStyle(showValues=bool(named))
-        self.formed_label.setText(self._formed_text(series, kind == "cross") + self._previous_formed_text())
+        return named
 
     def _set_legend(self, named: dict[str, pg.PlotDataItem]) -> None:
         """The legend's entries, rebuilt only when they change: a rebuilt legend lays the plot out again, and
@@ -162,6 +169,8 @@ class FormingCurves(QWidget):
         keys = sorted(k for k in (prev.scores if prev else {}) if k[0] == kind)
         for key in [k for k in self.previous_curves if k not in keys]:
             self.plot.removeItem(self.previous_curves.pop(key))
+        if prev is None:  # no previous run: no keys, nothing to draw
+            return {}
         for key in keys:
             item = self.previous_curves.get(key)
             if item is None:

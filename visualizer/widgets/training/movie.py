@@ -33,7 +33,7 @@ def render_frame(snap: ProbeSnapshot, cell: int = CELL_PX) -> QImage:
     width = sum(t.shape[1] for t in tiles) + pad * (len(tiles) + 1)
     height = max(t.shape[0] for t in tiles) + header + pad
     canvas = np.full((height, width, 4), 255, np.uint8)
-    lefts = []
+    lefts: list[int] = []
     for tile in tiles:
         x = pad + sum(t.shape[1] + pad for t in tiles[: len(lefts)])
         canvas[header : header + tile.shape[0], x : x + tile.shape[1]] = tile

@@ -236,9 +236,9 @@ def pick_map(snap: ProbeSnapshot, kind: str, layer: int, head: int, gates: np.nd
     values = all_values[min(layer, all_values.shape[0] - 1)]  # (H, Tq, Tk)
     if head != MEAN:
         return values[min(head, values.shape[0] - 1)]
-    fits = gates is not None and gates.shape == all_values.shape[:2]
-    on = gates[layer] if fits and layer < len(gates) and gates[layer].any() else slice(None)
-    return values[on].mean(axis=0)
+    if gates is not None and gates.shape == all_values.shape[:2] and layer < len(gates) and gates[layer].any():
+        return values[gates[layer]].mean(axis=0)
+    return values.mean(axis=0)
 
 
 def head_mean(snap: ProbeSnapshot, kind: str) -> np.ndarray:
