@@ -95,7 +95,7 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
         assert ys == pytest.approx(expected, abs=1e-12)
     assert "alignment" in forming.formed_label.text()
     tab.probe.slider.setValue(1)  # scrubbing the timeline moves the cursor here and on the loss curves
-    assert forming.cursor.isVisible() and forming.cursor.value() == snaps[1].step
+    assert forming.step_cursor.isVisible() and forming.step_cursor.value() == snaps[1].step
     assert tab.curves.cursors["loss"].value() == snaps[1].step
     forming.kind.setCurrentIndex(1)  # decoder self-attention: each head under the role it ended with
     names = sorted(legend_curves(forming.plot))

@@ -117,13 +117,13 @@ def test_f1_lists_every_key_grouped_and_fits_a_1280x800_screen(qtbot, app):
 
     room = dialog.screen().availableGeometry()
     assert room.contains(dialog.frameGeometry()), (dialog.frameGeometry(), room)
-    bar = dialog.scroll.verticalScrollBar()
+    bar = dialog.scroll_area.verticalScrollBar()
     assert bar.maximum() > 0  # the list is longer than the screen: it scrolls, the dialog does not grow
-    last = dialog.scroll.widget().findChildren(QLabel, "shortcut_what")[-1]
+    last = dialog.scroll_area.widget().findChildren(QLabel, "shortcut_what")[-1]
     bar.setValue(bar.maximum())
     QApplication.processEvents()
-    bottom = last.mapTo(dialog.scroll.viewport(), last.rect().bottomLeft()).y()
-    assert 0 <= bottom <= dialog.scroll.viewport().height()
+    bottom = last.mapTo(dialog.scroll_area.viewport(), last.rect().bottomLeft()).y()
+    assert 0 <= bottom <= dialog.scroll_area.viewport().height()
 
     build_everything(qtbot, app)  # listed at launch, before any of these existed
     listed = {(h, key) for h, rows in groups.items() for keys, _ in rows for key in keys.split(", ")}

@@ -85,7 +85,7 @@ def axis_title(axis: pg.AxisItem) -> str:
 def shown_groups(dialog) -> list[tuple[str, list[tuple[str, str]]]]:
     """What a ShortcutDialog shows, read from its labels in layout order: (heading, [(keys, what)])."""
     groups: list[tuple[str, list[tuple[str, str]]]] = []
-    content = dialog.scroll.widget()
+    content = dialog.scroll_area.widget()
     grid = content.layout() if content is not None else None
     for row in range(grid.rowCount() if grid is not None else 0):
         first, second = grid.itemAtPosition(row, 0), grid.itemAtPosition(row, 1)

@@ -34,14 +34,14 @@ class ShortcutDialog(QDialog):
         self.setAccessibleName("keyboard shortcuts")
         intro = QLabel(INTRO)
         intro.setWordWrap(True)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
-        lay.addWidget(self.scroll, 1)
+        lay.addWidget(self.scroll_area, 1)
         lay.addWidget(buttons)
         self._content: QWidget | None = None
 
@@ -77,7 +77,7 @@ class ShortcutDialog(QDialog):
                 grid.addWidget(what_label, row, 1)
                 row += 1
         grid.setRowStretch(row, 1)
-        self.scroll.setWidget(content)  # the old content is deleted with the scroll area's previous widget
+        self.scroll_area.setWidget(content)  # the old content is deleted with the scroll area's previous widget
         self._content = content
 
     def fit_to_screen(self) -> None:
@@ -93,8 +93,8 @@ class ShortcutDialog(QDialog):
         layout = self.layout()
         assert layout is not None  # given its column in __init__
         layout.activate()
-        chrome = self.sizeHint().height() - self.scroll.sizeHint().height()
-        wanted = self._content.sizeHint().height() + 2 * self.scroll.frameWidth() if self._content else 0
+        chrome = self.sizeHint().height() - self.scroll_area.sizeHint().height()
+        wanted = self._content.sizeHint().height() + 2 * self.scroll_area.frameWidth() if self._content else 0
         height = min(wanted + chrome, room.height() - SCREEN_MARGIN - frame.height())
         outer = QRect(0, 0, width + frame.width(), height + frame.height())
         outer.moveCenter(parent.frameGeometry().center() if parent is not None else room.center())

@@ -75,9 +75,9 @@ class FormingCurves(QWidget):
         self.curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
         self._legend_entries: list[tuple[str, pg.PlotDataItem]] = []  # what the legend shows
         self.previous_curves: dict[tuple[str, int, int], pg.PlotDataItem] = {}
-        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
-        self.cursor.hide()
-        self.plot.addItem(self.cursor, ignoreBounds=True)
+        self.step_cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine))
+        self.step_cursor.hide()
+        self.plot.addItem(self.step_cursor, ignoreBounds=True)
         self.threshold = pg.InfiniteLine(  # what a cross head's alignment must reach to count as formed
             pos=FORMED_AT,
             angle=0,
@@ -112,9 +112,9 @@ class FormingCurves(QWidget):
         self._draw()
 
     def set_cursor(self, step: int | None) -> None:
-        self.cursor.setVisible(step is not None)
+        self.step_cursor.setVisible(step is not None)
         if step is not None:
-            self.cursor.setValue(step)
+            self.step_cursor.setValue(step)
 
     def _draw(self) -> None:
         kind = self.kind.currentData()
