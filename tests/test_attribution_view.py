@@ -221,8 +221,8 @@ def test_at_1280x800_every_agreement_cell_and_header_fits_its_column(qtbot, smal
     app = small_app
     page = app.analysis.causal_page
     app.window.tabs.setCurrentWidget(page)
-    page.tab().setCurrentIndex(1)
-    view = page.tab().source
+    page.content().setCurrentIndex(1)
+    view = page.content().source
     view.source.selectAll()
     qtbot.keyClicks(view.source, "3141592653589793")
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)

@@ -31,8 +31,8 @@ def page(qtbot):
     qtbot.waitUntil(lambda: app.hub is not None, timeout=60_000)
     causal = app.analysis.causal_page
     app.window.tabs.setCurrentWidget(causal)
-    causal.tab().setCurrentIndex(1)
-    view = causal.tab().source
+    causal.content().setCurrentIndex(1)
+    view = causal.content().source
     view.source.selectAll()
     qtbot.keyClicks(view.source, SOURCE)
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)

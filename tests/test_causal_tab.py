@@ -41,7 +41,7 @@ def test_the_tab_is_built_when_shown_and_starts_from_the_playgrounds_input(qtbot
     assert win.tabs.tabText(index) == "Causal"
     qtbot.keyClick(win, Qt.Key.Key_6, Qt.KeyboardModifier.ControlModifier)  # View > 6 Causal
     assert win.tabs.currentWidget() is page and page.built
-    view = page.tab().patching
+    view = page.content().patching
     assert view.clean.text() == "31415926"
     assert sum(a != b for a, b in zip(view.clean.text(), view.corrupt.text())) == 1
 
@@ -56,7 +56,7 @@ def test_both_pages_follow_the_playgrounds_input_until_edited_here(qtbot, app):
     page, win = app.analysis.causal_page, app.window
     field = app.playground.input_panel.source
     win.tabs.setCurrentWidget(page)
-    patching, source = page.tab().patching, page.tab().source
+    patching, source = page.content().patching, page.content().source
     win.tabs.setCurrentWidget(app.playground)
     _type(qtbot, field, "2718281")
     qtbot.waitUntil(lambda: app.session.source_text == "2718281", timeout=10_000)
@@ -75,7 +75,7 @@ def test_both_pages_follow_the_playgrounds_input_until_edited_here(qtbot, app):
 def test_roles_sit_beside_effects_and_a_click_shows_the_head_large(qtbot, app):
     win, page = app.window, app.analysis.causal_page
     win.tabs.setCurrentWidget(page)
-    view = page.tab().patching
+    view = page.content().patching
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.status.text().startswith("Metric"), timeout=60_000)
     roles = {(r.kind, r.layer, r.head): r for r in app.heads.roles}
@@ -97,8 +97,8 @@ def test_at_1400x900_every_agreement_row_shows_and_no_idle_percentage(qtbot, app
     """A method scrolled out of the short agreement table would read as missing; "0%" would read as a failed run."""
     page = app.analysis.causal_page
     app.window.tabs.setCurrentWidget(page)
-    page.tab().setCurrentIndex(1)
-    view = page.tab().source
+    page.content().setCurrentIndex(1)
+    view = page.content().source
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.status.text().startswith("Integrated"), timeout=60_000)
     QApplication.processEvents()

@@ -112,7 +112,7 @@ def test_the_run_map_sits_beside_the_position_table_and_the_caption_counts_the_k
     with qtbot.waitActive(win):
         win.activateWindow()
     qtbot.keyClick(win, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)  # View > 7 Circuits
-    view = page.view()
+    view = page.content()
     qtbot.waitUntil(lambda: view.frame is not None, timeout=30_000)
     index = click_head(qtbot, view, "cross", 1, 2)
     tab_bar = view.qk_tabs.tabBar()

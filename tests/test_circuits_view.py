@@ -229,7 +229,7 @@ def open_tab(qtbot, app):
         win.activateWindow()
     qtbot.keyClick(win, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)  # View > 7 Circuits
     assert win.tabs.currentWidget() is page and win.tabs.tabText(win.tabs.indexOf(page)) == "Circuits"
-    view = page.view()
+    view = page.content()
     qtbot.waitUntil(lambda: view.frame is not None, timeout=30_000)
     QApplication.processEvents()
     return view

@@ -261,7 +261,7 @@ def test_lesson_seven_trains_from_scratch_and_quotes_the_formed_line(qtbot, app)
 def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     panel, runner = start(qtbot, app, "Does attention explain?"), app.lessons.runner
     key(qtbot, app, Qt.Key.Key_6, CTRL)
-    patching = app.analysis.causal_page.tab().patching
+    patching = app.analysis.causal_page.content().patching
     qtbot.waitUntil(patching.isVisible)
     qtbot.mouseClick(patching.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: runner.done, timeout=60_000)
@@ -278,7 +278,7 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     all_quoted_are_shown(text, [cell, patching.clean.text(), patching.corrupt.text(), "L2 H2"])
     press_next(qtbot, app, panel)  # attribution: the same question asked another way
     assert not runner.done
-    causal = app.analysis.causal_page.tab()
+    causal = app.analysis.causal_page.content()
     bar = causal.tabBar()
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())  # "Lens and attribution"
     source = causal.source

@@ -328,14 +328,14 @@ def test_hidden_pages_are_built_or_drawn_when_first_shown(qtbot, app):
     """Start-up builds no Length lab, no Positional encoding tab and no compare page; each appears, inside the
     window and up to date (the PE tab names the loaded model's PE), the first time the user opens it."""
     win = app.window
-    assert not app._lab_page.built and not app._pe_page.built  # noqa: SLF001 - nothing built yet
+    assert not app.analysis.length_lab_page.built and not app._pe_page.built  # noqa: SLF001 - nothing built yet
     assert app.playground._compare_panel is None  # noqa: SLF001
     qtbot.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # Positional encoding
     assert "sinusoidal" in app.pe_tab._model_label.text()  # noqa: SLF001 - the loaded model's PE, drawn when shown
     assert not app.pe_tab._stale and app.pe_tab._image.image is not None  # noqa: SLF001 - showing drew it
     qtbot.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)  # Length lab
     lab = app.length_lab_tab
-    assert app._lab_page.built and lab.isVisible() and lab.evaluate_button.isVisible()  # noqa: SLF001
+    assert app.analysis.length_lab_page.built and lab.isVisible() and lab.evaluate_button.isVisible()  # noqa: SLF001
     inside = lab.evaluate_button.mapTo(win, lab.evaluate_button.rect().bottomRight())
     assert win.rect().contains(inside)
     qtbot.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)

@@ -135,7 +135,7 @@ def test_causal_lens_and_attribution(qtbot, app):
 
 def test_circuits(qtbot, app):
     page = open_tab(qtbot, app, Qt.Key.Key_7)
-    view = page.view()
+    view = page.content()
     qtbot.waitUntil(lambda: view.frame is not None, timeout=WAIT_MS)
     settle(qtbot)
     for index in range(view.qk_tabs.count()):  # both QK tables: by token, and by position beside the run's map

@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's
     from visualizer.state.training import TrainingState
     from visualizer.widgets.heads.badges import RoleBadges
     from visualizer.widgets.heads.view import HeadsView
-    from visualizer.widgets.length_lab.page import LengthLabPage
     from visualizer.widgets.length_lab.view import LengthLabTab
     from visualizer.widgets.pe_lab.page import PEPage
     from visualizer.widgets.pe_lab.tab import PETab
@@ -88,7 +87,6 @@ class Application(QObject):
         self.playground: PlaygroundView | None = None
         self._pe_page: PEPage | None = None
         self.trainer_page: TrainerPage | None = None  # the window's tab page; the tab is built inside it
-        self._lab_page: LengthLabPage | None = None
         self.checkpoints: CheckpointActions | None = None
         self.exporter: Exporter | None = None
         self.page_export: PageExport | None = None
@@ -153,8 +151,6 @@ class Application(QObject):
         from visualizer.controllers.recovery import Recovery
         from visualizer.lesson_dock import install_lessons
         from visualizer.state.compare import CompareSession
-        from visualizer.state.length_lab import LengthLabState
-        from visualizer.state.length_lab_snapshots import shipped_sources
         from visualizer.state.model_hub import ModelHub
         from visualizer.state.pe_lab import PELabState
         from visualizer.state.playground import PlaygroundSession
@@ -162,7 +158,6 @@ class Application(QObject):
         from visualizer.state.playground_tools import playground_tools
         from visualizer.state.training import TrainingState
         from visualizer.widgets.lazy_tab import install_page
-        from visualizer.widgets.length_lab.page import install_length_lab
         from visualizer.widgets.pe_lab.page import PEPage
         from visualizer.widgets.playground.beam_panel import BeamPanel
         from visualizer.widgets.playground.view import PlaygroundView
@@ -196,7 +191,7 @@ class Application(QObject):
         )
         for widget, title in zip((playground, self._pe_page, self.trainer_page), TAB_TITLES):
             win.add_tab(widget, title)
-        analysis = self.analysis = build_analysis_tabs(hub, session, playground, win)
+        analysis = self.analysis = build_analysis_tabs(hub, session, playground, win, self)
         self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
         page_export = self.page_export = PageExport(lambda: page_input(session), win.show_message, win)
         self.exporter = Exporter(
@@ -214,10 +209,9 @@ class Application(QObject):
         win.add_banner(recovery.banner)
         menus = self.menus = build_menus(self)
         self.lessons = install_lessons(self, self._lessons_folder or resource_path("lessons"))
-        self.length_lab = LengthLabState(TaskSlot, shipped_sources(), self)
-        self._lab_page = install_length_lab(self.length_lab, win)  # built when first shown: a fifth of the start-up
-        install_page(analysis.causal_page, "Causal", win)  # built when first shown
-        install_page(analysis.circuits_page, "Circuits", win)  # built when first shown
+        self.length_lab = analysis.length_lab
+        for tab in analysis.table:  # after the Playground, PE and Trainer tabs, with their View menu entries
+            install_page(tab.page, tab.title, win)
         self._wire(hub, session, playground, architecture, menus)
         if startup.history:  # the shipped model's own training curves, as File > Open shows a checkpoint's
             training.restore(startup.history, startup.extra)
@@ -269,8 +263,8 @@ class Application(QObject):
 
     @property
     def length_lab_tab(self) -> LengthLabTab:  # built now if it was not yet
-        assert self._lab_page is not None, "the model has not loaded yet"
-        return self._lab_page.tab()
+        assert self.analysis is not None, "the model has not loaded yet"
+        return self.analysis.length_lab_page.content()
 
     # ----- closing -----
     def quit_on_signal(self, signum: int) -> None:
@@ -300,7 +294,7 @@ class Application(QObject):
             self.training.shutdown(5000)  # its last weights reach the hub before the recovery file is settled
         if self.recovery is not None:
             self.recovery.finish(keep=self._quitting)  # else saved or let go: nothing left to recover
-        for lab in (self.length_lab, self.analysis, self.beam):  # their jobs end before the objects they report to
+        for lab in (self.analysis, self.beam):  # their jobs end before the objects they report to
             if lab is not None:
                 lab.shutdown(5000)
         if self.session is not None:

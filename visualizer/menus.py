@@ -45,7 +45,6 @@ def build_menus(app: Any) -> MenuActions:
         win.add_action(
             win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"
         )
-    win.add_action(win.view_menu, "&4 Heads", lambda: win.tabs.setCurrentWidget(app.heads_view), "Ctrl+4")
     win.add_action(
         win.view_menu,
         "&Analyse heads",

@@ -145,7 +145,7 @@ def attribution_done(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
             return
 
         def read() -> None:
-            table = app.analysis.causal_page.tab().source.agreement
+            table = app.analysis.causal_page.content().source.agreement
             row = list(frame.agreement).index(params["method"])
             col = list(frame.agreement[params["method"]]).index(params["view"])
             item = table.item(row, col)

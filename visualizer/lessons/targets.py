@@ -23,9 +23,9 @@ TARGETS: dict[str, Callable[[Any], QWidget]] = {  # the names of vocabulary.HIGH
     "trainer.scratch": lambda app: app.trainer_tab.scratch_button,
     "trainer.forming": lambda app: app.trainer_tab.forming,
     "lengthlab.repeat": lambda app: app.length_lab_tab.repeat_button,
-    "causal.patch": lambda app: app.analysis.causal_page.tab().patching.run_button,
-    "causal.heads": lambda app: app.analysis.causal_page.tab().patching.heads,
-    "causal.attribute": lambda app: app.analysis.causal_page.tab().source.run_button,
+    "causal.patch": lambda app: app.analysis.causal_page.content().patching.run_button,
+    "causal.heads": lambda app: app.analysis.causal_page.content().patching.heads,
+    "causal.attribute": lambda app: app.analysis.causal_page.content().source.run_button,
 }
 
 

@@ -1,14 +1,16 @@
 """A tab page that builds its real content the first time it is shown (or asked for), not at start-up.
 
 Building a tab's plots is a visible part of launch-to-model-ready (the Length lab's most of all), paid by every
-session for tabs many sessions never open (docs/BENCHMARKS.md measures start-up).
+session for tabs many sessions never open (docs/BENCHMARKS.md measures start-up). What other tabs send the content
+before it exists (the Heads tab's roles, the Playground's last run) waits on the page (`deliver`) and reaches the
+content when it is built, so no tab needs a page class of its own to hold it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QVBoxLayout, QWidget
@@ -19,17 +21,30 @@ from visualizer.widgets.common.wheel_guard import guard_wheel
 log = logging.getLogger(__name__)
 
 
-class LazyTab(QWidget):
+W = TypeVar("W", bound=QWidget)
+
+
+class LazyTab(QWidget, Generic[W]):
     """An empty page holding `build()`'s widget once it has been shown or `content()` was called.
 
     A build that fails says why on the page (as a failed start-up would) and is tried again on the next show.
     """
 
-    def __init__(self, build: Callable[[], QWidget], parent: QWidget | None = None, *, scrolls: bool = False) -> None:
+    def __init__(
+        self,
+        build: Callable[[], W],
+        parent: QWidget | None = None,
+        *,
+        scrolls: bool = False,
+        shown: Callable[[W], None] | None = None,
+    ) -> None:
+        """shown: called with the content each time the page is shown (after building it the first time)."""
         super().__init__(parent)
         self._build = build
         self._scrolls = scrolls  # the page scrolls as a whole below its content's minimum height (ScrollPage)
-        self._content: QWidget | None = None
+        self._shown = shown
+        self._content: W | None = None
+        self._waiting: dict[str, Callable[[W], None]] = {}  # what `deliver` holds for the content, by kind
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self.error_label = QLabel()
@@ -41,20 +56,31 @@ class LazyTab(QWidget):
     def built(self) -> bool:
         return self._content is not None
 
-    def content(self) -> QWidget:
+    def content(self) -> W:
         """The real page, built now if it was not yet; raises what the build raised."""
         if self._content is None:
-            self._content = self._build()
-            guard_wheel(self._content)  # as the window does for the tabs it is given whole
+            content = self._content = self._build()
+            for give in self._waiting.values():
+                give(content)
+            guard_wheel(content)  # as the window does for the tabs it is given whole
             self.error_label.setVisible(False)
-            self._layout.addWidget(ScrollPage(self._content) if self._scrolls else self._content)
+            self._layout.addWidget(ScrollPage(content) if self._scrolls else content)
             if self.isVisible():  # added to a page on screen: show it now, not on a later turn of the event loop
-                self._content.show()
+                content.show()
         return self._content
+
+    def deliver(self, kind: str, give: Callable[[W], None]) -> None:
+        """Hand the content something (`give(content)`) now if it is built, else when it is; of each `kind` only the
+        latest waits, as the content would only keep the latest."""
+        self._waiting[kind] = give
+        if self._content is not None:
+            give(self._content)
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         try:
-            self.content()
+            content = self.content()
+            if self._shown is not None:
+                self._shown(content)
         except Exception as exc:  # noqa: BLE001 - a page that cannot be built says why instead of staying blank
             log.warning("could not build this tab", exc_info=True)
             self.error_label.setText(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
+from core_model.head_roles import HeadRole
+
 from .source_view import SourceView
 from .view import PatchingView
 
@@ -21,6 +23,10 @@ class CausalTab(QTabWidget):
         self.setTabToolTip(
             1, "The logit lens, and gradient, integrated-gradient and occlusion attribution beside attention"
         )
+
+    def set_roles(self, roles: tuple[HeadRole, ...] | None) -> None:
+        """The Heads tab's roles of the current model, shown beside each head's effect."""
+        self.patching.set_roles(roles)
 
     def follow_source(self, text: str) -> None:
         """The Playground's input, for each page whose source was not edited here."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # its module imports pyqtgraph
     from visualizer.widgets.pe_lab.tab import PETab
 
 
-class PEPage(LazyTab):
+class PEPage(LazyTab["PETab"]):
     """The tab page; `tab()` builds the PETab on demand (File > Export of the PE plots, tests)."""
 
     def __init__(self, state: PELabState) -> None:
@@ -32,7 +32,7 @@ class PEPage(LazyTab):
         return tab
 
     def tab(self) -> PETab:
-        return self.content()  # type: ignore[return-value]
+        return self.content()
 
     def set_model_pe(self, kind: str, d_model: int, base: float, head_dim: int) -> None:
         """The loaded model's PE: shown at once if the tab is built, else when it is."""

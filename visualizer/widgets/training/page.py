@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # its module imports pyqtgraph
     from visualizer.widgets.training.tab import TrainerTab
 
 
-class TrainerPage(LazyTab):
+class TrainerPage(LazyTab["TrainerTab"]):
     """The tab page; `tab()` builds the TrainerTab on demand with what the composition root handed in. The probe
     hears of the Playground's head switches (its "mean of heads on") from the moment it exists."""
 
@@ -59,4 +59,4 @@ class TrainerPage(LazyTab):
         return tab
 
     def tab(self) -> TrainerTab:
-        return self.content()  # type: ignore[return-value]
+        return self.content()
