@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from visualizer.state.training_record import MetricsView
@@ -68,3 +69,37 @@ def test_a_real_run_names_its_evaluation_curves_once_it_has_evaluated(qtbot, hub
     qtbot.waitUntil(lambda: state.state == "finished" and state.training_thread is None, timeout=60_000)
     assert len(tab.curves.curves["eval_loss"].getData()[0]) > 0  # the run's last step evaluates
     assert legend_texts(tab.curves) == WITH_EVAL
+
+
+def learnt(steps: int) -> MetricsView:
+    """A run that learns: loss falls from 4 towards 0, accuracy rises from 0 to 1, evaluated every tenth step."""
+    xs = tuple(range(1, steps + 1))
+    loss = tuple(4.0 * (1 - x / steps) for x in xs)
+    acc = tuple(min(1.0, 1.3 * x / steps) for x in xs)
+    ev = xs[9::10]
+    return MetricsView(
+        xs,
+        loss,
+        acc,
+        acc,
+        ev,
+        tuple(loss[x - 1] for x in ev),
+        tuple(acc[x - 1] for x in ev),
+        tuple(acc[x - 1] for x in ev),
+    )
+
+
+def test_no_legend_covers_where_a_learnt_runs_curves_end(qtbot):
+    curves = Curves()
+    qtbot.addWidget(curves)
+    curves.resize(420, 700)
+    curves.show()
+    qtbot.waitExposed(curves)
+    curves.set_series(learnt(60))
+    for name, plot in (("loss", curves.loss_plot), ("token_accuracy", curves.metric_plot)):
+        plot.grab()  # laid out
+        item = plot.getPlotItem()
+        legend = item.legend.sceneBoundingRect()
+        xs, ys = curves.curves[name].getData()
+        ends = [item.vb.mapViewToScene(pg.Point(x, y)) for x, y in zip(xs[-15:], ys[-15:])]
+        assert not any(legend.contains(point) for point in ends), f"the {name} legend covers the curve's end"

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QScrollArea
 from qt_helpers import shown_app
 from test_lessons_play2 import CTRL, key
 
 from core_model.shipped import resource_path
+from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.widgets.training.forming import FormingCurves
+from visualizer.workers.training_worker import probe_maps
+
+CPU = torch.device("cpu")
 
 
 def inside(item_rect, plot) -> bool:
@@ -30,9 +35,11 @@ def test_the_trainer_beside_the_lessons_dock_clips_nothing(qtbot):
     column = tab.findChild(QScrollArea)
     assert not column.horizontalScrollBar().isVisible(), "the form's column scrolls sideways"
     forming = tab.findChild(FormingCurves)
-    plots = (tab.curves.loss_plot, tab.curves.metric_plot, forming.plot)
-    for plot in plots:
-        item = plot.getPlotItem()
+    source = app.hub.task.default_source()
+    tab.probe.set_snapshots((ProbeSnapshot(1, source, probe_maps(app.hub.model, app.hub.task, source, CPU)),))
+    qtbot.wait(200)  # the probe's map replaces its placeholder and is laid out
+    plots = ((p, p.getPlotItem()) for p in (tab.curves.loss_plot, tab.curves.metric_plot, forming.plot))
+    for plot, item in (*plots, (tab.probe.graphics, tab.probe.plot)):
         assert inside(item.sceneBoundingRect(), plot), f"{item.titleLabel.text} is wider than its view"
         if item.legend is not None:
             assert inside(item.legend.sceneBoundingRect(), plot), f"the legend of {item.titleLabel.text} is cut"

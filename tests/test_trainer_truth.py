@@ -122,7 +122,7 @@ def test_probe_picker_shows_kind_layer_and_head(qtbot, tab, state):
     qtbot.keyClick(probe.head_combo, Qt.Key.Key_End)  # the last head alone
     assert probe.head_combo.currentText() == "head 2"
     np.testing.assert_allclose(probe.image.image, snap.maps["decoder_self"].values[-1][1])
-    assert "Decoder self-attention, layer 1, head 2" in probe.plot.titleLabel.text
+    assert probe.plot.titleLabel.text == "Decoder self L1 H2"
     probe.set_head_gates({"decoder_self": np.array([[True, False]])})
     qtbot.keyClick(probe.head_combo, Qt.Key.Key_Home)  # the mean of the heads that are on: head 1 only
     np.testing.assert_allclose(probe.image.image, snap.maps["decoder_self"].values[-1][0])

@@ -24,6 +24,7 @@ KIND_TITLES = {
     "decoder_self": "Decoder self-attention",
     "cross": "Cross-attention",
 }
+KIND_SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}  # grid tabs
 KIND_SHORT = {"encoder_self": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
 
 

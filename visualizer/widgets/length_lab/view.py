@@ -130,7 +130,7 @@ class LengthLabTab(QWidget):
             self.cancel_button,
         ):
             row.addWidget(widget)
-        row.addWidget(self.progress, 1)
+        row.addStretch(1)
         train = QHBoxLayout()
         for widget in (
             QLabel("Or train both now on lengths"),
@@ -160,6 +160,7 @@ class LengthLabTab(QWidget):
         layout.addLayout(grid)
         layout.addLayout(row)
         layout.addLayout(train)
+        layout.addWidget(self.progress)  # a row of its own: its sentence fits beside the Lessons dock at 1280 px
         layout.addWidget(splitter, 1)
 
     def _wire(self) -> None:

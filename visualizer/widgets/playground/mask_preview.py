@@ -13,8 +13,9 @@ from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QImage, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from visualizer.state.snapshots import KIND_SHORT_TITLES
+
 PREVIEW_KINDS = ("encoder_self", "decoder_self", "cross")
-PREVIEW_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 # 0 = masked (dark), 1 = allowed (light), 2 = painted by hand (red); rows with no visible key get an amber bar
 MASK_LUT = np.array([[38, 50, 56], [227, 242, 253], [213, 0, 0]], dtype=np.uint8)
 GAP = 8  # pixels between previews
@@ -80,7 +81,7 @@ class MaskPreview(QWidget):
     def _describe(self, kind: str) -> str:
         mask, empty = self._masks[kind], self.empty_rows(kind)
         return (
-            f"{PREVIEW_TITLES[kind]}: {np.count_nonzero(mask)} of {mask.size} query-key pairs may attend"
+            f"{KIND_SHORT_TITLES[kind]}: {np.count_nonzero(mask)} of {mask.size} query-key pairs may attend"
             f"{f', {empty} rows see no key' if empty else ''}"
         )
 
@@ -120,7 +121,7 @@ class MaskPreview(QWidget):
             column = self._column(kind)
             painter.setPen(text)
             empty = self.empty_rows(kind)
-            title = PREVIEW_TITLES[kind] + (f" · {empty} empty row{'s' * (empty > 1)}" if empty else "")
+            title = KIND_SHORT_TITLES[kind] + (f" · {empty} empty row{'s' * (empty > 1)}" if empty else "")
             painter.drawText(
                 QRect(column.left(), 0, column.width(), self.fontMetrics().height() + 4),
                 Qt.AlignmentFlag.AlignCenter,
@@ -173,5 +174,5 @@ class MaskPreview(QWidget):
                 )
                 if not mask[i].any():
                     state += "; this query sees no key at all, so its weights are all 0"
-                return f"{PREVIEW_TITLES[kind]}: query {i} -> key {j} {state}"
+                return f"{KIND_SHORT_TITLES[kind]}: query {i} -> key {j} {state}"
         return ""

@@ -22,6 +22,7 @@ from visualizer.state.compare import CompareSession
 from visualizer.state.playground import PlaygroundSession
 from visualizer.state.playground_tools import PlaygroundTools
 from visualizer.state.snapshots import (
+    KIND_SHORT_TITLES,
     KIND_TITLES,
     DecodeSnapshot,
     InputError,
@@ -44,7 +45,6 @@ from .prediction_line import PredictionSlot
 from .section import Section, scroll_column
 from .tool_row import ToolRow
 
-SHORT_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 GRID_KEYS = {"encoder_self": "Alt+E", "decoder_self": "Alt+D", "cross": "Alt+R"}  # window-wide, also while typing
 
 
@@ -104,7 +104,7 @@ class PlaygroundView(QWidget):
                     grid.header.legend_expanded.connect(other.header.set_legend_expanded)
         self.grid_tabs = QTabWidget()
         for kind in ATTENTION_KINDS:
-            index = self.grid_tabs.addTab(self.grids[kind], SHORT_TITLES[kind])
+            index = self.grid_tabs.addTab(self.grids[kind], KIND_SHORT_TITLES[kind])
             self.grid_tabs.setTabToolTip(index, f"{KIND_TITLES[kind]} ({GRID_KEYS[kind]})")
             shortcut = QShortcut(QKeySequence(GRID_KEYS[kind]), self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)

@@ -55,9 +55,11 @@ class Curves(QWidget):
             " set\nexact: the share of evaluation outputs right in every symbol, decoded greedily"
         )
         # Two columns in small type, so every entry stays inside the plot when the page is short, on a translucent
-        # backing: the names stay readable where a curve runs under them, and the curve still shows through.
-        for plot in (self.loss_plot, self.metric_plot):
-            plot.addLegend(offset=(-10, 2), labelTextSize="8pt", colCount=2, brush=pg.mkBrush(0, 0, 0, 90))
+        # backing: the names stay readable where a curve runs under them, and the curve still shows through. Each
+        # sits in the corner its curves leave free once a run has learnt: loss ends low (top right), accuracy high
+        # (bottom right).
+        for plot, offset in ((self.loss_plot, (-10, 2)), (self.metric_plot, (-10, -2))):
+            plot.addLegend(offset=offset, labelTextSize="8pt", colCount=2, brush=pg.mkBrush(0, 0, 0, 90))
         for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
             plot.setLabel("bottom", "step")  # no grid: its lines were most of each frame's drawing time
             plain_axes(plot)
@@ -149,6 +151,17 @@ class Curves(QWidget):
         for key, (xs, ys) in data.items():
             self.curves[key].setData(xs, np.asarray(ys, float))
         self._relegend([key for key in data if key in LEGENDS])  # the learning-rate plot has no legend
+
+    def span_run(self, first: int, last: int) -> None:
+        """A run of steps `first` to `last` begins: the step axis spans it whole from its first step (the previous
+        run, greyed, is seen over the same steps), until another model's curves arrive (`follow_curves`)."""
+        for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
+            plot.setXRange(first, last, padding=0.02)
+
+    def follow_curves(self) -> None:
+        """The step axis spans whatever curves are drawn (a loaded model's history)."""
+        for plot in (self.loss_plot, self.metric_plot, self.lr_plot):
+            plot.enableAutoRange(axis="x")
 
     def set_previous(self, series: MetricsView | None) -> None:
         """Grey curves of the previous run (None clears them)."""

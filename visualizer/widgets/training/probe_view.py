@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from visualizer.state.snapshots import ProbeSnapshot
+from visualizer.state.snapshots import KIND_SHORT_TITLES, ProbeSnapshot
 from visualizer.widgets.heatmap.token_axis import token_axes
 
 PROBE_KINDS = (("encoder_self", "Encoder self-attention"), ("cross", "Cross-attention"))  # the movie's frames
@@ -190,8 +190,9 @@ class ProbeView(QWidget):
             pick_map(snap, kind, layer, head, self._gates.get(kind)), autoLevels=False, levels=(0.0, 1.0)
         )
         self._set_ticks(snap, kind)
-        which = MEAN_TEXT if head == MEAN else f"head {head + 1}"
-        title = f"{self.kind_combo.currentText()}, layer {layer + 1}, {which}"
+        # short, as the Playground names a map: the picker above spells it out, and the column may be 270 px wide
+        which = MEAN_TEXT if head == MEAN else f"H{head + 1}"
+        title = f"{KIND_SHORT_TITLES[kind]} L{layer + 1} {which}"
         if title != self._title:  # the same title set again re-lays the plot out: a second paint per snapshot
             self._title = title
             self.plot.setTitle(title, size="10pt")

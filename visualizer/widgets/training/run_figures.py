@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
 from visualizer.state.snapshots import ProgressSnapshot
 
-IDLE_FORMAT, RUN_FORMAT = "not training", "step %v / %m"
+IDLE_FORMAT, RUN_FORMAT, STARTING_FORMAT = "not training", "step %v / %m", "starting… (%m steps)"
 NO_SPEED, NO_ETA = "– tokens/s", "ETA –"
 
 
@@ -30,15 +30,19 @@ class RunFigures(QWidget):
         self.progress_bar.setValue(0)
 
     def start(self, total: int) -> None:
-        """A run of `total` steps begins at step 0."""
-        self.progress_bar.setFormat(RUN_FORMAT)
+        """A run of `total` steps begins: "starting…" until its first step is reported (building the model and the
+        first batch take a moment)."""
+        self.progress_bar.setFormat(STARTING_FORMAT)
         self.progress_bar.setRange(0, total)
         self.progress_bar.setValue(0)
 
     def show_progress(self, progress: ProgressSnapshot | None, running: bool) -> None:
         """The latest report; a late one after Stop (running False) must not bring the speed and ETA back."""
-        if progress is None:
-            self.show_idle()
+        if progress is None:  # a run going on has not reported a step yet: it is starting, not idle
+            if running:
+                self.progress_bar.setFormat(STARTING_FORMAT)
+            else:
+                self.show_idle()
             return
         self.progress_bar.setFormat(RUN_FORMAT)
         self.progress_bar.setRange(0, progress.total)

@@ -165,6 +165,7 @@ class TrainerTab(QWidget):
 
     def _load_form_from_hub(self) -> None:
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""
+        self.curves.follow_curves()  # its own history, whatever steps it spans
         self.form.set_values(form_task(self.hub), self.state.stored_config(), self.hub.config, str(self.hub.device))
 
     def _refresh_buttons(self) -> None:
@@ -189,6 +190,8 @@ class TrainerTab(QWidget):
         self._refresh_buttons()
         if state != "running":
             self.figures.clear_rates()
+        elif self._metrics.progress is None:  # its first step is still to come: starting, not "not training"
+            self.figures.show_progress(None, running=True)
         if state == "failed" and self._pending_oom is not None:
             text, self._pending_oom = self._pending_oom, None
             if _ask_yes_no(self, "Out of GPU memory", f"{text}\n\nContinue on the CPU from the last good weights?"):
@@ -205,6 +208,8 @@ class TrainerTab(QWidget):
             self.status_label.setText(f"Cannot start training: {exc}")
             return
         self.figures.start(config.steps)
+        first = 0 if from_scratch or not self._metrics.steps else self._metrics.steps[-1]
+        self.curves.span_run(first, first + config.steps)  # a 60-step run is not a sliver beside 4000 old steps
         self.status_label.setText("")
         start = self.state.start_from_scratch if from_scratch else self.state.start
         start(config, task, probe_text=self.form.probe_edit.text(), rates=self.form.rates())
