@@ -56,6 +56,14 @@ def choose_from_menu(qtbot, grid, layer: int, head: int, text: str) -> None:
     qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
 
 
+def fmt_like(text: str, figure: str) -> str:
+    """The number the lesson six explanation quotes for q·k ("dot"), the score ("scaled") or the weight."""
+    patterns = {"dot": r"q·k = (-?\d+\.\d+)", "scaled": r"the score (-?\d+\.\d+)", "weight": r"weight (\d+\.\d+)"}
+    found = re.search(patterns[figure], text)
+    assert found is not None, (figure, text)
+    return found.group(1)
+
+
 def in_the_docks_view(label) -> bool:
     """Whether the whole label stands inside the lesson dock's visible area (from its first line where it is taller
     than the dock), at the window's size."""
@@ -236,6 +244,11 @@ def test_lesson_six_takes_a_clicked_cell_apart_with_the_panels_numbers(qtbot, ap
     assert text.startswith("L1 H1, query 3 → key 1.")
     all_quoted_are_shown(text, [re.sub("<[^>]+>", " ", s) for s in shown])
     qtbot.waitUntil(lambda: in_the_docks_view(panel.explain_label), timeout=5000)  # no scrolling to find them
+    summary = dialog.cell_panel.summary  # and the panel's numbers in view without scrolling its steps
+    assert summary.visibleRegion().boundingRect().height() == summary.height() > 0
+    seen = re.sub("<[^>]+>", " ", summary.text())
+    for figure in ("dot", "scaled", "weight"):
+        assert fmt_like(text, figure) in seen, (figure, seen)
     click(1, 2)  # masked again: the explanation stays on the last cell the mask lets through
     assert panel.explain_label.text() == text
     dialog.close()

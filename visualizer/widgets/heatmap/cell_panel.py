@@ -24,6 +24,17 @@ PLACEHOLDER = (
 )
 
 
+def summary_text(c: CellDecomposition) -> str:
+    """Steps 4 to 7 in one line: q·k, scaled to the score, the row's mask, the softmax's weight."""
+    hidden = int((~c.row_visible).sum())
+    masked = f"{hidden} of {len(c.row_visible)} keys masked"
+    weight = f"weight <b>{fmt(c.weight, 6)}</b>" if c.visible else "this key masked: weight <b>0</b>"
+    return (
+        f"q·k {fmt(c.dot)} → ÷ √d<sub>k</sub> {fmt(c.sqrt_d)} → score {fmt(c.scaled)} → {masked} → softmax: "
+        f"{weight} (steps 4–7 below)"
+    )
+
+
 def fmt(x: float, digits: int = 4) -> str:
     """A number as the panel shows it: fixed decimals, −∞ for masked scores."""
     if not np.isfinite(x):
@@ -42,6 +53,8 @@ class CellPanel(QWidget):
         self._layout = outer
         self.cell: CellDecomposition[np.ndarray] | None = None
         self.header = self._label(PLACEHOLDER)
+        # the way from q·k to the weight in one line, above the steps: in view at once, however far they scroll
+        self.summary = self._label("")
         self.dim_info = self._label("")
         self.dim_info.setStyleSheet("background: #fff8e1; padding: 3px;")  # stays in sight while scrolling
         self.body_scroll = QScrollArea()
@@ -101,7 +114,7 @@ class CellPanel(QWidget):
         mode: "weights" or "scores" (the map shows this cell's weight or score), else the text of another view.
         """
         self.cell = cell
-        for widget in (*self.steps.values(), *self.charts.values(), self.dim_info):
+        for widget in (*self.steps.values(), *self.charts.values(), self.dim_info, self.summary):
             widget.setVisible(cell is not None)
         self.body_scroll.setVisible(cell is not None)
         if cell is None:
@@ -114,6 +127,7 @@ class CellPanel(QWidget):
             f"<b>{escape(KIND_TITLES.get(cell.kind, cell.kind))} · L{cell.layer + 1} H{cell.head + 1}"
             f"</b> · query {cell.query} '{escape(q_tok)}' → key {cell.key} '{escape(k_tok)}'"
         )
+        self.summary.setText(summary_text(cell))
         self._draw_vectors(cell)
         self._draw_score(cell)
         self._draw_row(cell, keys, map_value, mode)

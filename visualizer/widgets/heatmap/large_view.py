@@ -92,8 +92,10 @@ class MapDialog(QDialog):
         """Show the cell panel and the paint tools (only where something answers their signals)."""
         for widget in (self.cell_panel, self.paint_button, self.undo_button, self.redo_button, self.hint_label):
             widget.setVisible(on)
-        if on and self.width() < 1000:
-            self.resize(1180, 680)
+        if on and self.width() < 1000:  # as tall as the screen allows: the steps beside the map are a long column
+            screen = self.screen()
+            height = 680 if screen is None else max(680, min(960, screen.availableGeometry().height() - 120))
+            self.resize(1180, height)
 
     def _build_plot(self) -> None:
         """Matrix-display setup: query 0 on top, no mouse panning, token labels as ticks."""
