@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
 from visualizer.state.snapshots import ProgressSnapshot
 
-IDLE_FORMAT, RUN_FORMAT, STARTING_FORMAT = "not training", "step %v / %m", "starting… (%m steps)"
+IDLE_FORMAT, RUN_FORMAT, STARTING_FORMAT = "not training", "step %v / %m", "starting…"
 NO_SPEED, NO_ETA = "– tokens/s", "ETA –"
 
 
