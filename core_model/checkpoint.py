@@ -2,7 +2,7 @@
 
 Loading is one straight line: read the file (checkpoint_files: file checks, then `torch.load(weights_only=True)`, so
 a file can never run code), validate the payload (checkpoint_validation: format, configuration, weights and their
-checksum; checkpoint_records: the history; checkpoint_extra: the typed extra record), then hold what was read in a
+checksum; checkpoint_records: the history and the typed extra record), then hold what was read in a
 Checkpoint that builds the model. Anything wrong with a file, or with a save, raises CheckpointError with a message a
 person can act on; a failed save leaves the previous file untouched.
 """
@@ -18,11 +18,16 @@ from typing import Any
 
 import torch
 
-from .checkpoint_checksum import CHECKSUM_KEY, weights_digest
-from .checkpoint_extra import CheckpointExtra, extra_to_plain, read_extra
 from .checkpoint_files import MESSAGE_CHARS, first_line, read_payload, write_atomically
-from .checkpoint_records import MAX_HISTORY_ROWS, check_history, thin_history
-from .checkpoint_validation import FORMAT, VERSION, CheckpointError, check_payload
+from .checkpoint_records import (
+    MAX_HISTORY_ROWS,
+    CheckpointExtra,
+    check_history,
+    extra_to_plain,
+    read_extra,
+    thin_history,
+)
+from .checkpoint_validation import CHECKSUM_KEY, FORMAT, VERSION, CheckpointError, check_payload, weights_digest
 from .config import ModelConfig
 from .inputs import decoder_input, encoder_input
 from .model import Seq2SeqTransformer, build_model

@@ -1,21 +1,32 @@
-"""Every field of a loaded checkpoint payload checked before anything is built from it.
+"""Every field of a loaded checkpoint payload checked before anything is built from it, the weights' checksum among
+them.
 
 A file is untrusted input: its numbers ask for memory, its types may be anything `torch.load(weights_only=True)`
 can rebuild. Each check raises CheckpointError naming the file and what is wrong in words, and none of them
 allocates more than the file already holds (weight shapes are compared against a model built on the meta device).
+
+torch.load does not check the CRC-32 of the zip records it reads, so a flipped byte in a weight would load
+silently: a SHA-256 of the weights is written when a checkpoint is saved and compared when it is loaded. It covers
+what the model receives (each weight's name, dtype, shape and bytes, in name order), so any change to the weights
+after saving is found, however the file was rewritten. Files saved before checksums were stored have none and load
+as before (the zip CRCs still guard them: checkpoint_files.check_archive).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import reprlib
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from .checkpoint_checksum import CHECKSUM_KEY, digest_problem
 from .config import ModelConfig
 from .model import Seq2SeqTransformer
 
+CHECKSUM_KEY = "weights_sha256"  # the payload field that holds the hex digest
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 FORMAT = "attention-playground-checkpoint"
 VERSION = 1
 PAYLOAD_KEYS = frozenset({"format", "version", "config", "state_dict", "history", "extra", CHECKSUM_KEY})
@@ -45,7 +56,7 @@ class CheckpointError(Exception):
 
 def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, torch.Tensor], object, object]:
     """(config, state_dict, history, extra) of a payload read from the file `name`: the format, configuration and
-    weights validated; the history (checkpoint_records) and the extra data (checkpoint_extra) are checked next."""
+    weights validated; the history (checkpoint_records) and the extra data (checkpoint_records) are checked next."""
     if not isinstance(payload, dict):
         raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it holds a {type(payload).__name__})")
     if "format" not in payload:
@@ -205,3 +216,24 @@ def find_non_plain(root: object, label: str = "extra") -> str | None:
 
 def _shape(tensor: torch.Tensor) -> tuple[int, ...]:
     return tuple(tensor.shape)
+
+
+def weights_digest(state: Mapping[str, torch.Tensor]) -> str:
+    """SHA-256 over names, dtypes, shapes and raw bytes of CPU tensors, in sorted name order (hex)."""
+    digest = hashlib.sha256()
+    for key in sorted(state):
+        tensor = state[key].detach()
+        digest.update(f"{key}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
+        digest.update(tensor.reshape(-1).contiguous().view(torch.uint8).numpy().data)  # numel * element_size bytes
+    return digest.hexdigest()
+
+
+def digest_problem(stored: object, state: Mapping[str, torch.Tensor], name: str) -> str | None:
+    """Why `stored` is not the digest of `state`, in words; None when it is, or when the file has none (older)."""
+    if stored is None:
+        return None
+    if not isinstance(stored, str) or not _HEX_DIGEST.fullmatch(stored):
+        return f"{name} has an invalid weights checksum (a {type(stored).__name__}, not 64 hexadecimal digits)"
+    if weights_digest(state) != stored:
+        return f"{name} is corrupt: its weights do not match the checksum stored when it was saved"
+    return None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .checkpoint_extra import CheckpointExtra
+from .checkpoint_records import CheckpointExtra
 from .tasks import TaskName, TaskSpec, max_source_len
 from .train_config import PAPER_ADAM_BETA1, TrainConfig, default_recipe
 

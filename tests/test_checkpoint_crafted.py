@@ -19,7 +19,7 @@ from qt_helpers import wait_frame
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import MAX_HISTORY_ROWS, CheckpointError, load_checkpoint, save_checkpoint
-from core_model.checkpoint_checksum import CHECKSUM_KEY, weights_digest
+from core_model.checkpoint_validation import CHECKSUM_KEY, weights_digest
 from core_model.shipped import SHIPPED_CHECKPOINTS
 from core_model.training import TrainConfig
 from visualizer.cli import main

@@ -11,7 +11,7 @@ import torch
 
 from core_model import ModelConfig, build_model
 from core_model.checkpoint import CheckpointError, CheckpointExtra, load_checkpoint, save_checkpoint
-from core_model.checkpoint_extra import extra_to_plain, read_extra
+from core_model.checkpoint_records import extra_to_plain, read_extra
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 

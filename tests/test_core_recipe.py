@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core_model.checkpoint import load_checkpoint
-from core_model.checkpoint_extra import CheckpointExtra
+from core_model.checkpoint_records import CheckpointExtra
 from core_model.checkpoint_validation import CheckpointError
 from core_model.recipe import (
     Recipe,

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtGui import QUndoCommand
 
 from core_model import Seq2SeqTransformer
-from core_model.checkpoint_extra import CheckpointExtra
+from core_model.checkpoint_records import CheckpointExtra
 from core_model.tasks import TaskSpec
 
 UNDO_DEPTH = 5  # models kept for Model > Undo and Redo, each with its trained weights

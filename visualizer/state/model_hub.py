@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
-from core_model.checkpoint_extra import as_record
+from core_model.checkpoint_records import as_record
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from core_model import Seq2SeqTransformer, build_model
-from core_model.checkpoint_extra import CheckpointExtra, as_record
+from core_model.checkpoint_records import CheckpointExtra, as_record
 from core_model.device import pick_device
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig

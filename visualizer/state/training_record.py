@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from core_model.checkpoint_extra import CheckpointExtra
+from core_model.checkpoint_records import CheckpointExtra
 from core_model.training import StepMetrics, TrainConfig, default_recipe
 from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
