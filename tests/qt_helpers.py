@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QApplication, QMenu
 
 
 def axis_texts(grid, name: str) -> list[str]:
@@ -179,3 +180,19 @@ def rest_mouse_on_cell(qtbot, grid, layer: int, head: int, i: int, j: int) -> st
     move()
     qtbot.waitUntil(shows_the_cell)
     return readout(grid)
+
+
+CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
+
+
+def key(qtbot, app, k, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+    """A key pressed in the main window (made the active window first: a closed menu may still hold that role)."""
+    app.window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is app.window)
+    qtbot.keyClick(app.window, k, modifiers)
+
+
+def cell_pos(dialog, i: int, j: int) -> QPoint:
+    """Viewport pixel of the centre of cell (query i, key j)."""
+    scene = dialog.plot_item.getViewBox().mapViewToScene(QPointF(j + 0.5, i + 0.5))
+    return dialog.graphics.mapFromScene(scene)
