@@ -2,7 +2,7 @@
 
 The stops are the app's colormaps (visualizer/widgets/heatmap/colours.py: pyqtgraph's "viridis" for weights, norms
 and rollout, "CET-CBD1" diverging for scores) sampled at 17 evenly spaced points; the page interpolates between
-them. tests/test_page.py holds them equal to pyqtgraph's tables. Masked cells take the app's MASK_FILL grey.
+them. tests/page/test_page.py holds them equal to pyqtgraph's tables. Masked cells take the app's MASK_FILL grey.
 """
 
 from __future__ import annotations

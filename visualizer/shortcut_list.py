@@ -2,9 +2,9 @@
 
 Grouped by where a key works: anywhere (menus, tabs), one group per tab in tab order, then windows of their own.
 A tab built on first show (LazyTab) or a window made on first use (the large map view) has no widgets to read
-before then, and building them here would freeze the window: their keys are declared here, and
-tests/test_shortcut_lazy.py and tests/test_shortcut_help.py build them and check that each declaration lists
-exactly the keys they really have.
+before then, and building them here would freeze the window: their keys are declared here, and the tests
+tests/window/test_shortcut_lazy.py and tests/window/test_shortcut_help.py build them and check that each declaration
+lists exactly the keys they really have.
 """
 
 from __future__ import annotations

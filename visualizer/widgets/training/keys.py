@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QWidget
 
-TrainerTab = Any  # tab.py imports this module; tests/test_architecture.py counts TYPE_CHECKING imports as a cycle
+# tab.py imports this module; tests/project/test_architecture.py counts TYPE_CHECKING imports as a cycle
+TrainerTab = Any
 KEYS: tuple[tuple[tuple[str, ...], Callable[[TrainerTab], None], str], ...] = (
     (("Ctrl+Return", "Ctrl+Enter"), lambda tab: tab.continue_training(), "Continue training (Trainer tab)"),
     (("Ctrl+P",), lambda tab: tab.pause_or_resume(), "Pause or resume training (Trainer tab)"),
