@@ -55,6 +55,9 @@ class Knobs:
     samples: str | None = None  # "--baseline-samples"
 
 
+NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
+
+
 def most_that_fit(cost_for: Callable[[int], Cost], low: int, high: int) -> int | None:
     """The largest n in [low, high] whose cost fits (costs grow with n); None when not even `low` does."""
     if high < low or not cost_for(low).fits:

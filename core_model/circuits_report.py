@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .analysis_budget import Knobs, check_circuits
+from .analysis_budget import NO_KNOBS, Knobs, check_circuits
 from .circuits import HeadCircuit, HeadRef, token_circuits
 from .head_composition import (
     CompositionBaseline,
@@ -28,7 +28,6 @@ from .position_circuits import PositionCircuit, position_circuits
 
 STEPS = ("the QK and OV circuits", "the position circuits", "the composition scores", "the random baseline")
 DEFAULT_SAMPLES, DEFAULT_SEED = 100, 0  # the random baseline's heads and the seed of their matrices
-NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
 
 
 @dataclass(frozen=True)

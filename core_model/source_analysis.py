@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis_budget import Knobs, analysis_output, check_attribute
+from .analysis_budget import NO_KNOBS, Knobs, analysis_output, check_attribute
 from .analysis_cost import attribution_cost_for, occlusion_chunk
 from .attribution import Attribution, attribute
 from .attribution_agreement import agreement, attention_views, top1_agreement
@@ -21,7 +21,6 @@ from .logit_lens import LogitLens, logit_lens
 from .model import Seq2SeqTransformer
 from .tasks import TaskSpec, expected_output
 
-NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
 Progress = Callable[[int, int], None]  # (done, total); raising from it stops the work there
 
 

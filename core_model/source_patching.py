@@ -12,13 +12,11 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .analysis_budget import Knobs, check_patch
+from .analysis_budget import NO_KNOBS, Knobs, check_patch
 from .analysis_cost import patch_chunk
 from .model import Seq2SeqTransformer
 from .patching import PatchResult, patch_effects
 from .tasks import TaskSpec, expected_output
-
-NO_KNOBS = Knobs()  # a refusal over the budget names no option to lower
 
 
 def patch_sources(
