@@ -117,6 +117,19 @@ def test_average_column_says_to_pick_one_head(qtbot, view):
     assert "one head" in step_texts(dialog.cell_panel)["header"]
 
 
+def test_a_closed_window_forgets_paint_mode_so_a_click_after_reopening_takes_the_cell_apart(qtbot, view):
+    dialog = open_dialog(qtbot, view, "cross", 0, 1)
+    qtbot.mouseClick(dialog.paint_button, Qt.MouseButton.LeftButton)
+    assert dialog.paint_button.isChecked()
+    dialog.close()
+    again = open_dialog(qtbot, view, "cross", 1, 1)  # another map, later: the same window reused
+    assert not again.paint_button.isChecked()
+    click_cell(qtbot, again, 3, 2)
+    qtbot.waitUntil(lambda: again.cell_panel.cell is not None, timeout=10_000)
+    assert (again.cell_panel.cell.query, again.cell_panel.cell.key) == (3, 2)
+    assert view.session.masks.cross_painted == frozenset()  # nothing painted by the click
+
+
 def test_a_painted_drag_hides_cells_everywhere_and_undo_and_reset_bring_them_back(qtbot, view):
     dialog = open_dialog(qtbot, view, "cross", 0, 1)
     before = dialog.graphics.grab().toImage()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QCursor, QShowEvent
+from PySide6.QtGui import QCursor, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -87,6 +87,12 @@ class MapDialog(QDialog):
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         super().showEvent(event)
         keep_beside_docks(self)
+
+    def hideEvent(self, event: QHideEvent) -> None:  # Qt's name
+        """Closed, the window forgets Paint mode: opened again (for another map, a later lesson) a click takes a cell
+        apart, as its hint says, instead of painting a mask the user no longer means."""
+        self.paint_button.setChecked(False)
+        super().hideEvent(event)
 
     def set_tools_enabled(self, on: bool) -> None:
         """Show the cell panel and the paint tools (only where something answers their signals)."""

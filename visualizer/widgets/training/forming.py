@@ -146,7 +146,7 @@ class FormingCurves(QWidget):
                 pen = pg.mkPen(COLOURS[i % len(COLOURS)], width=2, style=style)
                 item = self.curves[key] = self.plot.plot(pen=pen)  # no dots: a snapshot every step early in a run
             item.setData(series.steps, series.scores[key][scored(role)])
-            named[f"L{key[1] + 1}H{key[2] + 1} {ROLE_LABELS[role]}"] = item
+            named[f"L{key[1] + 1} H{key[2] + 1} {ROLE_LABELS[role]}"] = item
         return named
 
     def _set_legend(self, named: dict[str, pg.PlotDataItem]) -> None:
@@ -206,7 +206,7 @@ class FormingCurves(QWidget):
             )
         layer, head = series.formed_head() or (0, 0)
         reached = f"{FORMED_AT}, the dotted line" if line_shown else f"{FORMED_AT}"
-        return f"alignment head L{layer + 1}H{head + 1} formed at step {formed} (it reached {reached})"
+        return f"alignment head L{layer + 1} H{head + 1} formed at step {formed} (it reached {reached})"
 
 
 def scored(role: str) -> str:
