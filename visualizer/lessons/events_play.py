@@ -54,7 +54,12 @@ def source_typed(app: Any, params: dict, emit: Emit) -> Callable[[], None]:
 
     def typed(text: str) -> None:
         if params.get("text") is None or text == params["text"]:
-            after_drawn(app, emit, lambda: {"typed": text, **output_payload(app)})
+            after_drawn(app, still(text), lambda: {"typed": text, **output_payload(app)})
+
+    def still(text: str) -> Emit:
+        """Done only if the field still holds `text` once its maps are drawn: typed on meanwhile, the Prediction
+        line would describe another source than the explanation names (the next matching edit is done instead)."""
+        return lambda payload: emit(payload) if panel.source.text() == text else None
 
     panel.source_edited.connect(typed)
     return lambda: panel.source_edited.disconnect(typed)
