@@ -20,6 +20,7 @@ from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.state.circuits import STEPS, CircuitsState, read_copy
 from visualizer.state.model_hub import ModelHub
+from visualizer.widgets.circuits.run_map import NO_RUN
 from visualizer.widgets.circuits.table_fit import drawn_font
 from visualizer.widgets.circuits.token_table import GREYED_BACKGROUND
 from visualizer.widgets.circuits.view import CircuitsView
@@ -435,3 +436,15 @@ def test_a_position_table_of_a_head_that_does_not_read_embeddings_warns_first_in
         assert all(reason in text for reason in reasons)
         assert ("encoder's output" in text) == ("encoder's output" in reasons)
         assert (amber_pixels(caption) > 50) == bool(reasons), (kind, layer)
+
+
+def test_a_new_model_clears_the_runs_map_with_the_tables_until_its_circuits_are_read(qtbot, app):
+    view = open_tab(qtbot, app)
+    view.qk_tabs.setCurrentIndex(1)  # QK by position: the run's map beside the direct-path table
+    qtbot.waitUntil(lambda: view.run_map.table.rowCount() > 0)
+    view.run_button.setEnabled(False)  # a reading started meanwhile would fill the tables again
+    model, task = build(COPY)
+    app.hub.set_model(model, task, origin="copy_rope.pt", path=COPY)
+    assert view.frame is None and view.positions.rowCount() == 0
+    assert view.run_map.table.rowCount() == 0, "the old run's map stays beside no table"
+    assert view.run_map.caption.text() == NO_RUN

@@ -36,12 +36,16 @@ class RunMap(QWidget):
         layout.addWidget(self.caption)
         layout.addWidget(self.table, 1)
 
+    def clear(self) -> None:
+        """No head shown (no circuits read yet, or a new model's still being read): no run's map either."""
+        self.table.set_table(np.zeros((0, 0)), (), (), lambda *_: "")
+        self.caption.setText(NO_RUN)
+
     def show_head(self, ref: HeadRef, maps: MapsSnapshot | None, direct: np.ndarray) -> PathAgreement | None:
         """The head's map in `maps` beside `direct` (n, n), the position table; None (and a note) without a run."""
         kind = maps.maps.get(ref.kind) if maps is not None else None
         if maps is None or kind is None or ref.layer >= kind.n_layers or ref.head >= kind.n_heads:
-            self.table.set_table(np.zeros((0, 0)), (), (), lambda *_: "")
-            self.caption.setText(NO_RUN)
+            self.clear()
             return None
         values = kind.values[ref.layer, ref.head]  # (Tq, Tk)
         what = WHAT.get(maps.mode, maps.mode)

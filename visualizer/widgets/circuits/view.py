@@ -215,6 +215,7 @@ class CircuitsView(QWidget):
                 table.setRowCount(0)
                 table.setColumnCount(0)
                 caption.setText("")
+            self.run_map.clear()  # a map of an earlier run beside no table would read as this model's
             self._name_tabs(None)
             return
         circuit, tokens = frame.circuit(ref), frame.tokens
