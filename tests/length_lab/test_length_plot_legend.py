@@ -152,3 +152,10 @@ def test_two_models_that_score_alike_both_show(qtbot):
         seen = [image.pixelColor(at.x() + dx, at.y() + dy) for dx in range(-6, 7) for dy in range(-6, 7)]
         for colour in COLOURS:
             assert any(near_colour(pixel, QColor(colour), 30) for pixel in seen), (length, colour)
+
+
+def test_an_empty_plot_reads_source_lengths_from_one_not_a_range_around_zero(qtbot):
+    plot = shown_plot(qtbot, 700, 420)  # before the evaluation's plan arrives
+    low, high = plot.getPlotItem().viewRange()[0]
+    assert 0 < low < 1 and high > 10, (low, high)
+    assert plot.getPlotItem().getAxis("bottom").autoSIPrefixScale == 1.0  # no "(x0.001)" on a length axis

@@ -38,6 +38,9 @@ class LengthPlot(LegendAbovePlot):
         item.setLabel("left", "score (0 to 1)")
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setYRange(0.0, 1.02, padding=0.04)  # room for the "0" label at the foot of the axis
+        # lengths from 1 until the evaluation's plan arrives: pyqtgraph's default range would read -0.4 to 0.4
+        item.setXRange(0.5, 16.5, padding=0.01)
+        item.getAxis("bottom").enableAutoSIPrefix(False)
         item.setMouseEnabled(x=False, y=False)
         item.hideButtons()
         self.regions = [
