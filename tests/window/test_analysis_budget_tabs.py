@@ -118,15 +118,18 @@ def test_the_circuits_of_a_24_plus_24_layer_64_head_model_are_refused_in_the_sta
 
 def test_reading_circuits_keeps_a_100_hz_timer_ticking(qtbot):
     """96 heads: thousands of composition scores, none of them on the GUI thread."""
-    config = ModelConfig(d_model=64, n_heads=16, d_ff=32, max_len=24)
-    state = CircuitsState(hub_of(build_model(config, seed=0)), TaskSlot)
-    view = CircuitsView(state)
-    qtbot.addWidget(view)
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(10)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
+    idle_from = time.perf_counter()
+    qtbot.wait(500)  # the rate this machine gives the timer now, with nothing to do: what the reading is held to
+    idle = sum(1 for t in ticks if t > idle_from) / ((time.perf_counter() - idle_from) / 0.010)
+    config = ModelConfig(d_model=64, n_heads=16, d_ff=32, max_len=24)
+    state = CircuitsState(hub_of(build_model(config, seed=0)), TaskSlot)
+    view = CircuitsView(state)
+    qtbot.addWidget(view)
     start = time.perf_counter()
     view.resize(1280, 800)
     view.show()  # computes by itself
@@ -134,6 +137,7 @@ def test_reading_circuits_keeps_a_100_hz_timer_ticking(qtbot):
     elapsed = time.perf_counter() - start
     qtbot.waitUntil(lambda: len(ticks) > 0 and ticks[-1] > start + elapsed)  # the timer came back after the result
     timer.stop()
-    seen = sum(1 for t in ticks if t <= start + elapsed)
-    assert seen / (elapsed / 0.010) > 0.5, (seen, elapsed)  # a frozen window sees ~0; a loaded machine ~0.8
+    seen = sum(1 for t in ticks if start < t <= start + elapsed)
+    # a frozen window sees ~0 of the idle rate; reading on the pool thread keeps most of it, however loaded the machine
+    assert seen / (elapsed / 0.010) > 0.5 * idle, (seen, elapsed, idle)
     state.shutdown()
