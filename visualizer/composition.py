@@ -25,6 +25,8 @@ from visualizer.workers.loader import StartupModel, load_startup_model
 from visualizer.workers.tasks import TaskSlot, run_task, wait_for_tasks
 
 if TYPE_CHECKING:  # the modules themselves load in _build(), after the window's first paint (they import torch)
+    from PySide6.QtWidgets import QWidget
+
     from visualizer.analysis_tabs import AnalysisTabs
     from visualizer.controllers.architecture import ArchitectureController
     from visualizer.controllers.checkpoints import CheckpointActions
@@ -183,13 +185,14 @@ class Application(QObject):
         self.beam_panel = BeamPanel(self.beam)
         tools = playground_tools(session, TaskSlot)  # a cell's decomposition: off the GUI thread
         playground = self.playground = PlaygroundView(session, tools, compare=self.compare, beam_panel=self.beam_panel)
-        self._pe_page = PEPage(self.pe_state)  # built when first shown
+        pe_page = self._pe_page = PEPage(self.pe_state)  # built when first shown
         checkpoints = self.checkpoints = CheckpointActions(hub, win, training)
         ask, movie = checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks
-        self.trainer_page = TrainerPage(  # built when first shown
+        trainer_page = self.trainer_page = TrainerPage(  # built when first shown
             hub, training, session.gates, session.gates_changed, confirm_discard=ask, run_job=movie
         )
-        for widget, title in zip((playground, self._pe_page, self.trainer_page), TAB_TITLES):
+        pages: tuple[QWidget, ...] = (playground, pe_page, trainer_page)
+        for widget, title in zip(pages, TAB_TITLES):
             win.add_tab(widget, title)
         analysis = self.analysis = build_analysis_tabs(hub, session, playground, win, self)
         self.heads, self.heads_view, self.badges = analysis.heads, analysis.heads_view, analysis.badges
