@@ -1,8 +1,9 @@
 """The Lessons dock in the window: lessons loaded from resources/lessons, Help › Lessons (F9), the highlight frame.
 
-The composition root calls `install_lessons` once the tabs exist. The lesson files are read on a pool thread (a
-slow disk or a crafted file never holds up the window); the list fills in when they are read. Whether the dock is
-open is remembered: the learner closing it or opening it from the Help menu is saved at once.
+The composition root calls `install_lessons` once the Playground, PE and Trainer tabs exist (a step's target is
+found when the step runs, so the analyses' tabs installed after it are reached too). The lesson files are read on a
+pool thread (a slow disk or a crafted file never holds up the window); the list fills in when they are read.
+Whether the dock is open is remembered: the learner closing it or opening it from the Help menu is saved at once.
 """
 
 from __future__ import annotations

@@ -45,6 +45,7 @@ def build_menus(app: Any) -> MenuActions:
         win.add_action(
             win.view_menu, f"&{i + 1} {name}", lambda _c=False, i=i: win.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"
         )
+    win.view_menu.addSeparator()  # the tabs installed later go above it, after these three, in their order
     win.add_action(
         win.view_menu,
         "&Analyse heads",

@@ -99,6 +99,9 @@ def test_the_circuits_of_a_1024_token_model_are_refused_in_the_status_line(qtbot
     )
     assert not state.running and view.run_button.isEnabled() and not view.progress.isVisible()
     assert view.frame is None
+    view.hide()  # a shown tab would read the next model at once
+    state.hub.set_model(build_model(ModelConfig(), seed=0), TaskSpec(), origin="small.pt")
+    assert view.status.text() == "The model changed: press Compute (Ctrl+Return) to read this model's circuits."
     state.shutdown()
 
 

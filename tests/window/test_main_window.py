@@ -295,6 +295,13 @@ def test_a_restore_that_fails_falls_back_to_the_defaults_and_says_so(qtbot, tiny
     close_window(qtbot, app)
 
 
+def test_the_view_menu_lists_the_tabs_in_order_before_anything_else(qtbot, app):
+    texts = [a.text().replace("&", "") for a in app.window.view_menu.actions()]
+    tabs = [app.window.tabs.tabText(i).replace("&", "") for i in range(app.window.tabs.count())]
+    assert texts[: len(tabs)] == [f"{i + 1} {title}" for i, title in enumerate(tabs)], texts
+    assert texts[len(tabs)] == ""  # a separator, then the other entries (Analyse heads, Square cells, ...)
+
+
 def test_view_menu_square_cells_makes_every_grid_keep_square_cells(qtbot, app):
     from PySide6.QtCore import QRectF
 

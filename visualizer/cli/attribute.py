@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from visualizer.cli.budget import analysis_refusals
-from visualizer.cli.budget import decoded as decoded_by
 from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
@@ -49,26 +48,33 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
-    bars: list[ProgressBar] = []  # a step per output position, per occlusion pass: made once the output is known
+    # the tokens decoded (shown once decoding has run a moment), then a step per output position and occlusion pass,
+    # one bar after the other: the second is made, and the first ended, once the output is known
+    bars: list[ProgressBar] = []
     steps = itertools.count(1)
 
+    def decoding(written: int, most: int) -> None:
+        if not bars:
+            bars.append(ProgressBar(most, sys.stderr, quiet_start=True))
+        bars[-1].count(written, "tokens decoded")
+
     def decoded(output: list[int]) -> None:
+        for bar in bars:
+            bar.close()
         passes = occlusion_passes(model, task, task.source_ids(ids), len(output))
-        bars.append(ProgressBar(len(output) + passes, sys.stderr))
+        bars[:] = [ProgressBar(len(output) + passes, sys.stderr)]
 
     try:
         with analysis_refusals():
-            found = decoded_by(
-                lambda decoding: analyse_source(
-                    model,
-                    task,
-                    ids,
-                    ns.ig_steps,
-                    knobs=Knobs(source="--source", ig_steps="--ig-steps"),
-                    decoding=decoding,
-                    decoded=decoded,
-                    progress=lambda _done, _total: bars[0].count(next(steps), "attribution steps"),
-                )
+            found = analyse_source(
+                model,
+                task,
+                ids,
+                ns.ig_steps,
+                knobs=Knobs(source="--source", ig_steps="--ig-steps"),
+                decoding=decoding,
+                decoded=decoded,
+                progress=lambda _done, _total: bars[-1].count(next(steps), "attribution steps"),
             )
     finally:
         for bar in bars:

@@ -29,6 +29,7 @@ class AnalysisState(QObject):
     CLEARED = "The model changed."  # a new model cleared the result: the subclass says what to press for this one
     DROPPED = "The model changed while this ran."  # a new model dropped a run, or one ended for a model replaced
     CANCELLED = "Cancelled; the previous result (if any) stays."
+    IDLE_CLEARED: str | None = None  # said on a new model when there was no result and no run (None: nothing)
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, what: str, parent: QObject | None = None) -> None:
         """what: the run's name in the task layer and in its failure sentence ("Patching failed: ...")."""
@@ -100,11 +101,14 @@ class AnalysisState(QObject):
         if self._generation == self.hub.generation:  # the same weights on another device: the result still holds
             return
         self._generation = self.hub.generation
-        if self.frame is not None:
+        cleared = self.frame is not None
+        if cleared:
             self.frame = None
             self.frame_changed.emit(None)
             self.message.emit(self.CLEARED)
         if self._slot.running:  # its result would be for the model gone: dropped, and the reason said
             self._slot.discard()
             self._end(self.DROPPED)
+        elif not cleared and self.IDLE_CLEARED is not None:  # a refusal or a failure about the old model stands
+            self.message.emit(self.IDLE_CLEARED)
         self._new_model()

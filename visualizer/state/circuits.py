@@ -112,6 +112,7 @@ class CircuitsState(AnalysisState):
 
     CLEARED = "The model changed: " + PRESS
     DROPPED = "The model changed while this ran: " + PRESS
+    IDLE_CLEARED = "The model changed: " + PRESS
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
         super().__init__(hub, make_slot, "Reading the circuits", parent)

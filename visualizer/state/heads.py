@@ -76,6 +76,7 @@ class HeadsState(AnalysisState):
     CLEARED = ""  # "Analysed ..." is about the old model: the stale note says what it was
     DROPPED = MODEL_CHANGED
     CANCELLED = "Head importance cancelled; the previous result (if any) stays."
+    IDLE_CLEARED = ""  # a cancelled or failed run's sentence is about the old model
 
     def __init__(self, hub: ModelHub, make_slot: SlotFactory, parent: QObject | None = None) -> None:
         super().__init__(hub, make_slot, "The head analysis", parent)

@@ -59,7 +59,7 @@ class LazyTab(QWidget, Generic[W]):
     def content(self) -> W:
         """The real page, built now if it was not yet; raises what the build raised."""
         if self._content is None:
-            content = self._content = self._build()
+            content = self._build()
             for give in self._waiting.values():
                 give(content)
             guard_wheel(content)  # as the window does for the tabs it is given whole
@@ -67,6 +67,7 @@ class LazyTab(QWidget, Generic[W]):
             self._layout.addWidget(ScrollPage(content) if self._scrolls else content)
             if self.isVisible():  # added to a page on screen: show it now, not on a later turn of the event loop
                 content.show()
+            self._content = content  # only now: a build or a hand-over that raised is tried again on the next show
         return self._content
 
     def deliver(self, kind: str, give: Callable[[W], None]) -> None:
