@@ -18,6 +18,7 @@ from .circuits import HeadCircuit, HeadRef, token_circuits
 from .head_composition import (
     CompositionBaseline,
     CompositionScore,
+    CompositionType,
     UnlinkedScores,
     composition_scores,
     random_baseline,
@@ -41,11 +42,22 @@ class LinkRanking:
     per_head: dict[HeadRef, tuple[int, int]]  # head -> (its links in or out, those that stand out)
 
 
+def link_bar(baseline: CompositionBaseline, unlinked: UnlinkedScores, kind: CompositionType) -> float:
+    """The score a link of this type must pass to stand out: the higher of the two yardsticks' 95th percentiles."""
+    return max(baseline.p95[kind], unlinked.p95[kind])
+
+
+def link_ratio(link: CompositionScore, baseline: CompositionBaseline) -> float:
+    """The link's score as a multiple of what random heads of the same shapes give for its type."""
+    base = baseline.scores[link.type]
+    return link.score / base if base > 0 else math.nan
+
+
 def rank_links(
     composition: tuple[CompositionScore, ...], baseline: CompositionBaseline, unlinked: UnlinkedScores
 ) -> LinkRanking:
-    """Every link judged against the higher of the yardsticks' 95th percentiles for its type, once."""
-    bars = {kind: max(baseline.p95[kind], unlinked.p95[kind]) for kind in baseline.p95}
+    """Every link judged against its type's `link_bar` once, those that stand out ordered by `link_ratio`."""
+    bars = {kind: link_bar(baseline, unlinked, kind) for kind in baseline.p95}
     per_head: dict[HeadRef, list[int]] = {}
     standing = []
     for link in composition:
@@ -57,11 +69,7 @@ def rank_links(
         if up:
             standing.append(link)
 
-    def ratio(link: CompositionScore) -> float:
-        base = baseline.scores[link.type]
-        return link.score / base if base > 0 else math.nan
-
-    standing.sort(key=ratio, reverse=True)
+    standing.sort(key=lambda link: link_ratio(link, baseline), reverse=True)
     return LinkRanking(tuple(standing), {ref: (n, up) for ref, (n, up) in per_head.items()})
 
 

@@ -13,7 +13,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from visualizer.cli.budget import analysis_refusals
+from visualizer.cli.budget import analysis_refusals, decoding_bar
 from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
 from visualizer.cli.lens import source_ids
 from visualizer.cli.limits import ranged
@@ -50,19 +50,14 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
     # the tokens decoded (shown once decoding has run a moment), then a step per output position and occlusion pass,
     # one bar after the other: the second is made, and the first ended, once the output is known
+    decoding, end_decoding = decoding_bar()
     bars: list[ProgressBar] = []
     steps = itertools.count(1)
 
-    def decoding(written: int, most: int) -> None:
-        if not bars:
-            bars.append(ProgressBar(most, sys.stderr, quiet_start=True))
-        bars[-1].count(written, "tokens decoded")
-
     def decoded(output: list[int]) -> None:
-        for bar in bars:
-            bar.close()
+        end_decoding()
         passes = occlusion_passes(model, task, task.source_ids(ids), len(output))
-        bars[:] = [ProgressBar(len(output) + passes, sys.stderr)]
+        bars.append(ProgressBar(len(output) + passes, sys.stderr))
 
     try:
         with analysis_refusals():
@@ -77,6 +72,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 progress=lambda _done, _total: bars[-1].count(next(steps), "attribution steps"),
             )
     finally:
+        end_decoding()
         for bar in bars:
             bar.close()
     result, src, output = found.attribution, found.source, found.output

@@ -54,10 +54,9 @@ def analysis_refusals() -> Iterator[None]:
         raise ArgumentError(str(exc)) from None
 
 
-def decoded(decode: Callable[[Callable[[int, int], None]], T]) -> T:
-    """An analysis's greedy decoding, `decode(progress)` (its tokens, or the analysis that runs on them), with its
-    tokens counted on stderr once it has run a moment (a short output prints nothing); the bar is made when the most
-    tokens it may write is known."""
+def decoding_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """(progress, close) for an analysis's greedy decoding: its tokens counted on stderr once it has run a moment (a
+    short output prints nothing), the bar made when the most tokens it may write is known; `close` ends its line."""
     bars: list[ProgressBar] = []
 
     def progress(written: int, most: int) -> None:
@@ -65,8 +64,19 @@ def decoded(decode: Callable[[Callable[[int, int], None]], T]) -> T:
             bars.append(ProgressBar(most, sys.stderr, quiet_start=True))
         bars[0].count(written, "tokens decoded")
 
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+        bars.clear()
+
+    return progress, close
+
+
+def decoded(decode: Callable[[Callable[[int, int], None]], T]) -> T:
+    """An analysis's greedy decoding, `decode(progress)` (its tokens, or the analysis that runs on them), with its
+    tokens counted on stderr (`decoding_bar`)."""
+    progress, close = decoding_bar()
     try:
         return decode(progress)
     finally:
-        for bar in bars:
-            bar.close()
+        close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject
@@ -25,6 +24,8 @@ from core_model.circuits_report import (
     STEPS,
     CircuitsReport,
     LinkRanking,
+    link_bar,
+    link_ratio,
     rank_links,
     read_circuits,
 )
@@ -65,7 +66,7 @@ class CircuitsFrame:
 
     def bar(self, kind: CompositionType) -> float:
         """The score a link of this type must pass: the higher of the two yardsticks' 95th percentiles."""
-        return max(self.baseline.p95[kind], self.unlinked.p95[kind])
+        return link_bar(self.baseline, self.unlinked, kind)
 
     def above_noise(self, link: CompositionScore) -> bool:
         """Above both yardsticks' 95th percentiles: 1 random pair in 20, 1 unlinked trained pair in 20, get there."""
@@ -73,8 +74,7 @@ class CircuitsFrame:
 
     def ratio(self, link: CompositionScore) -> float:
         """The score as a multiple of what random heads of the same shapes give for its type."""
-        base = self.baseline.scores[link.type]
-        return link.score / base if base > 0 else math.nan
+        return link_ratio(link, self.baseline)
 
     @property
     def ranked(self) -> LinkRanking:
