@@ -107,8 +107,11 @@ def build_analysis_tabs(
     causal_page = LazyTab(
         lambda: _causal_tab(patching, attribution, session.source_text, show),
         shown=lambda tab: tab.follow_source(session.source_text),  # the Playground's input, each time it shows
+        keys=(("Ctrl+Return", "Patch (Patching page)"), ("Ctrl+Return", "Analyse (Lens and attribution page)")),
     )
-    circuits_page = LazyTab(lambda: _circuits_view(circuits, show), scrolls=True)  # its tables show every row
+    circuits_page = LazyTab(  # scrolls: its tables show every row
+        lambda: _circuits_view(circuits, show), scrolls=True, keys=(("Ctrl+Return", "Compute the circuits"),)
+    )
     for page in (causal_page, circuits_page):
         heads.roles_changed.connect(lambda roles, page=page: page.deliver("roles", lambda v: v.set_roles(roles)))
     session.frame_changed.connect(lambda frame: _deliver_run(circuits_page, frame))
@@ -119,7 +122,10 @@ def build_analysis_tabs(
         heads_view,
         badges,
         length_lab,
-        LazyTab(lambda: _length_lab_tab(length_lab)),  # a fifth of the start-up, were it built at once
+        LazyTab(  # a fifth of the start-up, were it built at once
+            lambda: _length_lab_tab(length_lab),
+            keys=(("Alt+E", "Evaluate"), ("Alt+L", "Cancel"), ("Alt+R", "Train both now")),
+        ),
         patching,
         attribution,
         causal_page,

@@ -2,9 +2,10 @@
 
 Grouped by where a key works: anywhere (menus, tabs), one group per tab in tab order, then windows of their own.
 A tab built on first show (LazyTab) or a window made on first use (the large map view) has no widgets to read
-before then, and building them here would freeze the window: their keys are declared here, and the tests
-tests/window/test_shortcut_lazy.py and tests/window/test_shortcut_help.py build them and check that each declaration
-lists exactly the keys they really have.
+before then, and building them here would freeze the window: a tab's keys are declared with its page
+(`LazyTab.keys`), the large map view's here, and the tests tests/window/test_shortcut_lazy.py and
+tests/window/test_shortcut_help.py build them and check that each declaration lists exactly the keys they really
+have.
 """
 
 from __future__ import annotations
@@ -23,13 +24,6 @@ ANYWHERE = "Anywhere in the window"
 LARGE_VIEW = "large map view"  # MapDialog's accessible name
 WINDOW_HEADINGS = {LARGE_VIEW: "Large map view (click a map in the Playground)"}
 ON_DEMAND_KEYS = {LARGE_VIEW: ((PAINT_KEY, "Paint mask"), (UNDO_KEY, "Undo paint"), (REDO_KEY, "Redo paint"))}
-LAZY_TAB_KEYS: dict[str, tuple[tuple[str, str], ...]] = {  # heading -> (key, what) of the keys its built widgets have
-    "Positional encoding tab": (),
-    "Trainer tab": (),  # its Ctrl+Return, Ctrl+P and Esc belong to the page itself and are read from it
-    "Length lab tab": (("Alt+E", "Evaluate"), ("Alt+L", "Cancel"), ("Alt+R", "Train both now")),
-    "Causal tab": (("Ctrl+Return", "Patch (Patching page)"), ("Ctrl+Return", "Analyse (Lens and attribution page)")),
-    "Circuits tab": (("Ctrl+Return", "Compute the circuits"),),
-}
 ShortcutGroup = tuple[str, Sequence[tuple[str, str]]]  # heading, [(keys, what they do)]
 
 
@@ -91,7 +85,7 @@ def _collect(window: QMainWindow) -> dict[tuple[str, str], list[str]]:
             add(area, key, what)
     for page in window.findChildren(LazyTab):
         if not page.built:  # its widgets do not exist yet: list what they will have
-            for key, what in LAZY_TAB_KEYS.get(_area(window, page), ()):
+            for key, what in page.keys:
                 add(_area(window, page), key, what)
     for action in window.findChildren(QAction):
         in_menu = any(isinstance(o, QMenu) and o.title() for o in action.associatedObjects())
@@ -125,7 +119,7 @@ def _area_order(window: QMainWindow) -> list[str]:
 
 def shortcut_groups(window: QMainWindow) -> list[ShortcutGroup]:
     """Every shortcut the window really has, grouped by where it works; each action's keys on one line. Builds
-    nothing: a tab not built yet is listed from LAZY_TAB_KEYS (building one blocks the GUI thread)."""
+    nothing: a tab not built yet is listed from its page's keys (building one blocks the GUI thread)."""
     order = _area_order(window)
     groups: dict[str, list[tuple[str, str]]] = {}
     for (area, what), keys in _collect(window).items():

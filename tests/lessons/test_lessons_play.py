@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QAbstractButton, QApplication
 from qt_helpers import readout, rest_mouse_on_cell, shown_app, wait_frame
 
 from core_model.shipped import resource_path
-from visualizer.lessons.vocabulary import EVENTS
+from visualizer.lessons.vocabulary import EVENTS, TABS
 from visualizer.shortcut_list import shortcut_groups
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -87,6 +87,13 @@ def test_f9_opens_the_dock_and_closing_it_is_remembered(qtbot, app):
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not dock.isVisible())
     assert QSettings().value("lessons/visible", type=bool) is False
+
+
+def test_every_tab_a_lesson_may_bring_forward_is_a_tab_of_the_window(qtbot, app):
+    """The lesson vocabulary's tab names are checked without the app; each is a title the window's tab bar shows
+    (a tab no lesson names need not be listed there)."""
+    shown = {app.window.tabs.tabText(i).replace("&", "") for i in range(app.window.tabs.count())}
+    assert set(TABS) <= shown and "Heads" in TABS
 
 
 def test_every_lesson_title_fits_one_line_of_the_list(qtbot, app):

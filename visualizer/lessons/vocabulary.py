@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 ATTRIBUTION_METHODS = ("gradient_x_delta", "integrated_gradients", "occlusion")  # attribution_agreement.METHODS
-TABS = ("Playground", "Positional encoding", "Trainer", "Heads", "Length lab", "Causal", "Circuits")
+TABS = (
+    "Playground",
+    "Positional encoding",
+    "Trainer",
+    "Heads",
+    "Length lab",
+    "Causal",
+    "Circuits",
+)  # show_tab may name
 VIEWS = ("weights", "scores", "norms", "rollout")  # the Playground's "Show" choice
 
 

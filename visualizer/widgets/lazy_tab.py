@@ -3,7 +3,8 @@
 Building a tab's plots is a visible part of launch-to-model-ready (the Length lab's most of all), paid by every
 session for tabs many sessions never open (docs/BENCHMARKS.md measures start-up). What other tabs send the content
 before it exists (the Heads tab's roles, the Playground's last run) waits on the page (`deliver`) and reaches the
-content when it is built, so no tab needs a page class of its own to hold it.
+content when it is built, so no tab needs a page class of its own to hold it. The keys the content will answer are
+declared with the page (`keys`), so the keyboard-shortcut list names them without building anything.
 """
 
 from __future__ import annotations
@@ -37,9 +38,13 @@ class LazyTab(QWidget, Generic[W]):
         *,
         scrolls: bool = False,
         shown: Callable[[W], None] | None = None,
+        keys: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        """shown: called with the content each time the page is shown (after building it the first time)."""
+        """shown: called with the content each time the page is shown (after building it the first time).
+        keys: (key, what it does) for each key the built content has (buttons' shortcuts, QShortcuts), as Help >
+        Keyboard shortcuts lists them before the content exists; a test builds every page and holds the two equal."""
         super().__init__(parent)
+        self.keys = keys
         self._build = build
         self._scrolls = scrolls  # the page scrolls as a whole below its content's minimum height (ScrollPage)
         self._shown = shown

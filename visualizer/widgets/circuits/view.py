@@ -145,7 +145,7 @@ class CircuitsView(QWidget):
         self.run_button.clicked.connect(st.compute)
         self.cancel_button.clicked.connect(st.cancel)
         run = QShortcut(QKeySequence(RUN_KEY), self, st.compute, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        run.setWhatsThis("Compute the circuits")  # as shortcut_list.LAZY_TAB_KEYS lists it
+        run.setWhatsThis("Compute the circuits")  # as its page declares it (analysis_tabs.py)
         st.frame_changed.connect(self.show_frame)
         st.running_changed.connect(self._on_running)
         st.progress_changed.connect(self._on_progress)
