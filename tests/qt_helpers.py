@@ -60,10 +60,10 @@ def show_grid(qtbot, kind: str, size: tuple[int, int]):
 
 def show_trainer_tab(qtbot, hub, state, size: tuple[int, int]):
     """A TrainerTab on `hub` and `state`, shown at `size`, training in batches of 16 (quick runs)."""
-    from visualizer.state.worker_api import run_inline
+    from visualizer.state.inline_slot import InlineSlot
     from visualizer.widgets.training.tab import TrainerTab
 
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     tab.resize(*size)
     with qtbot.waitExposed(tab):  # QT-NOTES: called bare it waits for nothing

@@ -187,9 +187,9 @@ class Application(QObject):
         playground = self.playground = PlaygroundView(session, tools, compare=self.compare, beam_panel=self.beam_panel)
         pe_page = self._pe_page = PEPage(self.pe_state)  # built when first shown
         checkpoints = self.checkpoints = CheckpointActions(hub, win, training)
-        ask, movie = checkpoints.confirm_discard, partial(run_task, "Exporting the movie")  # as File > Open asks
+        ask = checkpoints.confirm_discard  # as File > Open asks
         trainer_page = self.trainer_page = TrainerPage(  # built when first shown
-            hub, training, session.gates, session.gates_changed, confirm_discard=ask, run_job=movie
+            hub, training, session.gates, session.gates_changed, confirm_discard=ask, make_slot=TaskSlot
         )
         pages: tuple[QWidget, ...] = (playground, pe_page, trainer_page)
         for widget, title in zip(pages, TAB_TITLES):

@@ -11,9 +11,9 @@ from widget_readers import legend_curves
 from core_model import ModelConfig, build_model
 from core_model.tasks import TaskSpec, expected_output
 from core_model.vocab import BOS
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.snapshots import ProbeSnapshot
 from visualizer.state.training_forming import FormingRecorder, snapshot_roles
-from visualizer.state.worker_api import run_inline
 from visualizer.widgets.training.forming import FormingCurves
 from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.training_worker import probe_maps
@@ -74,7 +74,7 @@ def test_recorder_scores_each_snapshot_once_and_finds_the_forming_step():
 
 
 def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     tab.show()
     tab.form.batch_spin.setValue(16)
@@ -105,7 +105,7 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
 def test_a_head_aligned_before_the_first_snapshot_is_not_said_to_form_there(qtbot, hub, state):
     """Continue training on the shipped model: its cross head is aligned at the run's first snapshot already; the
     label must not claim it formed at that step (a student reads 'formed at step 4000' as learned just now)."""
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     forming = tab.findChild(FormingCurves)
     task = TaskSpec("copy", n_symbols=5, min_len=2, max_len=5)

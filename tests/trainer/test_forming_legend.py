@@ -11,10 +11,10 @@ from widget_readers import near_colour
 
 from core_model.checkpoint import load_checkpoint
 from core_model.shipped import resource_path
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.snapshots import KindMaps, ProbeSnapshot
 from visualizer.state.training import TrainingState
-from visualizer.state.worker_api import run_inline
 from visualizer.widgets.training.forming import FormingCurves
 from visualizer.widgets.training.tab import TrainerTab
 from visualizer.workers.training_worker import TrainingRun, probe_maps
@@ -56,7 +56,7 @@ def test_the_head_roles_legend_is_above_the_curves_and_hides_no_curve_end(qtbot)
     model = ckpt.build("cpu").eval()
     hub = ModelHub(model, ckpt.task, device=torch.device("cpu"), origin="copy_rope.pt")
     state = TrainingState(hub, TrainingRun)
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     tab.resize(1270, 700)  # the Trainer at 1280x800: the forming column is about 420 px wide
     with qtbot.waitExposed(tab):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from visualizer.state.training_record import MetricsView
 from visualizer.widgets.training.curves import Curves
 from visualizer.widgets.training.tab import TrainerTab
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 TRAIN_ONLY = (["training loss"], ["tokens (train)"])
 WITH_EVAL = (["training loss", "evaluation loss"], ["tokens (train)", "tokens (eval)", "exact (eval)"])
@@ -58,7 +56,7 @@ def test_an_evaluation_curve_enters_its_legend_with_its_first_point_and_leaves_w
 
 
 def test_a_real_run_names_its_evaluation_curves_once_it_has_evaluated(qtbot, hub, state):
-    tab = TrainerTab(hub, state, run_job=partial(run_task, "Exporting the movie"))
+    tab = TrainerTab(hub, state, make_slot=TaskSlot)
     qtbot.addWidget(tab)
     tab.show()
     assert legend_texts(tab.curves) == TRAIN_ONLY

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from visualizer.widgets.training import tab as trainer_tab
 from visualizer.widgets.training.page import TrainerPage
 from visualizer.widgets.training.questions import SCRATCH_QUESTION
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
 
@@ -31,11 +31,12 @@ def test_the_page_builds_its_tab_with_the_injected_question_and_runner(qtbot, hu
         asked.append(question)
         return False  # Cancel: nothing changes
 
-    def runner(job, done, failed):
-        return run_task("Exporting the movie", lambda: (threads.append(threading.get_ident()), job())[1], done, failed)
+    class Slot(TaskSlot):  # the app's slot, noting the thread each task runs on
+        def submit(self, fn, *inputs):
+            super().submit(lambda state, *a: (threads.append(threading.get_ident()), fn(state, *a))[1], *inputs)
 
     gates = _Gates()
-    page = TrainerPage(hub, state, dict, gates.changed, confirm_discard=confirm, run_job=runner)
+    page = TrainerPage(hub, state, dict, gates.changed, confirm_discard=confirm, make_slot=Slot)
     qtbot.addWidget(page)
     assert not page.built  # nothing of the tab until it is shown
     with qtbot.waitExposed(page):

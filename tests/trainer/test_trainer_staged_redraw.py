@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, QTimer
 from widget_readers import legend_curves
 
-from visualizer.state.worker_api import run_inline
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.widgets.training.redraw import StagedRedraw
 from visualizer.widgets.training.tab import TrainerTab
 
@@ -42,7 +42,7 @@ def test_parts_run_one_per_turn_and_a_newer_redraw_first_finishes_the_one_before
 
 
 def test_while_training_the_loss_and_the_probe_redraw_in_different_turns(qtbot, hub, state):
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     tab.show()
     tab.form.batch_spin.setValue(16)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import pytest
 import torch
@@ -14,11 +12,11 @@ import core_model.training as training_module
 from core_model import build_model
 from core_model.training import Trainer
 from core_model.training_loop import Cadence
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.training import TrainingState
-from visualizer.state.worker_api import run_inline
 from visualizer.widgets.training import tab as trainer_tab
 from visualizer.widgets.training.tab import TrainerTab, head_mean
-from visualizer.workers.tasks import run_task
+from visualizer.workers.tasks import TaskSlot
 
 WAIT_MS = 60_000
 
@@ -29,7 +27,7 @@ def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 @pytest.fixture
 def tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state, run_job=partial(run_task, "Exporting the movie"))  # the app's runner
+    widget = TrainerTab(hub, state, make_slot=TaskSlot)  # the app's runner
     qtbot.addWidget(widget)
     widget.show()
     widget.form.batch_spin.setValue(16)
@@ -280,7 +278,7 @@ def test_a_new_model_starts_from_its_positional_kinds_recipe(qtbot, positional):
         origin="test",
     )
     st = TrainingState(hub, TrainingRun)
-    widget = TrainerTab(hub, st, run_job=run_inline)
+    widget = TrainerTab(hub, st, make_slot=InlineSlot)
     qtbot.addWidget(widget)
     widget.show()
     lr, batch = {"rope": ("0.006000", "32"), "sinusoidal": ("0.003000", "24")}[positional]

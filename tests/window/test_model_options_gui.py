@@ -8,7 +8,7 @@ import torch
 from PySide6.QtCore import Qt
 
 from core_model import ModelConfig, build_model
-from visualizer.state.worker_api import run_inline
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.widgets.playground.model_panel import ModelPanel
 from visualizer.widgets.training.tab import TrainerTab
 
@@ -18,7 +18,7 @@ def _finished(state) -> bool:
 
 
 def test_drop_path_typed_in_the_form_trains_the_copy_with_it(qtbot, hub, state):
-    tab = TrainerTab(hub, state, run_job=run_inline)
+    tab = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(tab)
     with qtbot.waitExposed(tab):
         tab.show()

@@ -26,9 +26,9 @@ from core_model.training_loop import Cadence
 from visualizer.controllers import checkpoints as checkpoint_actions
 from visualizer.controllers.checkpoints import CheckpointActions
 from visualizer.controllers.export import Exporter
+from visualizer.state.inline_slot import InlineSlot
 from visualizer.state.pe_lab import PELabState
 from visualizer.state.snapshots import KindMaps
-from visualizer.state.worker_api import run_inline
 from visualizer.widgets.heatmap.grid import AttentionGrid
 from visualizer.widgets.pe_lab.tab import PETab
 from visualizer.widgets.training import tab as trainer_tab
@@ -326,7 +326,7 @@ def test_a_new_export_gets_what_the_umask_allows(window, folder):
 
 @pytest.fixture
 def trained_tab(qtbot, hub, state) -> TrainerTab:
-    widget = TrainerTab(hub, state, run_job=run_inline)
+    widget = TrainerTab(hub, state, make_slot=InlineSlot)
     qtbot.addWidget(widget)
     widget.show()
     widget.form.batch_spin.setValue(16)

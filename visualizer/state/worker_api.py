@@ -5,7 +5,6 @@ Typed here so that `state/` never imports `workers/`: workers depend on the stat
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -16,23 +15,7 @@ from core_model.model import Seq2SeqTransformer
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig
 
-from .failures import first_line
 from .snapshots import TrainingOutcome, WorkerOptions
-
-log = logging.getLogger(__name__)
-# run(job, on_done, on_error): the app passes the task layer's run_task with its title; on_error gets one line
-JobRunner = Callable[[Callable[[], Any], Callable[[Any], None], Callable[[str], None]], Any]
-
-
-def run_inline(job: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]) -> None:
-    """A JobRunner that runs the job at once on the calling thread (a view built without the app: tests, scripts)."""
-    try:
-        result = job()
-    except Exception as exc:  # noqa: BLE001 - reported to the user as a sentence, as the task layer does
-        log.warning("job failed", exc_info=True)
-        on_error(first_line(exc))
-        return
-    on_done(result)
 
 
 class TrainingWorkerApi(Protocol):

@@ -15,7 +15,7 @@ from PySide6.QtCore import SignalInstance
 
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.training import TrainingState
-from visualizer.state.worker_api import JobRunner
+from visualizer.state.worker_api import SlotFactory
 from visualizer.widgets.lazy_tab import LazyTab
 from visualizer.widgets.training.keys import install_shortcuts
 
@@ -35,12 +35,12 @@ class TrainerPage(LazyTab["TrainerTab"]):
         gates_changed: SignalInstance,
         *,
         confirm_discard: Callable[[str], bool] | None = None,
-        run_job: JobRunner,
+        make_slot: SlotFactory,
     ) -> None:
         self._hub, self._state = hub, state
         self._gates, self._gates_changed = gates, gates_changed
         self._confirm_discard = confirm_discard  # the app's Save, Discard or Cancel; None: the tab asks itself
-        self._run_job = run_job  # the app's task layer: the movie export runs off the GUI thread
+        self._make_slot = make_slot  # the app's task layer: the movie export runs off the GUI thread
         super().__init__(self._make)
         self.shortcuts = install_shortcuts(self, self.tab)  # here from the start: F1 lists them before a first visit
 
@@ -52,7 +52,7 @@ class TrainerPage(LazyTab["TrainerTab"]):
             self._state,
             own_shortcuts=False,
             confirm_discard=self._confirm_discard,
-            run_job=self._run_job,
+            make_slot=self._make_slot,
         )
         self._gates_changed.connect(tab.probe.set_head_gates)
         tab.probe.set_head_gates(self._gates())

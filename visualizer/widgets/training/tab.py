@@ -14,7 +14,7 @@ from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
 from visualizer.state.training_record import MetricsView
-from visualizer.state.worker_api import JobRunner
+from visualizer.state.worker_api import SlotFactory
 from visualizer.widgets.training.curves import Curves
 from visualizer.widgets.training.form import TrainerForm, form_task
 from visualizer.widgets.training.form_scroll import FormScroll
@@ -58,12 +58,14 @@ class TrainerTab(QWidget):
         *,
         own_shortcuts: bool = True,
         confirm_discard: ConfirmDiscard | None = None,
-        run_job: JobRunner,
+        make_slot: SlotFactory,
     ) -> None:
         super().__init__(parent)
         self.hub, self.state = hub, state
         self._confirm_discard = confirm_discard or (lambda text: ask_discard(self, text))  # False: nothing changes
-        self._run_job = run_job  # the app passes the task layer's: the movie is written off the GUI thread
+        self._movie = make_slot("Exporting the movie", self)  # the app's TaskSlot: written off the GUI thread
+        self._movie.finished.connect(self._movie_written)
+        self._movie.error_line.connect(self._movie_failed)
         self._own_shortcuts = own_shortcuts  # False: the page holding this tab owns them (keys.py)
         self.form = TrainerForm()
         self.curves = Curves()
@@ -282,20 +284,19 @@ class TrainerTab(QWidget):
             self.export_movie(Path(folder))
 
     def export_movie(self, folder: Path) -> None:
-        """Write the snapshot movie with the injected runner (off the GUI thread in the app); `movie_exported` says."""
-        snapshots = self.state.snapshots  # an immutable tuple: safe to hand to the background job
+        """Write the snapshot movie through the injected slot (off the GUI thread in the app); `movie_exported` says."""
+        snapshots = self.state.snapshots  # an immutable tuple: safe to hand to the background task
         if not snapshots:
             return
         self.probe.export_button.setEnabled(False)
+        self._movie.submit(lambda _state: write_movie(snapshots, folder))
 
-        def done(result: dict) -> None:
-            self.probe.export_button.setEnabled(True)
-            gif = f" and {Path(result['gif']).name}" if result["gif"] else " (install Pillow for an animated GIF)"
-            self.status_label.setText(f"Exported {result['frames']} frames to {result['folder']}{gif}.")
-            self.movie_exported.emit(result)
+    def _movie_written(self, result: dict) -> None:
+        self.probe.export_button.setEnabled(True)
+        gif = f" and {Path(result['gif']).name}" if result["gif"] else " (install Pillow for an animated GIF)"
+        self.status_label.setText(f"Exported {result['frames']} frames to {result['folder']}{gif}.")
+        self.movie_exported.emit(result)
 
-        def failed(text: str) -> None:
-            self.probe.export_button.setEnabled(True)
-            self.status_label.setText(f"Could not export the movie: {text}")
-
-        self._run_job(lambda: write_movie(snapshots, folder), done, failed)
+    def _movie_failed(self, text: str) -> None:
+        self.probe.export_button.setEnabled(True)
+        self.status_label.setText(f"Could not export the movie: {text}")
