@@ -54,10 +54,6 @@ class ImportanceReport:
     heads: tuple[HeadAblation, ...]  # kinds in ATTENTION_KINDS order, then layer, then head
 
 
-class ImportanceCancelled(Exception):
-    """The caller's should_stop() said stop; no partial report is returned."""
-
-
 def head_list(model: Seq2SeqTransformer) -> list[tuple[str, int, int]]:
     """(kind, layer, head) for every head, in report order."""
     cfg = model.config
@@ -106,9 +102,9 @@ def head_importance(
     seed: int = 1234,
     device: torch.device | str = "cpu",
     progress: Callable[[int, int], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
 ) -> ImportanceReport:
-    """Ablate each head in turn on N seeded sequences; progress(done, total) after each, should_stop() polled."""
+    """Ablate each head in turn on N seeded sequences; progress(done, total) after each (raising Stop there ends
+    the run with no report: core_model.stopping)."""
     batch = probe_sequences(task, n, seed).to(device)
     heads = head_list(model)
     total = len(heads) + 1
@@ -118,8 +114,6 @@ def head_importance(
         progress(1, total)
     results = []
     for i, (kind, layer, head) in enumerate(heads):
-        if should_stop is not None and should_stop():
-            raise ImportanceCancelled()
         s = score_model(model, batch, single_head_gates(model, kind, layer, head), n_tokens)
         results.append(HeadAblation(kind, layer, head, s, s.loss - baseline.loss, s.exact_match - baseline.exact_match))
         if progress is not None:
@@ -167,11 +161,10 @@ def analyse_heads(
     seed: int = 1234,
     device: torch.device | str = "cpu",
     progress: Callable[[int, int], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
 ) -> HeadAnalysis:
     """Roles and importance of every head on the same N seeded sequences (what the CLI prints, the GUI draws)."""
     roles = {(r.kind, r.layer, r.head): r for r in head_roles(model, task, n=n, seed=seed, device=device)}
-    report = head_importance(model, task, n=n, seed=seed, device=device, progress=progress, should_stop=should_stop)
+    report = head_importance(model, task, n=n, seed=seed, device=device, progress=progress)
     rows = []
     for a in report.heads:
         r = roles[(a.kind, a.layer, a.head)]

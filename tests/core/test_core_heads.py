@@ -175,14 +175,20 @@ def test_importance_equals_separately_gated_model_calls(tiny_models, task_name):
     assert calls[-1] == (len(expected_heads) + 1, len(expected_heads) + 1)
 
 
-def test_importance_stops_when_asked(tiny_models):
-    from core_model.head_importance import ImportanceCancelled
+def test_importance_stops_at_the_report_that_raises_stop(tiny_models):
+    from core_model.stopping import Stop
 
     model, task = tiny_models["copy"]
     asked = []
-    with pytest.raises(ImportanceCancelled):
-        head_importance(model, task, n=4, seed=0, should_stop=lambda: asked.append(1) or len(asked) > 2)
-    assert len(asked) == 3
+
+    def progress(done: int, total: int) -> None:
+        asked.append(done)
+        if done == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        head_importance(model, task, n=4, seed=0, progress=progress)
+    assert asked == [1, 2, 3]  # no head was ablated after the report that asked to stop
 
 
 def test_single_head_gates_switch_off_one_head_only(tiny_models):

@@ -62,8 +62,7 @@ def analyse_copy(
         n=n,
         seed=seed,
         device=device,
-        should_stop=lambda: state.cancelled,
-        progress=lambda done, total: state.report((done, total)),
+        progress=lambda done, total: state.step((done, total)),
     )
 
 
