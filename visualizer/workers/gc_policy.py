@@ -135,7 +135,7 @@ class GcHold:
 
 
 def holds() -> int:
-    """How many pauses are alive (tests check that none is left over)."""
+    """How many pauses are alive (0 once every task that paused the collector has ended)."""
     return _holds
 
 

@@ -163,5 +163,5 @@ class LengthPlot(LegendAbovePlot):
             self.length_clicked.emit(length)
 
     def scene_point(self, length: int, y: float = 0.5) -> QPointF:
-        """Where (length, y) lies in the scene (tests and screenshots click there)."""
+        """Where (length, y) lies in the scene: the inverse of the mapping a click on the plot goes through."""
         return self.getPlotItem().vb.mapViewToScene(QPointF(length, y))

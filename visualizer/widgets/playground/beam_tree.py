@@ -94,7 +94,7 @@ class BeamTree(QWidget):
         self.update()
 
     def drawn_texts(self, role: str | None = None) -> list[DrawnText]:
-        """What the tree paints (tests read the numbers a user sees)."""
+        """The texts the tree paints now, in paint order; only those of one role (DrawnText.role) when given."""
         return [t for t in self._texts if role is None or t.role == role]
 
     def node_rect(self, node: int) -> QRectF:
