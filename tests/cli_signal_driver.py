@@ -26,7 +26,7 @@ WORK = {  # the function each verb's analysis starts with, as "module:attribute"
     "heads": "core_model.head_importance:analyse_heads",
     "cell": "core_model.cell_decomposition:decompose_cell",
     "patch": "core_model.patching:patch_effects",
-    "lens": "core_model.logit_lens:logit_lens",
+    "lens": "core_model.source_lens:source_lens",
     "attribute": "core_model.attribution:attribute",
     "circuits": "core_model.circuits:token_circuits",
     "page": "core_model.page_data:page_data",

@@ -1,4 +1,5 @@
-"""The one entries the CLI verbs and the Causal tab share: analyse_source (attribute) and patch_sources (patch).
+"""The one entries the CLI verbs and the Causal tab share: analyse_source (attribute), patch_sources (patch) and
+source_lens (lens).
 Each equals the same analysis assembled here from its parts, written out in the test, and refuses over the budget
 before any work."""
 
@@ -17,6 +18,7 @@ from core_model.logit_lens import logit_lens
 from core_model.patching import patch_effects
 from core_model.shipped import resource_path
 from core_model.source_analysis import analyse_source, occlusion_passes
+from core_model.source_lens import source_lens
 from core_model.source_patching import patch_sources
 from core_model.tasks import expected_output
 
@@ -50,6 +52,34 @@ def test_analyse_source_is_greedy_output_attribution_views_and_agreement(shipped
     np.testing.assert_allclose(found.lens.output_log_probs, lens.output_log_probs, atol=1e-12)
     # a step per output position's gradients, then per occlusion pass
     assert len(steps) == len(output) + occlusion_passes(model, task, src, len(output))
+
+
+def test_source_lens_is_the_lens_of_the_greedy_output_of_the_padded_source(shipped):
+    model, task = shipped
+    ids, written = task.vocabulary.encode("2718"), []
+    found = source_lens(model, task, ids, pads=2, decoding=lambda done, most: written.append(done))
+    src = [*task.source_ids(ids), 0, 0]  # two <pad> tokens after the source
+    output = greedy_output(model, src, len(task.vocabulary))
+    assert found.source == src and found.output == output and written[-1] == len(output)
+    assert found.expected == expected_output(task.task, ids)
+    lens = logit_lens(model, src, output, n_tokens=len(task.vocabulary))
+    np.testing.assert_array_equal(found.lens.top_tokens, lens.top_tokens)
+    np.testing.assert_allclose(found.lens.top_log_probs, lens.top_log_probs, rtol=0, atol=1e-12)
+
+
+def test_source_lens_over_the_budget_is_refused_before_it_decodes(shipped):
+    model, task = shipped
+    written = []
+    with pytest.raises(BudgetError, match="the logit lens on 2 symbols"):
+        source_lens(
+            model,
+            task,
+            task.vocabulary.encode("12"),
+            knobs=Knobs(source="--source"),
+            decoding=lambda d, m: written.append(d),
+            pads=10**6,
+        )
+    assert written == []
 
 
 def test_analyse_source_over_the_budget_is_refused_before_it_decodes(shipped):

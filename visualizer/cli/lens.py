@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,28 +52,22 @@ def most_common_fields(lens: Any, layer: int, token: Any) -> dict[str, Any]:
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Decode greedily, run the lens and print one JSON line; a bad source, or one whose lens is over the analysis
     budget, exits 2 naming --source. A long decoding counts its tokens on stderr."""
-    from core_model.analysis_budget import Knobs, analysis_output, check_lens
-    from core_model.analysis_cost import lens_cost
-    from core_model.inputs import encoder_input
-    from core_model.logit_lens import logit_lens
-    from core_model.tasks import expected_output, max_source_len
+    from core_model.analysis_budget import Knobs
+    from core_model.source_lens import source_lens
+    from core_model.tasks import max_source_len
 
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
     ids = source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
-    src = encoder_input(ids, ns.pads, anchored=task.anchored)
-    knobs, expected = Knobs(source="--source"), len(expected_output(task.task, ids)) + 1  # with <eos>
     with analysis_refusals():
-        check_lens(model.config, len(ids), len(src), expected, knobs)
-        cost_for = partial(lens_cost, model.config, len(src))
-        what = "the logit lens"
-        output = decoded(partial(analysis_output, model, src, len(vocab), cost_for, expected, what, knobs))
-    lens = logit_lens(model, src, output, n_tokens=len(vocab))
+        knobs = Knobs(source="--source")
+        found = decoded(lambda bar: source_lens(model, task, ids, pads=ns.pads, knobs=knobs, decoding=bar))
+    lens = found.lens
     out = {
-        "source_tokens": vocab.tokens(src),
-        "output_tokens": vocab.tokens(output),
-        "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+        "source_tokens": vocab.tokens(found.source),
+        "output_tokens": vocab.tokens(found.output),
+        "expected": vocab.tokens(found.expected) + ["<eos>"],
         "layers": [
             {
                 "layer": layer,
