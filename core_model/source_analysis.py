@@ -17,6 +17,7 @@ from .analysis_budget import NO_KNOBS, Knobs, analysis_output, check_attribute
 from .analysis_cost import attribution_cost_for, occlusion_chunk
 from .attribution import Attribution, attribute
 from .attribution_agreement import agreement, attention_views, top1_agreement
+from .config import ModelConfig
 from .logit_lens import LogitLens, logit_lens
 from .model import Seq2SeqTransformer
 from .tasks import TaskSpec, expected_output
@@ -44,6 +45,15 @@ def occlusion_passes(model: Seq2SeqTransformer, task: TaskSpec, source: Sequence
     return -(-edits // occlusion_chunk(model.config, len(source), output_len))
 
 
+def check_source_analysis(
+    config: ModelConfig, task: TaskSpec, ids: Sequence[int], ig_steps: int, knobs: Knobs = NO_KNOBS
+) -> None:
+    """BudgetError when the analysis of the source symbols `ids` is over the analysis budget: `analyse_source`'s
+    own first check, for a front end that refuses the input where it was typed before it starts anything."""
+    expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
+    check_attribute(config, len(ids), len(task.source_ids(list(ids))), expected, ig_steps, knobs)
+
+
 def analyse_source(
     model: Seq2SeqTransformer,
     task: TaskSpec,
@@ -64,8 +74,8 @@ def analyse_source(
     each occlusion pass (attribute's own counting). lens: add the logit lens of the same output."""
     vocab = task.vocabulary
     src = task.source_ids(list(ids))
+    check_source_analysis(model.config, task, ids, ig_steps, knobs)
     expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
-    check_attribute(model.config, len(ids), len(src), expected, ig_steps, knobs)
     cost_for = attribution_cost_for(model.config, len(src), len(ids), ig_steps)
     output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs, decoding)
     if decoded is not None:

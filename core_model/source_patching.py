@@ -14,9 +14,17 @@ import torch
 
 from .analysis_budget import NO_KNOBS, Knobs, check_patch
 from .analysis_cost import patch_chunk
+from .config import ModelConfig
 from .model import Seq2SeqTransformer
 from .patching import PatchResult, patch_effects
 from .tasks import TaskSpec, expected_output
+
+
+def check_patch_sources(config: ModelConfig, task: TaskSpec, clean: Sequence[int], knobs: Knobs = NO_KNOBS) -> None:
+    """BudgetError when patching sources as long as `clean` is over the analysis budget: `patch_sources`'s own first
+    check, for a front end that refuses the input where it was typed before it starts anything."""
+    tgt_len = len(expected_output(task.task, list(clean))) + 1  # <bos> and the clean expected output, teacher-forced
+    check_patch(config, len(clean), len(task.source_ids(list(clean))), tgt_len, knobs)
 
 
 def patch_sources(
@@ -32,10 +40,10 @@ def patch_sources(
     """Patch `corrupt` (symbol ids, as long as `clean`) with `clean`'s values at output `position` (None: the first
     position where the expected outputs differ). BudgetError before any work when over budget (`knobs` names what
     to lower); `progress(done, total)` after each pass of patched runs, and raising from it stops the work there."""
+    check_patch_sources(model.config, task, clean, knobs)
     src_clean = task.source_ids(list(clean))
     target = expected_output(task.task, list(clean))
-    tgt_len = len(target) + 1  # <bos> and the clean expected output, teacher-forced
-    check_patch(model.config, len(clean), len(src_clean), tgt_len, knobs)
+    tgt_len = len(target) + 1
     with torch.no_grad():
         return patch_effects(
             model,

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core_model.analysis_budget import BudgetError, Knobs, check_attribute
+from core_model.analysis_budget import BudgetError, Knobs
 from core_model.attribution import MAX_IG_STEPS, Attribution
 from core_model.logit_lens import LogitLens
 from core_model.model import Seq2SeqTransformer
-from core_model.source_analysis import SourceAnalysis, analyse_source
-from core_model.tasks import TaskSpec, expected_output, max_source_len
+from core_model.source_analysis import SourceAnalysis, analyse_source, check_source_analysis
+from core_model.tasks import TaskSpec, max_source_len
 
 from .analysis import AnalysisState
 from .model_hub import ModelHub
@@ -135,9 +135,8 @@ class AttributionState(AnalysisState):
         """The source field's error when the lens and attribution of `ids` are over the analysis budget: the check
         `attention-playground attribute` makes, so the tab never starts what the command refuses."""
         task, config = self.hub.task, self.hub.model.config
-        expected = len(expected_output(task.task, ids)) + 1
         try:
-            check_attribute(config, len(ids), len(task.source_ids(ids)), expected, self.ig_steps, KNOBS)
+            check_source_analysis(config, task, ids, self.ig_steps, KNOBS)
         except BudgetError as error:
             return InputError("source", error.sentence)
         return None

@@ -12,11 +12,11 @@ from typing import Literal
 
 from PySide6.QtCore import QObject, Signal
 
-from core_model.analysis_budget import BudgetError, Knobs, check_patch
+from core_model.analysis_budget import BudgetError, Knobs
 from core_model.config import ModelConfig
 from core_model.model import Seq2SeqTransformer
 from core_model.patching import PatchResult, labels_for
-from core_model.source_patching import patch_sources
+from core_model.source_patching import check_patch_sources, patch_sources
 from core_model.tasks import TaskSpec, expected_output, max_source_len
 
 from .analysis import AnalysisState
@@ -92,9 +92,8 @@ def check_pair(
 def check_budget(task: TaskSpec, config: ModelConfig, clean_ids: list[int]) -> None:
     """PatchInputError on the clean field when patching these sources is over the analysis budget: the check
     `attention-playground patch` makes, in the window's words."""
-    tgt_len = len(expected_output(task.task, clean_ids)) + 1  # <bos> and the clean expected output, teacher-forced
     try:
-        check_patch(config, len(clean_ids), len(task.source_ids(clean_ids)), tgt_len, KNOBS)
+        check_patch_sources(config, task, clean_ids, KNOBS)
     except BudgetError as error:
         raise PatchInputError("clean", error.sentence) from None
 
