@@ -84,9 +84,8 @@ class AnalysisTabs:
 
     def shutdown(self, timeout_ms: int) -> None:
         """Their jobs end before the objects they report to."""
-        for state in (self.heads, self.patching, self.attribution, self.circuits):
+        for state in (self.heads, self.patching, self.attribution, self.circuits, self.length_lab):
             state.shutdown(timeout_ms)
-        self.length_lab.shutdown(timeout_ms)
 
 
 def build_analysis_tabs(

@@ -18,6 +18,7 @@ from core_model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from core_model.tasks import TaskSpec
 from core_model.training import TrainConfig, Trainer
 from visualizer.cli import main
+from visualizer.state import length_lab
 from visualizer.state.length_lab import LengthLabState
 from visualizer.state.length_lab_snapshots import ModelSource, shipped_sources
 from visualizer.widgets.length_lab.view import LengthLabTab
@@ -347,3 +348,24 @@ def test_a_new_model_under_the_old_name_marks_the_curves_out_of_date_even_at_the
         assert _stale_drawn(lab) == [True, False, True, False]
     _evaluate(qtbot, lab, 2, 5)  # the new model's own curves are current again
     assert lab.progress.text() == "Done: 8 lengths x 2 models, 2 sources each, seed 5" and not any(_stale_drawn(lab))
+
+
+def test_a_job_that_raises_after_cancel_ends_as_a_cancelled_one(qtbot, lab, monkeypatch):
+    """However the evaluation stops after Cancel (here it raises on its way out), the bar says what was computed and
+    the buttons come back; no failure is reported."""
+    evaluate_pair = length_lab.evaluate_pair
+
+    def evaluate_then_raise(*args):
+        evaluate_pair(*args)
+        raise RuntimeError("torn down while stopping")
+
+    monkeypatch.setattr(length_lab, "evaluate_pair", evaluate_then_raise)
+    _type(qtbot, lab.n_spin, "5000")
+    qtbot.mouseClick(lab.evaluate_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: lab.progress.text().startswith("Evaluating: "), timeout=WAIT_MS)
+    qtbot.mouseClick(lab.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: lab.evaluate_button.isEnabled(), timeout=20_000)
+    done, total = lab.state.curves.progress
+    assert done < total and lab.progress.text() == f"Cancelled after {done} of {total} points (8 lengths x 2 models)"
+    assert lab.progress.value() == done and not lab.cancel_button.isEnabled()
+    assert "failed" not in lab.selected_label.text()

@@ -177,11 +177,12 @@ class LengthLabTab(QWidget):
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._show_length())
         self.repeat_button.clicked.connect(self._on_repeated_preset)
         self.layer_combo.currentIndexChanged.connect(lambda _i: self._redraw_maps())
-        st.curves_changed.connect(self.set_curves)
+        st.frame_changed.connect(self.set_curves)
         st.progress_changed.connect(self._on_progress)
-        st.busy_changed.connect(self._on_busy)
+        st.message.connect(self.progress.setFormat)  # the lab's status line is its progress bar's text
+        st.running_changed.connect(self._on_busy)
         st.probe_changed.connect(self._on_probe)
-        st.message.connect(self.selected_label.setText)
+        st.note.connect(self.selected_label.setText)
         st.sources_changed.connect(self._on_sources)
         st.stale_changed.connect(self.plot.set_stale)
         self._on_busy(False)
@@ -236,10 +237,9 @@ class LengthLabTab(QWidget):
     def set_curves(self, curves: LabCurves) -> None:
         self.plot.set_curves(curves)
 
-    def _on_progress(self, done: int, total: int, text: str) -> None:
+    def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done if total else 0)
-        self.progress.setFormat(text)
 
     def _on_busy(self, busy: bool) -> None:
         self.evaluate_button.setEnabled(not busy)
