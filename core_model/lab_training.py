@@ -33,12 +33,12 @@ def train_pair(
     steps: int,
     seed: int,
     progress: Callable[[TrainProgress], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
     *,
     batch_size: int = 64,
     base: ModelConfig | None = None,
 ) -> tuple[Checkpoint, Checkpoint] | None:
-    """(RoPE, sinusoidal) checkpoints in memory, or None when stopped before both finished."""
+    """(RoPE, sinusoidal) checkpoints in memory. `progress` every REPORT_EVERY steps and at each model's last;
+    raising Stop there ends the training with no result (core_model.stopping)."""
     config = replace(base or ModelConfig(), vocab_size=task.vocab_size)
     train = TrainConfig(batch_size=batch_size, steps=steps, seed=seed, device="cpu")
     out = []
@@ -46,8 +46,6 @@ def train_pair(
         model = build_model(replace(config, positional=positional), seed=seed)
         trainer = Trainer(model, task, train)
         for metrics in trainer.train_steps():
-            if should_stop is not None and should_stop():
-                return None
             if progress is not None and (metrics.step % REPORT_EVERY == 0 or metrics.step == steps):
                 progress(
                     TrainProgress(

@@ -43,9 +43,11 @@ def length_curve(
     train_len: int | None = None,
     device: torch.device | str | None = None,
     progress: Callable[[LengthResult], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    batches: Callable[[int, int], None] | None = None,
 ) -> tuple[LengthResult, ...]:
-    """Each length's result in order, reported as soon as it is known (the finished ones if stopped early).
+    """Each length's result in order, each reported as soon as it is known (`progress`); `batches(done, total)`
+    after each batch of sources of a length. Raising Stop from either ends the curve there: the lengths reported
+    are what it found (core_model.stopping).
 
     scaling: "none", "pi" or "ntk" (RoPE only), from train_len (default: the task's max_len) to each length.
     """
@@ -53,10 +55,8 @@ def length_curve(
     points: list[LengthResult] = []
     for length in lengths:
         sweep = evaluate_lengths(
-            model, task, [length], n=n, seed=seed, device=device, should_stop=should_stop, position_scaling=hook
+            model, task, [length], n=n, seed=seed, device=device, progress=batches, position_scaling=hook
         )
-        if sweep.cancelled or length not in sweep.per_length:
-            break
         points.append(sweep.per_length[length])
         if progress is not None:
             progress(points[-1])

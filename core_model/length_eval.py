@@ -41,13 +41,12 @@ class LengthResult:
 
 @dataclass(frozen=True)
 class LengthSweep:
-    """Results for every length evaluated, in the order asked; `cancelled` when `should_stop` ended it early."""
+    """Results for every length evaluated, in the order asked."""
 
     task: str
     seed: int
     n: int
     per_length: dict[int, LengthResult]
-    cancelled: bool = False
 
     @property
     def lengths(self) -> tuple[int, ...]:
@@ -75,14 +74,13 @@ def evaluate_lengths(
     batch_size: int = 500,
     masks: MaskSpec | None = None,
     progress: Callable[[int, int], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
     position_scaling: PositionScaling | None = None,
 ) -> LengthSweep:
     """Greedy exact match and token accuracy on n fresh random sources of each length.
 
     Sources are uniform (the task's `runs` is ignored; its `anchored` is kept: it is how the model reads).
-    `progress(done, total)` counts sources; `should_stop()` is polled between batches and, when true, ends the
-    sweep early: the returned sweep then holds only the lengths finished and `cancelled=True` (nothing raises).
+    `progress(done, total)` counts sources, after each batch; raising Stop there ends the sweep with no result
+    (core_model.stopping: a caller that wants the finished lengths asks for one length at a time, as length_curve).
     `position_scaling(model, length)`, when given, is entered around the evaluation of each length.
     """
     check_int("n", n, 1)
@@ -102,8 +100,6 @@ def evaluate_lengths(
                 batch = make_batch(uniform, n, torch.Generator().manual_seed(seed), length)
                 exact = correct = 0
                 for start in range(0, n, batch_size):
-                    if should_stop is not None and should_stop():
-                        return LengthSweep(task.task, seed, n, results, cancelled=True)
                     src = batch.src[start : start + batch_size].to(device)
                     want = batch.tgt_out[start : start + batch_size].to(device)  # (b, length + 1), no padding
                     out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary))

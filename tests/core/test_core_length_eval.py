@@ -15,6 +15,7 @@ from core_model.length_eval import (
     repeated_symbol_sources,
     wrong_sources,
 )
+from core_model.stopping import Stop
 from core_model.tasks import TaskSpec, make_batch
 from core_model.training import TrainConfig, Trainer
 from core_model.vocab import BOS, EOS
@@ -63,7 +64,7 @@ def own_figures(model, task: TaskSpec, length: int, n: int, seed: int) -> tuple[
 def test_figures_equal_an_independent_greedy_loop(legacy):
     model, task = legacy
     sweep = evaluate_lengths(model, task, [1, 2, 3, 24], n=40, seed=5, batch_size=16)
-    assert sweep.lengths == (1, 2, 3, 24) and not sweep.cancelled and sweep.task == "copy"
+    assert sweep.lengths == (1, 2, 3, 24) and sweep.task == "copy"
     for length, result in sweep.per_length.items():
         exact, acc = own_figures(model, task, length, 40, 5)
         assert (result.exact_match, result.token_accuracy, result.n) == (exact, pytest.approx(acc, abs=1e-12), 40)
@@ -79,15 +80,21 @@ def test_a_length_gives_the_same_figure_in_any_range_and_batch_size(legacy):
     assert other_seed.exact_match != alone.exact_match or other_seed.token_accuracy != alone.token_accuracy
 
 
-def test_progress_counts_sources_and_stop_returns_the_finished_lengths(legacy):
+def test_progress_counts_sources_and_a_stop_raised_there_ends_the_sweep(legacy):
     model, task = legacy
     seen = []
     sweep = evaluate_lengths(model, task, [1, 2], n=10, batch_size=4, progress=lambda d, t: seen.append((d, t)))
-    assert seen == [(4, 20), (8, 20), (10, 20), (14, 20), (18, 20), (20, 20)] and not sweep.cancelled
-    calls = iter(range(100))
-    stopped = evaluate_lengths(model, task, [1, 2, 3], n=10, batch_size=4, should_stop=lambda: next(calls) >= 4)
-    assert stopped.cancelled and stopped.lengths == (1,)
-    assert stopped.per_length[1] == sweep.per_length[1]
+    assert seen == [(4, 20), (8, 20), (10, 20), (14, 20), (18, 20), (20, 20)] and sweep.lengths == (1, 2)
+    reported = []
+
+    def stop_at_fourth(done: int, total: int) -> None:
+        reported.append(done)
+        if len(reported) == 4:
+            raise Stop
+
+    with pytest.raises(Stop):
+        evaluate_lengths(model, task, [1, 2, 3], n=10, batch_size=4, progress=stop_at_fourth)
+    assert reported == [4, 8, 10, 14]  # no batch ran after the report that asked to stop
 
 
 def test_position_scaling_is_entered_around_each_length(legacy):

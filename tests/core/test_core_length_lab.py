@@ -15,6 +15,7 @@ from core_model.length_curves import length_curve, rope_length_scaling
 from core_model.length_eval import evaluate_lengths
 from core_model.length_probe import probe_source, run_probe
 from core_model.rope_scaling import RopeScaling, scaled_rope_angles
+from core_model.stopping import Stop
 from core_model.tasks import TaskSpec
 
 TASK = TaskSpec("copy", n_symbols=5, min_len=1, max_len=4)
@@ -68,12 +69,19 @@ def test_scaling_refuses_sinusoidal_models_and_unknown_recipes():
         rope_length_scaling(sinusoidal, "yarn", 4)
 
 
-def test_curve_stops_between_lengths_when_asked(trained):
-    calls = []
-    curve = length_curve(
-        trained, TASK, range(1, 9), n=10, seed=0, progress=calls.append, should_stop=lambda: len(calls) >= 3
-    )
-    assert [p.length for p in curve] == [1, 2, 3]
+def test_curve_stops_at_the_report_that_raises_stop(trained):
+    calls, batches = [], []
+
+    def progress(point) -> None:
+        calls.append(point.length)
+        if len(calls) == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        length_curve(
+            trained, TASK, range(1, 9), n=10, seed=0, progress=progress, batches=lambda _d, t: batches.append(t)
+        )
+    assert calls == [1, 2, 3] and batches == [10, 10, 10]  # no length was evaluated after the one that asked to stop
 
 
 @pytest.mark.parametrize("anchored", [False, True])
@@ -105,5 +113,12 @@ def test_train_pair_trains_rope_and_sinusoidal_on_the_same_recipe():
     fresh = build_model(dataclasses.replace(base, vocab_size=TASK.vocab_size), seed=4).state_dict()
     assert any(not torch.equal(fresh[k], pair[0].state_dict[k]) for k in fresh)  # it did train
     pair[1].build()  # loads strictly
-    stopped = train_pair(TASK, steps=20, seed=4, batch_size=8, base=base, should_stop=lambda: True)
-    assert stopped is None
+    steps = []
+
+    def stop_at_first(report) -> None:
+        steps.append(report.done)
+        raise Stop
+
+    with pytest.raises(Stop):
+        train_pair(TASK, steps=20, seed=4, progress=stop_at_first, batch_size=8, base=base)
+    assert steps == [10]  # stopped at its first report: no second model was trained

@@ -44,13 +44,14 @@ TRAINING_CANCELLED = "Training cancelled: the models are unchanged"
 
 
 def _evaluate(state: TaskStateApi, sources: tuple[ModelSource, ...], n: int, seed: int, scaling: str) -> object:
-    """A task: both models' curves, reported point by point; a cancel ends it with the points so far."""
-    return evaluate_pair(sources, n, seed, scaling, state.report, lambda: state.cancelled)
+    """A task: both models' curves, reported point by point; a cancel stops it after the batch of sources going
+    (the points reported so far stay drawn)."""
+    return evaluate_pair(sources, n, seed, scaling, state.report, state.check)
 
 
 def _train(state: TaskStateApi, task: TaskSpec, steps: int, seed: int) -> object:
-    """A task: the RoPE and sinusoidal pair trained on `task`; None when it was cancelled."""
-    return train_pair(task, steps, seed, state.report, lambda: state.cancelled)
+    """A task: the RoPE and sinusoidal pair trained on `task`; a cancel stops it at its next report."""
+    return train_pair(task, steps, seed, state.step)
 
 
 class LengthLabState(AnalysisState):

@@ -29,13 +29,14 @@ def evaluate_pair(
     seed: int,
     scaling: str,
     report: Callable[[object], None],
-    stop_requested: Callable[[], bool],
+    check: Callable[[], None],
 ) -> tuple[tuple[LabModel, ...], SweepPlan, tuple[tuple[LengthResult, ...], ...]]:
-    """Score each model at every length of the sweep; reports ("plan", models, plan), then one CurvePoint a length."""
+    """Score each model at every length of the sweep; reports ("plan", models, plan), then one CurvePoint a length.
+    `check` raises the task layer's Cancelled (a core_model Stop) once the run is cancelled."""
 
-    def should_stop() -> bool:  # polled between batches: also hand the GIL and the core to the GUI
+    def between_batches(_done: int, _total: int) -> None:  # also hands the GIL and the core to the GUI
         time.sleep(YIELD_S)
-        return stop_requested()
+        check()
 
     models = tuple(load_source(s) for s in sources)
     plan = sweep_plan(models, n, seed, scaling)
@@ -54,7 +55,7 @@ def evaluate_pair(
                 seed=seed,
                 scaling=kind,
                 progress=partial(_report_point, report, slot),
-                should_stop=should_stop,
+                batches=between_batches,
             )
         )
     return models, plan, tuple(curves)
