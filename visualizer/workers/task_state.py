@@ -12,16 +12,16 @@ from typing import Any
 
 from PySide6.QtCore import SignalInstance
 
-from core_model.stopping import Stop
 from visualizer.state.failures import failure_message, first_line  # the one failure sentence, for every runner
 
 log = logging.getLogger(__name__)
 __all__ = ["Cancelled", "TaskState", "emit_safely", "failure_message", "first_line"]
 
 
-class Cancelled(Stop):
-    """Raised by TaskState.check() once the task's cancel was requested: the Stop a core_model entry's progress
-    callback raises (core_model.stopping), so `state.step` is every entry's progress."""
+class Cancelled(Exception):
+    """Raised by TaskState.check() once the task's cancel was requested; raised from a core_model entry's progress
+    callback it stops the entry there (core_model.stopping), so `state.step` is every entry's progress. Not a
+    core_model Stop: importing core_model would import torch on the GUI thread at start-up."""
 
 
 def emit_safely(signal: SignalInstance, *args: Any) -> bool:
