@@ -64,7 +64,7 @@ def analyse_source(
     each occlusion pass (attribute's own counting). lens: add the logit lens of the same output."""
     vocab = task.vocabulary
     src = task.source_ids(list(ids))
-    expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
+    expected = len(expected_output(task, list(ids))) + 1  # with <eos>
     check_attribute(model.config, len(ids), len(src), expected, ig_steps, knobs)
     cost_for = attribution_cost_for(model.config, len(src), len(ids), ig_steps)
     output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs, decoding)

@@ -33,7 +33,7 @@ def patch_sources(
     position where the expected outputs differ). BudgetError before any work when over budget (`knobs` names what
     to lower); `progress(done, total)` after each pass of patched runs, and raising from it stops the work there."""
     src_clean = task.source_ids(list(clean))
-    target = expected_output(task.task, list(clean))
+    target = expected_output(task, list(clean))
     tgt_len = len(target) + 1  # <bos> and the clean expected output, teacher-forced
     check_patch(model.config, len(clean), len(src_clean), tgt_len, knobs)
     with torch.no_grad():
@@ -42,7 +42,7 @@ def patch_sources(
             src_clean,
             task.source_ids(list(corrupt)),
             target,
-            expected_output(task.task, list(corrupt)),
+            expected_output(task, list(corrupt)),
             position,
             rows_per_pass=patch_chunk(model.config, len(src_clean), tgt_len),
             progress=progress,

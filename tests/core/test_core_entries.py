@@ -76,8 +76,8 @@ def test_patch_sources_is_patch_effects_on_the_tasks_inputs_and_outputs(shipped)
             model,
             task.source_ids(clean),
             task.source_ids(corrupt),
-            expected_output(task.task, clean),
-            expected_output(task.task, corrupt),
+            expected_output(task, clean),
+            expected_output(task, corrupt),
             None,
         )
     assert found.position == mine.position and found.clean_metric == pytest.approx(mine.clean_metric, abs=1e-9)

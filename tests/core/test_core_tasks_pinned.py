@@ -79,7 +79,9 @@ def test_classic_batches_are_unchanged(task, spec, seed, length):
 
 def test_a_small_sort_batch_is_exactly_as_before():
     batch = make_batch(
-        TaskSpec("sort", n_symbols=5, min_len=2, max_len=4, runs=0.5, anchored=True), 3, torch.Generator().manual_seed(3)
+        TaskSpec("sort", n_symbols=5, min_len=2, max_len=4, runs=0.5, anchored=True),
+        3,
+        torch.Generator().manual_seed(3),
     )
     assert batch.src.tolist() == [[1, 5, 5, 5, 2, 0], [1, 3, 3, 3, 3, 2], [1, 4, 3, 7, 2, 0]]
     assert batch.tgt_in.tolist() == [[1, 5, 5, 5, 0], [1, 3, 3, 3, 3], [1, 3, 4, 7, 0]]

@@ -18,7 +18,7 @@ from visualizer.state.failures import printable
 
 if TYPE_CHECKING:
     from core_model.model import Seq2SeqTransformer
-    from core_model.tasks import TaskName, TaskSpec
+    from core_model.tasks import TaskSpec
 
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
@@ -136,7 +136,7 @@ def _clock(seconds: float) -> str:
 
 
 def load_trained(
-    path: Any, device: Any, task_name: TaskName | None = None
+    path: Any, device: Any, task_name: str | None = None
 ) -> tuple[Seq2SeqTransformer, TaskSpec, tuple[int, int] | None]:
     """(model in eval mode on `device`, its task, the source lengths the file says the weights were trained on or
     None) from a checkpoint; `task_name` (--task) renames the task.

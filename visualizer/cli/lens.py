@@ -64,7 +64,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     vocab = task.vocabulary
     ids = source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
     src = encoder_input(ids, ns.pads, anchored=task.anchored)
-    knobs, expected = Knobs(source="--source"), len(expected_output(task.task, ids)) + 1  # with <eos>
+    knobs, expected = Knobs(source="--source"), len(expected_output(task, ids)) + 1  # with <eos>
     with analysis_refusals():
         check_lens(model.config, len(ids), len(src), expected, knobs)
         cost_for = partial(lens_cost, model.config, len(src))
@@ -74,7 +74,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out = {
         "source_tokens": vocab.tokens(src),
         "output_tokens": vocab.tokens(output),
-        "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+        "expected": vocab.tokens(expected_output(task, ids)) + ["<eos>"],
         "layers": [
             {
                 "layer": layer,

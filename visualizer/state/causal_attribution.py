@@ -135,7 +135,7 @@ class AttributionState(AnalysisState):
         """The source field's error when the lens and attribution of `ids` are over the analysis budget: the check
         `attention-playground attribute` makes, so the tab never starts what the command refuses."""
         task, config = self.hub.task, self.hub.model.config
-        expected = len(expected_output(task.task, ids)) + 1
+        expected = len(expected_output(task, ids)) + 1
         try:
             check_attribute(config, len(ids), len(task.source_ids(ids)), expected, self.ig_steps, KNOBS)
         except BudgetError as error:

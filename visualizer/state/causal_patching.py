@@ -73,8 +73,8 @@ def check_pair(
             "corrupt",
             f"The corrupted source has {len(corrupt_ids)} symbols; it needs {len(clean_ids)}, as the clean one",
         )
-    clean_labels = labels_for(expected_output(task.task, clean_ids))
-    corrupt_labels = labels_for(expected_output(task.task, corrupt_ids))
+    clean_labels = labels_for(expected_output(task, clean_ids))
+    corrupt_labels = labels_for(expected_output(task, corrupt_ids))
     if clean_labels == corrupt_labels:
         raise PatchInputError("corrupt", "Both sources have the same expected output: change a symbol that matters")
     if position is not None:
@@ -92,7 +92,7 @@ def check_pair(
 def check_budget(task: TaskSpec, config: ModelConfig, clean_ids: list[int]) -> None:
     """PatchInputError on the clean field when patching these sources is over the analysis budget: the check
     `attention-playground patch` makes, in the window's words."""
-    tgt_len = len(expected_output(task.task, clean_ids)) + 1  # <bos> and the clean expected output, teacher-forced
+    tgt_len = len(expected_output(task, clean_ids)) + 1  # <bos> and the clean expected output, teacher-forced
     try:
         check_patch(config, len(clean_ids), len(task.source_ids(clean_ids)), tgt_len, KNOBS)
     except BudgetError as error:
@@ -180,8 +180,8 @@ class PatchState(AnalysisState):
             tuple(vocab.tokens(corrupt_ids)),
             vocab.token(result.clean_token),
             vocab.token(result.corrupt_token),
-            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(clean))))),
-            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(corrupt))))),
+            tuple(vocab.tokens(labels_for(expected_output(task, vocab.encode(clean))))),
+            tuple(vocab.tokens(labels_for(expected_output(task, vocab.encode(corrupt))))),
         )
 
     def _summary(self, frame: PatchFrame) -> str:
