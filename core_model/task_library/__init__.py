@@ -37,7 +37,7 @@ LIBRARY: tuple[Task, ...] = (
         name="reverse",
         description="Output the source backwards.",
         explanation=(
-            "Output position i reads source position n - 1 - i, counted from the end: the model must know where "
+            "Output position i reads source position n - 1 - i, counted from the end. The model must know where "
             "the source ends, so its cross attention is an anti-diagonal anchored on the last symbol."
         ),
         symbols_meaning=ALPHABET,
@@ -63,8 +63,9 @@ LIBRARY: tuple[Task, ...] = (
         name="rotate1",
         description="Rotate the source left by one: its first symbol moves to the end.",
         explanation=(
-            "Output position i reads source position i + 1, and the last output wraps around to position 0: a "
-            "diagonal shifted by one, with one cell in the far corner."
+            "Output position i reads source position i + 1, and the last output wraps around to position 0. Its "
+            "cross attention is a diagonal shifted by one, with one cell in the far corner: the last output must "
+            "know it is the last."
         ),
         symbols_meaning=ALPHABET,
         symbols_range=POOL,
@@ -92,8 +93,8 @@ LIBRARY: tuple[Task, ...] = (
         description="Zip the source's two halves: the first symbol of each half, then the second of each, ...",
         explanation=(
             "Even outputs 2t read position t of the first half, odd outputs 2t + 1 read position t of the second "
-            "half, which starts at n / 2: two diagonals of half slope, the model alternating between them and "
-            "finding the middle from the source's length."
+            "half, which starts at n / 2. The cross attention is two diagonals of half slope, the model "
+            "alternating between them and finding the middle from the source's length."
         ),
         symbols_meaning=ALPHABET,
         symbols_range=POOL,
@@ -105,8 +106,8 @@ LIBRARY: tuple[Task, ...] = (
         name="copy_memory",
         description="Symbols, then a run of blanks '_' as a delay: output the symbols.",
         explanation=(
-            "Output position i reads source position i, as in copy, but the output stops where the blanks start: "
-            "the model must find the first blank to know when to write <eos>, and never copy the delay."
+            "Output position i reads source position i, as in copy, but the output stops where the blanks start. "
+            "The model must find the first blank to know when to write <eos>, and never copy the delay."
         ),
         symbols_meaning=ALPHABET,
         symbols_range=POOL,
