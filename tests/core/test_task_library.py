@@ -264,4 +264,3 @@ def test_a_stored_task_of_an_earlier_version_loads_as_the_same_task():
     assert stored_task(None) == TaskSpec() and TaskSpec().task == "copy"
     with pytest.raises(ValueError, match="n_symbols must be 2 for dyck_depth"):
         stored_task({"task": "dyck_depth", "n_symbols": 10, "min_len": 2, "max_len": 4})
-

@@ -56,6 +56,8 @@ class Verb:
 
     `synopsis` is what follows the verb on its usage line; `summary` is the one line that says what it does;
     `add_options` adds the verb's own options (the registry adds the ones every verb shares); `run` does the work.
+    `json_help` is None for a verb whose only output is one JSON object, else what --json changes (a verb that
+    prints a table for people, and the JSON object with --json).
     """
 
     name: str
@@ -63,6 +65,7 @@ class Verb:
     summary: str
     add_options: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+    json_help: str | None = None
 
 
 def given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def verb_parser(sub: Any, verb: Verb) -> argparse.ArgumentParser:
     """`verb`'s sub-parser: its summary as help, its own options, then the options every verb shares."""
     parser = sub.add_parser(verb.name, help=verb.summary, description=verb.summary)
     verb.add_options(parser)
-    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    parser.add_argument("--json", action="store_true", help=verb.json_help or JSON_HELP)
     threads_option(parser, verb.name)
     return parser
 
