@@ -108,8 +108,9 @@ class TaskSpec:
         return self.definition.valid_lengths(self.min_len, self.max_len, self.n_symbols)
 
     def longest_target(self) -> int:
-        """The longest expected output a source of these lengths can have."""
-        return max(self.definition.longest_target(n, self.n_symbols) for n in self.lengths())
+        """The longest expected output a source of these lengths can have (the longest source's: Task.longest_target
+        never decreases with the length)."""
+        return self.definition.longest_target(self.lengths()[-1], self.n_symbols)
 
     def check_fits(self, model_max_len: int) -> None:
         """Raise a ValueError naming the limit when the longest source, or the longest target (the decoder reads

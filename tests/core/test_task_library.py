@@ -264,3 +264,16 @@ def test_a_stored_task_of_an_earlier_version_loads_as_the_same_task():
     assert stored_task(None) == TaskSpec() and TaskSpec().task == "copy"
     with pytest.raises(ValueError, match="n_symbols must be 2 for dyck_depth"):
         stored_task({"task": "dyck_depth", "n_symbols": 10, "min_len": 2, "max_len": 4})
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
+def test_the_longest_target_never_shrinks_with_the_length_and_bounds_every_answer(name):
+    """check_fits reads the longest target at the longest source: that is only right if it never decreases."""
+    task, rng = task_named(name), random.Random(1)
+    n = task.default_symbols
+    lengths = list(task.valid_lengths(1, 30, n))
+    bounds = [task.longest_target(length, n) for length in lengths]
+    assert bounds == sorted(bounds)
+    for length in lengths:
+        for source in (*task.adversarial(n, length), *(task.draw(rng, n, length) for _ in range(20))):
+            assert len(task.target(source, n)) <= task.longest_target(length, n)
