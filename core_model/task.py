@@ -1,6 +1,7 @@
 """A task as a value: its alphabets, lengths, generator, expected output, grammar, hard cases and ground truth.
 
-Every task the playground knows is one `Task` in the registry (core_model.tasks.TASKS); the rest of the app asks
+Every task the playground knows is one `Task` in the registry (core_model.tasks.TASKS, built from the list in
+core_model.task_library); the rest of the app asks
 the task, never branches on its name. A source is a string of one-character symbols (the Vocabulary's), positions
 are 0-based symbol positions in it (before the optional <bos>/<eos> anchors), and `n_symbols` is the one size a task
 takes (its alphabet, its number base, its number of keys: each task says which in `symbols_meaning`).
@@ -27,19 +28,36 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 import torch
 
 from .batches import Batch, batch_from_rows
 from .vocab import Vocabulary
 
-if TYPE_CHECKING:
-    from .tasks import TaskSpec
-
 Positions = tuple[int, ...]  # source positions, ascending
 Truth = tuple[Positions, ...]  # one entry per output symbol
 SEED_HIGH = 2**62  # a batch's rows are drawn with random.Random(seed), seed drawn below this from the generator
+
+
+class Drawn(Protocol):
+    """What a batch is drawn for: a TaskSpec (core_model.tasks), read through this protocol so that a task never
+    imports the registry that lists it."""
+
+    @property
+    def n_symbols(self) -> int: ...
+
+    @property
+    def min_len(self) -> int: ...
+
+    @property
+    def max_len(self) -> int: ...
+
+    @property
+    def runs(self) -> float: ...
+
+    @property
+    def anchored(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -102,11 +120,8 @@ class Task(ABC):
     def length_rule(self, n_symbols: int) -> str:
         """Which lengths the task takes, in words (a message says it, then the length it got)."""
         low, high = self.length_range[0], self.max_length(n_symbols)
-        return (
-            f"{self.name} takes sources of {low} or more symbols"
-            if high is None
-            else (f"{self.name} takes sources of {low} to {high} symbols")
-        )
+        span = f"{low} or more" if high is None else f"{low} to {high}"
+        return f"{self.name} takes sources of {span} symbols"
 
     def valid_lengths(self, low: int, high: int, n_symbols: int) -> range:
         """The source lengths in [low, high] this task takes, ascending."""
@@ -187,7 +202,7 @@ class Task(ABC):
         return source
 
     # ----- batches -----
-    def make_batch(self, spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
+    def make_batch(self, spec: Drawn, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
         """Rows drawn one by one: lengths uniform over the valid ones in [min_len, max_len] (or exactly `length`),
         a `spec.runs` share of them from the hard cases."""
         n = spec.n_symbols

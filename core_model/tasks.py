@@ -1,7 +1,7 @@
 """The task registry, the stored task choice (TaskSpec), and the batches drawn from it, deterministic given a
 torch.Generator.
 
-Every task is a value in TASKS (core_model.task.Task, defined in core_model.task_library); nothing else names one.
+Every task is a value in TASKS (a core_model.task.Task, listed in core_model.task_library); nothing else names one.
 A TaskSpec is what a checkpoint stores: a task's name, its size (`n_symbols`), the source lengths to train on and
 the two data options. Its symbol-id methods are what the rest of the app calls.
 """

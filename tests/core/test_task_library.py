@@ -14,7 +14,7 @@ from task_references import REFERENCES
 
 from core_model import tasks
 from core_model.checkpoint_records import stored_task
-from core_model.task_library.rearrange import Rearrangement
+from core_model.task_rearrange import Rearrangement
 from core_model.tasks import (
     TASK_NAMES,
     TASKS,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..task import Positions, Task, Truth
-from ..vocab import SYMBOL_POOL
-from .rearrange import cycled, pool, repeated_symbols
+from .task import Positions, Task, Truth
+from .task_rearrange import cycled, pool, repeated_symbols
+from .vocab import SYMBOL_POOL
 
 PLUS = "+"
 

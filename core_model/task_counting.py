@@ -10,9 +10,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from ..task import Task, Truth, copied_reads, holding
-from ..vocab import SYMBOL_POOL
-from .rearrange import cycled, pool, repeated_symbols, runs_draw
+from .task import Task, Truth, copied_reads, holding
+from .task_rearrange import cycled, pool, repeated_symbols, runs_draw
+from .vocab import SYMBOL_POOL
 
 LETTERS = SYMBOL_POOL[10:]  # histogram's source symbols: letters, so they never look like its counts
 COUNTS = SYMBOL_POOL[1:10]  # histogram's outputs: a count of 1 to 9, one digit each

@@ -13,27 +13,27 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
-from ..batches import Batch, anchor
-from ..task import Truth, copied_reads
-from ..vocab import BOS, EOS, N_SPECIALS, PAD, SYMBOL_POOL, Vocabulary
-from .rearrange import Rearrangement, pool, repeated_symbols, runs_draw
+from .batches import Batch, anchor
+from .task import Drawn, Task, Truth
+from .task_rearrange import Rearrangement, pool, repeated_symbols, runs_draw
+from .vocab import BOS, EOS, N_SPECIALS, PAD, SYMBOL_POOL, Vocabulary
 
 if TYPE_CHECKING:
     import random
-
-    from ..tasks import TaskSpec
 
 # (symbols (B, S), lengths (B,), keep (B, S), src (B, S)) -> the target body (B, S), PAD past each length
 Body = Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]
 
 
-def classic_batch(spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None, body: Body) -> Batch:
+def classic_batch(
+    task: Task, spec: Drawn, batch_size: int, generator: torch.Generator, length: int | None, body: Body
+) -> Batch:
     """Random sources of lengths in [min_len, max_len] (or exactly `length`), padded on the right."""
     first = N_SPECIALS  # the first symbol id
     if length is None:
         lengths = torch.randint(spec.min_len, spec.max_len + 1, (batch_size,), generator=generator)
     else:
-        problem = spec.definition.length_problem(length, spec.n_symbols)
+        problem = task.length_problem(length, spec.n_symbols)
         if problem:
             raise ValueError(problem)
         lengths = torch.full((batch_size,), length)
@@ -112,8 +112,8 @@ class Copy(_Classic, Rearrangement):
     def expected_ids(self, ids: Sequence[int], n_symbols: int) -> list[int]:
         return list(ids)
 
-    def make_batch(self, spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
-        return classic_batch(spec, batch_size, generator, length, _copied)
+    def make_batch(self, spec: Drawn, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
+        return classic_batch(self, spec, batch_size, generator, length, _copied)
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,8 @@ class Reverse(_Classic, Rearrangement):
     def expected_ids(self, ids: Sequence[int], n_symbols: int) -> list[int]:
         return list(reversed(ids))
 
-    def make_batch(self, spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
-        return classic_batch(spec, batch_size, generator, length, _reversed)
+    def make_batch(self, spec: Drawn, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
+        return classic_batch(self, spec, batch_size, generator, length, _reversed)
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,6 @@ class Sort(_Classic, Rearrangement):
         alphabet = SYMBOL_POOL
         return tuple(sorted(range(len(source)), key=lambda j: (alphabet.index(source[j]), j)))
 
-    def reads(self, source: str, n_symbols: int) -> Truth:
-        return copied_reads(source, self.target(source, n_symbols))
-
     def depends(self, source: str, n_symbols: int) -> Truth:
         everything = tuple(range(len(source)))  # any symbol can move any other up or down the order
         return tuple(everything for _ in source)
@@ -149,5 +146,5 @@ class Sort(_Classic, Rearrangement):
     def expected_ids(self, ids: Sequence[int], n_symbols: int) -> list[int]:
         return sorted(ids)
 
-    def make_batch(self, spec: TaskSpec, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
-        return classic_batch(spec, batch_size, generator, length, _sorted)
+    def make_batch(self, spec: Drawn, batch_size: int, generator: torch.Generator, length: int | None) -> Batch:
+        return classic_batch(self, spec, batch_size, generator, length, _sorted)

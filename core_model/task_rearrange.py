@@ -12,8 +12,8 @@ import random
 from abc import abstractmethod
 from dataclasses import dataclass
 
-from ..task import Task, Truth, copied_reads
-from ..vocab import SYMBOL_POOL
+from .task import Task, Truth, copied_reads
+from .vocab import SYMBOL_POOL
 
 BLANK = "_"  # copy-memory's delay symbol
 

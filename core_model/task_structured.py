@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..task import Task, Truth, holding
-from ..vocab import SYMBOL_POOL
-from .counting import letters
+from .task import Task, Truth, holding
+from .task_counting import letters
+from .vocab import SYMBOL_POOL
 
 VALUES = SYMBOL_POOL[:10]  # recall's values: digits, so they never look like its keys
 ASK = "?"

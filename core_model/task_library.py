@@ -1,18 +1,18 @@
 """The tasks the playground knows, each one value: what it asks, its algorithm in a few sentences, its sizes.
 
-Grouped by family: classic (copy, reverse, sort), rearrange (by position), counting (by content), arithmetic,
-structured (a grammar beyond the alphabet). core_model.tasks builds the registry from LIBRARY, in this order;
-docs/TASKS.md describes every task at more length.
+Their classes are grouped by family, a module each: task_classic (copy, reverse, sort), task_rearrange (by
+position), task_counting (by content), task_arithmetic, task_structured (a grammar beyond the alphabet).
+core_model.tasks builds the registry from LIBRARY, in this order; docs/TASKS.md describes every task at more length.
 """
 
 from __future__ import annotations
 
-from ..task import Task
-from .arithmetic import Addition, RunningSum
-from .classic import Copy, Reverse, Sort
-from .counting import Dedupe, Histogram, MostFrequent
-from .rearrange import CopyMemory, Interleave, Rotate
-from .structured import DyckDepth, Recall
+from .task import Task
+from .task_arithmetic import Addition, RunningSum
+from .task_classic import Copy, Reverse, Sort
+from .task_counting import Dedupe, Histogram, MostFrequent
+from .task_rearrange import CopyMemory, Interleave, Rotate
+from .task_structured import DyckDepth, Recall
 
 ALPHABET = "alphabet size"
 POOL = (1, 36)  # the free-symbol tasks take the first 1 to 36 symbols of 0-9a-z
