@@ -164,4 +164,4 @@ def wrong_sources(
 ) -> list[tuple[list[int], list[int]]]:
     """(source, greedy output) for every source the model gets wrong; empty when it is right on all."""
     outputs = greedy_outputs(model, task, sources, batch_size=batch_size)
-    return [(list(s), o) for s, o in zip(sources, outputs) if o != expected_output(task.task, list(s))]
+    return [(list(s), o) for s, o in zip(sources, outputs) if o != expected_output(task, list(s))]

@@ -76,7 +76,7 @@ def run_probe(
     return LengthProbe(
         tuple(source),
         tuple(encoder_input),
-        tuple(expected_output(task.task, list(source))),
+        tuple(expected_output(task, list(source))),
         tuple(int(t) for t in out),
         cross,
     )

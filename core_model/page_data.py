@@ -122,7 +122,7 @@ def page_data(model: Seq2SeqTransformer, task: TaskSpec, source: str, view: str 
         raise ValueError(f"the source plus pads must be 1 to {longest} symbols, got {len(ids) + pads}")
     device = next(model.parameters()).device
     src = torch.tensor([encoder_input(ids, pads, anchored=task.anchored)], device=device)
-    expected = expected_output(task.task, ids)
+    expected = expected_output(task, ids)
     tgt = torch.tensor([decoder_input(expected, pads)], device=device)
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, view)

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .checkpoint_records import CheckpointExtra
-from .tasks import TaskName, TaskSpec, max_source_len
+from .tasks import TaskSpec, max_source_len
 from .train_config import PAPER_ADAM_BETA1, TrainConfig, default_recipe
 
 RECIPE_SYMBOLS = 10
@@ -39,7 +39,7 @@ def anchored_by_default(positional: str) -> bool:
 
 
 def recipe_task(
-    task: TaskName,
+    task: str,
     positional: str,
     *,
     n_symbols: int = RECIPE_SYMBOLS,
@@ -69,7 +69,7 @@ class Recipe:
     polish: TrainConfig | None = None
 
 
-def shipped_recipe(task: TaskName, positional: str, steps: int = SHIPPED_TRAINING["steps"]) -> Recipe:
+def shipped_recipe(task: str, positional: str, steps: int = SHIPPED_TRAINING["steps"]) -> Recipe:
     """The recipe resources/train_shipped.py trains the shipped checkpoint TASK_POSITIONAL with."""
     train = default_recipe(positional, **{**SHIPPED_TRAINING, "steps": steps})
     phase = SHIPPED_POLISH.get(task)

@@ -10,13 +10,21 @@ from pathlib import Path
 
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from .config import ModelConfig
-from .tasks import TASK_NAMES
 
-SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task in TASK_NAMES for pe in ("rope", "sinusoidal"))
+# The registry's tasks that have trained models in resources/, in the order their files are tried; the other tasks
+# have none yet (the window offers these only). Each has a model per positional encoding, named TASK_PE.pt.
+SHIPPED_TASKS: tuple[str, ...] = ("copy", "reverse", "sort")
+SHIPPED_ENCODINGS = ("rope", "sinusoidal")
+SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task in SHIPPED_TASKS for pe in SHIPPED_ENCODINGS)
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # copy_rope.pt: the default ModelConfig uses RoPE, the default task copy
 # Shipped for a lesson only, never a task's model: a small RoPE copy model trained without <bos> ... <eos> anchors,
 # which cannot tell "00" from "0000" (resources/train_unanchored.py makes it)
 LESSON_CHECKPOINTS = ("copy_rope_unanchored.pt",)
+
+
+def shipped_for(task: str) -> tuple[str, ...]:
+    """The file names of the shipped checkpoints trained on `task` (none for a task without shipped models)."""
+    return tuple(f"{task}_{pe}.pt" for pe in SHIPPED_ENCODINGS) if task in SHIPPED_TASKS else ()
 
 
 def resource_path(name: str) -> Path:

@@ -50,7 +50,7 @@ def check_source_analysis(
 ) -> None:
     """BudgetError when the analysis of the source symbols `ids` is over the analysis budget: `analyse_source`'s
     own first check, for a front end that refuses the input where it was typed before it starts anything."""
-    expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
+    expected = len(expected_output(task, list(ids))) + 1  # with <eos>
     check_attribute(config, len(ids), len(task.source_ids(list(ids))), expected, ig_steps, knobs)
 
 
@@ -75,7 +75,7 @@ def analyse_source(
     vocab = task.vocabulary
     src = task.source_ids(list(ids))
     check_source_analysis(model.config, task, ids, ig_steps, knobs)
-    expected = len(expected_output(task.task, list(ids))) + 1  # with <eos>
+    expected = len(expected_output(task, list(ids))) + 1  # with <eos>
     cost_for = attribution_cost_for(model.config, len(src), len(ids), ig_steps)
     output = analysis_output(model, src, len(vocab), cost_for, expected, "attribution", knobs, decoding)
     if decoded is not None:

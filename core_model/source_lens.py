@@ -43,7 +43,7 @@ def source_lens(
     Refused with BudgetError before any work when the lens is over budget (`knobs` names what to lower), and during
     decoding when the model writes past what fits; `decoding(written, most)` after each decoded token."""
     src = encoder_input(list(ids), pads, anchored=task.anchored)
-    expected = expected_output(task.task, list(ids))
+    expected = expected_output(task, list(ids))
     n_tokens = len(task.vocabulary)
     check_lens(model.config, len(ids), len(src), len(expected) + 1, knobs)  # + 1: <eos>
     cost_for = partial(lens_cost, model.config, len(src))

@@ -23,7 +23,7 @@ from .tasks import TaskSpec, expected_output
 def check_patch_sources(config: ModelConfig, task: TaskSpec, clean: Sequence[int], knobs: Knobs = NO_KNOBS) -> None:
     """BudgetError when patching sources as long as `clean` is over the analysis budget: `patch_sources`'s own first
     check, for a front end that refuses the input where it was typed before it starts anything."""
-    tgt_len = len(expected_output(task.task, list(clean))) + 1  # <bos> and the clean expected output, teacher-forced
+    tgt_len = len(expected_output(task, list(clean))) + 1  # <bos> and the clean expected output, teacher-forced
     check_patch(config, len(clean), len(task.source_ids(list(clean))), tgt_len, knobs)
 
 
@@ -42,7 +42,7 @@ def patch_sources(
     to lower); `progress(done, total)` after each pass of patched runs, and raising from it stops the work there."""
     check_patch_sources(model.config, task, clean, knobs)
     src_clean = task.source_ids(list(clean))
-    target = expected_output(task.task, list(clean))
+    target = expected_output(task, list(clean))
     tgt_len = len(target) + 1
     with torch.no_grad():
         return patch_effects(
@@ -50,7 +50,7 @@ def patch_sources(
             src_clean,
             task.source_ids(list(corrupt)),
             target,
-            expected_output(task.task, list(corrupt)),
+            expected_output(task, list(corrupt)),
             position,
             rows_per_pass=patch_chunk(model.config, len(src_clean), tgt_len),
             progress=progress,

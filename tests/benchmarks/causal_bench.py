@@ -52,7 +52,7 @@ def measure(device: torch.device, repeats: int = 5, ig_steps: int = 32) -> Causa
     vocab = task.vocabulary
     clean, corrupt = vocab.encode(CLEAN), vocab.encode(CORRUPT)
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
-    targets = expected_output(task.task, clean), expected_output(task.task, corrupt)
+    targets = expected_output(task, clean), expected_output(task, corrupt)
     config = model.config
     modules = config.n_encoder_layers + 2 * config.n_decoder_layers
     rows = (config.n_heads + 1) * modules + config.n_encoder_layers * len(src_clean)

@@ -53,6 +53,7 @@ REST = {
     "attribute": [CKPT, "--source", "01"],
     "circuits": [CKPT],
     "page": [CKPT, "--source", "01", "--out", OUT + ".html"],
+    "tasks": [],
 }
 ROWS = [(row.option, verb, row.limit) for row in TABLE for verb in (VERBS if row.verbs == EVERY_VERB else row.verbs)]
 MAX_CALL_S = 2.0  # parsing only: no model is loaded, no tensor made

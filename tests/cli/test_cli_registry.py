@@ -1,5 +1,6 @@
 """One registry of verbs: usage, help and the answer to a mistyped verb come from it; every verb spells the shared
-options (--json, --device, --seed, --threads) the same way; task choices are core_model's; parsing needs no torch."""
+options (--json, --device, --seed, --threads) the same way; task choices are the tasks with shipped models; parsing
+needs no torch."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core_model.shipped import resource_path
-from core_model.tasks import TASK_NAMES
+from core_model.shipped import SHIPPED_TASKS, resource_path
 from visualizer.__main__ import main as entry_main
 from visualizer.cli import VERBS, build_parser, main
 from visualizer.cli.common import Verb
@@ -87,19 +87,22 @@ def test_every_verb_takes_the_shared_options(verb):
 
 
 def test_every_verb_help_documents_json_as_its_only_format():
+    """...except a verb that prints a table for people (`tasks`): its help says what --json changes instead."""
     _, parsers = build_parser()
     for verb, parser in parsers.items():
         text = " ".join(parser.format_help().split())
-        assert "--json" in text and "only output format" in text, verb
+        wanted = VERBS[verb].json_help or "only output format"
+        assert "--json" in text and wanted in text, verb
+    assert [name for name, verb in VERBS.items() if verb.json_help] == ["tasks"]
 
 
-def test_task_choices_are_core_models_task_names():
+def test_task_choices_are_the_tasks_with_shipped_models():
     _, parsers = build_parser()
     with_task = {
         verb
         for verb, parser in parsers.items()
         for action in parser._actions
-        if "--task" in action.option_strings and tuple(action.choices) == TASK_NAMES
+        if "--task" in action.option_strings and tuple(action.choices) == SHIPPED_TASKS
     }
     takes_task = {
         verb for verb, parser in parsers.items() for action in parser._actions if "--task" in action.option_strings

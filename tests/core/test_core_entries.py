@@ -61,7 +61,7 @@ def test_source_lens_is_the_lens_of_the_greedy_output_of_the_padded_source(shipp
     src = [*task.source_ids(ids), 0, 0]  # two <pad> tokens after the source
     output = greedy_output(model, src, len(task.vocabulary))
     assert found.source == src and found.output == output and written[-1] == len(output)
-    assert found.expected == expected_output(task.task, ids)
+    assert found.expected == expected_output(task, ids)
     lens = logit_lens(model, src, output, n_tokens=len(task.vocabulary))
     np.testing.assert_array_equal(found.lens.top_tokens, lens.top_tokens)
     np.testing.assert_allclose(found.lens.top_log_probs, lens.top_log_probs, rtol=0, atol=1e-12)
@@ -106,8 +106,8 @@ def test_patch_sources_is_patch_effects_on_the_tasks_inputs_and_outputs(shipped)
             model,
             task.source_ids(clean),
             task.source_ids(corrupt),
-            expected_output(task.task, clean),
-            expected_output(task.task, corrupt),
+            expected_output(task, clean),
+            expected_output(task, corrupt),
             None,
         )
     assert found.position == mine.position and found.clean_metric == pytest.approx(mine.clean_metric, abs=1e-9)

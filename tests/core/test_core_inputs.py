@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from core_model.inputs import decoder_input, encoder_input
-from core_model.tasks import TASK_NAMES, TaskSpec, expected_output, make_batch
+from core_model.tasks import TASK_NAMES, TaskSpec, default_spec, expected_output, make_batch
 
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # written out: the vocabulary's first three ids are <pad>, <bos>, <eos>
 
@@ -42,11 +42,11 @@ def test_task_source_ids_is_encoder_input_without_pads(anchored):
 @pytest.mark.parametrize("anchored", [False, True])
 def test_training_batches_hold_the_same_tokens_as_one_example(task, anchored):
     """Training and every single-example front end must feed the model the same layout: right padding, same anchors."""
-    spec = TaskSpec(task, n_symbols=6, min_len=2, max_len=7, anchored=anchored)
+    spec = default_spec(task, anchored=anchored)
     batch = make_batch(spec, 40, torch.Generator().manual_seed(1))
     for src, tgt_in in zip(batch.src.tolist(), batch.tgt_in.tolist()):
         symbols = [t for t in src if t > EOS_ID]
         width = len(symbols) + (2 if anchored else 0)
         assert src == encoder_input(symbols, len(src) - width, anchored=anchored)
-        target = expected_output(task, symbols)
+        target = expected_output(spec, symbols)
         assert tgt_in == decoder_input(target, len(tgt_in) - 1 - len(target))

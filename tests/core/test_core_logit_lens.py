@@ -80,7 +80,7 @@ def test_the_last_layer_of_a_trained_model_writes_its_greedy_output():
     src = task.source_ids(ids)
     greedy = greedy_decode(model, torch.tensor([src]), 20, n_tokens=task.vocab_size)[0].tolist()
     output = greedy[: greedy.index(EOS) + 1]
-    assert output == [*expected_output("reverse", ids), EOS]
+    assert output == [*expected_output(task, ids), EOS]
     lens = logit_lens(model, src, output, n_tokens=task.vocab_size)
     assert lens.top_tokens[-1].tolist() == output
     assert (lens.output_log_probs[-1] > np.log(0.9)).all()

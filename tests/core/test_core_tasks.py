@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from core_model import BOS, EOS, PAD
-from core_model.tasks import TASK_NAMES, Batch, TaskSpec, expected_output, make_batch
+from core_model.tasks import Batch, TaskSpec, expected_output, make_batch
+
+CLASSIC = ("copy", "reverse", "sort")  # the tasks whose output is as long as the source
 
 
 def rows(batch: Batch) -> list[tuple[list[int], list[int], list[int]]]:
@@ -17,7 +19,7 @@ def rows(batch: Batch) -> list[tuple[list[int], list[int], list[int]]]:
     return out
 
 
-@pytest.mark.parametrize("task", TASK_NAMES)
+@pytest.mark.parametrize("task", CLASSIC)
 def test_targets_follow_the_task(task):
     spec = TaskSpec(task, n_symbols=7, min_len=1, max_len=9)
     batch = make_batch(spec, 200, torch.Generator().manual_seed(0))
@@ -25,17 +27,17 @@ def test_targets_follow_the_task(task):
     assert batch.tgt_in.shape == batch.tgt_out.shape == (200, width + 1)
     for source, tgt_in, tgt_out in rows(batch):
         n = len(source)
-        body = expected_output(task, source)
+        body = expected_output(spec, source)
         assert tgt_in == [BOS] + body + [PAD] * (width - n)
         assert tgt_out == body + [EOS] + [PAD] * (width - n)
 
 
 def test_expected_output_examples():
-    assert expected_output("copy", [5, 3, 4]) == [5, 3, 4]
-    assert expected_output("reverse", [5, 3, 4]) == [4, 3, 5]
-    assert expected_output("sort", [5, 3, 4, 3]) == [3, 3, 4, 5]
+    assert expected_output(TaskSpec("copy"), [5, 3, 4]) == [5, 3, 4]
+    assert expected_output(TaskSpec("reverse"), [5, 3, 4]) == [4, 3, 5]
+    assert expected_output(TaskSpec("sort"), [5, 3, 4, 3]) == [3, 3, 4, 5]
     with pytest.raises(ValueError, match="task must be one of"):
-        expected_output("add", [1])  # type: ignore[arg-type]
+        TaskSpec("add")
 
 
 def test_variable_lengths_are_right_padded():
@@ -56,7 +58,7 @@ def test_fixed_length_override():
     assert batch.src.shape == (8, 7) and (batch.src != PAD).all()
 
 
-@pytest.mark.parametrize("task", TASK_NAMES)
+@pytest.mark.parametrize("task", CLASSIC)
 def test_same_seed_same_batch(task):
     spec = TaskSpec(task, min_len=3, max_len=8)
     a = make_batch(spec, 16, torch.Generator().manual_seed(42))

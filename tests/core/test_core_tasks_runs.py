@@ -26,7 +26,7 @@ def test_runs_make_one_symbol_sources_common_and_targets_stay_right(task):
     one_symbol = repeats = 0
     for src, tgt_out in zip(batch.src.tolist(), batch.tgt_out.tolist()):
         ids = [t for t in src if t != PAD]
-        assert tgt_out[: len(ids) + 1] == expected_output(task, ids) + [EOS]
+        assert tgt_out[: len(ids) + 1] == expected_output(spec, ids) + [EOS]
         one_symbol += len(set(ids)) == 1
         repeats += any(a == b for a, b in zip(ids, ids[1:]))
     assert 0.2 < one_symbol / 2000 < 0.4  # a quarter forced, plus rows whose drawn probability is near 1

@@ -22,7 +22,7 @@ from visualizer.workers.training_worker import probe_maps
 def _loop_alignment(model, task, text, layer, head):
     """Weight each symbol-producing decoder position puts on the sources holding its symbol, averaged, in loops."""
     ids = task.vocabulary.encode(text)
-    target = expected_output(task.task, ids)
+    target = expected_output(task, ids)
     with torch.no_grad():
         w = model(torch.tensor([ids]), torch.tensor([[BOS, *target]]), return_attention=True).attention.cross[layer]
     total = 0.0

@@ -145,7 +145,7 @@ def aligned_weights(model, task, source: str) -> dict[tuple[int, int], float]:
     computed from the model's own forward pass, not from the page's data."""
     ids = task.vocabulary.encode(source)
     src = torch.tensor([encoder_input(ids, 2, anchored=task.anchored)])
-    tgt = torch.tensor([decoder_input(expected_output(task.task, ids), 2)])
+    tgt = torch.tensor([decoder_input(expected_output(task, ids), 2)])
     with torch.inference_mode():
         cross = model(src, tgt, return_attention=True).attention.cross
     offset, n = int(task.anchored), len(ids)

@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 
-from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, page, patch, train, views
+from visualizer.cli import attribute, cell, circuits, decode, evaluate, heads, lens, page, patch, tasks, train, views
 from visualizer.cli.common import PROG, ArgumentError, CliError, Interrupted, OneLineParser, Verb
 from visualizer.cli.options import verb_parser
 from visualizer.cli.top_help import unknown_verb, usage_for
@@ -37,6 +37,7 @@ VERBS: dict[str, Verb] = {
         attribute.VERB,
         circuits.VERB,
         page.VERB,
+        tasks.VERB,
     )
 }
 

@@ -79,7 +79,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not ids:
         parser.error("the source is empty")
     src_ids = encoder_input(ids, ns.pads, anchored=task.anchored)
-    tgt_ids = decoder_input(expected_output(task.task, ids), ns.pads)
+    tgt_ids = decoder_input(expected_output(task, ids), ns.pads)
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:
         parser.error(f"source and pads need {len(tgt_ids)} positions; the model has {model.config.max_len}")
     sides = {"encoder_self": (src_ids, src_ids), "decoder_self": (tgt_ids, tgt_ids), "cross": (tgt_ids, src_ids)}

@@ -115,7 +115,7 @@ def _run_agreement(
     if not ids:
         parser.error("--source is empty: give at least one symbol")
     src = torch.tensor([encoder_input(ids, PLAYGROUND_PADS, anchored=task.anchored)], device=device)
-    tgt = torch.tensor([decoder_input(expected_output(task.task, ids), PLAYGROUND_PADS)], device=device)
+    tgt = torch.tensor([decoder_input(expected_output(task, ids), PLAYGROUND_PADS)], device=device)
     agreements = run_agreements(model, src, tgt, positions)
     return {
         "source_tokens": task.vocabulary.tokens(src[0].tolist()),

@@ -18,7 +18,7 @@ from visualizer.state.failures import printable
 
 if TYPE_CHECKING:
     from core_model.model import Seq2SeqTransformer
-    from core_model.tasks import TaskName, TaskSpec
+    from core_model.tasks import TaskSpec
 
 PROG = "attention-playground"
 TTY_INTERVAL_S, LINE_INTERVAL_S = 0.1, 2.0  # a TTY bar redraws often; a log file gets a line every few seconds
@@ -56,6 +56,8 @@ class Verb:
 
     `synopsis` is what follows the verb on its usage line; `summary` is the one line that says what it does;
     `add_options` adds the verb's own options (the registry adds the ones every verb shares); `run` does the work.
+    `json_help` is None for a verb whose only output is one JSON object, else what --json changes (a verb that
+    prints a table for people, and the JSON object with --json).
     """
 
     name: str
@@ -63,6 +65,7 @@ class Verb:
     summary: str
     add_options: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+    json_help: str | None = None
 
 
 def given(ns: argparse.Namespace, mapping: dict[str, str]) -> dict[str, Any]:
@@ -136,7 +139,7 @@ def _clock(seconds: float) -> str:
 
 
 def load_trained(
-    path: Any, device: Any, task_name: TaskName | None = None
+    path: Any, device: Any, task_name: str | None = None
 ) -> tuple[Seq2SeqTransformer, TaskSpec, tuple[int, int] | None]:
     """(model in eval mode on `device`, its task, the source lengths the file says the weights were trained on or
     None) from a checkpoint; `task_name` (--task) renames the task.

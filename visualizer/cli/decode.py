@@ -101,7 +101,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "source": vocab.tokens(ids),
         "pads": ns.pads,
         "task": task.task,
-        "expected": vocab.tokens(expected_output(task.task, ids)) + ["<eos>"],
+        "expected": vocab.tokens(expected_output(task, ids)) + ["<eos>"],
         **trained_fields(trained, len(ids)),
     }
     if config is not None:  # sampling

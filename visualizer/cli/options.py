@@ -2,8 +2,9 @@
 
 `verb_parser` builds a verb's sub-parser from its registry entry and adds --json and --threads, which mean the same
 in every verb; each verb adds its own --device and --seed, whose defaults and meaning differ, through the helpers
-here. Task names are written out (importing core_model would import torch before parsing); tests hold them equal
-to core_model.tasks.TASK_NAMES.
+here. --task takes the tasks with shipped models, which every verb handles (the `tasks` verb lists the whole
+registry); their names are written out (importing core_model would import torch before parsing), and tests hold
+them equal to core_model.shipped.SHIPPED_TASKS.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from visualizer.cli.common import Verb
 from visualizer.cli.limits import device_name, ranged
 
-TASK_NAMES = ("copy", "reverse", "sort")  # core_model.tasks.TASK_NAMES, torch-free here
+TASK_CHOICES = ("copy", "reverse", "sort")  # core_model.shipped.SHIPPED_TASKS, torch-free here
 JSON_HELP = "print one JSON object on one line (every verb's only output format; accepted by every verb)"
 
 
@@ -22,7 +23,7 @@ def verb_parser(sub: Any, verb: Verb) -> argparse.ArgumentParser:
     """`verb`'s sub-parser: its summary as help, its own options, then the options every verb shares."""
     parser = sub.add_parser(verb.name, help=verb.summary, description=verb.summary)
     verb.add_options(parser)
-    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+    parser.add_argument("--json", action="store_true", help=verb.json_help or JSON_HELP)
     threads_option(parser, verb.name)
     return parser
 
@@ -61,5 +62,5 @@ def deterministic_seed_option(parser: argparse.ArgumentParser, verb: str) -> Non
 def task_option(
     parser: argparse.ArgumentParser, text: str = "default: the task stored in the checkpoint", required: bool = False
 ) -> None:
-    """--task, one of the toy tasks."""
-    parser.add_argument("--task", choices=TASK_NAMES, required=required, help=text)
+    """--task, one of the tasks with shipped models."""
+    parser.add_argument("--task", choices=TASK_CHOICES, required=required, help=text)

@@ -26,10 +26,16 @@ def usage_for(verbs: Mapping[str, Verb]) -> str:
     example = next(iter(verbs), "VERB")
     lines += [
         f"Run `{PROG} VERB --help` (e.g. `{example} --help`) for a verb's options and the range of each number.",
-        f"Every verb prints one JSON object and takes {SHARED_OPTIONS}.",
+        f"Every verb prints one JSON object{_tables(verbs)} and takes {SHARED_OPTIONS}.",
         "Options starting with '-' (e.g. -platform offscreen, -style fusion) go to Qt when the window opens.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _tables(verbs: Mapping[str, Verb]) -> str:
+    """ " (tasks: a table unless --json)": the verbs that print for people unless asked for JSON, or ""."""
+    names = [name for name, verb in verbs.items() if verb.json_help is not None]
+    return f" ({', '.join(names)}: a table unless --json)" if names else ""
 
 
 def unknown_verb(word: str, verbs: Mapping[str, Verb]) -> str:

@@ -86,7 +86,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     weights = attention_weights(model.config, 1, n_src, len(ids) + ns.pads + 2)
     check_budget(weights, f"{len(ids)} symbols and --pads {ns.pads}", "use fewer --pads or a shorter --source")
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], device=device)
-    tgt = torch.tensor([decoder_input(expected_output(task.task, ids), ns.pads)], device=device)
+    tgt = torch.tensor([decoder_input(expected_output(task, ids), ns.pads)], device=device)
     with torch.inference_mode():
         out, maps = view_maps(model, src, tgt, ns.mode)
     clean, notes = _clean_maps(

@@ -15,7 +15,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget
 
 from core_model import MaskSpec
-from core_model.tasks import TASK_NAMES
+from core_model.shipped import SHIPPED_TASKS
 from visualizer.state.playground import DEFAULT_SOURCE, MAX_EXTRA_PADS, WINDOW_RANGE, PlaygroundSession
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class Preferences:
         st, session = QSettings(), self.session
         source = str(st.value("input/source", DEFAULT_SOURCE))
         task = str(st.value("input/task", session.task))
-        task = task if task in TASK_NAMES else session.task
+        task = task if task in SHIPPED_TASKS else session.task  # the tasks the window offers
         prefix = str(st.value("input/prefix", ""))
         pads = clamped_int(st.value("input/pads", 2), 0, MAX_EXTRA_PADS, 2)
         spec = mask_spec_from_dict(load_json(st, "masks/spec", {}))

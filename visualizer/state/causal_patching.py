@@ -73,8 +73,8 @@ def check_pair(
             "corrupt",
             f"The corrupted source has {len(corrupt_ids)} symbols; it needs {len(clean_ids)}, as the clean one",
         )
-    clean_labels = labels_for(expected_output(task.task, clean_ids))
-    corrupt_labels = labels_for(expected_output(task.task, corrupt_ids))
+    clean_labels = labels_for(expected_output(task, clean_ids))
+    corrupt_labels = labels_for(expected_output(task, corrupt_ids))
     if clean_labels == corrupt_labels:
         raise PatchInputError("corrupt", "Both sources have the same expected output: change a symbol that matters")
     if position is not None:
@@ -179,8 +179,8 @@ class PatchState(AnalysisState):
             tuple(vocab.tokens(corrupt_ids)),
             vocab.token(result.clean_token),
             vocab.token(result.corrupt_token),
-            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(clean))))),
-            tuple(vocab.tokens(labels_for(expected_output(task.task, vocab.encode(corrupt))))),
+            tuple(vocab.tokens(labels_for(expected_output(task, vocab.encode(clean))))),
+            tuple(vocab.tokens(labels_for(expected_output(task, vocab.encode(corrupt))))),
         )
 
     def _summary(self, frame: PatchFrame) -> str:

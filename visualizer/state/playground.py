@@ -22,7 +22,7 @@ from core_model import MaskSpec, Vocabulary
 from core_model.attention_views import VIEW_MODES
 from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
-from core_model.tasks import TASK_NAMES, expected_output, max_source_len
+from core_model.tasks import expected_output, max_source_len, task_named
 
 from .inline_slot import InlineSlot
 from .model_hub import ModelHub
@@ -104,7 +104,8 @@ class PlaygroundSession(QObject):
         return self.last_frame.maps if self.last_frame is not None else None
 
     def expected_ids(self) -> list[int]:
-        return expected_output(self.task, self._src_ids)
+        """The answer of the task chosen here (which may not be the model's own) with the model's task sizes."""
+        return expected_output(replace(self.hub.task, task=self.task), self._src_ids)
 
     def gates(self) -> dict[str, np.ndarray]:
         return {k: v.copy() for k, v in self._gates.items()}
@@ -144,8 +145,7 @@ class PlaygroundSession(QObject):
         return True
 
     def set_task(self, task: str) -> None:
-        if task not in TASK_NAMES:
-            raise ValueError(f"task must be one of {list(TASK_NAMES)}, got {task!r}")
+        task_named(task)  # an unknown name is a ValueError listing the registry's
         self.task = task
         self._publish_inputs()
         self.recompute()

@@ -61,6 +61,7 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
     from core_model.device import pick_device
     from core_model.recipe import recipe_task
     from core_model.shipped import DEFAULT_CHECKPOINT, resource_path
+    from core_model.tasks import DEFAULT_TASK
     from visualizer.state.origins import FALLBACK, checkpoint_origin
 
     try:
@@ -90,7 +91,9 @@ def load_startup_model(checkpoint: Path | None, device_name: str | None = None) 
         warning = f"Untrained model: no checkpoint at {checkpoint}"
     model = build_model(ModelConfig(), device=device, seed=0)
     _warm_up(model, device)
-    task = recipe_task("copy", model.config.positional)  # what Train from scratch then trains on: the shipped recipe
+    task = recipe_task(
+        DEFAULT_TASK, model.config.positional
+    )  # what Train from scratch then trains on: the shipped recipe
     return StartupModel(model, task, device, FALLBACK, warning=warning)
 
 

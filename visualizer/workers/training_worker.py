@@ -38,7 +38,7 @@ def probe_maps(model: Seq2SeqTransformer, task: TaskSpec, text: str, device: tor
     """Teacher-forced attention of one source (decoder fed <bos> + the right answer), as numpy snapshots."""
     vocab = task.vocabulary
     ids = vocab.encode(text)
-    target = expected_output(task.task, ids)
+    target = expected_output(task, ids)
     src_ids = task.source_ids(ids)  # what the model reads: <bos> ids <eos> for an anchored task
     src = torch.tensor([src_ids], device=device)  # (1, S)
     tgt = torch.tensor([decoder_input(target)], device=device)  # (1, T)

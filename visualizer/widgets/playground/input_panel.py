@@ -7,7 +7,7 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
-from core_model.tasks import TASK_NAMES
+from core_model.shipped import SHIPPED_TASKS
 from visualizer.state.playground import MAX_EXTRA_PADS
 from visualizer.state.snapshots import InputError, InputValues
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
@@ -44,7 +44,7 @@ class InputPanel(QWidget):
         self.error.hide()
         self._error: InputError | None = None
         self.task = QComboBox()
-        for name in TASK_NAMES:
+        for name in SHIPPED_TASKS:  # picking a task loads its shipped model: the tasks that have one
             self.task.addItem(name.capitalize(), name)
         self.task.setToolTip(TASK_TIP)
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;

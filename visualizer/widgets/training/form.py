@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
-from core_model.tasks import TASK_NAMES, TaskName, TaskSpec, max_source_len
+from core_model.shipped import SHIPPED_TASKS
+from core_model.tasks import TaskSpec, max_source_len
 from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, ScheduleKind, TrainConfig
 from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
 from visualizer.state.model_hub import ModelHub
@@ -90,7 +91,7 @@ class TrainerForm(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Task and training", parent)
         self.task_combo = QComboBox()
-        self.task_combo.addItems(list(TASK_NAMES))
+        self.task_combo.addItems(list(SHIPPED_TASKS))  # the tasks whose recipe the form's lengths and symbols fit
         self.min_len_spin = _spin(1, 510, "Shortest source sequence")
         self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
         self.symbols_spin = _spin(
@@ -241,7 +242,7 @@ class TrainerForm(QGroupBox):
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(
-            cast(TaskName, self.task_combo.currentText()),  # the combo holds TASK_NAMES (TaskSpec checks it too)
+            self.task_combo.currentText(),  # the combo holds SHIPPED_TASKS (TaskSpec checks the name too)
             self.symbols_spin.value(),
             self.min_len_spin.value(),
             self.max_len_spin.value(),
