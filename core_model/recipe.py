@@ -14,11 +14,11 @@ from types import MappingProxyType
 from typing import Any
 
 from .checkpoint_records import CheckpointExtra
-from .tasks import TaskSpec, max_source_len
+from .tasks import TaskSpec, max_source_len, task_named
 from .train_config import PAPER_ADAM_BETA1, TrainConfig, default_recipe
 
-RECIPE_SYMBOLS = 10
-RECIPE_MIN_LEN = 1
+RECIPE_SYMBOLS = 10  # copy's, reverse's and sort's; every task's own is its Task.default_symbols
+RECIPE_MIN_LEN = 1  # ... and its Task.training_lengths
 RECIPE_MAX_LEN = 16
 RECIPE_RUNS = 0.25  # share of training sources drawn as runs of repeated symbols
 # What the shipped models add to the default recipe: more, larger steps at a gentler rate, on one CPU thread, with
@@ -42,17 +42,23 @@ def recipe_task(
     task: str,
     positional: str,
     *,
-    n_symbols: int = RECIPE_SYMBOLS,
-    min_len: int = RECIPE_MIN_LEN,
-    max_len: int = RECIPE_MAX_LEN,
+    n_symbols: int | None = None,
+    min_len: int | None = None,
+    max_len: int | None = None,
     runs: float = RECIPE_RUNS,
     anchored: bool | None = None,
     model_max_len: int | None = None,
 ) -> TaskSpec:
     """The shipped models' TaskSpec for `task` on a model with this positional encoding; any field may be changed.
 
-    `anchored` None follows the encoding (anchored_by_default); `model_max_len` caps the lengths to what fits it.
+    n_symbols, min_len and max_len None take the task's own (its default size and training lengths: 10 symbols
+    and 1-16 for copy, reverse and sort); `anchored` None follows the encoding (anchored_by_default);
+    `model_max_len` caps the lengths to what fits it.
     """
+    definition = task_named(task)
+    n_symbols = definition.default_symbols if n_symbols is None else n_symbols
+    min_len = definition.training_lengths[0] if min_len is None else min_len
+    max_len = definition.training_lengths[1] if max_len is None else max_len
     if model_max_len is not None:
         limit = max(1, max_source_len(model_max_len))
         min_len, max_len = min(min_len, limit), min(max_len, limit)

@@ -1,21 +1,28 @@
 """The trained checkpoints shipped in resources/, found whether the project runs installed or from a checkout.
 
-One model per task (copy, reverse, sort) and positional encoding (RoPE, sinusoidal), each with the default
-ModelConfig otherwise; `resources/train_shipped.py` makes them (docs/SHIPPED_MODELS.md).
+One RoPE model per task of the library, and for copy, reverse and sort a sinusoidal one too (the Length lab's
+pairs), each with the default ModelConfig except its encoding and, for a task with more symbols than the default
+vocabulary, its vocabulary size; `resources/train_shipped.py` makes them (docs/SHIPPED_MODELS.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from .config import ModelConfig
 
-# The registry's tasks that have trained models in resources/, in the order their files are tried; the other tasks
-# have none yet (the window offers these only). Each has a model per positional encoding, named TASK_PE.pt.
-SHIPPED_TASKS: tuple[str, ...] = ("copy", "reverse", "sort")
+# The registry's tasks that have trained models in resources/, each with its encodings, in the order their files
+# are tried; the window offers these tasks. A model is named TASK_PE.pt.
+SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
+    "copy": ("rope", "sinusoidal"),
+    "reverse": ("rope", "sinusoidal"),
+    "sort": ("rope", "sinusoidal"),
+}
+SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")
-SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task in SHIPPED_TASKS for pe in SHIPPED_ENCODINGS)
+SHIPPED_CHECKPOINTS = tuple(f"{task}_{pe}.pt" for task, encodings in SHIPPED_MODELS.items() for pe in encodings)
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINTS[0]  # copy_rope.pt: the default ModelConfig uses RoPE, the default task copy
 # Shipped for a lesson only, never a task's model: a small RoPE copy model trained without <bos> ... <eos> anchors,
 # which cannot tell "00" from "0000" (resources/train_unanchored.py makes it)
@@ -24,7 +31,7 @@ LESSON_CHECKPOINTS = ("copy_rope_unanchored.pt",)
 
 def shipped_for(task: str) -> tuple[str, ...]:
     """The file names of the shipped checkpoints trained on `task` (none for a task without shipped models)."""
-    return tuple(f"{task}_{pe}.pt" for pe in SHIPPED_ENCODINGS) if task in SHIPPED_TASKS else ()
+    return tuple(f"{task}_{pe}.pt" for pe in SHIPPED_MODELS.get(task, ()))
 
 
 def resource_path(name: str) -> Path:
@@ -47,8 +54,10 @@ def resource_path(name: str) -> Path:
 def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tuple[Path, Checkpoint] | None:
     """The shipped checkpoint whose architecture equals `config` (and trained on `task`, when given), or None.
 
-    Reads files: not on a GUI thread. The file named after the task and encoding is tried first, and the
-    stored configuration and task decide, so a renamed or replaced file is never taken for another.
+    With a task, the vocabulary size is the task's to choose (a task with more symbols ships a larger one), so it
+    alone does not count as a difference. Reads files: not on a GUI thread. The file named after the task and
+    encoding is tried first, and the stored configuration and task decide, so a renamed or replaced file is never
+    taken for another.
     """
     names = list(SHIPPED_CHECKPOINTS)
     if task is not None:
@@ -63,7 +72,8 @@ def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tup
             trained_on = ckpt.task.task
         except CheckpointError:
             continue
-        if not ckpt.config.architecture_differs(config) and task in (None, trained_on):
+        wanted = config if task is None else replace(config, vocab_size=ckpt.config.vocab_size)
+        if not ckpt.config.architecture_differs(wanted) and task in (None, trained_on):
             return path, ckpt
     return None
 

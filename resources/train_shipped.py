@@ -1,11 +1,13 @@
-"""Train the shipped checkpoints: copy, reverse and sort, each with RoPE and with sinusoidal PE.
+"""Train the shipped checkpoints: one per task of the library with RoPE, and copy, reverse and sort with
+sinusoidal PE too.
 
-Every model uses the default ModelConfig except `positional` (so the Model panel's PE switch finds it) and is
-trained by `core_model.recipe.shipped_recipe`: the recipe `attention-playground train` and the Trainer tab default
-to (sources of length 1-16, a quarter of them runs of repeated symbols, anchored sources for RoPE), with more and
+Every model uses the default ModelConfig except `positional` (so the Model panel's PE switch finds it) and, for a
+task with more symbols than the default vocabulary holds, `vocab_size`; each is trained by
+`core_model.recipe.shipped_recipe`: the recipe `attention-playground train` and the Trainer tab default to (the
+task's training lengths and size, a quarter of the sources its hard cases, anchored sources for RoPE), with more and
 larger steps (docs/SHIPPED_MODELS.md).
 
-    nice -n 10 python resources/train_shipped.py                  # all six, one after the other (CPU, 1 thread)
+    nice -n 10 python resources/train_shipped.py                  # all of them, one after the other (CPU, 1 thread)
     nice -n 10 python resources/train_shipped.py reverse_rope     # one of them
 """
 
@@ -20,7 +22,27 @@ from pathlib import Path
 
 STEPS = 4000  # core_model.recipe.SHIPPED_TRAINING's; written out so --help needs no torch
 HISTORY_EVERY = 10  # keep every 10th step of the training history: the files stay small
-NAMES = tuple(f"{task}_{pe}" for task in ("copy", "reverse", "sort") for pe in ("rope", "sinusoidal"))
+# Written out so --help needs no torch; tests/core/test_core_shipped.py holds it to the registry (core_model.tasks).
+TASKS = (
+    "copy",
+    "reverse",
+    "sort",
+    "rotate1",
+    "rotate2",
+    "interleave",
+    "copy_memory",
+    "dedupe",
+    "histogram",
+    "most_frequent",
+    "addition",
+    "running_sum",
+    "recall",
+    "dyck_depth",
+)
+SINUSOIDAL_TOO = ("copy", "reverse", "sort")  # the Length lab's pairs: the same task with either encoding
+NAMES = tuple(
+    f"{task}_{pe}" for task in TASKS for pe in ("rope", "sinusoidal") if pe == "rope" or task in SINUSOIDAL_TOO
+)
 log = logging.getLogger("train_shipped")
 
 
@@ -33,11 +55,12 @@ def train_one(name: str, out_dir: Path, steps: int = STEPS) -> Path:
     from core_model.recipe import shipped_recipe
     from core_model.training import Trainer
 
-    task_name, pe = name.split("_")
+    task_name, pe = name.rsplit("_", 1)
     recipe = shipped_recipe(task_name, pe, steps)
     task, train = recipe.task, recipe.train
     torch.manual_seed(train.seed)
-    model = build_model(ModelConfig(positional=pe), seed=train.seed)
+    vocab_size = max(ModelConfig().vocab_size, task.vocab_size)  # the default's, unless the task needs more
+    model = build_model(ModelConfig(positional=pe, vocab_size=vocab_size), seed=train.seed)
     trainer = Trainer(model, task, train)
     start = time.perf_counter()
     for metrics in trainer.train_steps():

@@ -99,15 +99,18 @@ def add_options(train: argparse.ArgumentParser) -> None:
 
 def _task(ns: argparse.Namespace, positional: str):
     """The recipe's task with the lengths, symbols, runs and anchors given; one length given moves the other."""
-    from core_model.recipe import RECIPE_MAX_LEN, RECIPE_MIN_LEN, recipe_task
+    from core_model.recipe import recipe_task
+    from core_model.tasks import task_named
+
+    shortest, longest = task_named(ns.task).training_lengths
 
     task_kw = given(
         ns, {"symbols": "n_symbols", "min_len": "min_len", "max_len": "max_len", "runs": "runs", "anchored": "anchored"}
     )
     if "max_len" in task_kw and "min_len" not in task_kw:
-        task_kw["min_len"] = min(RECIPE_MIN_LEN, task_kw["max_len"])
+        task_kw["min_len"] = min(shortest, task_kw["max_len"])
     if "min_len" in task_kw and "max_len" not in task_kw:
-        task_kw["max_len"] = max(RECIPE_MAX_LEN, task_kw["min_len"])
+        task_kw["max_len"] = max(longest, task_kw["min_len"])
     return recipe_task(ns.task, positional, **task_kw)
 
 
