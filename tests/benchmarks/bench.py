@@ -9,10 +9,8 @@ hits both sides alike); evaluation time is never counted. Qt measurements live i
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import logging
-import math
 import os
 import platform
 import statistics
@@ -21,7 +19,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -31,288 +29,18 @@ for _path in (HERE.parents[1], HERE):  # the repository (core_model, visualizer)
         sys.path.insert(0, str(_path))
 
 import torch
-from torch import nn
-from training_bench import TorchSeq2Seq, baseline_exact_match
+from bench_rows import Bar, Row, format_table, metrics_json, skipped
+from race_bench import BaselineSide, OursSide, task_race_rows, time_to_99_rows
 
-from core_model import PAD, ModelConfig, build_model
-from core_model.tasks import TaskSpec, make_batch
-from core_model.training import TrainConfig, Trainer, default_recipe, evaluate
+from core_model import ModelConfig
+from core_model.tasks import TaskSpec
+from core_model.training import TrainConfig
 
 log = logging.getLogger("bench")
 KEYSTROKE_LENGTHS = (10, 32, 128, 256)
 
 
-# ----- rows of the report --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Bar:
-    """A target: value (or value / baseline when on_ratio) must be <= or >= limit."""
-
-    op: str  # "<=" or ">="
-    limit: float
-    on_ratio: bool = False
-
-    def passed(self, x: float) -> bool:
-        return x <= self.limit if self.op == "<=" else x >= self.limit
-
-    def text(self) -> str:
-        return f"{'ratio ' if self.on_ratio else ''}{self.op} {self.limit:g}"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the table and the JSON keys it stands for (value None: not measured, see note)."""
-
-    name: str
-    value: float | None
-    unit: str = ""
-    key: str | None = None
-    bar: Bar | None = None
-    baseline: float | None = None
-    baseline_key: str | None = None
-    ratio_key: str | None = None
-    note: str = ""
-    extra: dict[str, float] = field(default_factory=dict)  # more JSON keys measured with this row
-
-    @property
-    def ratio(self) -> float | None:
-        if self.value is None or not self.baseline:
-            return None
-        return self.value / self.baseline
-
-    def status(self) -> str:
-        if self.bar is None:
-            return ""
-        x = self.ratio if self.bar.on_ratio else self.value
-        if x is None:
-            return "skip" if self.note.startswith("skipped") else "FAIL"
-        return "pass" if self.bar.passed(x) else "FAIL"
-
-    def json_items(self) -> dict[str, float]:
-        items = {self.key: self.value, self.baseline_key: self.baseline, self.ratio_key: self.ratio, **self.extra}
-        return {k: float(v) for k, v in items.items() if k and v is not None and math.isfinite(v)}
-
-
-def skipped(name: str, why: str = "skipped in --quick") -> Row:
-    return Row(name, None, note=why)
-
-
-def _num(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
-
-
-def format_table(rows: Sequence[Row]) -> str:
-    """name, value, bar, pass/fail, baseline, ratio, note: one line per row."""
-    head = f"{'measurement':<46}{'value':>10} {'unit':<6}{'bar':>14} {'':<5}{'baseline':>10}{'ratio':>8}  note"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        value = _num(r.value) if r.value is not None else "—"
-        lines.append(
-            f"{r.name:<46}{value:>10} {r.unit:<6}{r.bar.text() if r.bar else '':>14} {r.status():<5}"
-            f"{_num(r.baseline) if r.baseline is not None else '':>10}"
-            f"{_num(r.ratio) if r.ratio is not None else '':>8}  {r.note}".rstrip()
-        )
-    return "\n".join(lines)
-
-
-def metrics_json(rows: Sequence[Row]) -> dict[str, float]:
-    """Every measured number under its key (rows not measured leave their keys out)."""
-    out: dict[str, float] = {}
-    for row in rows:
-        out.update(row.json_items())
-    return out
-
-
-# ----- training sides, stepped in turn --------------------------------------------------------------------------
-class OursSide:
-    """The app's model and TrainConfig recipe, one optimisation step at a time (Trainer.train_steps(1))."""
-
-    def __init__(self, name: str, config: ModelConfig, train: TrainConfig, task: TaskSpec, device: torch.device):
-        self.name, self.task, self.device = name, task, device
-        self.trainer = Trainer(build_model(config, seed=train.seed), task, train, device=device)
-        self.steps, self.seconds, self.tokens = 0, 0.0, 0
-
-    def step(self) -> None:
-        metrics = next(self.trainer.train_steps(1))  # past TrainConfig.steps the schedule holds its floor
-        self.steps, self.seconds, self.tokens = metrics.step, metrics.elapsed_s, self.tokens + metrics.tokens
-
-    def exact_match(self, n: int) -> float:
-        return evaluate(self.trainer.model, self.task, n=n, length=self.task.max_len, device=self.device).exact_match
-
-
-class BaselineSide:
-    """training_bench's nn.Transformer recipe (Adam 1e-3, batch 80), its step timed like train_baseline's."""
-
-    def __init__(self, task: TaskSpec, device: torch.device, d_model: int = 64, batch_size: int = 80, seed: int = 0):
-        self.name, self.task, self.device, self.batch_size = "nn.Transformer", task, device, batch_size
-        torch.manual_seed(seed)
-        wide = d_model != 64  # training_bench's widths: 4 heads, 2+2 layers at 64; 8 heads, 6+6 layers wider
-        self.model = TorchSeq2Seq(len(task.vocabulary), d_model, 8 if wide else 4, 6 if wide else 2, 4 * d_model)
-        self.model.to(device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
-        self.generator = torch.Generator().manual_seed(seed)
-        self.steps, self.seconds, self.tokens = 0, 0.0, 0
-
-    def step(self) -> None:
-        batch = make_batch(self.task, self.batch_size, self.generator).to(self.device)
-        start = time.perf_counter()
-        log_probs = self.model(batch.src, batch.tgt_in)
-        loss = nn.functional.nll_loss(log_probs.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD)
-        self.optimizer.zero_grad()
-        loss.backward()
-        self.optimizer.step()
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)  # ours syncs inside the step when it reads the loss
-        self.seconds += time.perf_counter() - start
-        self.steps += 1
-        self.tokens += batch.n_tokens
-
-    def exact_match(self, n: int) -> float:
-        model = self.model if self.device.type == "cpu" else copy.deepcopy(self.model).cpu()  # its decoder is CPU-only
-        return baseline_exact_match(model, self.task, n, self.task.max_len)
-
-
-@dataclass(frozen=True)
-class RaceResult:
-    name: str
-    steps: int | None  # steps to the confirmed target, None when the cap came first
-    seconds: float  # optimisation time until then (or until the cap)
-    steps_run: int
-
-
-def race(
-    sides: Sequence,
-    *,
-    target: float = 0.99,
-    check_every: int = 5,
-    screen_n: int = 300,
-    confirm_n: int = 1000,
-    max_steps: int = 2000,
-) -> dict[str, RaceResult]:
-    """Step every side in turn (alternating who goes first); each stops once it reaches `target` exact match on
-    `screen_n` sequences and then on `confirm_n`; evaluations are not timed.
-
-    A side is checked every `check_every` steps, so its time is counted to the first check past the target: a
-    coarse grid overstates the fastest side the most (25 steps are a third of RoPE's ~60, a sixth of the
-    baseline's ~150), which is why the checks are 5 steps apart.
-    """
-    active, done = list(sides), {}
-    for step in range(1, max_steps + 1):
-        for side in active if step % 2 else active[::-1]:
-            side.step()
-        if step % check_every:
-            continue
-        for side in list(active):
-            screen = side.exact_match(screen_n)
-            log.info("  step %4d  %-22s exact match %.3f (%d seqs)", step, side.name, screen, screen_n)
-            if screen >= target and side.exact_match(confirm_n) >= target:
-                done[side.name] = RaceResult(side.name, step, side.seconds, step)
-                active.remove(side)
-        if not active:
-            break
-    done.update({s.name: RaceResult(s.name, None, s.seconds, s.steps) for s in active})
-    return done
-
-
-def time_to_99_rows(
-    device: torch.device, max_steps: int = 2000, seeds: Sequence[int] = (0, 1, 2), **race_kw
-) -> list[Row]:
-    """Our default model (each positional kind, its default recipe) vs nn.Transformer, to 99% copy exact match.
-
-    One race per seed (both sides seeded alike); every number is the median over the seeds, each ratio the median
-    of the per-seed ratios (a side that misses the target in any seed has no median).
-    """
-    task = TaskSpec()
-    per_seed = []
-    for seed in seeds:
-        sides = [
-            OursSide(
-                pe,
-                replace(ModelConfig(), positional=pe),
-                default_recipe(pe, device=str(device), seed=seed),
-                task,
-                device,
-            )
-            for pe in ("rope", "sinusoidal")
-        ]
-        per_seed.append(race([*sides, BaselineSide(task, device, seed=seed)], max_steps=max_steps, **race_kw))
-    base = _median_result([r["nn.Transformer"] for r in per_seed])
-    seeds_note = f"median of {len(seeds)} seeds"
-    rows = [
-        Row(
-            "time to 99% copy EM: nn.Transformer",
-            base.seconds if base.steps is not None else None,
-            "s",
-            "time_to_99_s_nn_transformer",
-            note=f"{_steps_note(base, max_steps)}; {seeds_note}",
-            extra=_steps_extra("nn_transformer", base),
-        )
-    ]
-    default = ModelConfig().positional
-    for pe in ("rope", "sinusoidal"):
-        ours = _median_result([r[pe] for r in per_seed])
-        ratios = [
-            r[pe].seconds / r["nn.Transformer"].seconds
-            for r in per_seed
-            if r[pe].steps is not None and r["nn.Transformer"].steps is not None
-        ]
-        ratio = statistics.median(ratios) if len(ratios) == len(per_seed) else None
-        limit = 0.25 if pe == default else 0.5
-        extra = {**_steps_extra(pe, ours)}
-        if ratio is not None:
-            extra[f"time_to_99_ratio_{pe}"] = ratio
-            if pe == default:
-                extra["time_to_99_ratio_vs_nn_transformer"] = ratio
-        per = ", ".join(f"{x:.2f}" for x in ratios)
-        rows.append(
-            Row(
-                f"time to 99% copy EM: ours, {pe}{' (default)' if pe == default else ''}",
-                ours.seconds if ours.steps is not None else None,
-                "s",
-                f"time_to_99_s_{pe}",
-                None,
-                note=f"{_steps_note(ours, max_steps)}; {seeds_note}; ratios per seed: {per or '-'}",
-                extra=extra,
-            )
-        )
-        rows.append(
-            Row(
-                f"time to 99%: ours {pe} / nn.Transformer",
-                ratio,
-                "x",
-                None,
-                Bar("<=", limit),
-                note="median of the per-seed ratios, same run"
-                if ratio is not None
-                else f"target not reached by both sides in every seed: {_steps_note(ours, max_steps)}",
-            )
-        )
-    return rows
-
-
-def _steps_note(result: RaceResult, max_steps: int) -> str:
-    if result.steps is None:
-        return f"not reached in {max_steps} steps ({result.seconds:.1f} s of steps)"
-    return f"{result.steps} steps"
-
-
-def _steps_extra(name: str, result: RaceResult) -> dict[str, float]:
-    return {f"time_to_99_steps_{name}": result.steps} if result.steps is not None else {}
-
-
-def _median_result(results: Sequence[RaceResult]) -> RaceResult:
-    """Median seconds and steps over seeds; not reached (steps None) if any seed missed the target."""
-    reached = all(r.steps is not None for r in results)
-    steps = int(statistics.median(r.steps for r in results)) if reached else None
-    return RaceResult(
-        results[0].name,
-        steps,
-        statistics.median(r.seconds for r in results),
-        int(statistics.median(r.steps_run for r in results)),
-    )
-
-
+# ----- training speed ---------------------------------------------------------------------------------------------
 def width_config(d_model: int) -> ModelConfig:
     """Our model at the widths training_bench.step_cost compares (the default model at 64)."""
     wide = d_model != 64
@@ -720,6 +448,7 @@ def run_all(quick: bool, device: torch.device, scratch: Path) -> list[Row]:
         ("train step d64", lambda: step_cost_rows(64, 10 if quick else 40, device)),
         ("train step d512", lambda: _d512_or_skip(quick, device)),
         ("time to 99%", lambda: _race_or_skip(quick, device)),
+        ("time to 99% per task", lambda: _task_races_or_skip(quick, device)),
         ("causal lab", lambda: causal_rows(device, quick)),
         ("interactive page", lambda: page_rows(quick)),
         ("peak RSS", lambda: rss_rows(100 if quick else 1000, device, quick)),
@@ -749,6 +478,12 @@ def _race_or_skip(quick: bool, device: torch.device) -> list[Row]:
     if quick:
         return [skipped("time to 99% copy EM, ours vs nn.Transformer")]
     return time_to_99_rows(device)
+
+
+def _task_races_or_skip(quick: bool, device: torch.device) -> list[Row]:
+    if quick:
+        return [skipped("time to 99% EM per task, ours vs nn.Transformer")]
+    return task_race_rows(device)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
