@@ -19,6 +19,7 @@ SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "copy": ("rope", "sinusoidal"),
     "reverse": ("rope", "sinusoidal"),
     "sort": ("rope", "sinusoidal"),
+    "rotate1": ("rope",),
 }
 SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")

@@ -1,4 +1,5 @@
-"""The shipped checkpoints: one per task and encoding, right on every input, found by architecture and task.
+"""The shipped checkpoints: copy, reverse and sort per encoding right on every input (the task library's other
+models: test_core_shipped_tasks.py), every model found by architecture and task.
 
 The checks use the test's own data (itertools and its own random draws) and its own greedy loop (full recomputation
 of the decoder at every step, no key/value cache), not core_model's evaluation code.
@@ -14,11 +15,12 @@ import torch
 
 from core_model import ModelConfig
 from core_model.checkpoint import load_checkpoint
-from core_model.shipped import SHIPPED_CHECKPOINTS, find_shipped_checkpoint, is_shipped, resource_path
+from core_model.shipped import SHIPPED_CHECKPOINTS, SHIPPED_MODELS, find_shipped_checkpoint, is_shipped, resource_path
 from core_model.vocab import BOS, EOS, N_SPECIALS, PAD
 
 RANDOM_SOURCES = 1000  # random sources per model, lengths uniform over its training range
 EXPECTED = {"copy": lambda s: list(s), "reverse": lambda s: s[::-1], "sort": sorted}
+CLASSIC = tuple(f"{task}_{pe}.pt" for task in EXPECTED for pe in ("rope", "sinusoidal"))
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # conftest: one torch thread per test
@@ -52,7 +54,7 @@ def wrong(model, task, sources: list[list[int]]) -> list[tuple[list[int], list[i
     return bad
 
 
-@pytest.fixture(scope="module", params=SHIPPED_CHECKPOINTS)
+@pytest.fixture(scope="module", params=CLASSIC)
 def shipped(request):
     ckpt = load_checkpoint(resource_path(request.param))
     return request.param, ckpt.build().eval(), ckpt
@@ -62,10 +64,12 @@ def test_one_model_per_task_and_encoding_with_the_default_architecture():
     found = set()
     for name in SHIPPED_CHECKPOINTS:
         ckpt = load_checkpoint(resource_path(name))
-        assert not ckpt.config.architecture_differs(ModelConfig(positional=ckpt.config.positional))
+        vocab = max(ModelConfig().vocab_size, ckpt.task.vocab_size)  # the default's, unless the task needs more
+        assert not ckpt.config.architecture_differs(ModelConfig(positional=ckpt.config.positional, vocab_size=vocab))
         found.add((ckpt.task.task, ckpt.config.positional))
         assert name == f"{ckpt.task.task}_{ckpt.config.positional}.pt"
-    assert found == {(t, pe) for t in ("copy", "reverse", "sort") for pe in ("rope", "sinusoidal")}
+    assert found == {(t, pe) for t, encodings in SHIPPED_MODELS.items() for pe in encodings}
+    assert set(CLASSIC) <= set(SHIPPED_CHECKPOINTS)
 
 
 def test_exact_on_every_source_of_length_1_to_3(shipped):
