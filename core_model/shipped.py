@@ -20,6 +20,7 @@ SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "reverse": ("rope", "sinusoidal"),
     "sort": ("rope", "sinusoidal"),
     "rotate1": ("rope",),
+    "interleave": ("rope",),
 }
 SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")
