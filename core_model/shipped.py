@@ -21,6 +21,8 @@ SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "sort": ("rope", "sinusoidal"),
     "rotate1": ("rope",),
     "interleave": ("rope",),
+    "dedupe": ("rope",),
+    "running_sum": ("rope",),
 }
 SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")
