@@ -23,6 +23,12 @@ SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "interleave": ("rope",),
     "dedupe": ("rope",),
     "running_sum": ("rope",),
+    "rotate2": ("rope",),
+    "copy_memory": ("rope",),
+    "histogram": ("rope",),
+    "most_frequent": ("rope",),
+    "addition": ("rope",),
+    "dyck_depth": ("rope",),
 }
 SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")
