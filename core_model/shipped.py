@@ -29,6 +29,7 @@ SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "most_frequent": ("rope",),
     "addition": ("rope",),
     "dyck_depth": ("rope",),
+    "recall": ("rope",),
 }
 SHIPPED_TASKS: tuple[str, ...] = tuple(SHIPPED_MODELS)
 SHIPPED_ENCODINGS = ("rope", "sinusoidal")
