@@ -126,7 +126,9 @@ def attribute_cost(config: ModelConfig, src_len: int, tgt_len: int, ig_steps: in
     (every symbol position with each other symbol, passes of occlusion_chunk rows) and the attention views, the
     last three in float64.
 
-    `n_symbols` here is how many symbols the source holds (each occluded by every other symbol of the task)."""
+    `n_symbols` here is how many symbols the source holds. Each is counted as occluded by every other symbol of the
+    model's vocabulary: a bound on occlusion's real edits, which range over the task's source alphabet and skip
+    those that break its grammar (source_analysis.occlusion_edits)."""
     task_symbols = config.vocab_size - N_SPECIALS
     forward = pass_cost(config, ig_steps + 1, src_len, tgt_len, grad=True)
     ig = Cost(forward.bytes, forward.work // 3 * (1 + 2 * tgt_len))  # one forward, a backward per output

@@ -2,13 +2,18 @@
 
 For a source and the output the model writes for it (teacher-forced), f_i = log p(output token i). The input is the
 scaled source token embedding x_j = sqrt(d) E[tok_j] (before any positional encoding, anchors included); the
-baseline b_j is the mean scaled embedding of the task's symbols at symbol positions, and x_j itself at special
-tokens (so specials get no attribution from the gradient methods).
+baseline b_j is the mean scaled embedding of the task's source symbols (its source alphabet, structural ones such as
+"+" included) at positions holding one, and x_j itself at special tokens (so specials get no attribution from the
+gradient methods).
 - gradient x delta: sum_d (x - b)_jd df_i/dx_jd at x (Shrikumar et al. 2016's input x gradient, from b).
 - integrated gradients (Sundararajan et al. 2017): sum_d (x - b)_jd times the mean of df_i/dx_jd over the m points
   b + (k/m)(x - b), k = 1..m (a right Riemann sum). Its rows sum to f_i(x) - f_i(b) as m grows: the completeness
   gap says how far m is from that.
-- occlusion: f_i minus the mean of f_i over the source with symbol j replaced by each other symbol (0 at specials).
+- occlusion: f_i minus the mean of f_i over the source with symbol j replaced by each other symbol it may hold
+  (`replacements`; by default every other source symbol). A front end that knows the task passes only the edits
+  that keep the source valid (source_analysis.occlusion_edits): an edit that breaks the grammar (the "+" of an
+  addition replaced, a recall key made a duplicate, a bracket flipped) is skipped, since the model never saw such
+  a source. A position with no edit left, like a special token, has occlusion 0.
 A confident model saturates: its gradients at x vanish while f still depends on x, so gradient x delta is near 0
 where integrated gradients and occlusion are not.
 """
@@ -86,10 +91,13 @@ def attribute(
     head_gates: HeadGates | None = None,
     progress: Callable[[int, int], None] | None = None,
     occlusion_chunk: int = OCCLUSION_CHUNK,
+    replacements: Sequence[Sequence[int]] | None = None,
 ) -> Attribution:
     """The three attributions for encoder ids `src` and the output the decoder writes (with <eos>).
 
-    `symbol_ids`: the task's symbols (the baseline's mean and occlusion's replacements); other ids are specials.
+    `symbol_ids`: the task's source symbols (the baseline's mean); other ids are specials. `replacements`: per
+    encoder position, the ids occlusion puts there in turn (None: every other of `symbol_ids` at each position
+    holding one of them).
     `progress(done, total)` is called after each output position's gradients and each occlusion pass.
     `occlusion_chunk`: occluded sources per pass (analysis_cost.occlusion_chunk keeps a pass within the budget).
     """
@@ -104,8 +112,9 @@ def attribute(
     tgt = torch.tensor([decoder_input(list(output)[:-1])], device=device)
     out_t = torch.tensor([list(output)], device=device)
     grads = _gradients(model, src_t, tgt, out_t, symbol_ids, ig_steps, options, progress)
+    edits = occlusion_pairs(src, symbol_ids, replacements)
     with torch.no_grad():
-        occlusion = _occlusion(model, src_t, tgt, out_t, symbol_ids, options, (max(1, occlusion_chunk), progress))
+        occlusion = _occlusion(model, src_t, tgt, out_t, edits, options, (max(1, occlusion_chunk), progress))
     gxd, ig, f_x, f_b = grads
     return Attribution(tuple(int(t) for t in output), gxd, ig, occlusion, ig_steps, f_x, f_b)
 
@@ -148,21 +157,31 @@ def _gradients(
     )
 
 
+def occlusion_pairs(
+    src: Sequence[int], symbol_ids: Sequence[int], replacements: Sequence[Sequence[int]] | None = None
+) -> list[tuple[int, int]]:
+    """Occlusion's edits as (encoder position, id put there), position by position: `replacements[j]` at position
+    j, or every other of `symbol_ids` at each position holding one of them."""
+    if replacements is None:
+        return [(j, s) for j, tok in enumerate(src) if tok in symbol_ids for s in symbol_ids if s != tok]
+    if len(replacements) != len(src):
+        raise ValueError(f"replacements must name one list per encoder position ({len(src)}), got {len(replacements)}")
+    return [(j, s) for j, tok in enumerate(src) for s in replacements[j] if s != tok]
+
+
 def _occlusion(
     model: Seq2SeqTransformer,
     src: Tensor,
     tgt: Tensor,
     output: Tensor,
-    symbol_ids: Sequence[int],
+    edits: list[tuple[int, int]],
     options: tuple[MaskSpec | None, HeadGates | None],
     chunk: tuple[int, Callable[[int, int], None] | None],
 ) -> np.ndarray:
-    """f_i minus its mean over each symbol position's other symbols, in passes of chunk[0] sources (progress
-    chunk[1] after each)."""
+    """f_i minus its mean over each position's edits, in passes of chunk[0] sources (progress chunk[1] after each)."""
     size, progress = chunk
     base = _scores(model, src, tgt, output, options)[0]  # (T,)
     ids = src[0].tolist()
-    edits = [(j, s) for j, tok in enumerate(ids) if tok in symbol_ids for s in symbol_ids if s != tok]
     result = torch.zeros(output.shape[1], len(ids), dtype=base.dtype, device=base.device)
     counts = torch.zeros(len(ids), dtype=base.dtype, device=base.device)
     chunks = range(0, len(edits), size)

@@ -1,15 +1,20 @@
 """What each attention head does, scored against the task's known answer (teacher forced, default masks).
 
-Our toy tasks know, for every output token, which source positions hold the symbol it must produce, so a cross
-attention head can be scored against the truth instead of being judged by eye. Self-attention heads are scored
-on simple positional patterns, in the spirit of the head taxonomies of Voita et al. (2019) and Clark et al. (2019).
+Every task knows, for every output token, where its answer comes from (its ground truth `reads`, core_model.task),
+so a cross attention head can be scored against the truth instead of being judged by eye. Self-attention heads are
+scored on simple positional patterns, in the spirit of the head taxonomies of Voita et al. (2019) and Clark et al.
+(2019).
 
 Definitions (every score is a mean over query positions, each (sequence, position) pair counting once, pooled
 over all N sequences; maps are the post-softmax weights of a teacher-forced pass with causal + padding masks):
 
-- cross `alignment`: over every decoder position t that must produce a source symbol y (not the one producing
-  <eos>), the total weight its query puts on the source positions holding y (all of them when y repeats, so ties
-  count; this works for copy, reverse and sort alike).
+- cross `alignment` ("reads where the answer comes from"): over every decoder position t that must produce an output
+  symbol (not the one producing <eos>), the total weight its query puts on the task's `reads` positions for output
+  t (source positions, one further right when the source is anchored by <bos>). For a task that copies (copy,
+  reverse, sort, rotate, dedupe, ...) those are the positions holding the symbol due, all of them when it repeats,
+  so ties count; for a task that computes (addition, running_sum, dyck_depth) they are what its algorithm reads at
+  that step (the two digits of a place, the new term, the bracket). Maps scored without their task (a training
+  probe's recorded maps) fall back to the positions holding the symbol, the reads of every copying task.
 - cross `first`: weight on source position 0; cross `broad`: normalised entropy (below), same queries.
 - self attention (encoder and decoder) over every real query position q >= 1 (position 0 would make `self`,
   `previous` and `first` the same key): `self` = weight on key q, `previous` = weight on key q - 1, `first` =
@@ -35,7 +40,7 @@ import torch
 
 from .model import ATTENTION_KINDS, Seq2SeqTransformer
 from .tasks import Batch, TaskSpec, make_batch
-from .vocab import BOS, EOS, PAD
+from .vocab import BOS, EOS, N_SPECIALS, PAD
 
 RoleName = Literal["alignment", "self", "previous", "first", "eos_pad", "broad", "other"]
 SELF_ROLES: tuple[RoleName, ...] = ("self", "previous", "first", "eos_pad", "broad")
@@ -107,16 +112,38 @@ def head_roles(
     finally:
         model.train(was_training)
     stacked: dict[str, np.ndarray] = {kind: np.stack(maps.kind(kind)) for kind in ATTENTION_KINDS}  # (L, B, H, Tq, Tk)
-    ids = [t.cpu().numpy() for t in (batch.src, batch.tgt_in, batch.tgt_out)]
-    return roles_from_maps(stacked, *ids)
+    src, tgt_in, tgt_out = (t.cpu().numpy() for t in (batch.src, batch.tgt_in, batch.tgt_out))
+    return roles_from_maps(stacked, src, tgt_in, tgt_out, reads=reads_mask(task, src, tgt_out))
+
+
+def reads_mask(task: TaskSpec, src: np.ndarray, tgt_out: np.ndarray) -> np.ndarray:
+    """(B, T, S) bool: True where encoder column s is one of the task's `reads` positions for output t of row b.
+
+    src (B, S) encoder ids (anchors and padding included), tgt_out (B, T) labels. A row's source is its symbol ids
+    (specials dropped); its reads are shifted by one when the task is anchored (<bos> takes column 0).
+    """
+    mask = np.zeros((*tgt_out.shape, src.shape[1]), dtype=bool)
+    shift = 1 if task.anchored else 0
+    for b, row in enumerate(src):
+        symbols = [int(x) for x in row if x >= N_SPECIALS]
+        for t, positions in enumerate(task.reads(symbols)):
+            mask[b, t, [p + shift for p in positions]] = True
+    return mask
 
 
 def roles_from_maps(
-    maps: Mapping[str, np.ndarray], src: np.ndarray, tgt_in: np.ndarray, tgt_out: np.ndarray
+    maps: Mapping[str, np.ndarray],
+    src: np.ndarray,
+    tgt_in: np.ndarray,
+    tgt_out: np.ndarray,
+    *,
+    reads: np.ndarray | None = None,
 ) -> tuple[HeadRole, ...]:
     """Roles from raw maps, so recorded maps (training probes) can be scored without the model.
 
-    Shape: maps[kind] (L, B, H, Tq, Tk) post-softmax weights; src (B, S), tgt_in / tgt_out (B, T) token ids.
+    Shape: maps[kind] (L, B, H, Tq, Tk) post-softmax weights; src (B, S), tgt_in / tgt_out (B, T) token ids;
+    reads (B, T, S) the task's ground truth (`reads_mask`), or None for the source positions holding each output's
+    symbol (a copying task's reads).
     """
     out: list[HeadRole] = []
     for kind in ATTENTION_KINDS:
@@ -124,7 +151,7 @@ def roles_from_maps(
             continue
         w = np.asarray(maps[kind], dtype=np.float64)
         table = (
-            _cross_scores(w, src, tgt_out)
+            _cross_scores(w, src, tgt_out, reads)
             if kind == "cross"
             else _self_scores(w, src if kind == "encoder_self" else tgt_in, kind)
         )
@@ -178,14 +205,17 @@ def _self_scores(w: np.ndarray, tokens: np.ndarray, kind: str) -> dict[str, np.n
     }
 
 
-def _cross_scores(w: np.ndarray, src: np.ndarray, tgt_out: np.ndarray) -> dict[str, np.ndarray]:
-    """Cross-attention role scores (L, H): queries are decoder positions whose label is a source symbol."""
+def _cross_scores(
+    w: np.ndarray, src: np.ndarray, tgt_out: np.ndarray, reads: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """Cross-attention role scores (L, H): queries are decoder positions whose label is an output symbol."""
     queries = (tgt_out != PAD) & (tgt_out != EOS) & (tgt_out != BOS)  # (B, T)
     real_src = src != PAD  # (B, S)
-    holds = (src[:, None, :] == tgt_out[:, :, None]) & real_src[:, None, :]  # (B, T, S): key holds the answer
-    allowed = np.broadcast_to(real_src[:, None, :], holds.shape)
+    if reads is None:  # the positions holding the answer: a copying task's reads
+        reads = (src[:, None, :] == tgt_out[:, :, None]) & real_src[:, None, :]  # (B, T, S)
+    allowed = np.broadcast_to(real_src[:, None, :], reads.shape)
     return {
-        "alignment": _pooled((w * holds[None, :, None]).sum(-1), queries),
+        "alignment": _pooled((w * reads[None, :, None]).sum(-1), queries),
         "first": _pooled(w[..., 0], queries),
         "broad": _pooled(_normalised_entropy(w, allowed), queries & (allowed.sum(-1) >= 2)),
     }

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .length_eval import LengthResult, PositionScaling, evaluate_lengths
+from .length_eval import LengthResult, PositionScaling, evaluate_lengths, task_lengths
 from .model import Seq2SeqTransformer
 from .rope_scaling import ROPE_SCALING_KINDS, RopeScaling, is_rope_scaling_kind, rope_scaled
 from .tasks import TaskSpec
@@ -47,13 +47,14 @@ def length_curve(
 ) -> tuple[LengthResult, ...]:
     """Each length's result in order, each reported as soon as it is known (`progress`); `batches(done, total)`
     after each batch of sources of a length. Raising Stop from either ends the curve there: the lengths reported
-    are what it found (core_model.stopping).
+    are what it found (core_model.stopping). Only the lengths the task takes are evaluated (`task_lengths`: a
+    curve of addition has points at 3, 5, 7, ...).
 
     scaling: "none", "pi" or "ntk" (RoPE only), from train_len (default: the task's max_len) to each length.
     """
     hook = rope_length_scaling(model, scaling, train_len or task.max_len)
     points: list[LengthResult] = []
-    for length in lengths:
+    for length in task_lengths(task, lengths):
         sweep = evaluate_lengths(
             model, task, [length], n=n, seed=seed, device=device, progress=batches, position_scaling=hook
         )

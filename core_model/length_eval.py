@@ -3,7 +3,9 @@
 One pure function, `evaluate_lengths`, behind the length lab and `attention-playground eval --lengths`: both call
 it with the same seed, so they show the same numbers. Sources of each length come from `tasks.make_batch` with
 a generator seeded by `seed` alone (not by the batch size or by the other lengths asked for), so the figure for
-length L is the same whichever range it is part of.
+length L is the same whichever range it is part of. Only the lengths a task takes are swept (`task_lengths`:
+addition's 3, 5, 7, ...), and each source is decoded for at most its task's longest target at that length plus
+<eos>.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class LengthResult:
 
     length: int
     exact_match: float  # fraction of sources whose whole greedy output (symbols and <eos>) is right
-    token_accuracy: float  # fraction of the n * (length + 1) output positions with the right token
+    token_accuracy: float  # fraction of the expected output positions (<eos> included) with the right token
     n: int
 
 
@@ -62,6 +64,16 @@ def check_lengths(model: Seq2SeqTransformer, lengths: Iterable[int]) -> tuple[in
     return out
 
 
+def task_lengths(task: TaskSpec, lengths: Iterable[int]) -> tuple[int, ...]:
+    """The lengths among `lengths` the task takes, in the order given (addition keeps 3, 5, 7, ...)."""
+    return tuple(length for length in lengths if task.definition.length_problem(length, task.n_symbols) is None)
+
+
+def decode_steps(task: TaskSpec, length: int) -> int:
+    """Tokens to decode for a source of `length` symbols: the task's longest target at that length, and <eos>."""
+    return task.definition.longest_target(length, task.n_symbols) + 1
+
+
 @torch.no_grad()
 def evaluate_lengths(
     model: Seq2SeqTransformer,
@@ -76,9 +88,10 @@ def evaluate_lengths(
     progress: Callable[[int, int], None] | None = None,
     position_scaling: PositionScaling | None = None,
 ) -> LengthSweep:
-    """Greedy exact match and token accuracy on n fresh random sources of each length.
+    """Greedy exact match and token accuracy on n fresh random sources of each length the task takes (others are
+    skipped: they have no sources).
 
-    Sources are uniform (the task's `runs` is ignored; its `anchored` is kept: it is how the model reads).
+    Sources are the task's random draws (its `runs` is ignored; its `anchored` is kept: it is how the model reads).
     `progress(done, total)` counts sources, after each batch; raising Stop there ends the sweep with no result
     (core_model.stopping: a caller that wants the finished lengths asks for one length at a time, as length_curve).
     `position_scaling(model, length)`, when given, is entered around the evaluation of each length.
@@ -86,7 +99,7 @@ def evaluate_lengths(
     check_int("n", n, 1)
     check_int("batch_size", batch_size, 1)
     check_int("seed", seed, 0)
-    lengths = check_lengths(model, lengths)
+    lengths = task_lengths(task, check_lengths(model, lengths))
     device = torch.device(device) if device is not None else next(model.parameters()).device
     uniform = replace(task, runs=0.0)
     total, done = n * len(lengths), 0
@@ -98,34 +111,55 @@ def evaluate_lengths(
             scaling = position_scaling(model, length) if position_scaling else contextlib.nullcontext()
             with scaling:
                 batch = make_batch(uniform, n, torch.Generator().manual_seed(seed), length)
-                exact = correct = 0
+                width = batch.tgt_out.shape[1]  # the longest expected output of the batch, and <eos>
+                exact = correct = labels = 0
                 for start in range(0, n, batch_size):
                     src = batch.src[start : start + batch_size].to(device)
-                    want = batch.tgt_out[start : start + batch_size].to(device)  # (b, length + 1), no padding
-                    out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary))
-                    out = F.pad(out, (0, max(0, length + 1 - out.shape[1])), value=PAD)[:, : length + 1]
-                    right = out == want
-                    exact += int(right.all(dim=1).sum())
+                    want = batch.tgt_out[start : start + batch_size].to(device)  # (b, width), <pad> after <eos>
+                    out = greedy_decode(model, src, decode_steps(task, length), masks, n_tokens=len(task.vocabulary))
+                    out = F.pad(out, (0, max(0, width - out.shape[1])), value=PAD)[:, :width]
+                    label = want != PAD
+                    right = (out == want) & label
+                    exact += int((right | ~label).all(dim=1).sum())
                     correct += int(right.sum())
+                    labels += int(label.sum())
                     done += src.shape[0]
                     if progress is not None:
                         progress(done, total)
-            results[length] = LengthResult(length, exact / n, correct / (n * (length + 1)), n)
+            results[length] = LengthResult(length, exact / n, correct / labels, n)
     finally:
         model.train(was_training)
     return LengthSweep(task.task, seed, n, results)
 
 
 def repeated_symbol_sources(task: TaskSpec, lengths: Iterable[int]) -> list[list[int]]:
-    """Every source made of one symbol repeated ("0000"), for each length: the case a RoPE encoder gets wrong."""
-    return [[sym] * length for length in lengths for sym in task.vocabulary.symbol_ids]
+    """The hard sources of each length the task takes: every source of one symbol repeated ("0000", the case a RoPE
+    encoder gets wrong) that the task takes, in alphabet order; where its grammar takes none (addition, recall,
+    copy_memory, dyck_depth), its hard cases (Task.adversarial: "999+100", ...) instead."""
+    definition, n, vocab = task.definition, task.n_symbols, task.vocabulary
+    out: list[list[int]] = []
+    for length in task_lengths(task, lengths):
+        ones = [symbol * length for symbol in definition.source_alphabet(n)]
+        valid = [s for s in ones if definition.problem(s, n) is None]
+        hard = valid or [
+            s for s in dict.fromkeys(definition.adversarial(n, length)) if definition.problem(s, n) is None
+        ]
+        out += [vocab.encode(s) for s in hard]
+    return out
 
 
 def exhaustive_sources(task: TaskSpec, max_len: int) -> list[list[int]]:
-    """Every source of length 1..max_len over the task's symbols (n_symbols + n_symbols^2 + ... of them)."""
+    """Every source of length 1..max_len the task takes, over its source alphabet, shortest first, each length in
+    alphabet order (n_symbols + n_symbols^2 + ... of them for copy, reverse and sort)."""
     check_int("max_len", max_len, 1)
-    symbols = task.vocabulary.symbol_ids
-    return [list(p) for length in range(1, max_len + 1) for p in itertools.product(symbols, repeat=length)]
+    definition, n, vocab = task.definition, task.n_symbols, task.vocabulary
+    alphabet = definition.source_alphabet(n)
+    return [
+        vocab.encode(source)
+        for length in task_lengths(task, range(1, max_len + 1))
+        for source in map("".join, itertools.product(alphabet, repeat=length))
+        if definition.problem(source, n) is None
+    ]
 
 
 @torch.no_grad()
@@ -151,7 +185,8 @@ def greedy_outputs(
             for start in range(0, len(indices), batch_size):
                 chunk = indices[start : start + batch_size]
                 src = torch.tensor([task.source_ids(list(sources[i])) for i in chunk], device=device)
-                out = greedy_decode(model, src, length + 1, masks, n_tokens=len(task.vocabulary)).tolist()
+                steps = decode_steps(task, length)
+                out = greedy_decode(model, src, steps, masks, n_tokens=len(task.vocabulary)).tolist()
                 for i, row in zip(chunk, out):
                     outputs[i] = row[: row.index(EOS)] if EOS in row else [*row, PAD]  # no <eos>: never right
     finally:

@@ -7,7 +7,7 @@ symbol shows what a position-free encoder cannot tell apart (Press et al. 2022, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -15,8 +15,9 @@ import torch
 from .config import check_int
 from .decoding import greedy_decode
 from .inputs import decoder_input
+from .length_eval import decode_steps, repeated_symbol_sources
 from .model import Seq2SeqTransformer
-from .tasks import TaskSpec, expected_output
+from .tasks import TaskSpec, expected_output, make_batch
 from .vocab import EOS, N_SPECIALS, PAD
 
 SourceKind = str  # "random" or "repeated"
@@ -24,14 +25,19 @@ SOURCE_KINDS = ("random", "repeated")
 
 
 def probe_source(task: TaskSpec, length: int, seed: int, kind: SourceKind = "random") -> list[int]:
-    """Symbol ids of one source: `length` random symbols drawn with `seed`, or the first symbol repeated."""
+    """Symbol ids of one valid source of `length` symbols: the task's random draw with `seed` (the first row of a
+    batch drawn as evaluate_lengths draws), or its first hard source (`repeated_symbol_sources`: "0000" for copy,
+    "999+100" for addition). A length the task does not take is a ValueError naming its rule."""
     check_int("length", length, 1)
     if kind not in SOURCE_KINDS:
         raise ValueError(f"source kind must be one of {list(SOURCE_KINDS)}, got {kind!r}")
+    problem = task.definition.length_problem(length, task.n_symbols)
+    if problem:
+        raise ValueError(problem)
     if kind == "repeated":
-        return [N_SPECIALS] * length
-    gen = torch.Generator().manual_seed(seed)
-    return [int(t) for t in torch.randint(N_SPECIALS, N_SPECIALS + task.n_symbols, (length,), generator=gen)]
+        return repeated_symbol_sources(task, [length])[0]
+    batch = make_batch(replace(task, runs=0.0), 1, torch.Generator().manual_seed(seed), length)
+    return [int(t) for t in batch.src[0] if t >= N_SPECIALS]
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,8 @@ def run_probe(
     try:
         encoder_input = task.source_ids(list(source))
         src = torch.tensor([encoder_input], dtype=torch.long, device=device)  # (1, S)
-        out = greedy_decode(model, src, len(source) + 1, n_tokens=len(task.vocabulary))[0]  # (T,)
+        steps = decode_steps(task, len(source))
+        out = greedy_decode(model, src, steps, n_tokens=len(task.vocabulary))[0]  # (T,)
         out = out[out != PAD]
         tgt = torch.tensor([decoder_input(out.tolist()[:-1])], device=device) if len(out) else None  # (1, T)
         if tgt is None:

@@ -2,6 +2,11 @@
 three attributions of it to the source symbols, five attention views of the same run, and how far each attribution
 agrees with each view (Spearman's rho and top-1 agreement), with the logit lens when asked for.
 
+The baseline and occlusion range over the task's source alphabet (core_model.attribution), and occlusion tries only
+the edits that keep the source one the task takes (`occlusion_edits`): replacing the "+" of an addition, giving a
+recall two equal keys, or flipping one bracket of a balanced string is skipped, so a position no valid edit reaches
+(every bracket of a dyck_depth source) has occlusion 0.
+
 `analyse_source` is the one entry `attention-playground attribute` and the Causal tab's attribution both call, so
 neither assembles the core calls itself and their numbers cannot drift apart.
 """
@@ -21,6 +26,7 @@ from .config import ModelConfig
 from .logit_lens import LogitLens, logit_lens
 from .model import Seq2SeqTransformer
 from .tasks import TaskSpec, expected_output
+from .vocab import N_SPECIALS
 
 Progress = Callable[[int, int], None]  # (done, total); raising from it stops the work there
 
@@ -38,10 +44,30 @@ class SourceAnalysis:
     lens: LogitLens | None = None
 
 
+def source_symbol_ids(task: TaskSpec) -> list[int]:
+    """The ids of the task's source alphabet, in its order: what a source position may hold."""
+    return task.vocabulary.encode(task.definition.source_alphabet(task.n_symbols))
+
+
+def occlusion_edits(task: TaskSpec, source: Sequence[int]) -> list[list[int]]:
+    """Per position of the encoder input `source` (anchors included), the source symbols occlusion puts there: every
+    other symbol of the source alphabet that leaves a source the task takes (none at a special token)."""
+    definition, n, vocab = task.definition, task.n_symbols, task.vocabulary
+    alphabet = definition.source_alphabet(n)
+    where = [j for j, t in enumerate(source) if t >= N_SPECIALS]  # encoder position of each source symbol
+    tokens = vocab.tokens([source[j] for j in where])
+    edits: list[list[int]] = [[] for _ in source]
+    for i, j in enumerate(where):
+        before, after = "".join(tokens[:i]), "".join(tokens[i + 1 :])
+        kept = [s for s in alphabet if s != tokens[i] and definition.problem(before + s + after, n) is None]
+        edits[j] = vocab.encode("".join(kept))
+    return edits
+
+
 def occlusion_passes(model: Seq2SeqTransformer, task: TaskSpec, source: Sequence[int], output_len: int) -> int:
-    """How many batched passes occlusion makes: every symbol position's other symbols, in chunks the budget allows."""
-    vocab = task.vocabulary
-    edits = sum(token in vocab.symbol_ids for token in source) * (len(vocab.symbol_ids) - 1)
+    """How many batched passes occlusion makes on the encoder input `source`: every valid edit (`occlusion_edits`),
+    in chunks the budget allows."""
+    edits = sum(len(e) for e in occlusion_edits(task, source))
     return -(-edits // occlusion_chunk(model.config, len(source), output_len))
 
 
@@ -83,7 +109,14 @@ def analyse_source(
     found_lens = logit_lens(model, src, output, n_tokens=len(vocab)) if lens else None
     chunk = occlusion_chunk(model.config, len(src), len(output))
     result = attribute(
-        model, src, output, vocab.symbol_ids, ig_steps=ig_steps, progress=progress, occlusion_chunk=chunk
+        model,
+        src,
+        output,
+        source_symbol_ids(task),
+        ig_steps=ig_steps,
+        progress=progress,
+        occlusion_chunk=chunk,
+        replacements=occlusion_edits(task, src),
     )
     views = attention_views(model, src, output)
     symbols = [j for j, token in enumerate(src) if token in vocab.symbol_ids]

@@ -1,5 +1,5 @@
 """One registry of verbs: usage, help and the answer to a mistyped verb come from it; every verb spells the shared
-options (--json, --device, --seed, --threads) the same way; task choices are the tasks with shipped models; parsing
+options (--json, --device, --seed, --threads) the same way; task choices are every task of the registry; parsing
 needs no torch."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core_model.shipped import SHIPPED_TASKS, resource_path
+from core_model.shipped import resource_path
+from core_model.tasks import TASK_NAMES
 from visualizer.__main__ import main as entry_main
 from visualizer.cli import VERBS, build_parser, main
 from visualizer.cli.common import Verb
@@ -96,13 +97,16 @@ def test_every_verb_help_documents_json_as_its_only_format():
     assert [name for name, verb in VERBS.items() if verb.json_help] == ["tasks"]
 
 
-def test_task_choices_are_the_tasks_with_shipped_models():
+def test_task_choices_are_every_task_of_the_registry():
+    from visualizer.cli.options import TASK_CHOICES
+
+    assert TASK_CHOICES == TASK_NAMES  # the torch-free copy of the registry's names, in its order
     _, parsers = build_parser()
     with_task = {
         verb
         for verb, parser in parsers.items()
         for action in parser._actions
-        if "--task" in action.option_strings and tuple(action.choices) == SHIPPED_TASKS
+        if "--task" in action.option_strings and tuple(action.choices) == TASK_NAMES
     }
     takes_task = {
         verb for verb, parser in parsers.items() for action in parser._actions if "--task" in action.option_strings

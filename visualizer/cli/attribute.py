@@ -47,7 +47,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
-    ids = source_ids(ns.source, vocab, 0, max_source_len(model.config.max_len))
+    ids = source_ids(ns.source, task, 0, max_source_len(model.config.max_len))
     # the tokens decoded (shown once decoding has run a moment), then a step per output position and occlusion pass,
     # one bar after the other: the second is made, and the first ended, once the output is known
     decoding, end_decoding = decoding_bar()

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import Verb, checked_source, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import limit, ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
 from visualizer.cli.output import json_line
@@ -78,6 +78,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(exc.counted_from_one())
     if not ids:
         parser.error("the source is empty")
+    checked_source(task, ids, "SOURCE")
     src_ids = encoder_input(ids, ns.pads, anchored=task.anchored)
     tgt_ids = decoder_input(expected_output(task, ids), ns.pads)
     if max(len(src_ids), len(tgt_ids)) > model.config.max_len:

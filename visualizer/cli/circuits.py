@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.budget import analysis_refusals
-from visualizer.cli.common import ArgumentError, ProgressBar, Verb, device_arg, load_trained
+from visualizer.cli.common import ArgumentError, ProgressBar, Verb, checked_source, device_arg, load_trained
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option
 from visualizer.cli.output import json_line
@@ -68,6 +68,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     n_positions = default_positions(model.config, task) if ns.positions is None else ns.positions
     if n_positions > model.config.max_len:
         raise ArgumentError(f"--positions {n_positions} is more than this model's max_len {model.config.max_len}")
+    ids = _source_ids(ns, parser, task)
     knobs = Knobs(positions="--positions", samples="--baseline-samples")
     bar = ProgressBar(len(STEPS), sys.stderr)
     parts = ("tokens", "positions", "composition", "baseline")  # what each of STEPS reads, counted after it
@@ -88,8 +89,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "device": str(device),
         "path": str(ns.path),
     }
-    if ns.source is not None:
-        out["run"] = _run_agreement(ns, parser, model, task, device, list(report.positions))
+    if ids is not None:
+        out["run"] = _run_agreement(model, task, ids, device, list(report.positions))
     sys.stdout.write(json_line(out))
     return 0
 
@@ -97,23 +98,30 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 PLAYGROUND_PADS = 2  # the Playground's extra <pad>s after the source and the target, as `views` defaults to
 
 
-def _run_agreement(
-    ns: argparse.Namespace, parser: argparse.ArgumentParser, model: Any, task: Any, device: Any, positions: list[Any]
-) -> dict[str, Any]:
-    """The source's tokens and each head's agreement between its position table and its map on that source."""
-    import torch
-
+def _source_ids(ns: argparse.Namespace, parser: argparse.ArgumentParser, task: Any) -> list[int] | None:
+    """--source's symbol ids (None without it), checked before anything is computed: an unknown symbol, an empty
+    source or one the task does not take (its rule named) exits 2."""
     from core_model import VocabularyError
-    from core_model.inputs import decoder_input, encoder_input
-    from core_model.run_agreement import run_agreements
-    from core_model.tasks import expected_output
 
+    if ns.source is None:
+        return None
     try:
         ids = task.vocabulary.encode(ns.source)
     except VocabularyError as exc:
         parser.error(f"--source: {exc.counted_from_one()}")
     if not ids:
         parser.error("--source is empty: give at least one symbol")
+    return checked_source(task, ids, "--source")
+
+
+def _run_agreement(model: Any, task: Any, ids: list[int], device: Any, positions: list[Any]) -> dict[str, Any]:
+    """The source's tokens and each head's agreement between its position table and its map on that source."""
+    import torch
+
+    from core_model.inputs import decoder_input, encoder_input
+    from core_model.run_agreement import run_agreements
+    from core_model.tasks import expected_output
+
     src = torch.tensor([encoder_input(ids, PLAYGROUND_PADS, anchored=task.anchored)], device=device)
     tgt = torch.tensor([decoder_input(expected_output(task, ids), PLAYGROUND_PADS)], device=device)
     agreements = run_agreements(model, src, tgt, positions)

@@ -142,22 +142,51 @@ def load_trained(
     path: Any, device: Any, task_name: str | None = None
 ) -> tuple[Seq2SeqTransformer, TaskSpec, tuple[int, int] | None]:
     """(model in eval mode on `device`, its task, the source lengths the file says the weights were trained on or
-    None) from a checkpoint; `task_name` (--task) renames the task.
+    None) from a checkpoint; `task_name` (--task) asks for another task (`task_for`).
 
-    A missing, corrupt or hostile file is a CliError: one line, exit 1.
+    A missing, corrupt or hostile file is a CliError: one line, exit 1; a task the model cannot take is an
+    ArgumentError naming --task (exit 2).
     """
-    from dataclasses import replace
-
     from core_model.checkpoint import CheckpointError, load_checkpoint
     from core_model.recipe import stored_trained_lengths
 
     try:
         ckpt = load_checkpoint(path)
         model = ckpt.build(device).eval()
-        task = replace(ckpt.task, task=task_name) if task_name else ckpt.task
     except CheckpointError as exc:
         raise CliError(str(exc)) from None
+    task = task_for(ckpt.task, task_name, model.config)
     return model, task, stored_trained_lengths(ckpt.extra, ckpt.history)
+
+
+def task_for(stored: TaskSpec, task_name: str | None, config: Any) -> TaskSpec:
+    """The task a verb runs on: the checkpoint's own, or for another --task that task's own size and training
+    lengths (capped to the model's positions), read as the checkpoint reads its sources (anchored or not, its share
+    of hard cases). ArgumentError (exit 2) when the model's vocabulary or positions cannot take it."""
+    from core_model.tasks import default_spec, max_source_len
+
+    if task_name is None or task_name == stored.task:
+        return stored
+    limit = max_source_len(config.max_len)
+    try:
+        spec = default_spec(task_name, anchored=stored.anchored, runs=stored.runs)
+        if spec.max_len > limit:
+            spec = default_spec(
+                task_name, anchored=stored.anchored, runs=stored.runs, min_len=min(spec.min_len, limit), max_len=limit
+            )
+        spec.check_vocab(config.vocab_size)
+    except ValueError as exc:
+        raise ArgumentError(f"--task {task_name}: {exc}") from None
+    return spec
+
+
+def checked_source(task: TaskSpec, ids: list[int], option: str) -> list[int]:
+    """`ids` when they are a source the task takes (its alphabet, lengths and grammar); else ArgumentError (exit 2,
+    one line) naming the option and the rule broken: "--source: an addition needs one '+' between ..."."""
+    problem = task.source_problem(ids)
+    if problem:
+        raise ArgumentError(f"{option}: {problem}")
+    return ids
 
 
 def trained_fields(trained: tuple[int, int] | None, *lengths: int) -> dict[str, Any]:

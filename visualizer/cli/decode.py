@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import ArgumentError, Verb, checked_source, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import device_option, seed_option
 from visualizer.cli.output import json_line
@@ -61,18 +61,20 @@ def _check_numbers(ns: argparse.Namespace) -> bool:
     return sampling  # each number is within its range already (cli/limits.py)
 
 
-def _source_ids(ns: argparse.Namespace, vocab: Any, limit: int) -> list[int]:
+def _source_ids(ns: argparse.Namespace, task: Any, limit: int) -> list[int]:
+    """SOURCE's symbol ids; ArgumentError (exit 2) when a symbol is unknown, it is empty or too long, or the task does
+    not take it (its rule named)."""
     from core_model import VocabularyError
 
     try:
-        ids = vocab.encode(ns.source)
+        ids = task.vocabulary.encode(ns.source)
     except VocabularyError as exc:
         raise ArgumentError(f"SOURCE: {exc.counted_from_one()}") from None
     if not ids:
         raise ArgumentError("SOURCE is empty: give at least one symbol")
     if len(ids) + ns.pads > limit:
         raise ArgumentError(f"SOURCE has {len(ids)} symbols and {ns.pads} pads; this model takes at most {limit}")
-    return ids
+    return checked_source(task, ids, "SOURCE")
 
 
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -95,7 +97,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
-    ids = _source_ids(ns, vocab, max_source_len(model.config.max_len))
+    ids = _source_ids(ns, task, max_source_len(model.config.max_len))
     src = torch.tensor([encoder_input(ids, ns.pads, anchored=task.anchored)], dtype=torch.long, device=device)
     out: dict[str, Any] = {
         "source": vocab.tokens(ids),

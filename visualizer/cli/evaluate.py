@@ -54,7 +54,8 @@ def add_options(ev: argparse.ArgumentParser) -> None:
     ev.add_argument(
         "--repeated",
         action="store_true",
-        help='also every one-symbol source ("0000") of each length: repeated_per_length',
+        help='also every one-symbol source ("0000") of each length, or the task\'s hard cases ("999+100") where it '
+        "takes none: repeated_per_length",
     )
     ev.add_argument("--exhaustive", **ranged("eval", "--exhaustive", exhaustive_help(), "K"))
     device_option(ev)
@@ -79,6 +80,23 @@ def lengths_within(span: tuple[int, int], limit: int) -> list[int]:
     return list(range(low, high + 1))
 
 
+def task_lengths(ns: argparse.Namespace, task: Any, limit: int) -> list[int]:
+    """The lengths to evaluate: --length, --lengths or the trained range, each the ones the task takes (addition:
+    3, 5, 7, ...); none is an ArgumentError naming the option and the task's rule."""
+    from core_model.length_eval import task_lengths as taken
+
+    if ns.length is not None:
+        asked, option = [ns.length], f"--length {ns.length}"
+    elif ns.lengths is not None:
+        asked, option = lengths_within(ns.lengths, limit), f"--lengths {ns.lengths[0]}-{ns.lengths[1]}"
+    else:
+        asked, option = [n for n in task.lengths() if n <= limit], "the trained lengths"
+    lengths = list(taken(task, asked))
+    if not lengths:
+        raise ArgumentError(f"{option}: no length {task.task} takes ({task.definition.length_rule(task.n_symbols)})")
+    return lengths
+
+
 def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the checkpoint and print one JSON line; a bad file is a one-line error (exit 1)."""
     from core_model.tasks import max_source_len
@@ -92,16 +110,11 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         raise CliError(f"the task needs vocab_size >= {task.vocab_size}, the model has {model.config.vocab_size}")
     ns.hook = _rope_hook(model, task, ns)
     if ns.exhaustive is not None:  # before any work: how many sources K means depends on the checkpoint
-        exhaustive_check(ns.exhaustive, task.n_symbols, limit)
+        exhaustive_check(ns.exhaustive, len(task.definition.source_alphabet(task.n_symbols)), limit)
     if ns.length is not None and not 1 <= ns.length <= limit:
         parser.error(f"--length must be in [1, {limit}], got {ns.length}")
-    if ns.length is not None:
-        lengths = [ns.length]
-    elif ns.lengths is not None:
-        lengths = lengths_within(ns.lengths, limit)
-    else:
-        lengths = list(range(task.min_len, min(task.max_len, limit) + 1))
-    repeated = task.n_symbols if ns.repeated and ns.length is None else 0
+    lengths = task_lengths(ns, task, limit)
+    repeated = _hard_per_length(task, lengths) if ns.repeated and ns.length is None else 0
     ns.n = _sources_per_length(ns.n, lengths, repeated)
     eval_work_check(ns.n, lengths, repeated, one_length=ns.length is not None)  # before any work, as --exhaustive
     start = time.perf_counter()
@@ -113,6 +126,13 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out.update(seconds=round(time.perf_counter() - start, 3), device=str(device), path=str(ns.path))
     sys.stdout.write(json_line(out))
     return 0
+
+
+def _hard_per_length(task: Any, lengths: list[int]) -> int:
+    """The most hard sources --repeated decodes at one of `lengths` (every one-symbol source: n_symbols for copy)."""
+    from core_model.length_eval import repeated_symbol_sources
+
+    return max(len(repeated_symbol_sources(task, [length])) for length in lengths)
 
 
 def _sources_per_length(given: int | None, lengths: list[int], repeated: int) -> int:

@@ -33,12 +33,13 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         task.check_fits(model.config.max_len)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    src_len, tgt_len = task.max_len + 2, task.max_len + 1  # <bos> ... <eos> at most; the decoder reads <bos> first
+    src_len = task.max_len + 2  # <bos> ... <eos> at most
+    tgt_len = task.longest_target() + 1  # the decoder reads <bos>, then the longest expected output
     one = attention_weights(model.config, 1, src_len, tgt_len)
     hint = lower_to("--n", one) or "not even one sequence of this task's longest length fits one command"
     check_budget(ns.n * one, f"--n {ns.n} on sources of up to {task.max_len} symbols", hint)
     analysis = analyse_heads(model, task, n=ns.n, seed=ns.seed, device=device)
-    lengths = range(task.min_len, task.max_len + 1)  # the sources analysed
+    lengths = task.lengths()  # the sources analysed
     sys.stdout.write(json_line(analysis.to_dict() | trained_fields(trained, *lengths)))
     return 0
 

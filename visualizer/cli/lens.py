@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.budget import analysis_refusals, decoded
-from visualizer.cli.common import ArgumentError, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import ArgumentError, Verb, checked_source, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option
 from visualizer.cli.output import json_line
@@ -27,19 +27,20 @@ def add_options(p: argparse.ArgumentParser) -> None:
     deterministic_seed_option(p, "lens")
 
 
-def source_ids(text: str, vocab: Any, pads: int, limit: int) -> list[int]:
-    """Symbol ids of --source; ArgumentError (exit 2) naming the option when unusable."""
+def source_ids(text: str, task: Any, pads: int, limit: int) -> list[int]:
+    """Symbol ids of --source; ArgumentError (exit 2) naming the option when unusable: an unknown symbol, empty, too
+    long, or a source the task does not take (its rule named)."""
     from core_model import VocabularyError
 
     try:
-        ids = vocab.encode(text)
+        ids = task.vocabulary.encode(text)
     except VocabularyError as exc:
         raise ArgumentError(f"--source: {exc.counted_from_one()}") from None
     if not ids:
         raise ArgumentError("--source is empty: give at least one symbol")
     if len(ids) + pads > limit:
         raise ArgumentError(f"--source has {len(ids)} symbols and {pads} pads; this model takes at most {limit}")
-    return ids
+    return checked_source(task, ids, "--source")
 
 
 def most_common_fields(lens: Any, layer: int, token: Any) -> dict[str, Any]:
@@ -59,7 +60,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     device = device_arg(ns.device)
     model, task, trained = load_trained(ns.path, device)
     vocab = task.vocabulary
-    ids = source_ids(ns.source, vocab, ns.pads, max_source_len(model.config.max_len))
+    ids = source_ids(ns.source, task, ns.pads, max_source_len(model.config.max_len))
     with analysis_refusals():
         knobs = Knobs(source="--source")
         found = decoded(lambda bar: source_lens(model, task, ids, pads=ns.pads, knobs=knobs, decoding=bar))

@@ -2,9 +2,8 @@
 
 `verb_parser` builds a verb's sub-parser from its registry entry and adds --json and --threads, which mean the same
 in every verb; each verb adds its own --device and --seed, whose defaults and meaning differ, through the helpers
-here. --task takes the tasks with shipped models, which every verb handles (the `tasks` verb lists the whole
-registry); their names are written out (importing core_model would import torch before parsing), and tests hold
-them equal to core_model.shipped.SHIPPED_TASKS.
+here. --task takes every task of the registry (the `tasks` verb lists them); their names are written out (importing
+core_model would import torch before parsing), and tests hold them equal to core_model.tasks.TASK_NAMES.
 """
 
 from __future__ import annotations
@@ -15,7 +14,22 @@ from typing import Any
 from visualizer.cli.common import Verb
 from visualizer.cli.limits import device_name, ranged
 
-TASK_CHOICES = ("copy", "reverse", "sort")  # core_model.shipped.SHIPPED_TASKS, torch-free here
+TASK_CHOICES = (  # core_model.tasks.TASK_NAMES, in its order, torch-free here
+    "copy",
+    "reverse",
+    "sort",
+    "rotate1",
+    "rotate2",
+    "interleave",
+    "copy_memory",
+    "dedupe",
+    "histogram",
+    "most_frequent",
+    "addition",
+    "running_sum",
+    "recall",
+    "dyck_depth",
+)
 JSON_HELP = "print one JSON object on one line (every verb's only output format; accepted by every verb)"
 
 
@@ -62,5 +76,5 @@ def deterministic_seed_option(parser: argparse.ArgumentParser, verb: str) -> Non
 def task_option(
     parser: argparse.ArgumentParser, text: str = "default: the task stored in the checkpoint", required: bool = False
 ) -> None:
-    """--task, one of the tasks with shipped models."""
+    """--task, one of the registry's tasks."""
     parser.add_argument("--task", choices=TASK_CHOICES, required=required, help=text)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.budget import analysis_refusals
-from visualizer.cli.common import ProgressBar, Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import ProgressBar, Verb, checked_source, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option, task_option
 from visualizer.cli.output import json_line
@@ -62,6 +62,8 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     longest = max_source_len(model.config.max_len)  # the same rule as every verb and the Playground
     if len(clean) > longest:
         parser.error(f"--clean has {len(clean)} symbols; this model takes at most {longest}")
+    checked_source(task, clean, "--clean")
+    checked_source(task, corrupt, "--corrupt")
     src_clean, src_corrupt = task.source_ids(clean), task.source_ids(corrupt)
     bar = ProgressBar(patch_rows(model.config, len(src_clean)), sys.stderr)
     try:

@@ -49,18 +49,25 @@ def add_options(train: argparse.ArgumentParser) -> None:
     )
     seed_option(train, "train", "seed for initialisation and batches")
     device_option(train)
-    train.add_argument("--min-len", **ranged("train", "--min-len", "shortest source sequence (default 1)"))
-    train.add_argument("--max-len", **ranged("train", "--max-len", "longest source sequence (default 16)"))
+    own = "for copy, reverse and sort; each task's own training lengths otherwise (`tasks` lists them)"
+    train.add_argument("--min-len", **ranged("train", "--min-len", f"shortest source sequence (default 1) {own}"))
+    train.add_argument("--max-len", **ranged("train", "--max-len", f"longest source sequence (default 16) {own}"))
     train.add_argument(
         "--symbols",
         **ranged(
-            "train", "--symbols", "number of task symbols (vocabulary = symbols + the <pad>, <bos>, <eos> specials)"
+            "train",
+            "--symbols",
+            "the task's size: its number of symbols, number base or number of keys (`tasks` lists each task's); the "
+            "model's vocabulary holds every symbol the task reads or writes plus <pad>, <bos> and <eos>",
         ),
     )
     train.add_argument(
         "--runs",
         **ranged(
-            "train", "--runs", "share of training sources drawn as runs of repeated symbols, like 0000 (default 0.25)"
+            "train",
+            "--runs",
+            "share of training sources drawn as the task's hard cases (runs of repeated symbols, like 0000, for "
+            "copy) (default 0.25)",
         ),
     )
     train.add_argument(
@@ -91,7 +98,7 @@ def add_options(train: argparse.ArgumentParser) -> None:
             "train",
             "--eval-n",
             "sequences per source length in the final evaluation (every trained length is reported, "
-            "and every one-symbol source of those lengths)",
+            "and every one-symbol source of those lengths, or the task's hard cases where it takes none)",
         ),
     )
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
@@ -134,7 +141,8 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
         config = default_recipe(model_config.positional, device=ns.device or "auto", **train_kw)
     except ValueError as exc:
         parser.error(str(exc))
-    one = 3 * attention_weights(model_config, 1, task.max_len + 2, task.max_len + 1)  # kept for the backward pass too
+    tgt_len = task.longest_target() + 1  # <bos> and the longest expected output
+    one = 3 * attention_weights(model_config, 1, task.max_len + 2, tgt_len)  # kept for the backward pass too
     what = f"--batch-size {config.batch_size} at --max-len {task.max_len}"
     fewer = lower_to("--batch-size", one)
     check_budget(config.batch_size * one, what, f"{fewer}, or a lower --max-len" if fewer else "use a lower --max-len")
@@ -196,8 +204,7 @@ def _every_length_reaches(model: Any, task: Any, until: float, device: Any) -> b
     """Whether greedy exact match reaches `until` at every trained length on the checks' own sources."""
     from core_model.length_eval import evaluate_lengths
 
-    lengths = range(task.min_len, task.max_len + 1)
-    sweep = evaluate_lengths(model, task, lengths, n=CHECK_N, seed=CHECK_SEED, device=device)
+    sweep = evaluate_lengths(model, task, task.lengths(), n=CHECK_N, seed=CHECK_SEED, device=device)
     return min(r.exact_match for r in sweep.per_length.values()) >= until
 
 
@@ -237,10 +244,11 @@ def _final(trainer: Any, task: Any, ns: argparse.Namespace, device: Any, start: 
 
 
 def _measured(model: Any, task: Any, eval_n: int, device: Any) -> dict[str, Any]:
-    """Greedy exact match on fresh sources of every trained length, and on every one-symbol source ("0000") of them."""
+    """Greedy exact match on fresh sources of every trained length the task takes, and on its hard sources of them
+    (length_eval.repeated_symbol_sources: every one-symbol source, "0000", where the task takes one)."""
     from core_model.length_eval import evaluate_lengths, repeated_symbol_sources, wrong_sources
 
-    lengths = range(task.min_len, task.max_len + 1)
+    lengths = task.lengths()
     sweep = evaluate_lengths(model, task, lengths, n=eval_n, device=device)
     per_length = {str(r.length): r.exact_match for r in sweep.per_length.values()}
     sources = repeated_symbol_sources(task, lengths)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from visualizer.cli.budget import attention_weights, check_budget
-from visualizer.cli.common import Verb, device_arg, load_trained, trained_fields
+from visualizer.cli.common import Verb, checked_source, device_arg, load_trained, trained_fields
 from visualizer.cli.limits import ranged
 from visualizer.cli.options import deterministic_seed_option, device_option, task_option
 from visualizer.cli.output import json_line
@@ -82,6 +82,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--source is empty: give at least one symbol")
     if not 1 <= len(ids) + ns.pads <= max_source_len(model.config.max_len):
         parser.error(f"--source plus --pads must be 1 to {max_source_len(model.config.max_len)} symbols")
+    checked_source(task, ids, "--source")
     n_src = len(encoder_input(ids, ns.pads, anchored=task.anchored))
     weights = attention_weights(model.config, 1, n_src, len(ids) + ns.pads + 2)
     check_budget(weights, f"{len(ids)} symbols and --pads {ns.pads}", "use fewer --pads or a shorter --source")
