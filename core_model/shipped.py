@@ -14,7 +14,7 @@ from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from .config import ModelConfig
 
 # The registry's tasks that have trained models in resources/, each with its encodings, in the order their files
-# are tried; the window offers these tasks. A model is named TASK_PE.pt.
+# are tried (the window offers every task; picking one loads its model from here). A model is named TASK_PE.pt.
 SHIPPED_MODELS: dict[str, tuple[str, ...]] = {
     "copy": ("rope", "sinusoidal"),
     "reverse": ("rope", "sinusoidal"),
@@ -43,6 +43,11 @@ LESSON_CHECKPOINTS = ("copy_rope_unanchored.pt",)
 def shipped_for(task: str) -> tuple[str, ...]:
     """The file names of the shipped checkpoints trained on `task` (none for a task without shipped models)."""
     return tuple(f"{task}_{pe}.pt" for pe in SHIPPED_MODELS.get(task, ()))
+
+
+def has_shipped(task: str) -> bool:
+    """Whether a trained model for `task` is in resources/ (stats files: cheap, not per keystroke)."""
+    return any(resource_path(name).is_file() for name in shipped_for(task))
 
 
 def resource_path(name: str) -> Path:

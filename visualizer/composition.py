@@ -189,7 +189,14 @@ class Application(QObject):
         checkpoints = self.checkpoints = CheckpointActions(hub, win, training)
         ask = checkpoints.confirm_discard  # as File > Open asks
         trainer_page = self.trainer_page = TrainerPage(  # built when first shown
-            hub, training, session.gates, session.gates_changed, confirm_discard=ask, make_slot=TaskSlot
+            hub,
+            training,
+            session.gates,
+            session.gates_changed,
+            confirm_discard=ask,
+            make_slot=TaskSlot,
+            picked=lambda: session.task,
+            task_picked=session.task_picked,
         )
         pages: tuple[QWidget, ...] = (playground, pe_page, trainer_page)
         for widget, title in zip(pages, TAB_TITLES):
@@ -213,6 +220,9 @@ class Application(QObject):
         menus = self.menus = build_menus(self)
         self.lessons = install_lessons(self, self._lessons_folder or resource_path("lessons"))
         self.length_lab = analysis.length_lab
+        lab_page = analysis.length_lab_page  # the lab's pair follows the Playground's task, or it says which it shows
+        session.task_picked.connect(lambda task: lab_page.deliver("task", lambda tab: tab.follow_task(task)))
+        lab_page.deliver("task", lambda tab: tab.follow_task(session.task))
         for tab in analysis.table:  # after the Playground, PE and Trainer tabs, with their View menu entries
             install_page(tab.page, tab.title, win)
         self._wire(hub, session, playground, architecture, menus)

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from core_model.head_roles import ROLE_LABELS
 from visualizer.composition import Application
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 from visualizer.widgets.heatmap.large_view import MapDialog
 
 ROOT = Path(__file__).resolve().parents[2]

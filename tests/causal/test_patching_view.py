@@ -10,13 +10,14 @@ import torch
 from PySide6.QtCore import Qt
 
 from core_model.checkpoint import load_checkpoint
-from core_model.head_roles import ROLE_LABELS, head_roles
+from core_model.head_roles import head_roles
 from core_model.model import ATTENTION_KINDS
 from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.state.causal_patching import PatchState
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.causal.view import PatchingView
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 from visualizer.workers.tasks import TaskSlot
 
 COPY = resource_path("copy_rope.pt")

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QApplication
 from qt_helpers import shown_app
 
 from core_model.checkpoint import load_checkpoint
-from core_model.head_roles import ROLE_LABELS
 from core_model.shipped import resource_path
 from visualizer.cli import main
 from visualizer.state.circuits import STEPS, CircuitsState, read_copy
@@ -24,6 +23,7 @@ from visualizer.widgets.circuits.run_map import NO_RUN
 from visualizer.widgets.circuits.table_fit import drawn_font
 from visualizer.widgets.circuits.token_table import GREYED_BACKGROUND
 from visualizer.widgets.circuits.view import CircuitsView
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 from visualizer.widgets.heatmap.large_view import MapDialog
 from visualizer.workers.task_state import Cancelled, TaskState
 from visualizer.workers.tasks import TaskSlot

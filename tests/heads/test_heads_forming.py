@@ -87,13 +87,13 @@ def test_forming_curves_follow_training_and_the_timeline(qtbot, hub, state):
     snaps = state.snapshots
     assert len(snaps) >= 3
     curves = legend_curves(forming.plot)
-    assert sorted(curves) == ["L1 H1 align", "L1 H2 align"]
+    assert sorted(curves) == ["L1 H1 reads", "L1 H2 reads"]
     for head in range(2):
-        xs, ys = curves[f"L1 H{head + 1} align"]
+        xs, ys = curves[f"L1 H{head + 1} reads"]
         assert xs.tolist() == [float(s.step) for s in snaps]
         expected = [next(r.alignment for r in snapshot_roles(s) if r.kind == "cross" and r.head == head) for s in snaps]
         assert ys == pytest.approx(expected, abs=1e-12)
-    assert "alignment" in forming.formed_label.text()
+    assert "reads score" in forming.formed_label.text()
     tab.probe.slider.setValue(1)  # scrubbing the timeline moves the cursor here and on the loss curves
     assert forming.step_cursor.isVisible() and forming.step_cursor.value() == snaps[1].step
     assert tab.curves.cursors["loss"].value() == snaps[1].step
@@ -128,7 +128,7 @@ def test_a_head_aligned_before_the_first_snapshot_is_not_said_to_form_there(qtbo
     text = forming.formed_label.text()
     assert "formed at step 4000" not in text and "already" in text and "4000" in text
     forming.set_snapshots((ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp)))
-    assert forming.formed_label.text().startswith("alignment head L1 H1 formed at step 30")  # head 1 holds the eye
+    assert forming.formed_label.text().startswith("cross head L1 H1 formed at step 30")  # head 1 holds the eye
     eye[0, 1], eye[0, 0] = eye[0, 0].copy(), base["cross"].values[0, 0]  # now head 2 aligns
     forming.set_snapshots((ProbeSnapshot(0, "01234", base), ProbeSnapshot(30, "01234", sharp)))
-    assert forming.formed_label.text().startswith("alignment head L1 H2 formed at step 30")
+    assert forming.formed_label.text().startswith("cross head L1 H2 formed at step 30")

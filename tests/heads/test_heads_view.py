@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from qt_helpers import type_number
 from widget_readers import badge_corners, table_cell_text, table_row_texts
 
-from core_model.head_roles import ROLE_LABELS
 from visualizer.composition import Application
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 
 ROOT = Path(__file__).resolve().parents[2]
 ROPE = ROOT / "resources" / "copy_rope.pt"
@@ -117,8 +117,8 @@ def test_role_badges_on_every_map_match_the_roles(qtbot, app):
         }
         assert badges.texts() == expected
         assert len(expected) == 8 and not badges.legend.isHidden()  # on, inside the collapsed legend
-        assert "align" in badges.legend.text() and badges.legend.text() in grid.header.legend_line.toolTip()
-    assert any(t.startswith("align 0.9") for t in app.badges["cross"].texts().values())
+        assert "reads = weight" in badges.legend.text() and badges.legend.text() in grid.header.legend_line.toolTip()
+    assert any(t.startswith("reads 0.9") for t in app.badges["cross"].texts().values())
     cli = _cli(app.heads.n, app.heads.seed)  # the badges read what the CLI prints at the tab's N and seed
     for row in cli["heads"]:
         text = app.badges[row["kind"]].texts()[(row["layer"], row["head"])]

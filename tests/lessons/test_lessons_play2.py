@@ -117,7 +117,7 @@ def test_lesson_three_breaks_the_copy_and_quotes_the_heads_tab(qtbot, app):
         (i, j): float(table.item(i, j).text()) for i in range(table.rowCount()) for j in range(table.columnCount())
     }
     badges = app.badges["cross"].texts()
-    assert len(badges) == len(cells) and all(t.startswith("align ") for t in badges.values())  # every head aligns
+    assert len(badges) == len(cells) and all(t.startswith("reads ") for t in badges.values())  # every head aligns
     (i, j), darkest = min(cells.items(), key=lambda item: item[1])  # the head whose loss hurts most, as the table shows
     assert f"the most important of them is L{i + 1} H{j + 1}, the darkest red cell" in text
     assert f"changes the exact match by {table.item(i, j).text()}. " in text and darkest < 0
@@ -279,7 +279,7 @@ def test_lesson_eight_patches_and_quotes_the_heads_effect(qtbot, app):
     table = patching.heads.tables["cross"]
     last = [
         table.item(1, head).text().split() for head in range(table.columnCount() - 1)
-    ]  # "effect +0.35 align fit 1.00"
+    ]  # "effect +0.35 reads fit 1.00"
     assert all(float(words[-1]) >= 0.95 for words in last)  # equally clean diagonals ...
     effects = [float(words[1]) for words in last]
     assert max(effects) >= 2 * min(effects)  # ... restore very different shares

@@ -1,4 +1,4 @@
-"""Role badges fit their own map: on a map narrower than "align 0.93" the badge shortens, and no badge pixel lands
+"""Role badges fit their own map: on a map narrower than "reads 0.93" the badge shortens, and no badge pixel lands
 outside the strip above its own map (on a cell, or over a neighbouring map), whatever the window's width."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 from qt_helpers import show_grid
 
-from core_model.head_roles import ROLE_LABELS, HeadRole
+from core_model.head_roles import HeadRole
 from visualizer.state.snapshots import KindMaps
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 from visualizer.widgets.heads.badge_layer import shorter
 from visualizer.widgets.heads.badges import RoleBadges, badge_text
 
@@ -65,7 +66,7 @@ def _strip_boxes(grid, badges) -> dict[tuple[int, int], QRectF]:
 def test_no_badge_pixel_lands_outside_the_strip_above_its_map_on_a_narrow_grid(qtbot):
     grid, badges, roles = _grid_with_badges(qtbot, 470)
     boxes = _strip_boxes(grid, badges)
-    assert all(box.width() < 60 for box in boxes.values())  # narrower than "align 0.93" with its padding
+    assert all(box.width() < 60 for box in boxes.values())  # narrower than "reads 0.93" with its padding
     changed = _badge_pixels(grid, badges)
     assert len(changed) > 0  # the badges are drawn
     inside = np.zeros(len(changed), bool)
@@ -83,7 +84,7 @@ def test_no_badge_pixel_lands_outside_the_strip_above_its_map_on_a_narrow_grid(q
         forms = shorter(badge_text(role))
         label = ROLE_LABELS[role.role]
         assert text in forms or (text.endswith("…") and label.startswith(text[:-1]) and len(text) > 1), text
-    assert "align" in drawn and "first" in drawn, drawn  # the short word, not "firs…", where no score fits
+    assert "reads" in drawn and "first" in drawn, drawn  # the short word, not "firs…", where no score fits
     # each map shows its own badge: some changed pixel lies within the strip above every map
     for key, box in boxes.items():
         assert any(box.adjusted(-1, -1, 1, 1).contains(x, y) for y, x in changed), key

@@ -64,7 +64,7 @@ def test_role_plot_greys_the_previous_run_until_it_is_cleared(qtbot, hub, state,
         assert ys == pytest.approx(want_ys, abs=1e-12)
     assert "previous run" in legend_names(forming)
     assert "previous run (grey)" in forming.formed_label.text()
-    live = legend_curves(forming.plot)["L1 H1 align"][0]
+    live = legend_curves(forming.plot)["L1 H1 reads"][0]
     assert live.tolist() == [float(s.step) for s in state.snapshots]  # this run's own curve is still there
     forming.kind.setCurrentIndex(forming.kind.findData("encoder_self"))  # each head under its final role there
     keys = [("encoder_self", 0, head) for head in range(2)]

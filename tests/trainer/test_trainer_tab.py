@@ -187,7 +187,7 @@ def test_invalid_values_are_refused_inline(qtbot, tab, hub):
 
     tab.form.probe_edit.clear()
     qtbot.keyClicks(tab.form.probe_edit, "01x")
-    assert "unknown symbol 'x' at position 2" in tab.form.errors["probe"].text()
+    assert "Unknown symbol 'x' at position 3; copy reads only 0 1 2 3 4" in tab.form.errors["probe"].text()
     assert not tab.train_button.isEnabled()
     tab.form.probe_edit.clear()
     qtbot.keyClicks(tab.form.probe_edit, "0123")

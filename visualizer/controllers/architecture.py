@@ -19,11 +19,12 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig
 from core_model.recipe import anchored_by_default
-from core_model.shipped import is_shipped
+from core_model.tasks import TaskSpec
 from visualizer.controllers.history_actions import show_history
 from visualizer.controllers.model_builds import BuiltModel, build_for
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import NEW_ARCHITECTURE, checkpoint_origin
+from visualizer.state.playground_task import RECIPE_READY, fresh_task, ships, task_on_model
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot
 
@@ -41,6 +42,29 @@ UNTRAINED_MESSAGE = (
     "change (Ctrl+Alt+Z) brings the previous model back."
 )
 UNTRAINED_ORIGIN = NEW_ARCHITECTURE  # what ModelHub.new_untrained calls such a model
+NONE_SHIPS = "No trained model ships for {task} yet"
+NONE_FITS = "No shipped {task} model has this architecture"  # one ships for another (its encoding, its sizes)
+BUILD_QUESTION = (
+    "{why}, and the current model ({origin}) cannot read its symbols.\n\n"
+    "Replace it by an untrained {task} model to train in the Trainer tab? Model > Undo switch to the {task} "
+    "task (Ctrl+Alt+Z) brings yours back."
+)
+NO_MODEL_MESSAGE = (
+    "{why}: built an untrained {task} model (its maps mean nothing until it is trained); "
+    + RECIPE_READY
+    + ". Model > Undo (Ctrl+Alt+Z) brings the previous model back."
+)
+
+
+def _ask_build_untrained(parent: QWidget, text: str) -> bool:
+    """True when the user agrees to replace their own model by an untrained one for a task it cannot read; tests
+    replace this function."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Build an untrained model?", text, parent=parent)
+    build = box.addButton("&Build an untrained model", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("&Keep my model", QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(build)
+    box.exec()
+    return box.clickedButton() is build
 
 
 def _ask_load_shipped(parent: QWidget, text: str) -> bool:
@@ -53,12 +77,19 @@ def _ask_load_shipped(parent: QWidget, text: str) -> bool:
     return box.clickedButton() is load
 
 
+def _why_untrained(task: str) -> str:
+    """Why a picked task gets an untrained model: none ships for it, or none of this architecture."""
+    return (NONE_FITS if ships(task) else NONE_SHIPS).format(task=task)
+
+
 @dataclass(frozen=True)
 class _TaskPick:
-    """A task the user picked, and whether the hub's model then was the user's own work (ask before replacing it)."""
+    """A task the user picked, whether the hub's model then was the user's own work (ask before replacing it), and,
+    when that model cannot read the task, the task's recipe for an untrained model should none ship."""
 
     task: str
     own_work: bool
+    fresh: TaskSpec | None = None
 
 
 class ArchitectureController(QObject):
@@ -144,14 +175,19 @@ class ArchitectureController(QObject):
         self._task_loads.discard()  # an earlier pick still being read is not the user's choice any more
         if hub.training_active or hub.task.task == task:
             return
-        own_file = hub.path is not None and not is_shipped(hub.path)
-        own_work = hub.dirty or own_file or bool(hub.history and hub.path is None)  # trained here, then saved or not
+        own_work = hub.own_work
         if own_work and not ask:
             return
-        pick = _TaskPick(task, own_work)
+        config = hub.config
+        fresh = None
+        if task_on_model(hub.task, task, config.vocab_size) is None:  # a model of the task's own, shipped or new
+            fresh = fresh_task(task, config.positional, config.max_len)
+            if fresh is not None:
+                config = replace(config, vocab_size=max(config.vocab_size, fresh.vocab_size))
+        pick = _TaskPick(task, own_work, fresh)
         self._task_loads.submit(
-            lambda _state, config, name, device: (pick, build_for(config, name, device, shipped_only=True)),
-            hub.config,
+            lambda _state, config, name, device: (pick, build_for(config, name, device, shipped_only=fresh is None)),
+            config,
             task,
             hub.device,
         )
@@ -165,10 +201,12 @@ class ArchitectureController(QObject):
             return
         if pick.own_work and not self._parent.isVisible():
             return  # the window closed while the file was read: no question may outlive it
-        question = SWITCH_QUESTION.format(task=pick.task, origin=hub.origin)
-        if pick.own_work and not _ask_load_shipped(self._parent, question):
-            return
-        self._take(built, f"switch to the {pick.task} task")
+        untrained = built.shipped is None
+        if pick.own_work:
+            ask, text = (_ask_build_untrained, BUILD_QUESTION) if untrained else (_ask_load_shipped, SWITCH_QUESTION)
+            if not ask(self._parent, text.format(task=pick.task, origin=hub.origin, why=_why_untrained(pick.task))):
+                return
+        self._take(built, f"switch to the {pick.task} task", pick.fresh if untrained else None)
 
     def cancel(self) -> None:
         """The user went back to the loaded architecture (Revert): a build still running is dropped when it ends."""
@@ -199,8 +237,9 @@ class ArchitectureController(QObject):
         self._status("The model changed while the new architecture was being built: press Apply again", MEDIUM_MS)
         self.config_refused.emit()
 
-    def _take(self, built: BuiltModel, undo_as: str) -> None:
-        """Give the hub the built model (the old one stays one undo away) and say which it is."""
+    def _take(self, built: BuiltModel, undo_as: str, fresh: TaskSpec | None = None) -> None:
+        """Give the hub the built model (the old one stays one undo away) and say which it is; an untrained one
+        learns `fresh`, a picked task's recipe, when given."""
         hub = self.hub
         if built.shipped is not None:
             path, ckpt = built.shipped
@@ -217,6 +256,9 @@ class ArchitectureController(QObject):
             self._say(
                 f"Loaded the shipped trained {ckpt.task.task} model for this architecture ({path.name}).", LONG_MS
             )
+        elif fresh is not None:
+            hub.set_model(built.model, fresh, origin=UNTRAINED_ORIGIN, undo_as=undo_as)
+            self._say(NO_MODEL_MESSAGE.format(task=fresh.task, why=_why_untrained(fresh.task)), LONG_MS)
         else:
             # the task's anchors follow the new encoding, as the recipe's do: RoPE reads <bos> ... <eos>
             task = replace(hub.task, anchored=anchored_by_default(built.model.config.positional))

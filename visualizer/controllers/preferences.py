@@ -15,8 +15,9 @@ from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget
 
 from core_model import MaskSpec
-from core_model.shipped import SHIPPED_TASKS
+from core_model.tasks import TASK_NAMES
 from visualizer.state.playground import DEFAULT_SOURCE, MAX_EXTRA_PADS, WINDOW_RANGE, PlaygroundSession
+from visualizer.state.playground_task import task_on_model
 
 log = logging.getLogger(__name__)
 WINDOW_FIELDS = ("encoder_window", "decoder_window")
@@ -102,7 +103,10 @@ class Preferences:
         st, session = QSettings(), self.session
         source = str(st.value("input/source", DEFAULT_SOURCE))
         task = str(st.value("input/task", session.task))
-        task = task if task in SHIPPED_TASKS else session.task  # the tasks the window offers
+        task = task if task in TASK_NAMES else session.task  # every task of the registry is offered
+        hub = session.hub
+        if hub.own_work and task_on_model(hub.task, task, hub.config.vocab_size) is None:
+            task = session.task  # a model of the user's own that cannot read the last task keeps its own
         prefix = str(st.value("input/prefix", ""))
         pads = clamped_int(st.value("input/pads", 2), 0, MAX_EXTRA_PADS, 2)
         spec = mask_spec_from_dict(load_json(st, "masks/spec", {}))
@@ -110,7 +114,7 @@ class Preferences:
         session.set_task(task)
         session.set_masks(spec)
         if not session.set_source(source):
-            session.set_source(DEFAULT_SOURCE)
+            session.set_source(session.example_source())
         if prefix:
             session.set_target_prefix(prefix)
         self.tabs.setCurrentIndex(clamped_int(st.value("window/tab", 0), 0, max(0, self.tabs.count() - 1), 0))

@@ -120,7 +120,7 @@ class AttributionState(AnalysisState):
         be analysed."""
         if ig_steps is not None:
             self.ig_steps = max(1, min(MAX_IG_STEPS, int(ig_steps)))
-        error, ids = check_source(text, self.hub.task.vocabulary, max_source_len(self.hub.model.config.max_len))
+        error, ids = check_source(text, self.hub.task, max_source_len(self.hub.model.config.max_len))
         if error is None:
             error = self._over_budget(ids)
         self.input_error.emit(error)

@@ -7,6 +7,7 @@ builds, so the tab shows what the CLI prints. The run is one batched pass on a c
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,7 +64,7 @@ def check_pair(
     ids = []
     fields: tuple[tuple[Literal["clean", "corrupt"], str], ...] = (("clean", clean), ("corrupt", corrupt))
     for field, text in fields:
-        error, found = check_source(text, task.vocabulary, limit)
+        error, found = check_source(text, task, limit)
         if error is not None:
             raise PatchInputError(field, error.message, error.position)
         ids.append(found)
@@ -104,15 +105,44 @@ def _minus(value: float) -> str:
 
 
 def propose_corruption(text: str, task: TaskSpec) -> str:
-    """The source with its middle symbol replaced by the next symbol of the task's vocabulary (wrapping round)."""
-    symbols = task.vocabulary.symbols
+    """A corruption of the source the task still takes and answers differently: the symbol nearest the middle
+    changed (to the next of the task's source alphabet that works), else two neighbours swapped (a bracket string
+    stays balanced only so); the text itself when nothing works."""
     chars = [c for c in text if not c.isspace()]
-    if not chars or len(symbols) < 2:
-        return text
-    middle = len(chars) // 2
-    current = symbols.index(chars[middle]) if chars[middle] in symbols else -1
-    chars[middle] = symbols[(current + 1) % len(symbols)]
+    try:
+        ids = task.vocabulary.encode("".join(chars))
+        answer = task.expected(ids) if ids else None
+    except ValueError:  # not a source of this task: the plain next-symbol change, for the field to refuse
+        answer = None
+    if answer is None:
+        return _next_symbol(chars, task) if chars else text
+    for candidate in _corruptions(chars, task.definition.source_alphabet(task.n_symbols)):
+        ids = task.vocabulary.encode(candidate)
+        if task.source_problem(ids) is None and task.expected(ids) != answer:
+            return candidate
     return "".join(chars)
+
+
+def _corruptions(chars: list[str], alphabet: str) -> Iterator[str]:
+    """One-symbol changes, positions from the middle outwards, each symbol's alphabet successors in turn; then
+    swaps of two neighbours from the middle outwards."""
+    middle = len(chars) // 2
+    order = sorted(range(len(chars)), key=lambda i: (abs(i - middle), i))
+    for i in order:
+        start = alphabet.index(chars[i]) if chars[i] in alphabet else -1
+        for step in range(1, len(alphabet)):
+            yield "".join([*chars[:i], alphabet[(start + step) % len(alphabet)], *chars[i + 1 :]])
+    for i in order:
+        if i + 1 < len(chars) and chars[i] != chars[i + 1]:
+            yield "".join([*chars[:i], chars[i + 1], chars[i], *chars[i + 2 :]])
+
+
+def _next_symbol(chars: list[str], task: TaskSpec) -> str:
+    """The middle symbol replaced by the next of the task's source alphabet (wrapping round)."""
+    alphabet = task.definition.source_alphabet(task.n_symbols)
+    middle = len(chars) // 2
+    current = alphabet.index(chars[middle]) if chars[middle] in alphabet else -1
+    return "".join([*chars[:middle], alphabet[(current + 1) % len(alphabet)], *chars[middle + 1 :]])
 
 
 def patch_copy(

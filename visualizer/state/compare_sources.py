@@ -18,6 +18,7 @@ from core_model.shipped import DEFAULT_CHECKPOINT, find_shipped_checkpoint, reso
 from core_model.tasks import TaskSpec
 
 from .playground_capture import capture_maps
+from .playground_task import task_on_model
 from .snapshots import PAD_LABEL, KindMaps, MapsSnapshot
 
 SOURCES = {
@@ -47,10 +48,20 @@ def from_file(path: Path) -> ModelB:
 
 
 def shipped_for(model: Seq2SeqTransformer, task: TaskSpec | None = None) -> ModelB:
-    """The shipped model with A's architecture and task, else any with that architecture, else the default."""
+    """The shipped model with A's architecture and task, else any with that architecture that reads A's task's
+    sources, else the default one; a task no shipped model can read is a ValueError saying so."""
     found = find_shipped_checkpoint(model.config, task.task if task is not None else None)
     if found is None and task is not None:
         found = find_shipped_checkpoint(model.config)
+        if found is None:
+            path = resource_path(DEFAULT_CHECKPOINT)
+            found = path, load_checkpoint(path)
+        ckpt = found[1]
+        if task_on_model(ckpt.task, task.task, ckpt.config.vocab_size) is None:
+            raise ValueError(
+                f"no trained model ships for {task.task} yet, and the shipped {ckpt.task.task} model cannot read "
+                f"its symbols: compare with the previous model or a checkpoint file"
+            )
     if found is None:
         path = resource_path(DEFAULT_CHECKPOINT)
         found = path, load_checkpoint(path)

@@ -24,6 +24,7 @@ from core_model.tasks import TaskSpec
 from .analysis import AnalysisState
 from .length_lab_jobs import evaluate_pair, probe_pair
 from .length_lab_snapshots import (
+    PAIR_TASKS,
     CurvePoint,
     LabCurves,
     LabModel,
@@ -31,6 +32,8 @@ from .length_lab_snapshots import (
     ProbePair,
     SweepPlan,
     curve_keys,
+    pair_task,
+    shipped_sources,
     source_key,
 )
 from .worker_api import SlotFactory, TaskStateApi
@@ -152,6 +155,22 @@ class LengthLabState(AnalysisState):
         self.sources_changed.emit(self.sources)
         self._check_belongs()
         self._reprobe()
+
+    def follow_task(self, task: str) -> str:
+        """The Playground's task: its shipped pair while the lab shows a shipped pair (models of one's own stay).
+        Returns the note the tab shows: "" when the lab shows that task's pair, else which pair it shows instead."""
+        shown = pair_task(self.sources)
+        if task in PAIR_TASKS and shown is not None and shown != task and not self.busy:
+            for slot, source in enumerate(shipped_sources(task)):
+                self.set_source(slot, source)
+            shown = task
+        if task in PAIR_TASKS or shown == task:
+            return ""
+        showing = f"the {shown} pair" if shown is not None else "the models chosen below"
+        return (
+            f"No shipped RoPE / sinusoidal pair for {task}: pairs ship for {', '.join(PAIR_TASKS)}. This lab shows "
+            f"{showing}; for {task}, open two checkpoints of your own in the Model boxes."
+        )
 
     def set_scaling(self, kind: str) -> None:
         if kind not in ROPE_SCALING_KINDS:

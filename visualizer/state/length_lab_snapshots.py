@@ -1,6 +1,7 @@
 """Immutable messages of the length lab: which models, the curves so far, one source through both models.
 
-The shipped pair (SHIPPED) is the lab's default choice of models.
+The shipped pairs (SHIPPED: a RoPE and a sinusoidal model of one task) are the lab's choices of models, copy's the
+default.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from pathlib import Path
 from core_model.checkpoint import Checkpoint, load_checkpoint
 from core_model.length_eval import LengthResult
 from core_model.length_probe import LengthProbe
-from core_model.shipped import resource_path
+from core_model.shipped import SHIPPED_MODELS, resource_path
 from core_model.tasks import TaskSpec, max_source_len
 
-SHIPPED = (
-    ("Shipped RoPE (copy_rope.pt)", "copy_rope.pt"),
-    ("Shipped sinusoidal (copy_sinusoidal.pt)", "copy_sinusoidal.pt"),
-)  # the lab's default pair: (label in the model boxes, resource name)
+PAIR_ENCODINGS = ("rope", "sinusoidal")  # a pair's two models, in the order of the boxes (A, B)
+PAIR_LABELS = {"rope": "Shipped RoPE", "sinusoidal": "Shipped sinusoidal"}
+PAIR_TASKS = tuple(  # the tasks with a shipped model of each encoding: the lab's pairs, copy's first
+    task for task, encodings in SHIPPED_MODELS.items() if all(pe in encodings for pe in PAIR_ENCODINGS)
+)
+SHIPPED = tuple(  # every shipped pair's models: (label in the model boxes, resource name); copy's pair first
+    (f"{PAIR_LABELS[pe]} ({task}_{pe}.pt)", f"{task}_{pe}.pt") for task in PAIR_TASKS for pe in PAIR_ENCODINGS
+)
 
 
 @dataclass(frozen=True)
@@ -29,10 +34,19 @@ class ModelSource:
     checkpoint: Checkpoint | None = None
 
 
-def shipped_sources() -> tuple[ModelSource, ModelSource]:
-    """The two shipped copy models, the lab's default pair."""
-    a, b = (ModelSource(label.split(" (")[0], resource_path(name)) for label, name in SHIPPED)
+def shipped_sources(task: str = PAIR_TASKS[0]) -> tuple[ModelSource, ModelSource]:
+    """The shipped RoPE and sinusoidal models of `task` (copy's by default), the lab's default pair."""
+    a, b = (ModelSource(PAIR_LABELS[pe], resource_path(f"{task}_{pe}.pt")) for pe in PAIR_ENCODINGS)
     return a, b
+
+
+def pair_task(sources: tuple[ModelSource, ...]) -> str | None:
+    """The task whose shipped pair `sources` are, None when they are anything else (a file of one's own, weights
+    trained here, two models of different tasks)."""
+    for task in PAIR_TASKS:
+        if tuple(source.path for source in sources) == tuple(source.path for source in shipped_sources(task)):
+            return task
+    return None
 
 
 @dataclass(frozen=True, eq=False)

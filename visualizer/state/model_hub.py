@@ -15,6 +15,7 @@ from PySide6.QtGui import QUndoStack
 from core_model import ModelConfig, Seq2SeqTransformer, build_model
 from core_model.checkpoint_records import as_record
 from core_model.recipe import TrainedLengths, describe_trained, stored_trained_lengths
+from core_model.shipped import is_shipped
 from core_model.tasks import TaskSpec
 from visualizer.state.model_history import UNDO_DEPTH, ModelState, ModelSwap
 from visualizer.state.origins import NEW_ARCHITECTURE, is_untrained
@@ -91,6 +92,13 @@ class ModelHub(QObject):
         """What the model summary says: "1-16", "untrained" or "unknown", never a range it cannot know."""
         untrained = not self.history and is_untrained(self.origin)
         return describe_trained(self.trained_lengths, untrained)
+
+    @property
+    def own_work(self) -> bool:
+        """The model is the user's own: unsaved training, a file of theirs, or training here saved nowhere (not a
+        shipped or a fresh untrained one): replacing it asks first."""
+        own_file = self.path is not None and not is_shipped(self.path)
+        return self.dirty or own_file or bool(self.history and self.path is None)
 
     @property
     def training_active(self) -> bool:

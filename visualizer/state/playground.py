@@ -22,14 +22,16 @@ from core_model import MaskSpec, Vocabulary
 from core_model.attention_views import VIEW_MODES
 from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
-from core_model.tasks import expected_output, max_source_len, task_named
+from core_model.tasks import TaskSpec, expected_output, max_source_len, task_named
 
 from .inline_slot import InlineSlot
 from .model_hub import ModelHub
+from .origins import is_untrained
 from .playground_capture import frozen
 from .playground_cell_tools import CellInputs
 from .playground_inference import FramePasses, PassRequest
 from .playground_stepper import StepCommand, Stepper
+from .playground_task import example_source, fresh_task, ships, task_note, task_on_model
 from .snapshots import DecodeSnapshot, InputError, InputValues, MapsSnapshot, PlaygroundFrame
 from .source_check import DEFAULT_SOURCE, check_prefix, check_source
 from .worker_api import TaskSlotApi
@@ -47,6 +49,8 @@ class PlaygroundSession(QObject):
     input_error_changed = Signal(object)  # InputError, or None once the input is fine again
     gates_changed = Signal(object)  # read-only {kind: (L, H) bool enabled}
     task_changed = Signal(str)  # the task followed a new model (the one it was trained on)
+    task_picked = Signal(str)  # the task now picked (by the user, or following a new model)
+    task_note_changed = Signal(str)  # where the model for the picked task stands (playground_task.task_note); "": fine
     busy_changed = Signal(bool)  # True while the newest pass has run longer than BUSY_AFTER_MS
     pass_failed = Signal(str)  # the newest pass raised: a sentence for the status bar
     inputs_changed = Signal(object)  # InputValues, after any of them changed (typed or set by code)
@@ -63,11 +67,15 @@ class PlaygroundSession(QObject):
         self.passes.pass_failed.connect(self.pass_failed)
         self.source_text, self.target_prefix = DEFAULT_SOURCE, ""  # the last accepted ones
         self.typed_source, self.typed_prefix = DEFAULT_SOURCE, ""  # as typed: a new model checks them again
+        self._own_source = DEFAULT_SOURCE  # the last source set (typed, restored): a later task that takes it gets it
         self.task = hub.task.task
+        self.task_note = ""  # what task_note_changed last said
+        self._readings: tuple[tuple, TaskSpec | None] | None = None  # (what it was worked out for, the spec)
         self.extra_pads = 2
         self.masks = MaskSpec()
         self.mode = "weights"
         self._src_ids: list[int] = []
+        self._src_read_as: tuple[str, Vocabulary] | None = None  # the task and symbols _src_ids were taken for
         self._stepping = False  # whether the stepper steps once every submitted request has run
         self._epoch = 0  # bumped when stepping ends (see PassRequest.epoch)
         self._gates: dict[str, np.ndarray] = {}
@@ -75,11 +83,32 @@ class PlaygroundSession(QObject):
         self._errors: dict[str, InputError | None] = {"source": None, "prefix": None}
         hub.model_changed.connect(self._on_model_changed)
         self._reset_gates()
+        self._show_note()
 
     # ----- derived -----
     @property
+    def reading(self) -> TaskSpec | None:
+        """The picked task as the hub's model reads it (its size and lengths), None when the model cannot read that
+        task's sources (playground_task.task_on_model); worked out once per model and pick."""
+        key = (self.hub.generation, self.hub.task, self.task, self.hub.config.vocab_size)
+        if self._readings is None or self._readings[0] != key:
+            self._readings = key, task_on_model(self.hub.task, self.task, self.hub.config.vocab_size)
+        return self._readings[1]
+
+    @property
+    def checking(self) -> TaskSpec:
+        """The task the source field is checked against: the one the model reads, else the picked task's own recipe
+        (the model a Trainer run would build for it)."""
+        spec = self.reading
+        if spec is not None:
+            return spec
+        config = self.hub.config
+        return fresh_task(self.task, config.positional, config.max_len) or self.hub.task
+
+    @property
     def vocabulary(self) -> Vocabulary:
-        return self.hub.task.vocabulary
+        """The symbols of the passes: the picked task's as the model reads it, else the model's own."""
+        return (self.reading or self.hub.task).vocabulary
 
     @property
     def max_source_len(self) -> int:
@@ -104,8 +133,14 @@ class PlaygroundSession(QObject):
         return self.last_frame.maps if self.last_frame is not None else None
 
     def expected_ids(self) -> list[int]:
-        """The answer of the task chosen here (which may not be the model's own) with the model's task sizes."""
-        return expected_output(replace(self.hub.task, task=self.task), self._src_ids)
+        """The answer of the task chosen here (which may not be the model's own) with the model's task sizes; none
+        while the model cannot read the task."""
+        spec = self.reading
+        return expected_output(spec, self._src_ids) if spec is not None and self._runnable() else []
+
+    def example_source(self) -> str:
+        """The picked task's example at the longest length that fits the model and the padding shown."""
+        return example_source(self.checking, self.max_source_len)
 
     def gates(self) -> dict[str, np.ndarray]:
         return {k: v.copy() for k, v in self._gates.items()}
@@ -118,15 +153,17 @@ class PlaygroundSession(QObject):
         self.inputs_changed.emit(self.inputs())
 
     def set_source(self, text: str) -> bool:
-        """Validate and use new source text; on error the last good maps stay and the error is reported."""
-        self.typed_source = text
+        """Validate new source text against the picked task and use it; on error the last good maps stay and the
+        error is reported. True when the task takes it (it runs once the model can read the task)."""
+        self.typed_source = self._own_source = text
         self._publish_inputs()
-        error, ids = check_source(text, self.vocabulary, self.max_source_len)
+        error, ids = check_source(text, self.checking, self.max_source_len)
         self._set_error("source", error)
         if error:
             return False
-        self.source_text, self._src_ids = text, ids
-        self.stop_stepping()
+        if self.reading is not None:
+            self._accept(text, ids)
+            self.stop_stepping()
         return True
 
     def set_target_prefix(self, text: str) -> bool:
@@ -145,10 +182,44 @@ class PlaygroundSession(QObject):
         return True
 
     def set_task(self, task: str) -> None:
+        """Pick a task: its answers, its rules for the source, and its example when the typed source breaks them."""
         task_named(task)  # an unknown name is a ValueError listing the registry's
+        if task == self.task:
+            self._publish_inputs()
+            self.recompute()
+            return
         self.task = task
+        self._take_task()
+
+    def _take_task(self) -> None:
+        """The typed source and prefix checked against the task now picked: the last source set stays when the task
+        takes it, else the task's example takes its place; a prefix the model cannot read is dropped."""
+        self._show_note()
+        self.task_picked.emit(self.task)
+        for text in (self._own_source, self.typed_source):
+            if check_source(text, self.checking, self.max_source_len)[0] is None:
+                self.typed_source = text
+                break
+        else:
+            self.typed_source = self.example_source() or self.typed_source
+        if check_prefix(self.typed_prefix, self.vocabulary, self.max_source_len)[0] is not None:
+            self.typed_prefix = self.target_prefix = ""
+            self._set_error("prefix", None)
         self._publish_inputs()
-        self.recompute()
+        error, ids = check_source(self.typed_source, self.checking, self.max_source_len)
+        if error is None and self.reading is not None:
+            self._accept(self.typed_source, ids)
+        self._set_error("source", error)
+        self.stop_stepping()
+
+    def _show_note(self) -> None:
+        """Say where the model for the picked task stands, when that changed."""
+        hub = self.hub
+        untrained = not hub.history and is_untrained(hub.origin)
+        note = task_note(self.task, hub.task.task, self.reading is not None, untrained, ships(self.task))
+        if note != self.task_note:
+            self.task_note = note
+            self.task_note_changed.emit(note)
 
     def set_masks(self, spec: MaskSpec) -> None:
         self.masks = spec
@@ -231,17 +302,32 @@ class PlaygroundSession(QObject):
         return torch.tensor([ids], dtype=torch.long, device=self.hub.device)
 
     def _on_model_changed(self) -> None:
-        if self.hub.task.task != self.task:
+        self._reset_gates()
+        if self.hub.task.task != self.task:  # the task follows the model: its rules, and its example if need be
             self.task = self.hub.task.task
             self.task_changed.emit(self.task)
-            self._publish_inputs()
-        self._reset_gates()
+            self._take_task()
+            return
         # a new vocabulary or max_len may accept or refuse the text as typed
-        error, ids = check_source(self.typed_source, self.vocabulary, self.max_source_len)
-        if error is None:
-            self.source_text, self._src_ids = self.typed_source, ids
+        error, ids = check_source(self.typed_source, self.checking, self.max_source_len)
+        if error is not None and not self._runnable():  # other symbols: the last source means nothing to it
+            self._take_task()
+            return
+        self._show_note()
+        if error is None and self.reading is not None:
+            self._accept(self.typed_source, ids)
         self._set_error("source", error)
         self.stop_stepping()
+
+    def _accept(self, text: str, ids: list[int]) -> None:
+        """The source the passes run on, and what its ids were read as."""
+        self.source_text, self._src_ids = text, ids
+        self._src_read_as = (self.task, self.vocabulary)
+
+    def _runnable(self) -> bool:
+        """The accepted source's ids mean what the model now reads: same task, same symbols."""
+        spec = self.reading
+        return bool(self._src_ids) and spec is not None and self._src_read_as == (self.task, spec.vocabulary)
 
     @property
     def idle(self) -> bool:
@@ -257,7 +343,7 @@ class PlaygroundSession(QObject):
 
         Returns the new frame when the slot answered at once (the inline slot), else None.
         """
-        if not self._src_ids:
+        if not self._runnable():
             return None
         if command is not None:
             self._stepping = command.stepping_after(self._stepping)
@@ -289,7 +375,7 @@ class PlaygroundSession(QObject):
 
     def cell_inputs(self) -> CellInputs | None:
         """The inputs of the current pass, for the cell inspector (None before a valid source)."""
-        if not self._src_ids:
+        if not self._runnable():
             return None
         return CellInputs(self.hub.model, self._src_tensor(), self._target_tensor(), self.masks, self.head_gates())
 

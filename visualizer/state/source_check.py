@@ -12,25 +12,35 @@ from .snapshots import InputError
 DEFAULT_SOURCE = TaskSpec().default_source()  # "0123456789"
 
 
-def check_source(text: str, vocabulary: Vocabulary, limit: int) -> tuple[InputError | None, list[int]]:
-    """(None, ids) for a usable source of at most `limit` symbols, else (the error to show, [])."""
+def check_source(text: str, task: TaskSpec, limit: int) -> tuple[InputError | None, list[int]]:
+    """(None, ids) for a source of at most `limit` symbols that `task` takes, else (the error to show, []).
+
+    The task's rules in order: its source alphabet (the message lists it and marks the symbol), then the lengths
+    it takes and its grammar (the message is the rule broken: an addition's '+', a bracket never closed).
+    """
     if len(text) > 4 * limit + 64:  # cheap refusal of pasted megabytes before looking at each symbol
         return InputError(
             "source", f"Input is too long ({len(text):,} characters); at most {limit} symbols fit this model"
         ), []
-    try:
-        ids = vocabulary.encode(text)
-    except VocabularyError as exc:
-        return InputError(
-            "source",
-            f"Unknown symbol {exc.symbol!r} at position {exc.position + 1}. "
-            f"Allowed: {' '.join(exc.allowed)} (spaces are ignored)",
-            exc.position,
-        ), []
+    definition = task.definition
+    alphabet = definition.source_alphabet(task.n_symbols)
+    for position, symbol in enumerate(text):
+        if not symbol.isspace() and symbol not in alphabet:
+            return InputError(
+                "source",
+                f"Unknown symbol {symbol!r} at position {position + 1}; {task.task} reads only "
+                f"{' '.join(alphabet)} (spaces are ignored)",
+                position,
+            ), []
+    ids = task.vocabulary.encode(text)
     if not ids:
-        return InputError("source", f"Type a source sequence, e.g. {DEFAULT_SOURCE}"), []
+        example = definition.example(task.n_symbols, task.lengths()[0])
+        return InputError("source", f"Type a source sequence, e.g. {example}"), []
     if len(ids) > limit:
         return InputError("source", f"Input is too long ({len(ids)} symbols); at most {limit} fit this model"), []
+    problem = task.source_problem(ids)
+    if problem is not None:
+        return InputError("source", problem[:1].upper() + problem[1:]), []
     return None, ids
 
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from core_model import Seq2SeqTransformer, build_model
 from core_model.checkpoint_records import CheckpointExtra, as_record
 from core_model.device import pick_device
-from core_model.tasks import TaskSpec
+from core_model.tasks import TaskSpec, max_source_len
 from core_model.training import TrainConfig
 from core_model.training_loop import Cadence
 from visualizer.state.model_hub import ModelHub
@@ -25,6 +25,7 @@ from visualizer.state.snapshots import (
     TrainingOutcome,
     WorkerOptions,
 )
+from visualizer.state.source_check import check_source
 from visualizer.state.training_forming import FormingRecorder
 from visualizer.state.training_record import (
     MetricSeries,
@@ -357,6 +358,13 @@ class TrainingState(QObject):
     def stored_config(self) -> TrainConfig:
         """The recipe a checkpoint stored with the hub's model, else the defaults."""
         return stored_train_config(self.hub.extra, self.hub.config.positional)
+
+    @staticmethod
+    def probe_problem(text: str, task: TaskSpec, model_max_len: int) -> str:
+        """What a probe source breaks of the task's rules (alphabet, lengths, grammar) on a model of these
+        positions, as the Playground's source field says it; "" when the probe is fine."""
+        error, _ids = check_source(text, task, max_source_len(model_max_len))
+        return "" if error is None else error.message
 
     def build_matching_model(self, task) -> int | None:
         """Replace the hub's model by an untrained one whose vocabulary fits `task`; its vocab_size (None if busy)."""

@@ -19,10 +19,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core_model.head_roles import ROLE_LABELS, HeadRole
+from core_model.head_roles import HeadRole
 from core_model.model import ATTENTION_KINDS
 from core_model.patching import HeadEffect, LayerEffect
 from visualizer.widgets.common.empty_hint import HintTable
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 
 KIND_NAMES = {
     "encoder_self": "Encoder self-attention",

@@ -77,7 +77,10 @@ class PatchingView(QWidget):
         self.corrupt.setObjectName("patch_corrupt")
         self.corrupt.setToolTip("The corrupted source: as long as the clean one, with a symbol or two changed")
         self.propose_button = QPushButton("Change one symbol")
-        self.propose_button.setToolTip("Corrupt the clean source's middle symbol (the next symbol of the vocabulary)")
+        self.propose_button.setToolTip(
+            "Corrupt the clean source: the symbol nearest the middle becomes the next one that changes the task's "
+            "answer; two neighbours swap where no one-symbol change keeps the source valid (brackets)"
+        )
         self.position = QSpinBox()
         self.position.setObjectName("patch_position")
         self.position.setRange(-1, MAX_LEN - 1)  # any decoder position a model can have

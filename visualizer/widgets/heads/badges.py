@@ -12,14 +12,16 @@ import math
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QLabel
 
-from core_model.head_roles import ROLE_LABELS, HeadRole
+from core_model.head_roles import HeadRole
 from visualizer.state.snapshots import PlaygroundFrame
+from visualizer.widgets.common.role_labels import READS_MEANING, ROLE_LABELS
 from visualizer.widgets.heads.badge_layer import BadgeLayer
 from visualizer.widgets.heatmap.grid import AttentionGrid
 
 BADGE_LEGEND = (
-    "Badges: each head's role and score on the Heads tab's sequences, in the strip above its map (align = weight "
-    "on the source holding the right symbol; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
+    "Badges: each head's role and score on the Heads tab's sequences, in the strip above its map ("
+    + READS_MEANING
+    + "; self, prev, first/<bos>, <eos>/pad = weight on that key; broad = "
     "normalised entropy; other = focused on keys no pattern names); a narrow map shortens its badge (.74 for 0.74, "
     "first for first/<bos>), down to the role alone."
 )
@@ -32,7 +34,7 @@ OTHER_VIEWS_LEGEND = (
 
 
 def badge_text(role: HeadRole) -> str:
-    """ "align 0.93"; an `other` head fits no pattern, so it has no fit to show."""
+    """ "reads 0.93"; an `other` head fits no pattern, so it has no fit to show."""
     return ROLE_LABELS[role.role] if role.role == "other" else f"{ROLE_LABELS[role.role]} {role.score:.2f}"
 
 

@@ -1,15 +1,16 @@
-"""The roles summary: one row per head with its role, score, alignment and ablation deltas."""
+"""The roles summary: one row per head with its role, score, reads score (cross heads) and ablation deltas."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from core_model.head_importance import HeadAnalysis
-from core_model.head_roles import ROLE_LABELS, HeadRole
+from core_model.head_roles import HeadRole
+from visualizer.widgets.common.role_labels import READS_MEANING, ROLE_LABELS
 
 from .importance_map import KIND_NAMES, delta_text
 
-COLUMNS = ("kind", "layer", "head", "role", "score", "alignment", "Δ loss", "Δ exact match")
+COLUMNS = ("kind", "layer", "head", "role", "score", "reads", "Δ loss", "Δ exact match")
 
 
 class RolesTable(QTableWidget):
@@ -18,6 +19,9 @@ class RolesTable(QTableWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
         self.setHorizontalHeaderLabels(COLUMNS)
+        header = self.horizontalHeaderItem(COLUMNS.index("reads"))
+        if header is not None:
+            header.setToolTip(READS_MEANING[:1].upper() + READS_MEANING[1:])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

@@ -17,14 +17,16 @@ from PySide6.QtWidgets import (
 from core_model.head_importance import MAX_SEQUENCES
 from core_model.head_roles import probe_description
 from visualizer.state.heads import HeadsState
+from visualizer.widgets.common.role_labels import READS_MEANING
 from visualizer.widgets.common.styles import WARNING_STYLE
 
 from .importance_map import ImportanceMaps
 from .roles_table import RolesTable
 
 ROLE_LEGEND = (
-    "Roles (teacher forced on the sequences above): align = weight a cross-attention query puts on the source "
-    "positions holding the symbol it must output (1 = always the right source); self / prev / first/<bos> = mean "
+    "Roles (teacher forced on the sequences above): "
+    + READS_MEANING
+    + ", 1 = always there; self / prev / first/<bos> = mean "
     "weight on the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; "
     "broad = entropy / log(number of keys) (1 = uniform). A head's role is its highest score, except: broad under "
     "0.5, or every score 0, is other (focused, on keys no pattern names; its score is its broad score)."

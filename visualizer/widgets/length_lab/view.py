@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from core_model.shipped import resource_path
 from visualizer.state.length_lab import LengthLabState
 from visualizer.state.length_lab_snapshots import SHIPPED, LabCurves, ModelSource, ProbePair
+from visualizer.widgets.common.styles import WARNING_STYLE
 
 from .maps import ProbeMaps
 from .plot import COLOURS, LengthPlot
@@ -97,6 +98,12 @@ class LengthLabTab(QWidget):
         self.selected_label = QLabel("Click a length on the plot to see both models' cross-attention.")
         self.selected_label.setWordWrap(True)
         self.maps = ProbeMaps()
+        # said when the Playground's task has no shipped pair: which pair this lab shows instead
+        self.task_note = QLabel()
+        self.task_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.task_note.setWordWrap(True)
+        self.task_note.setStyleSheet(WARNING_STYLE)
+        self.task_note.hide()
         self._layout()
         self._wire()
         self._length: int | None = None
@@ -157,6 +164,7 @@ class LengthLabTab(QWidget):
         splitter.addWidget(below)
         splitter.setSizes([420, 380])
         layout = QVBoxLayout(self)
+        layout.addWidget(self.task_note)
         layout.addLayout(grid)
         layout.addLayout(row)
         layout.addLayout(train)
@@ -193,6 +201,12 @@ class LengthLabTab(QWidget):
         if self._auto_evaluate and self.state.curves is None and not self.state.busy:
             self._auto_evaluate = False
             self.state.evaluate()
+
+    def follow_task(self, task: str) -> None:
+        """The Playground's task: the state takes its shipped pair when it can; else the note says which it shows."""
+        note = self.state.follow_task(task)
+        self.task_note.setText(note)
+        self.task_note.setVisible(bool(note))
 
     # ----- user actions -----
     def _on_model_chosen(self, slot: int) -> None:

@@ -7,17 +7,21 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
-from core_model.shipped import SHIPPED_TASKS
+from core_model.shipped import has_shipped
+from core_model.tasks import TASKS
 from visualizer.state.playground import MAX_EXTRA_PADS
 from visualizer.state.snapshots import InputError, InputValues
 from visualizer.widgets.common.stable_label import ElidedLabelSlot
+from visualizer.widgets.common.styles import WARNING_STYLE
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #d9534f; }"
 OUTSIDE_STYLE = "color: #b35c00; font-weight: bold;"  # amber: a warning, not the red of an error
 TASK_TIP = (
     "What the output should be: decoded tokens are marked right or wrong against it.\n"
-    "Picking a task loads the shipped model trained on it (asks first if you have your own)"
+    "Picking a task loads the shipped model trained on it (asks first if you have your own);\n"
+    "a task marked (no model yet) gets an untrained model to train in the Trainer tab"
 )
+NO_MODEL_MARK = " (no model yet)"  # after a task's name in the chooser when no trained model for it ships
 TASK_LOCKED_TIP = "Stop training to change the task: the Trainer tab is training this model on its task"
 
 
@@ -32,7 +36,7 @@ class InputPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.source = QLineEdit()
-        self.source.setPlaceholderText("e.g. 0123456789")
+        self.source.setPlaceholderText("e.g. 0123456789")  # the picked task's example (_show_task)
         self.source.setToolTip(
             "Source sequence, one symbol per character (spaces are ignored). Maps update as you type."
         )
@@ -44,9 +48,22 @@ class InputPanel(QWidget):
         self.error.hide()
         self._error: InputError | None = None
         self.task = QComboBox()
-        for name in SHIPPED_TASKS:  # picking a task loads its shipped model: the tasks that have one
-            self.task.addItem(name.capitalize(), name)
+        for name, definition in TASKS.items():  # every task of the registry; picking one loads its shipped model
+            self.task.addItem(name if has_shipped(name) else name + NO_MODEL_MARK, name)
+            self.task.setItemData(self.task.count() - 1, definition.description, Qt.ItemDataRole.ToolTipRole)
         self.task.setToolTip(TASK_TIP)
+        # what the picked task asks: its one-line description, two lines at most in the column (its explanation is
+        # in the tooltip); it changes with the task only, never per keystroke
+        self.asks = QLabel()
+        self.asks.setTextFormat(Qt.TextFormat.PlainText)
+        self.asks.setWordWrap(True)
+        self.asks.setStyleSheet("color: #444;")
+        # where the model for the task stands, only when there is something to say ("no trained model ships ...")
+        self.task_note = QLabel()
+        self.task_note.setWordWrap(True)
+        self.task_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.task_note.setStyleSheet(WARNING_STYLE)
+        self.task_note.hide()
         # new text per keystroke: a fixed slot never re-lays out the column nor widens it for a long source;
         # text too long for the slot is elided and shown whole in the tooltip and the decoder's Expected chips.
         # Right-click copies it whole; mouse selection would copy the elided text, and a selectable label keeps a
@@ -74,6 +91,8 @@ class InputPanel(QWidget):
         form.addRow("&Source:", self.source)
         form.addRow("", self.error)
         form.addRow("T&ask:", self.task)  # Alt+T is the Trainer tab
+        form.addRow("Asks:", self.asks)
+        form.addRow("", self.task_note)
         form.addRow("Expected:", self.expected_slot)
         form.addRow("Trained on:", self.trained_slot)
         form.addRow("Target prefi&x:", self.prefix)  # Alt+P is the Playground tab
@@ -96,10 +115,27 @@ class InputPanel(QWidget):
             if self.prefix.text() != values.prefix:
                 self.prefix.setText(values.prefix)
             self.task.setCurrentIndex(max(0, self.task.findData(values.task)))
+            self._show_task(values.task)
             self.pads.setValue(values.pads)
         finally:
             for w in (self.source, self.prefix, self.task, self.pads):
                 w.blockSignals(False)
+
+    def _show_task(self, name: str) -> None:
+        """The picked task's one line under the chooser, its explanation in the tooltip, its example as the hint."""
+        definition = TASKS[name]
+        if self.asks.text() != definition.description:
+            self.asks.setText(definition.description)
+            self.asks.setToolTip(
+                f"<p>{html.escape(definition.description)}</p><p>{html.escape(definition.explanation)}</p>"
+            )
+            example = definition.example(definition.default_symbols, definition.training_lengths[1])
+            self.source.setPlaceholderText(f"e.g. {example}")
+
+    def set_task_note(self, note: str) -> None:
+        """Where the model for the picked task stands ("" hides the line)."""
+        self.task_note.setText(note)
+        self.task_note.setVisible(bool(note))
 
     def set_error(self, error: InputError | None) -> None:
         """Show (or clear) the message at the field it is about: red border, the offending symbol marked in red."""

@@ -226,6 +226,9 @@ class PlaygroundView(QWidget):
         ip.pads_changed.connect(s.set_extra_pads)
         s.input_error_changed.connect(ip.set_error)
         s.input_error_changed.connect(self._show_stale)
+        s.task_note_changed.connect(ip.set_task_note)
+        s.task_note_changed.connect(lambda _note: self._show_stale(s.last_error))
+        ip.set_task_note(s.task_note)
         s.inputs_changed.connect(ip.show_values)  # the fields follow the session, whoever changed it
         s.masks_changed.connect(self.mask_panel.set_spec)
         ip.show_values(s.inputs())
@@ -260,8 +263,15 @@ class PlaygroundView(QWidget):
             grid.set_scale_mode(self.scale.currentData())
 
     def _show_stale(self, error: InputError | None) -> None:
-        """Over every grid while the input is refused: these maps belong to the last valid input, not to the text."""
-        warning = "" if error is None else stale_warning(error)
+        """Over every grid while the input is refused, or the model cannot read the task picked: these maps belong to
+        the last valid input, not to the text."""
+        s = self.session
+        if error is not None:
+            warning = stale_warning(error)
+        elif s.reading is None and s.last_frame is not None:
+            warning = f"Not {s.task}: this {s.hub.task.task} model cannot read its sources; these maps are its last"
+        else:
+            warning = ""
         for grid in self.grids.values():
             grid.header.set_warning(warning)
 

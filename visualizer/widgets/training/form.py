@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import cast
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -24,10 +25,10 @@ from PySide6.QtWidgets import (
 from core_model.config import ModelConfig
 from core_model.device import available_devices
 from core_model.recipe import recipe_task
-from core_model.shipped import SHIPPED_TASKS
-from core_model.tasks import TaskSpec, max_source_len
+from core_model.task import Task
+from core_model.tasks import TASKS, TaskSpec, max_source_len, task_named
 from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, ScheduleKind, TrainConfig
-from core_model.vocab import N_SPECIALS, SYMBOL_POOL, Vocabulary, VocabularyError
+from core_model.vocab import N_SPECIALS, SYMBOL_POOL
 from visualizer.state.model_hub import ModelHub
 from visualizer.widgets.common.styles import WARNING_TEXT
 
@@ -50,11 +51,24 @@ BETA1_TIP = (
     f"starts from the value it stored); a new model's recipe uses {TrainConfig().adam_beta1}, which learned the "
     "copy task in fewer steps"
 )
+MAX_FORM_LEN = 510  # the longest source the length boxes offer
+SYMBOLS_TIP = (
+    "{task}'s size: its {meaning}, {low} to {high}. The model's vocab_size must cover the task's symbols and the "
+    "{specials} special tokens"
+)
+FIXED_SYMBOLS_TIP = "{task}'s alphabet is fixed ({meaning}: {size}): nothing to choose here"
 SCHEDULES: tuple[tuple[str, ScheduleKind], ...] = (
     ("Warm-up + cosine", "warmup_cosine"),
     ("Constant", "constant"),
     ("Noam (paper §5.3)", "noam"),
 )
+
+
+ProbeCheck = Callable[[str, TaskSpec, int], str]  # (probe text, task, model max_len) -> the rule it breaks, or ""
+
+
+def _no_probe_check(_text: str, _task: TaskSpec, _model_max_len: int) -> str:
+    return ""
 
 
 def form_task(hub: ModelHub) -> TaskSpec:
@@ -91,9 +105,17 @@ class TrainerForm(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Task and training", parent)
         self.task_combo = QComboBox()
-        self.task_combo.addItems(list(SHIPPED_TASKS))  # the tasks whose recipe the form's lengths and symbols fit
-        self.min_len_spin = _spin(1, 510, "Shortest source sequence")
-        self.max_len_spin = _spin(1, 510, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)")
+        for name, definition in TASKS.items():  # every task of the registry; picking one fills in its recipe
+            self.task_combo.addItem(name)
+            self.task_combo.setItemData(
+                self.task_combo.count() - 1, definition.description, Qt.ItemDataRole.ToolTipRole
+            )
+        self.task_combo.setToolTip("The task to train on; picking one fills in its recipe (symbols, lengths, probe)")
+        self._model: tuple[str, int] = ("rope", 64)  # the model's positional encoding and max_len (set_values)
+        self.min_len_spin = _spin(1, MAX_FORM_LEN, "Shortest source sequence")
+        self.max_len_spin = _spin(
+            1, MAX_FORM_LEN, "Longest source sequence (plus <bos>/<eos> it must fit the model's max_len)"
+        )
         self.symbols_spin = _spin(
             1,
             len(SYMBOL_POOL),
@@ -124,6 +146,7 @@ class TrainerForm(QGroupBox):
         self.build_button = QPushButton("Build matching model")
         self.build_button.setToolTip("Replace the current model by an untrained one whose vocabulary fits the task")
         self.errors: dict[str, QLabel] = {}
+        self.vocab_fits = True  # the last validate(): the model's vocabulary covers the task's
         self._clamped: dict[str, str] = {}  # field -> what the stored recipe held that the field cannot take
         self._layout_rows()
         for box in (
@@ -148,6 +171,8 @@ class TrainerForm(QGroupBox):
             combo.currentIndexChanged.connect(self.changed)
         self.probe_edit.textChanged.connect(self.changed)
         self.schedule_combo.currentIndexChanged.connect(self._on_schedule)
+        self.task_combo.currentIndexChanged.connect(self._on_task_chosen)
+        self._fit_task(task_named(self.task_combo.currentText()))
 
     def _layout_rows(self) -> None:
         form = QFormLayout(self)
@@ -197,15 +222,50 @@ class TrainerForm(QGroupBox):
     def schedule(self) -> ScheduleKind:
         return cast(ScheduleKind, str(self.schedule_combo.currentData()))  # the combo holds SCHEDULES' keys
 
+    def _fit_task(self, definition: Task) -> None:
+        """The symbols and length boxes take what the task takes; a fixed alphabet leaves nothing to choose."""
+        low, high = definition.symbols_range
+        self.symbols_spin.setRange(low, min(high, len(SYMBOL_POOL)))
+        fixed = low == high
+        self.symbols_spin.setEnabled(not fixed)
+        words = {"task": definition.name, "meaning": definition.symbols_meaning, "specials": N_SPECIALS}
+        tip = FIXED_SYMBOLS_TIP if fixed else SYMBOLS_TIP
+        self.symbols_spin.setToolTip(tip.format(**words, size=low, low=low, high=high))
+        self.symbols_spin.setSuffix(f" ({definition.symbols_meaning})")  # what the number means for this task
+        first, last = definition.length_range
+        top = MAX_FORM_LEN if last is None else min(last, MAX_FORM_LEN)
+        for box in (self.min_len_spin, self.max_len_spin):
+            box.setRange(first, top)
+
+    def set_task_fields(self, task: TaskSpec) -> None:
+        """Show a task's fields (its name, size, lengths, runs, anchors and its example as the probe), one
+        `changed` at the end."""
+        self.blockSignals(True)
+        self.task_combo.blockSignals(True)
+        try:
+            self.task_combo.setCurrentText(task.task)
+            self._fit_task(task.definition)
+            self.symbols_spin.setValue(task.n_symbols)
+            self.max_len_spin.setValue(task.max_len)
+            self.min_len_spin.setValue(task.min_len)
+            self.runs_spin.setValue(task.runs)
+            self.anchored_check.setChecked(task.anchored)
+            self.probe_edit.setText(task.default_source())
+        finally:
+            self.task_combo.blockSignals(False)
+            self.blockSignals(False)
+        self.changed.emit()
+
+    def _on_task_chosen(self) -> None:
+        """Another task picked here: its own recipe for this model (recipe_task), in place of the last task's."""
+        positional, max_len = self._model
+        self.set_task_fields(recipe_task(self.task_combo.currentText(), positional, model_max_len=max_len))
+
     def set_values(self, task: TaskSpec, config: TrainConfig, model: ModelConfig, device: str) -> None:
         """Fill the form (no signals per field: one `changed` at the end); the rates come from the model."""
+        self._model = (model.positional, model.max_len)
+        self.set_task_fields(task)
         self.blockSignals(True)
-        self.task_combo.setCurrentText(task.task)
-        self.symbols_spin.setValue(task.n_symbols)
-        self.max_len_spin.setValue(task.max_len)
-        self.min_len_spin.setValue(task.min_len)
-        self.runs_spin.setValue(task.runs)
-        self.anchored_check.setChecked(task.anchored)
         self._clamped = {}
         for key, box, value in (
             ("batch", self.batch_spin, config.batch_size),
@@ -229,7 +289,6 @@ class TrainerForm(QGroupBox):
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]
         self.device_combo.setCurrentText(match[0] if match else "cpu")
-        self.probe_edit.setText(task.default_source())
         self.blockSignals(False)
         self._on_schedule()
         self.changed.emit()
@@ -242,7 +301,7 @@ class TrainerForm(QGroupBox):
     def task_spec(self) -> TaskSpec:
         """The task as typed (raises ValueError when the lengths cross)."""
         return TaskSpec(
-            self.task_combo.currentText(),  # the combo holds SHIPPED_TASKS (TaskSpec checks the name too)
+            self.task_combo.currentText(),  # the combo holds the registry's names (TaskSpec checks the name too)
             self.symbols_spin.value(),
             self.min_len_spin.value(),
             self.max_len_spin.value(),
@@ -268,38 +327,36 @@ class TrainerForm(QGroupBox):
             device=self.device_combo.currentText(),
         )
 
-    def validate(self, vocab_size: int, model_max_len: int) -> bool:
-        """Cross-field checks against the current model; shows each problem next to its field."""
+    def validate(self, vocab_size: int, model_max_len: int, probe_problem: ProbeCheck = _no_probe_check) -> bool:
+        """Cross-field checks against the current model; shows each problem next to its field. True when a run from
+        scratch can start; `vocab_fits` says whether the current weights can go on training on the task too.
+        probe_problem: what the probe text breaks of a task's rules for a model of that max_len ("": nothing)."""
         found = {key: "" for key in self.errors}
-        lo, hi, symbols = self.min_len_spin.value(), self.max_len_spin.value(), self.symbols_spin.value()
+        lo, hi = self.min_len_spin.value(), self.max_len_spin.value()
+        task: TaskSpec | None = None
         if lo > hi:
             found["max_len"] = f"must be at least the min length ({lo})"
         elif hi > max_source_len(model_max_len):
             found["max_len"] = f"the model handles at most {max_source_len(model_max_len)}"
-        if Vocabulary.size_for(symbols) > vocab_size:
+        else:
+            try:
+                task = self.task_spec()
+                task.check_fits(model_max_len)
+            except ValueError as exc:  # lengths the task does not take (addition's odd ones), a target too long
+                found["max_len"], task = str(exc), None
+        self.vocab_fits = task is None or task.vocab_size <= vocab_size
+        if not self.vocab_fits and task is not None:
             found["symbols"] = (
-                f"the model knows {vocab_size - N_SPECIALS} symbols (vocab_size {vocab_size}); "
-                f"build a new model with vocab_size {Vocabulary.size_for(symbols)}"
+                f"{task.task} needs vocab_size {task.vocab_size} ({task.vocab_size - N_SPECIALS} symbols and "
+                f"{N_SPECIALS} specials); the model has {vocab_size}: Train from scratch builds one that fits"
             )
         if self.schedule() == "noam" and self.warmup_spin.value() < 1:
             found["warmup"] = "Noam needs at least 1 warm-up step"
-        found["probe"] = self._probe_error(symbols, model_max_len)
+        found["probe"] = "" if task is None else probe_problem(self.probe_edit.text(), task, model_max_len)
         for key, text in found.items():  # an error in red; else a stored value the form could not take, in amber
             shown = text or self._clamped.get(key, "")
             self.errors[key].setText(shown)
             self.errors[key].setStyleSheet(f"color: {'#c62828' if text else WARNING_TEXT};")
             self.errors[key].setVisible(bool(shown))
         self.build_button.setVisible(bool(found["symbols"]))
-        return not any(found.values())
-
-    def _probe_error(self, symbols: int, model_max_len: int) -> str:
-        text = self.probe_edit.text()
-        try:
-            ids = TaskSpec(n_symbols=symbols).vocabulary.encode(text)
-        except VocabularyError as exc:
-            return str(exc)
-        if not ids:
-            return "type at least one symbol"
-        if len(ids) > max_source_len(model_max_len):
-            return f"at most {max_source_len(model_max_len)} symbols"
-        return ""
+        return not any(text for key, text in found.items() if key != "symbols")

@@ -6,16 +6,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from core_model.head_roles import ROLE_LABELS
 from visualizer.state.training import TrainingState
 from visualizer.state.training_forming import FORMED_AT, FormingSeries
 from visualizer.state.training_record import MetricsView
 from visualizer.widgets.common.legend_above import LegendAbovePlot
+from visualizer.widgets.common.role_labels import ROLE_LABELS
 from visualizer.widgets.training.curves import plain_axes
 from visualizer.widgets.training.probe_view import ProbeView
 
 CHOICES = {
-    "cross": "Cross-attention: alignment",
+    "cross": "Cross-attention: reads",
     "decoder_self": "Decoder self: final role's score",
     "encoder_self": "Encoder self: final role's score",
 }
@@ -58,8 +58,8 @@ class FormingCurves(QWidget):
         for key, text in CHOICES.items():
             self.kind.addItem(text, key)
         self.kind.setToolTip(
-            "Which heads to follow: cross heads by alignment (weight on the source holding the "
-            "right symbol), self-attention heads by the score of the role they end up with"
+            "Which heads to follow: cross heads by their reads score (weight on the source positions the "
+            "answer comes from), self-attention heads by the score of the role they end up with"
         )
         self.kind.currentIndexChanged.connect(lambda _i: self._draw())
         self.formed_label = QLabel("")
@@ -198,7 +198,7 @@ class FormingCurves(QWidget):
         if series is None or not len(series.steps):
             return "no probe snapshots yet"
         if formed is None:
-            return f"no cross head has reached alignment {FORMED_AT}{line} yet"
+            return f"no cross head's reads score has reached {FORMED_AT}{line} yet"
         if formed == series.steps[0] and len(series.steps) > 1:  # aligned before this run's snapshots began
             return (
                 f"a cross head was already above {FORMED_AT}{line} at this run's first snapshot "
@@ -206,7 +206,7 @@ class FormingCurves(QWidget):
             )
         layer, head = series.formed_head() or (0, 0)
         reached = f"{FORMED_AT}, the dotted line" if line_shown else f"{FORMED_AT}"
-        return f"alignment head L{layer + 1} H{head + 1} formed at step {formed} (it reached {reached})"
+        return f"cross head L{layer + 1} H{head + 1} formed at step {formed} (its reads score reached {reached})"
 
 
 def scored(role: str) -> str:

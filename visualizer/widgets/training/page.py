@@ -36,8 +36,12 @@ class TrainerPage(LazyTab["TrainerTab"]):
         *,
         confirm_discard: Callable[[str], bool] | None = None,
         make_slot: SlotFactory,
+        picked: Callable[[], str] | None = None,
+        task_picked: SignalInstance | None = None,
     ) -> None:
+        """picked and task_picked: the Playground's task and its signal; the form follows it once built."""
         self._hub, self._state = hub, state
+        self._picked, self._task_picked = picked, task_picked
         self._gates, self._gates_changed = gates, gates_changed
         self._confirm_discard = confirm_discard  # the app's Save, Discard or Cancel; None: the tab asks itself
         self._make_slot = make_slot  # the app's task layer: the movie export runs off the GUI thread
@@ -53,7 +57,10 @@ class TrainerPage(LazyTab["TrainerTab"]):
             own_shortcuts=False,
             confirm_discard=self._confirm_discard,
             make_slot=self._make_slot,
+            picked=self._picked,
         )
+        if self._task_picked is not None:
+            self._task_picked.connect(tab.follow_task)
         self._gates_changed.connect(tab.probe.set_head_gates)
         tab.probe.set_head_gates(self._gates())
         return tab

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from core_model.recipe import recipe_task
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
@@ -59,8 +61,11 @@ class TrainerTab(QWidget):
         own_shortcuts: bool = True,
         confirm_discard: ConfirmDiscard | None = None,
         make_slot: SlotFactory,
+        picked: Callable[[], str] | None = None,
     ) -> None:
+        """picked: the task the Playground shows, which the form starts from (by default the model's)."""
         super().__init__(parent)
+        self._picked = picked or (lambda: hub.task.task)
         self.hub, self.state = hub, state
         self._confirm_discard = confirm_discard or (lambda text: ask_discard(self, text))  # False: nothing changes
         self._movie = make_slot("Exporting the movie", self)  # the app's TaskSlot: written off the GUI thread
@@ -169,13 +174,25 @@ class TrainerTab(QWidget):
         """Start from the model's task and, when a checkpoint stored one, its training recipe."""
         self.curves.follow_curves()  # its own history, whatever steps it spans
         self.form.set_values(form_task(self.hub), self.state.stored_config(), self.hub.config, str(self.hub.device))
+        self.follow_task(self._picked())
+
+    def follow_task(self, name: str) -> None:
+        """The Playground picked a task: the form shows its recipe for this model (the model's own task keeps the
+        model's fields), unless a run is going or the form already shows that task."""
+        if self.state.busy or self.form.task_combo.currentText() == name:
+            return
+        if name == self.hub.task.task:
+            self.form.set_task_fields(form_task(self.hub))
+        else:
+            config = self.hub.config
+            self.form.set_task_fields(recipe_task(name, config.positional, model_max_len=config.max_len))
 
     def _refresh_buttons(self) -> None:
-        valid = self.form.validate(self.hub.config.vocab_size, self.hub.config.max_len)
+        valid = self.form.validate(self.hub.config.vocab_size, self.hub.config.max_len, self.state.probe_problem)
         state = self.state.state
         busy = self.state.busy
-        self.train_button.setEnabled(valid and not busy)
-        self.scratch_button.setEnabled(valid and not busy)
+        self.train_button.setEnabled(valid and self.form.vocab_fits and not busy)
+        self.scratch_button.setEnabled(valid and not busy)  # a fresh model takes the vocabulary the task needs
         self.pause_button.setEnabled(state in ("running", "paused"))
         self.pause_button.setText("Resume" if state == "paused" else "Pause")
         self.stop_button.setEnabled(state in ("running", "paused"))
@@ -200,7 +217,7 @@ class TrainerTab(QWidget):
                 self.state.continue_on_cpu()
 
     def _on_train(self, from_scratch: bool = False) -> None:
-        if not self.train_button.isEnabled():
+        if not (self.scratch_button if from_scratch else self.train_button).isEnabled():
             return
         if from_scratch and self.hub.dirty and not self._confirm_discard(SCRATCH_QUESTION):
             return  # unsaved training is never replaced without asking; Cancel leaves everything as it was
