@@ -82,7 +82,10 @@ def probe_sequences(task: TaskSpec, n: int, seed: int) -> Batch:
 
 def probe_description(task: TaskSpec, n: int, seed: int) -> dict[str, object]:
     """Which sequences `probe_sequences` draws, stated with every number a head analysis reports."""
-    runs = f"{task.runs:.0%} of them runs of repeated symbols" if task.runs > 0 else "no runs of repeated symbols"
+    if task.task in ("copy", "reverse", "sort"):  # their hard cases are runs of repeated symbols
+        runs = f"{task.runs:.0%} of them runs of repeated symbols" if task.runs > 0 else "no runs of repeated symbols"
+    else:  # docs/TASKS.md says what each task's hard cases are
+        runs = f"{task.runs:.0%} of them the task's hard cases" if task.runs > 0 else "none of the task's hard cases"
     text = (
         f"{n} {task.task} sequences (seed {seed}), lengths {task.min_len} to {task.max_len}, drawn as in "
         f"training: {runs}; eval's length sweep draws uniform sources instead"

@@ -104,3 +104,13 @@ def test_addition_reads_both_digits_of_a_place_not_the_digits_equal_to_the_sum()
     assert role.alignment == pytest.approx((0.75 + 0.5 + 1.0) / 3, abs=1e-15)
     (copying,) = roles_from_maps({"cross": w}, src, tgt_in, tgt_out)  # without the task: the positions holding "1"
     assert copying.alignment == pytest.approx((0.0 + 0.0 + 0.0) / 3, abs=1e-15)
+
+
+def test_the_sequences_sentence_names_a_tasks_hard_cases_not_runs():
+    from core_model.head_roles import probe_description
+    from core_model.tasks import default_spec
+
+    addition = probe_description(default_spec("addition", runs=0.25), 200, 1234)["description"]
+    assert "25% of them the task's hard cases" in addition and "repeated" not in addition
+    copy = probe_description(default_spec("copy", runs=0.25), 200, 1234)["description"]
+    assert "25% of them runs of repeated symbols" in copy
