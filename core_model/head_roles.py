@@ -46,7 +46,7 @@ RoleName = Literal["alignment", "self", "previous", "first", "eos_pad", "broad",
 SELF_ROLES: tuple[RoleName, ...] = ("self", "previous", "first", "eos_pad", "broad")
 CROSS_ROLES: tuple[RoleName, ...] = ("alignment", "first", "broad")
 ROLE_LABELS: dict[str, str] = {
-    "alignment": "align",
+    "alignment": "reads",  # the weight put where the task's answer comes from
     "self": "self",
     "previous": "prev",
     "first": "first/<bos>",

@@ -230,4 +230,4 @@ def test_an_other_head_is_shown_without_a_fit_anywhere_the_app_names_roles(qtbot
     assert role_line(other) == "other (no named pattern)"
     assert role_text(other)[0] == "other (no named pattern)" and "Focused" in role_text(other)[1]
     sharp = HeadRole("cross", 1, 0, "alignment", 0.93, (("alignment", 0.93), ("first", 0.01), ("broad", 0.1)))
-    assert badge_text(sharp) == "align 0.93" and role_line(sharp) == "align fit 0.93"
+    assert badge_text(sharp) == "reads 0.93" and role_line(sharp) == "reads fit 0.93"

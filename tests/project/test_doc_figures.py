@@ -123,9 +123,9 @@ def roles(model: str) -> dict[Ref, HeadRole]:
 
 
 def badge(model: str, r: Ref) -> str:
-    """The role as a map's badge and the patching table write it: "align 0.98", or the role alone."""
+    """The role as a map's badge and the patching table write it: "reads 0.98", or the role alone."""
     role = roles(model)[r]
-    return f"align {role.score:.2f}" if role.role == "alignment" else role.role
+    return f"reads {role.score:.2f}" if role.role == "alignment" else role.role
 
 
 def patch(model: str) -> dict[str, Any]:
@@ -442,7 +442,7 @@ def causal_reverse() -> str:
     text = f"{name(top[0])} {effect('reverse_rope', top[0]):.2f}, " + ", ".join(
         f"{name(r)[9:]} {effect('reverse_rope', r):.2f}" for r in top[1:]
     )
-    return causal_row("reverse_rope", "reverse, RoPE", f'{text} (all "align {span(scores, ".2f")}")')
+    return causal_row("reverse_rope", "reverse, RoPE", f'{text} (all "reads {span(scores, ".2f")}")')
 
 
 def causal_two(model: str, label: str) -> str:
@@ -801,22 +801,22 @@ FIGURES = [
     ),
     Figure(
         "docs/CAUSAL.md",
-        '| copy, RoPE | 10 | cross L2 H2 0.52; L2 H3 0.21, H4 0.13, H1 0.10 (all four "align 1.00") | 1.00 at the changed symbol, both layers |',
+        '| copy, RoPE | 10 | cross L2 H2 0.52; L2 H3 0.21, H4 0.13, H1 0.10 (all four "reads 1.00") | 1.00 at the changed symbol, both layers |',
         causal_copy,
     ),
     Figure(
         "docs/CAUSAL.md",
-        '| reverse, RoPE | 5 | cross L2 H2 0.35, H1 0.26, H3 0.25, H4 0.21 (all "align 0.98-0.99") | 1.00 at the changed symbol |',
+        '| reverse, RoPE | 5 | cross L2 H2 0.35, H1 0.26, H3 0.25, H4 0.21 (all "reads 0.98-0.99") | 1.00 at the changed symbol |',
         causal_reverse,
     ),
     Figure(
         "docs/CAUSAL.md",
-        '| sort, RoPE | 9 | cross L2 H4 0.45 ("align 0.71"); **decoder self L2 H2 0.33 ("broad")** | 0.94, 0.86 at the changed symbol |',
+        '| sort, RoPE | 9 | cross L2 H4 0.45 ("reads 0.71"); **decoder self L2 H2 0.33 ("broad")** | 0.94, 0.86 at the changed symbol |',
         lambda: causal_two("sort_rope", "sort, RoPE"),
     ),
     Figure(
         "docs/CAUSAL.md",
-        '| sort, sinusoidal | 9 | cross L2 H3 0.47 ("align 0.81"); cross L1 H4 0.18 ("broad") | 0.89, 0.82 at the changed symbol |',
+        '| sort, sinusoidal | 9 | cross L2 H3 0.47 ("reads 0.81"); cross L1 H4 0.18 ("broad") | 0.89, 0.82 at the changed symbol |',
         lambda: causal_two("sort_sinusoidal", "sort, sinusoidal"),
     ),
     Figure(
