@@ -22,7 +22,7 @@ from pathlib import Path
 
 STEPS = 4000  # core_model.recipe.SHIPPED_TRAINING's (recall: 8000, SHIPPED_MAIN); written out so --help needs no torch
 HISTORY_EVERY = 10  # keep every 10th step of the training history: the files stay small
-# Written out so --help needs no torch; tests/core/test_core_shipped.py holds it to the registry (core_model.tasks).
+# Written out so --help needs no torch; tests/core/test_core_recipe.py holds it to the registry (core_model.tasks).
 TASKS = (
     "copy",
     "reverse",

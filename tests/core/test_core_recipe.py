@@ -103,3 +103,12 @@ def test_a_stored_recipe_without_adam_beta1_reads_as_the_papers_and_a_bad_one_is
     shipped = load_checkpoint(ROOT / "resources" / "copy_sinusoidal.pt").extra
     assert "adam_beta1" not in shipped["train_config"]
     assert TrainConfig.from_stored(shipped["train_config"]).adam_beta1 == 0.9
+
+
+def test_train_shipped_names_every_task_of_the_registry_and_every_shipped_file():
+    from core_model.shipped import SHIPPED_CHECKPOINTS
+    from core_model.tasks import TASK_NAMES
+    from resources import train_shipped
+
+    assert train_shipped.TASKS == TASK_NAMES  # written out so its --help needs no torch
+    assert sorted(f"{name}.pt" for name in train_shipped.NAMES) == sorted(SHIPPED_CHECKPOINTS)
