@@ -76,9 +76,9 @@ def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tup
     taken for another.
     """
     names = list(SHIPPED_CHECKPOINTS)
-    if task is not None:
+    if task is not None:  # only that task's files are read (each read holds the GIL a while: not the other tasks')
         preferred = f"{task}_{config.positional}.pt"
-        names.sort(key=lambda name: name != preferred)
+        names = sorted(shipped_for(task), key=lambda name: name != preferred)
     for name in names:
         path = resource_path(name)
         if not path.is_file():
