@@ -56,7 +56,7 @@ def example_source(spec: TaskSpec, limit: int) -> str:
 
 
 def ships(task: str) -> bool:
-    """Whether a trained model for `task` is in resources/ (the files arrive task by task)."""
+    """Whether a trained model for `task` is in resources/ (core_model.shipped.SHIPPED_MODELS)."""
     return has_shipped(task)
 
 
