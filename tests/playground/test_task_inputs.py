@@ -12,11 +12,11 @@ from test_playground import marked_symbol, type_source
 import visualizer.state.playground as playground_state
 from core_model import ModelConfig, build_model
 from core_model.recipe import recipe_task
+from core_model.shipped import has_shipped
 from core_model.tasks import TASKS, TaskSpec, task_named
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import NEW_ARCHITECTURE
 from visualizer.state.playground import PlaygroundSession
-from visualizer.state.playground_task import ships
 from visualizer.state.playground_tools import playground_tools
 from visualizer.widgets.playground.input_panel import NO_MODEL_MARK
 from visualizer.widgets.playground.view import PlaygroundView
@@ -61,7 +61,7 @@ def test_the_chooser_lists_every_task_with_what_it_asks(qtbot):
     for i in range(combo.count()):
         name = combo.itemData(i)
         assert combo.itemData(i, Qt.ItemDataRole.ToolTipRole) == TASKS[name].description
-        assert combo.itemText(i) == (name if ships(name) else name + NO_MODEL_MARK)
+        assert combo.itemText(i) == (name if has_shipped(name) else name + NO_MODEL_MARK)
     pick(qtbot, view, "histogram")
     histogram = task_named("histogram")
     assert panel.asks.text() == histogram.description
@@ -99,7 +99,7 @@ def test_brackets_and_letters_give_their_tasks_answers_of_any_length(qtbot):
 
 
 def test_a_task_the_model_cannot_read_says_so_and_keeps_the_last_maps(qtbot, monkeypatch):
-    monkeypatch.setattr(playground_state, "ships", lambda _task: False)  # whatever resources/ holds by now
+    monkeypatch.setattr(playground_state, "has_shipped", lambda _task: False)  # whatever resources/ holds by now
     view = open_view(qtbot, recipe_task("copy", "rope"))
     type_source(qtbot, view, "3141")
     pick(qtbot, view, "histogram")
@@ -120,7 +120,7 @@ def test_a_task_the_model_cannot_read_says_so_and_keeps_the_last_maps(qtbot, mon
 
 
 def test_a_task_the_model_can_read_runs_on_it_and_says_whose_model_it_is(qtbot, monkeypatch):
-    monkeypatch.setattr(playground_state, "ships", lambda _task: False)
+    monkeypatch.setattr(playground_state, "has_shipped", lambda _task: False)
     view = open_view(qtbot, recipe_task("copy", "rope"))
     type_source(qtbot, view, "31415")
     pick(qtbot, view, "rotate1")
@@ -134,7 +134,7 @@ def test_a_task_the_model_can_read_runs_on_it_and_says_whose_model_it_is(qtbot, 
 
 @pytest.mark.parametrize("task", ["copy", "histogram", "dyck_depth"])
 def test_an_untrained_model_of_a_task_without_a_shipped_one_says_train_it(qtbot, monkeypatch, task):
-    monkeypatch.setattr(playground_state, "ships", lambda _task: False)
+    monkeypatch.setattr(playground_state, "has_shipped", lambda _task: False)
     view = open_view(qtbot, recipe_task(task, "rope"), origin=NEW_ARCHITECTURE)
     note = view.input_panel.task_note
     assert note.isVisible() and note.text() == (

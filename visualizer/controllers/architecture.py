@@ -19,12 +19,13 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core_model import ModelConfig
 from core_model.recipe import anchored_by_default
+from core_model.shipped import has_shipped
 from core_model.tasks import TaskSpec
 from visualizer.controllers.history_actions import show_history
 from visualizer.controllers.model_builds import BuiltModel, build_for
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import NEW_ARCHITECTURE, checkpoint_origin
-from visualizer.state.playground_task import RECIPE_READY, fresh_task, ships, task_on_model
+from visualizer.state.playground_task import RECIPE_READY, fresh_task, task_on_model
 from visualizer.state.training import TrainingState
 from visualizer.workers.tasks import TaskSlot
 
@@ -79,7 +80,7 @@ def _ask_load_shipped(parent: QWidget, text: str) -> bool:
 
 def _why_untrained(task: str) -> str:
     """Why a picked task gets an untrained model: none ships for it, or none of this architecture."""
-    return (NONE_FITS if ships(task) else NONE_SHIPS).format(task=task)
+    return (NONE_FITS if has_shipped(task) else NONE_SHIPS).format(task=task)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from core_model import MaskSpec, Vocabulary
 from core_model.attention_views import VIEW_MODES
 from core_model.inputs import decoder_input, encoder_input
 from core_model.model import ATTENTION_KINDS, HeadGates
+from core_model.shipped import has_shipped
 from core_model.tasks import TaskSpec, expected_output, max_source_len, task_named
 
 from .inline_slot import InlineSlot
@@ -31,7 +32,7 @@ from .playground_capture import frozen
 from .playground_cell_tools import CellInputs
 from .playground_inference import FramePasses, PassRequest
 from .playground_stepper import StepCommand, Stepper
-from .playground_task import example_source, fresh_task, ships, task_note, task_on_model
+from .playground_task import example_source, fresh_task, task_note, task_on_model
 from .snapshots import DecodeSnapshot, InputError, InputValues, MapsSnapshot, PlaygroundFrame
 from .source_check import DEFAULT_SOURCE, check_prefix, check_source
 from .worker_api import TaskSlotApi
@@ -216,7 +217,7 @@ class PlaygroundSession(QObject):
         """Say where the model for the picked task stands, when that changed."""
         hub = self.hub
         untrained = not hub.history and is_untrained(hub.origin)
-        note = task_note(self.task, hub.task.task, self.reading is not None, untrained, ships(self.task))
+        note = task_note(self.task, hub.task.task, self.reading is not None, untrained, has_shipped(self.task))
         if note != self.task_note:
             self.task_note = note
             self.task_note_changed.emit(note)

@@ -6,7 +6,6 @@ trained model for it stands. No Qt: the session, the architecture controller and
 from __future__ import annotations
 
 from core_model.recipe import recipe_task
-from core_model.shipped import has_shipped
 from core_model.tasks import TaskSpec, task_named
 
 RECIPE_READY = "train one in the Trainer tab (its recipe is ready)"
@@ -53,11 +52,6 @@ def example_source(spec: TaskSpec, limit: int) -> str:
     if not fitting:
         fitting = list(definition.valid_lengths(1, limit, n))
     return definition.example(n, fitting[-1]) if fitting else ""
-
-
-def ships(task: str) -> bool:
-    """Whether a trained model for `task` is in resources/ (core_model.shipped.SHIPPED_MODELS)."""
-    return has_shipped(task)
 
 
 def task_note(picked: str, model_task: str, readable: bool, untrained: bool, shipped: bool) -> str:
