@@ -42,6 +42,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "CheckpointExtra",
+    "checkpoint_from",
     "load_checkpoint",
     "save_checkpoint",
 ]
@@ -135,7 +136,11 @@ def save_checkpoint(
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     """Read, validate, then hold a checkpoint, without executing anything from it or building anything oversized."""
     path = Path(path)
-    payload = read_payload(path)  # file checks, then torch.load(weights_only=True)
-    config, state, history, stored_extra = check_payload(payload, path.name)  # format, config, weights, checksum
-    extra = read_extra(stored_extra, config, path.name)  # plain data, records that fit the model
-    return Checkpoint(config, state, check_history(history, path.name), extra)
+    return checkpoint_from(read_payload(path), path.name)  # file checks, then torch.load(weights_only=True)
+
+
+def checkpoint_from(payload: object, name: str) -> Checkpoint:
+    """Validate a read payload (load_checkpoint's second half), then hold it; `name` names the file in errors."""
+    config, state, history, stored_extra = check_payload(payload, name)  # format, config, weights, checksum
+    extra = read_extra(stored_extra, config, name)  # plain data, records that fit the model
+    return Checkpoint(config, state, check_history(history, name), extra)

@@ -14,10 +14,12 @@ as before (the zip CRCs still guard them: checkpoint_files.check_archive).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import reprlib
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -83,6 +85,14 @@ def check_payload(payload: object, name: str) -> tuple[ModelConfig, dict[str, to
     return config, state, payload.get("history", []), payload.get("extra", {})
 
 
+def stored_config(payload: object, name: str) -> ModelConfig:
+    """The model configuration a read payload states, checked alone (cheap: nothing is built); check_payload checks
+    the rest. Raises CheckpointError for a payload that holds none."""
+    if not isinstance(payload, dict):
+        raise CheckpointError(f"{name} is not an Attention Playground checkpoint (it holds a {type(payload).__name__})")
+    return check_config(payload.get("config"), name)
+
+
 def check_config(data: object, name: str) -> ModelConfig:
     """A ModelConfig within the size limits (ModelConfig refuses oversized ones before anything is built)."""
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
@@ -96,18 +106,22 @@ def check_config(data: object, name: str) -> ModelConfig:
 SMALL_MODEL_BYTES = 16 * 2**20  # up to this size the shape check builds a real model (see expected_shapes)
 
 
-def expected_shapes(config: ModelConfig) -> dict[str, torch.Size]:
+@functools.lru_cache(maxsize=32)
+def expected_shapes(config: ModelConfig) -> Mapping[str, torch.Size]:
     """The weight shapes a model of `config` has, from a model built on the meta device (no memory used).
 
     A small model is built on the CPU instead: on meta, the embeddings' normal_ init imports torch._dynamo, which
-    cost more than `import torch` itself at start-up; a few MiB of CPU weights cost milliseconds.
+    cost more than `import torch` itself at start-up; a few MiB of CPU weights cost milliseconds. Building one is
+    pure Python in long stretches that hold the GIL, so the answer is kept per configuration: the shipped files a
+    model build reads again each time share a few configurations, and a worker checking them must not keep the GUI
+    thread waiting.
     """
     with (
         torch.random.fork_rng(devices=[]),
         torch.device("cpu" if config.estimated_bytes <= SMALL_MODEL_BYTES else "meta"),
     ):  # the caller's RNG stream stays as it was
         model = Seq2SeqTransformer(config)
-    return {key: value.shape for key, value in model.state_dict().items()}
+    return MappingProxyType({key: value.shape for key, value in model.state_dict().items()})
 
 
 def check_weights(state: object, config: ModelConfig, name: str) -> dict[str, torch.Tensor]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from .checkpoint import Checkpoint, CheckpointError, checkpoint_from
+from .checkpoint_files import read_payload
+from .checkpoint_validation import stored_config
 from .config import ModelConfig
 
 # The registry's tasks that have trained models in resources/, each with its encodings, in the order their files
@@ -84,12 +86,15 @@ def find_shipped_checkpoint(config: ModelConfig, task: str | None = None) -> tup
         if not path.is_file():
             continue
         try:
-            ckpt = load_checkpoint(path)
-            trained_on = ckpt.task.task
+            payload = read_payload(path)
+            stored = stored_config(payload, name)  # the architecture first: validating a file builds its model
+            wanted = config if task is None else replace(config, vocab_size=stored.vocab_size)
+            if stored.architecture_differs(wanted):
+                continue
+            ckpt = checkpoint_from(payload, name)
         except CheckpointError:
             continue
-        wanted = config if task is None else replace(config, vocab_size=ckpt.config.vocab_size)
-        if not ckpt.config.architecture_differs(wanted) and task in (None, trained_on):
+        if task in (None, ckpt.task.task):
             return path, ckpt
     return None
 
