@@ -71,6 +71,12 @@ def recipe_task(
     return TaskSpec(task, n_symbols, min_len, max_len, runs=runs, anchored=anchored)
 
 
+def task_train_config(task: str, positional: str, **overrides: Any) -> TrainConfig:
+    """How the Trainer and `train` train `task` by default on a model with this positional encoding: the app's
+    recipe for the encoding with what the task changes (Task.training), then `overrides`."""
+    return default_recipe(positional, **{**task_named(task).training.overrides(), **overrides})
+
+
 @dataclass(frozen=True)
 class Recipe:
     """What to train on and how: one main phase, and for some tasks a second, gentler one (`polish`)."""

@@ -40,6 +40,21 @@ Truth = tuple[Positions, ...]  # one entry per output symbol
 SEED_HIGH = 2**62  # a batch's rows are drawn with random.Random(seed), seed drawn below this from the generator
 
 
+@dataclass(frozen=True)
+class Training:
+    """What a task changes in the Trainer's default recipe (core_model.recipe.task_train_config): the app's fast
+    recipe (300 steps at 6e-3) teaches copy in seconds, but a task that must count, carry or find a key needs more
+    steps at a gentler rate to reach 99 % exact match. None keeps the recipe's value."""
+
+    steps: int | None = None
+    lr: float | None = None
+    batch_size: int | None = None
+
+    def overrides(self) -> dict[str, int | float]:
+        """The TrainConfig fields this changes, by name."""
+        return {key: value for key, value in vars(self).items() if value is not None}
+
+
 class Drawn(Protocol):
     """What a batch is drawn for: a TaskSpec (core_model.tasks), read through this protocol so that a task never
     imports the registry that lists it."""
@@ -77,6 +92,7 @@ class Task(ABC):
     default_symbols: int  # n_symbols of its default TaskSpec
     length_range: tuple[int, int | None]  # the source lengths it accepts at all (None: no upper limit)
     training_lengths: tuple[int, int]  # min_len, max_len of its default TaskSpec
+    training: Training = Training()  # what its Trainer recipe changes of the app's default (none: train as copy)
 
     # ----- alphabets -----
     @abstractmethod

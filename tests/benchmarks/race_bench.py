@@ -236,14 +236,15 @@ def _median_result(results: Sequence[RaceResult]) -> RaceResult:
 def task_race_rows(
     device: torch.device, max_steps: int = 1500, check_every: int = 25, names: Sequence[str] | None = None
 ) -> list[Row]:
-    """Every task of the library from scratch, as the Trainer starts it (RoPE, the task's recipe, a vocabulary that
-    holds its symbols), against nn.Transformer on the same batches' recipe: steps and seconds of optimisation to
-    99% exact match at the task's longest training length, one seed.
+    """Every task of the library from scratch, as the Trainer starts it (RoPE, the task's data and training recipe,
+    a vocabulary that holds its symbols), against nn.Transformer on the same batches' recipe: steps and seconds of
+    optimisation to 99% exact match at the task's longest training length, one seed; each side runs at most the
+    longer of `max_steps` and the task's recipe.
 
     A row per task holds ours to the human threshold of a minute; the last row counts the tasks under it, held to
     half of the library. names: the tasks to race (default: every task of the library).
     """
-    from core_model.recipe import recipe_task
+    from core_model.recipe import recipe_task, task_train_config
     from core_model.tasks import TASK_NAMES
 
     names = TASK_NAMES if names is None else tuple(names)
@@ -252,9 +253,11 @@ def task_race_rows(
         task = recipe_task(name, "rope")
         config = replace(ModelConfig(), vocab_size=max(ModelConfig().vocab_size, task.vocab_size))
         longest = max(task.lengths())
-        ours = OursSide("ours", config, default_recipe("rope", device=str(device)), task, device, length=longest)
+        train = task_train_config(name, "rope", device=str(device))
+        ours = OursSide("ours", config, train, task, device, length=longest)
         base = BaselineSide(task, device, length=longest)
-        result = race([ours, base], max_steps=max_steps, check_every=check_every)
+        cap = max(max_steps, train.steps)  # the Trainer runs the task's recipe to its end
+        result = race([ours, base], max_steps=cap, check_every=check_every)
         mine, theirs = result["ours"], result["nn.Transformer"]
         seconds = mine.seconds if mine.steps is not None else None
         fast += seconds is not None and seconds <= 60
@@ -265,7 +268,8 @@ def task_race_rows(
                 "s",
                 f"task_time_to_99_s_{name}",
                 Bar("<=", 60),
-                note=f"ours {_steps_note(mine, max_steps)}; nn.Transformer {_steps_note(theirs, max_steps)}"
+                note=f"ours {_steps_note(mine, cap)} ({train.steps} steps at {train.lr:g}); "
+                f"nn.Transformer {_steps_note(theirs, cap)}"
                 + (f", {theirs.seconds:.1f} s" if theirs.steps is not None else "")
                 + f"; length {longest}, checked every {check_every} steps",
                 extra={

@@ -13,7 +13,7 @@ from core_model.shipped import SHIPPED_CHECKPOINTS, resource_path
 from core_model.tasks import TASK_NAMES, default_spec, task_named
 from visualizer.cli import main
 
-KEYS = ["name", "description", "source_tokens", "target_tokens", "min_len", "max_len", "shipped"]
+KEYS = ["name", "description", "source_tokens", "target_tokens", "min_len", "max_len", "training", "shipped"]
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,15 @@ def test_json_lists_every_registry_task_in_order_with_its_fields(listing):
     assert rows["dyck_depth"]["source_tokens"] == ["(", ")"]
 
 
+def test_json_gives_the_steps_rate_and_batch_each_task_trains_with_by_default(listing):
+    recipes = {row["name"]: row["training"] for row in listing["tasks"]}
+    assert recipes["copy"] == {"steps": 300, "lr": 0.006, "batch_size": 32}  # the app's fast default
+    assert recipes["recall"] == {"steps": 6000, "lr": 0.001, "batch_size": 64}  # a plateau to wait out
+    for name, recipe in recipes.items():
+        changed = task_named(name).training
+        assert recipe["steps"] == (changed.steps or 300) and recipe["lr"] == (changed.lr or 0.006)
+
+
 def test_json_names_the_shipped_checkpoints_of_each_task(listing):
     shipped = {row["name"]: row["shipped"] for row in listing["tasks"]}
     assert shipped["copy"] == ["copy_rope.pt", "copy_sinusoidal.pt"]
@@ -53,12 +62,13 @@ def test_json_names_the_shipped_checkpoints_of_each_task(listing):
 def test_without_json_it_prints_a_table_a_task_a_line(capsys):
     assert main(["tasks"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["task", "source", "target", "lengths", "shipped", "description"]
+    assert lines[0].split() == ["task", "source", "target", "lengths", "recipe", "shipped", "description"]
     assert [line.split()[0] for line in lines[1:]] == list(TASK_NAMES)
     addition = next(line for line in lines if line.startswith("addition "))
     assert "0123456789+" in addition and " 3-15 " in addition and task_named("addition").description in addition
     copy = next(line for line in lines if line.startswith("copy "))
-    assert "copy_rope.pt copy_sinusoidal.pt" in copy
+    assert "copy_rope.pt copy_sinusoidal.pt" in copy and " 300 steps at 0.006 " in copy
+    assert " 3000 steps at 0.002 " in next(line for line in lines if line.startswith("sort "))
 
 
 def test_the_table_columns_line_up(capsys):

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 from qt_helpers import show_trainer_tab
 from test_trainer_tab import WAIT_MS, _finished, _type_into
 
-from core_model.recipe import recipe_task
+from core_model.recipe import recipe_task, task_train_config
 from core_model.tasks import TASKS
 
 CLICK = Qt.MouseButton.LeftButton
@@ -79,3 +79,16 @@ def test_the_lengths_and_the_probe_follow_the_tasks_rules(qtbot, tab):
     form.probe_edit.clear()
     qtbot.keyClicks(form.probe_edit, "12+34")
     assert form.errors["probe"].isHidden() and tab.scratch_button.isEnabled()
+
+
+def test_picking_a_task_fills_in_the_steps_rate_and_batch_it_trains_with_and_keeps_the_seed(qtbot, tab, hub):
+    form = tab.form
+    assert (form.steps_spin.value(), form.lr_spin.value()) == (300, 0.006)  # copy trains fast
+    _type_into(qtbot, form.seed_spin, "7")
+    choose(qtbot, form.task_combo, "recall")  # it waits on a plateau: many gentle steps on larger batches
+    shown = (form.steps_spin.value(), form.lr_spin.value(), form.batch_spin.value())
+    assert shown == (6000, 0.001, 64) and form.seed_spin.value() == 7
+    wanted = task_train_config("recall", hub.config.positional)
+    assert shown == (wanted.steps, wanted.lr, wanted.batch_size)
+    choose(qtbot, form.task_combo, "copy")
+    assert (form.steps_spin.value(), form.lr_spin.value(), form.batch_spin.value()) == (300, 0.006, 32)

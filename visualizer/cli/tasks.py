@@ -1,5 +1,5 @@
-"""`tasks`: the registry's tasks (name, what each asks, its symbols, its training lengths, its shipped models) as a
-table, or as one JSON object with --json."""
+"""`tasks`: the registry's tasks (name, what each asks, its symbols, its training lengths and recipe, its shipped
+models) as a table, or as one JSON object with --json."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from visualizer.cli.options import deterministic_seed_option, device_option
 from visualizer.cli.output import json_line
 
 JSON_HELP = "print one JSON object on one line instead of the table"
-COLUMNS = ("task", "source", "target", "lengths", "shipped", "description")
+COLUMNS = ("task", "source", "target", "lengths", "recipe", "shipped", "description")
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -22,13 +22,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def listing() -> dict[str, Any]:
-    """{"tasks": [...]}: each task at its default size; min_len and max_len are its default training lengths."""
+    """{"tasks": [...]}: each task at its default size; min_len and max_len are its default training lengths, and
+    "training" the steps, peak rate and batch the Trainer and `train` use for it on a RoPE model by default."""
+    from core_model.recipe import task_train_config
     from core_model.shipped import shipped_for
     from core_model.tasks import TASK_NAMES, default_spec, task_named
 
     rows = []
     for name in TASK_NAMES:
-        task, spec = task_named(name), default_spec(name)
+        task, spec, recipe = task_named(name), default_spec(name), task_train_config(name, "rope")
         rows.append(
             {
                 "name": name,
@@ -37,6 +39,7 @@ def listing() -> dict[str, Any]:
                 "target_tokens": list(task.target_alphabet(spec.n_symbols)),
                 "min_len": spec.min_len,
                 "max_len": spec.max_len,
+                "training": {key: getattr(recipe, key) for key in ("steps", "lr", "batch_size")},
                 "shipped": list(shipped_for(name)),
             }
         )
@@ -51,6 +54,7 @@ def table(data: dict[str, Any]) -> str:
             "".join(row["source_tokens"]),
             "".join(row["target_tokens"]),
             f"{row['min_len']}-{row['max_len']}",
+            "{steps} steps at {lr:g}".format(**row["training"]),
             " ".join(row["shipped"]) or "-",
             row["description"],
         )
@@ -73,7 +77,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 VERB = Verb(
     "tasks",
     "[--json] [options]",
-    "the tasks a model can learn: symbols, training lengths, shipped models (a table, or JSON)",
+    "the tasks a model can learn: symbols, training lengths and recipe, shipped models (a table, or JSON)",
     add_options,
     run,
     json_help=JSON_HELP,

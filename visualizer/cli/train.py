@@ -18,7 +18,7 @@ from visualizer.cli.output import check_out_before_work, json_line, kept_if_inte
 from visualizer.headless.interrupts import said_for
 
 UNTIL = 0.99  # the exact match every trained length reaches before `train` without --steps stops
-UNTIL_CAP = 4000  # the most steps `train` takes to get there: the shipped models' count
+UNTIL_CAP = 4000  # the most steps `train` takes to get there: the shipped models' count, or the task's own if more
 CHECK_EVERY = 100  # steps between two checks of every trained length
 CHECK_N = 50  # fresh sources per trained length in one check
 CHECK_SEED = 4321  # the checks' sources: the same each time, none of the final evaluation's (seed 1234)
@@ -26,7 +26,8 @@ CHECK_SEED = 4321  # the checks' sources: the same each time, none of the final 
 
 def add_options(train: argparse.ArgumentParser) -> None:
     """The `train` subcommand's options. The data defaults are the shipped models' (core_model.recipe); the training
-    numbers default to the positional kind's recipe (core_model.train_config), not the shipped models' longer one."""
+    numbers default to the task's recipe for the positional kind (core_model.recipe.task_train_config), not the
+    shipped models' longer one."""
     task_option(train, "the toy task to learn", required=True)
     train.add_argument(
         "--steps",
@@ -34,7 +35,7 @@ def add_options(train: argparse.ArgumentParser) -> None:
             "train",
             "--steps",
             f"optimisation steps; without it, train until every trained length is right (see --until), at most "
-            f"{UNTIL_CAP}",
+            f"{UNTIL_CAP} (more for a task whose own recipe takes more; `tasks` lists them)",
         ),
     )
     train.add_argument(
@@ -79,10 +80,15 @@ def add_options(train: argparse.ArgumentParser) -> None:
     )
     train.add_argument(
         "--batch-size",
-        **ranged("train", "--batch-size", "sequences per step (default: 32 for rope, 24 for sinusoidal)"),
+        **ranged(
+            "train", "--batch-size", "sequences per step (default: the task's; else 32 for rope, 24 for sinusoidal)"
+        ),
     )
     train.add_argument(
-        "--lr", **ranged("train", "--lr", "peak learning rate (default: 0.006 for rope, 0.003 for sinusoidal)")
+        "--lr",
+        **ranged(
+            "train", "--lr", "peak learning rate (default: the task's; else 0.006 for rope, 0.003 for sinusoidal)"
+        ),
     )
     train.add_argument(
         "--adam-beta1",
@@ -102,6 +108,13 @@ def add_options(train: argparse.ArgumentParser) -> None:
         ),
     )
     train.add_argument("--out", required=True, type=Path, help="checkpoint file to write")
+
+
+def until_cap(task: str) -> int:
+    """The most steps `train` without --steps takes: UNTIL_CAP, or the task's default recipe's steps if more."""
+    from core_model.tasks import task_named
+
+    return max(UNTIL_CAP, task_named(task).training.steps or 0)
 
 
 def _task(ns: argparse.Namespace, positional: str):
@@ -124,7 +137,7 @@ def _task(ns: argparse.Namespace, positional: str):
 def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
     """Task, model config, train config and device from the arguments; invalid values are argument errors."""
     from core_model import ModelConfig
-    from core_model.train_config import default_recipe
+    from core_model.recipe import task_train_config
 
     device = device_arg(ns.device)
     try:
@@ -137,8 +150,8 @@ def _setup(ns: argparse.Namespace, parser: argparse.ArgumentParser):
             ns,
             {"steps": "steps", "seed": "seed", "batch_size": "batch_size", "lr": "lr", "adam_beta1": "adam_beta1"},
         )
-        train_kw.setdefault("steps", UNTIL_CAP)
-        config = default_recipe(model_config.positional, device=ns.device or "auto", **train_kw)
+        train_kw.setdefault("steps", until_cap(ns.task))
+        config = task_train_config(ns.task, model_config.positional, device=ns.device or "auto", **train_kw)
     except ValueError as exc:
         parser.error(str(exc))
     tgt_len = task.longest_target() + 1  # <bos> and the longest expected output
@@ -192,7 +205,7 @@ def run(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     written, problem = _save(ns.out, trainer, task, config, final)
     if problem:  # the model is kept in a spare file when it can be; exit 1 either way
         raise CliError(problem)
-    short = short_of(final, until or UNTIL, until is not None)
+    short = short_of(final, until or UNTIL, until is not None, until_cap(ns.task))
     if short:
         sys.stderr.write(f"attention-playground: note: {short}\n")
     with kept_if_interrupted(f"the model was written to {written}"):
@@ -208,9 +221,10 @@ def _every_length_reaches(model: Any, task: Any, until: float, device: Any) -> b
     return min(r.exact_match for r in sweep.per_length.values()) >= until
 
 
-def short_of(final: dict[str, Any], target: float, trained_until: bool) -> str:
+def short_of(final: dict[str, Any], target: float, trained_until: bool, cap: int) -> str:
     """One sentence when the final evaluation finds a trained length below `target`, with what to change; "" when
-    every length reaches it. `trained_until`: the run stopped at --until or at its cap, not at a --steps asked for."""
+    every length reaches it. `trained_until`: the run stopped at --until or at its cap, not at a --steps asked for;
+    `cap`: the most steps a run without --steps takes."""
     below = {int(n): em for n, em in final["per_length"].items() if em < target}
     if not below:
         return ""
@@ -223,7 +237,7 @@ def short_of(final: dict[str, Any], target: float, trained_until: bool) -> str:
     more = min(2 * steps, 100_000)
     if trained_until:
         return f"{said}: train longer (--steps {more}), or try another --seed or a lower --lr"
-    return f"{said}: leave --steps out to train until every length reaches {UNTIL:g} (at most {UNTIL_CAP} steps)"
+    return f"{said}: leave --steps out to train until every length reaches {UNTIL:g} (at most {cap} steps)"
 
 
 def _final(trainer: Any, task: Any, ns: argparse.Namespace, device: Any, start: float) -> dict[str, Any]:

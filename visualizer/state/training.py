@@ -356,8 +356,8 @@ class TrainingState(QObject):
     # the side that faces checkpoints: the recipe, restoring curves and movie, saving them
 
     def stored_config(self) -> TrainConfig:
-        """The recipe a checkpoint stored with the hub's model, else the defaults."""
-        return stored_train_config(self.hub.extra, self.hub.config.positional)
+        """The recipe a checkpoint stored with the hub's model, else its task's default recipe."""
+        return stored_train_config(self.hub.extra, self.hub.config.positional, self.hub.task.task)
 
     @staticmethod
     def probe_problem(text: str, task: TaskSpec, model_max_len: int) -> str:

@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 from core_model.checkpoint_records import CheckpointExtra
-from core_model.training import StepMetrics, TrainConfig, default_recipe
+from core_model.recipe import task_train_config
+from core_model.training import StepMetrics, TrainConfig
 from core_model.training_loop import MAX_SNAPSHOTS
 from visualizer.state.snapshots import EvalSnapshot, KindMaps, ProbeSnapshot, ProgressSnapshot
 
@@ -202,13 +203,14 @@ def keep_snapshot(kept: tuple[ProbeSnapshot, ...], snap: ProbeSnapshot) -> tuple
     return (*kept, snap)
 
 
-def stored_train_config(extra: CheckpointExtra, positional: str = "rope") -> TrainConfig:
-    """The recipe a checkpoint stored with its model, else the default recipe for the model's positional kind."""
+def stored_train_config(extra: CheckpointExtra, positional: str = "rope", task: str = "copy") -> TrainConfig:
+    """The recipe a checkpoint stored with its model, else the task's default recipe for the model's positional
+    kind (task_train_config)."""
     stored = extra.train_config
     try:
-        return TrainConfig.from_stored(stored) if isinstance(stored, dict) else default_recipe(positional)
+        return TrainConfig.from_stored(stored) if isinstance(stored, dict) else task_train_config(task, positional)
     except (TypeError, ValueError):
-        return default_recipe(positional)
+        return task_train_config(task, positional)
 
 
 def finish_text(reason: str, step: int, total: int, offset: int, last_eval: EvalSnapshot | None) -> str:

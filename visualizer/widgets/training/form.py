@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from core_model.config import ModelConfig
 from core_model.device import available_devices
-from core_model.recipe import recipe_task
+from core_model.recipe import recipe_task, task_train_config
 from core_model.task import Task
 from core_model.tasks import TASKS, TaskSpec, max_source_len, task_named
 from core_model.train_config import MAX_BATCH_SIZE, MAX_STEPS, PAPER_ADAM_BETA1, ScheduleKind, TrainConfig
@@ -257,9 +257,33 @@ class TrainerForm(QGroupBox):
         self.changed.emit()
 
     def _on_task_chosen(self) -> None:
-        """Another task picked here: its own recipe for this model (recipe_task), in place of the last task's."""
+        """Another task picked here: its own recipe for this model (recipe_task, task_train_config), in place of the
+        last task's."""
+        self.take_task_recipe(self.task_combo.currentText())
+
+    def take_task_recipe(self, name: str) -> None:
+        """Show task `name` with its own recipe for the current model (recipe_task, task_train_config)."""
         positional, max_len = self._model
-        self.set_task_fields(recipe_task(self.task_combo.currentText(), positional, model_max_len=max_len))
+        self.show_recipe(recipe_task(name, positional, model_max_len=max_len), task_train_config(name, positional))
+
+    def show_recipe(self, task: TaskSpec, config: TrainConfig) -> None:
+        """Show a task's fields and the steps, rate and batch it trains with; the other training fields (seed,
+        schedule, device, ...) stay as they are. One `changed` at the end."""
+        self.blockSignals(True)
+        try:
+            for key, box, value in (
+                ("steps", self.steps_spin, config.steps),
+                ("batch", self.batch_spin, config.batch_size),
+            ):
+                box.setValue(min(max(value, box.minimum()), box.maximum()))
+                self._clamped.pop(key, None)
+                self._note_clamped(key, value, box.value())
+            self.lr_spin.setValue(min(max(config.lr, self.lr_spin.minimum()), self.lr_spin.maximum()))
+            self._clamped.pop("lr", None)
+            self._note_clamped("lr", config.lr, self.lr_spin.value())
+        finally:
+            self.blockSignals(False)
+        self.set_task_fields(task)
 
     def set_values(self, task: TaskSpec, config: TrainConfig, model: ModelConfig, device: str) -> None:
         """Fill the form (no signals per field: one `changed` at the end); the rates come from the model."""

@@ -11,7 +11,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core_model.recipe import recipe_task
 from visualizer.state.model_hub import ModelHub
 from visualizer.state.origins import stored_training
 from visualizer.state.training import TrainingState
@@ -182,10 +181,9 @@ class TrainerTab(QWidget):
         if self.state.busy or self.form.task_combo.currentText() == name:
             return
         if name == self.hub.task.task:
-            self.form.set_task_fields(form_task(self.hub))
+            self.form.show_recipe(form_task(self.hub), self.state.stored_config())
         else:
-            config = self.hub.config
-            self.form.set_task_fields(recipe_task(name, config.positional, model_max_len=config.max_len))
+            self.form.take_task_recipe(name)
 
     def _refresh_buttons(self) -> None:
         valid = self.form.validate(self.hub.config.vocab_size, self.hub.config.max_len, self.state.probe_problem)
