@@ -13,8 +13,8 @@ over all N sequences; maps are the post-softmax weights of a teacher-forced pass
   t (source positions, one further right when the source is anchored by <bos>). For a task that copies (copy,
   reverse, sort, rotate, dedupe, ...) those are the positions holding the symbol due, all of them when it repeats,
   so ties count; for a task that computes (addition, running_sum, dyck_depth) they are what its algorithm reads at
-  that step (the two digits of a place, the new term, the bracket). Maps scored without their task (a training
-  probe's recorded maps) fall back to the positions holding the symbol, the reads of every copying task.
+  that step (a place's two digits and the place below, the new term, the bracket). Maps scored without their task
+  (a training probe's recorded maps) fall back to the positions holding the symbol, the reads of every copying task.
 - cross `first`: weight on source position 0; cross `broad`: normalised entropy (below), same queries.
 - self attention (encoder and decoder) over every real query position q >= 1 (position 0 would make `self`,
   `previous` and `first` the same key): `self` = weight on key q, `previous` = weight on key q - 1, `first` =

@@ -1,9 +1,9 @@
 """Tasks that compute digits: addition with carries, and the running sum modulo n.
 
 Their outputs are not copies of source symbols, so `reads` is what the algorithm adds at that step (the two digits
-of one place; the one new term) and `depends` is everything that reaches it through the carries or the running
-total. Both are written least significant first, the order in which a decoder that emits left to right has every
-input of a digit before it writes the digit.
+of one place and of the place below, whose digits give its carry; the one new term) and `depends` is everything
+that reaches it through the carries or the running total. Both are written least significant first, the order in
+which a decoder that emits left to right has every input of a digit before it writes the digit.
 """
 
 from __future__ import annotations
@@ -86,8 +86,12 @@ class Addition(Task):
         return (k, len(source) // 2 + 1 + k)
 
     def reads(self, source: str, n_symbols: int) -> Truth:
-        m = len(source) // 2  # digit k adds place k (with the carry); the final carry comes from the top place
-        return tuple(self.places(source, min(k, m - 1)) for k in range(m + 1))
+        """Digit k adds place k and the carry into it. The carry is read from the place below: its two digits with
+        the digit just written (the decoder's previous output) say whether that place carried, without the chain of
+        places under it. The final digit is the carry out of the top place, read the same way."""
+        m = len(source) // 2
+        below = [tuple(sorted({*self.places(source, k), *self.places(source, k - 1)})) for k in range(1, m)]
+        return (self.places(source, 0), *below, self.places(source, m - 1))
 
     def depends(self, source: str, n_symbols: int) -> Truth:
         m = len(source) // 2  # place k and every place below it, whose carries can reach it

@@ -149,8 +149,10 @@ def place(j: int, m: int) -> int:
 
 
 def addition_reads(s: str, base: int) -> Sets:
+    """Digit k reads places k and k - 1 (the carry in); the last digit, the carry out, the top place."""
     m = len(s) // 2
-    return [{j for j in range(len(s)) if j != m and place(j, m) == min(k, m - 1)} for k in range(m + 1)]
+    wanted = [{0}, *({k - 1, k} for k in range(1, m)), {m - 1}]
+    return [{j for j in range(len(s)) if j != m and place(j, m) in places} for places in wanted]
 
 
 def addition_depends(s: str, base: int) -> Sets:

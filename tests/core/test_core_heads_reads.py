@@ -86,9 +86,10 @@ def test_alignment_is_the_weight_on_the_tasks_reads(task_name, anchored):
         )
 
 
-def test_addition_reads_both_digits_of_a_place_not_the_digits_equal_to_the_sum():
+def test_addition_reads_both_digits_of_a_place_and_of_the_place_below_not_the_digits_equal_to_the_sum():
     """Hand-made maps of one addition 12+39 (21 + 93 = 114, least significant first "411"): digit 0 reads positions
-    0 and 3, digit 1 positions 1 and 4, the final carry the top place again; the <eos> row is not scored."""
+    0 and 3, digit 1 positions 1 and 4 and the place below (0 and 3: its carry), the final carry the top place; the
+    <eos> row is not scored."""
     task = TaskSpec("addition", n_symbols=10, min_len=5, max_len=5)
     vocab = task.vocabulary
     assert task.definition.target("12+39", 10) == "411"
@@ -97,13 +98,13 @@ def test_addition_reads_both_digits_of_a_place_not_the_digits_equal_to_the_sum()
     tgt_in = np.array([[BOS, *vocab.encode("411")]])
     w = np.zeros((1, 1, 1, 4, 5))
     w[0, 0, 0, 0] = [0.5, 0.0, 0.0, 0.25, 0.25]  # digit 0: 0.75 on positions 0 and 3
-    w[0, 0, 0, 1] = [0.0, 0.5, 0.5, 0.0, 0.0]  # digit 1: 0.5 on position 1 (the "+" is not read)
+    w[0, 0, 0, 1] = [0.25, 0.25, 0.5, 0.0, 0.0]  # digit 1: 0.5 on positions 0 and 1 (the "+" is not read)
     w[0, 0, 0, 2] = [0.0, 0.0, 0.0, 0.0, 1.0]  # the carry: 1.0 on position 4 (the top place)
     w[0, 0, 0, 3] = [1.0, 0.0, 0.0, 0.0, 0.0]  # <eos>: not scored
     (role,) = roles_from_maps({"cross": w}, src, tgt_in, tgt_out, reads=reads_mask(task, src, tgt_out))
     assert role.alignment == pytest.approx((0.75 + 0.5 + 1.0) / 3, abs=1e-15)
     (copying,) = roles_from_maps({"cross": w}, src, tgt_in, tgt_out)  # without the task: the positions holding "1"
-    assert copying.alignment == pytest.approx((0.0 + 0.0 + 0.0) / 3, abs=1e-15)
+    assert copying.alignment == pytest.approx((0.0 + 0.25 + 0.0) / 3, abs=1e-15)  # the "1" at position 0
 
 
 def test_the_sequences_sentence_names_a_tasks_hard_cases_not_runs():

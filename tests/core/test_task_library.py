@@ -179,7 +179,7 @@ def test_a_spec_names_the_rule_of_source_ids_and_refuses_their_answer():
     spec = default_spec("addition")
     assert spec.source_problem(spec.vocabulary.encode("12+99")) is None
     assert spec.vocabulary.decode(spec.expected(spec.vocabulary.encode("12+99"))) == "021"
-    assert spec.reads(spec.vocabulary.encode("12+99")) == ((0, 3), (1, 4), (1, 4))
+    assert spec.reads(spec.vocabulary.encode("12+99")) == ((0, 3), (0, 1, 3, 4), (1, 4))
     assert spec.depends(spec.vocabulary.encode("12+99")) == ((0, 3), (0, 1, 3, 4), (0, 1, 3, 4))
     bad = spec.vocabulary.encode("1+299")
     assert spec.source_problem(bad) == "an addition needs one '+' between two numbers of equal length"
@@ -277,3 +277,17 @@ def test_the_longest_target_never_shrinks_with_the_length_and_bounds_every_answe
     for length in lengths:
         for source in (*task.adversarial(n, length), *(task.draw(rng, n, length) for _ in range(20))):
             assert len(task.target(source, n)) <= task.longest_target(length, n)
+
+
+def test_the_default_sources_of_sort_and_recall_show_the_task_not_a_shortcut():
+    """A sorted source would make sort look like copy; a recall asking for the last key, or values in key order,
+    would let position alone find the answer."""
+    for length in range(2, 17):
+        sort = task_named("sort").example(10, length)
+        assert sorted(sort) != list(sort) and task_named("sort").problem(sort, 10) is None
+    recall = default_spec("recall")
+    source = recall.default_source()
+    keys, values, query = source[:-2:2], source[1:-2:2], source[-1]
+    assert task_named("recall").problem(source, recall.n_symbols) is None
+    assert query != keys[-1] and query != keys[0]
+    assert sorted(values) != list(values)

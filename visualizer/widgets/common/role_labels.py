@@ -10,5 +10,6 @@ from core_model.head_roles import ROLE_LABELS as CORE_LABELS
 ROLE_LABELS = MappingProxyType(dict(CORE_LABELS))
 READS_MEANING = (
     "reads = weight a cross-attention query puts on the source positions its answer comes from (the task's ground "
-    "truth: for copy, every position holding the symbol it outputs; for addition, the two digits it adds)"
+    "truth: for copy, every position holding the symbol it outputs; for addition, the place it adds and the one "
+    "below, its carry)"
 )
