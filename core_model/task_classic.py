@@ -139,6 +139,11 @@ class Sort(_Classic, Rearrangement):
         alphabet = SYMBOL_POOL
         return tuple(sorted(range(len(source)), key=lambda j: (alphabet.index(source[j]), j)))
 
+    def example(self, n_symbols: int, length: int) -> str:
+        """The alphabet shuffled (every 7th symbol, from the 4th): a source already in order would look like copy."""
+        alphabet = pool(n_symbols)
+        return "".join(alphabet[(7 * i + 3) % len(alphabet)] for i in range(length))
+
     def depends(self, source: str, n_symbols: int) -> Truth:
         everything = tuple(range(len(source)))  # any symbol can move any other up or down the order
         return tuple(everything for _ in source)

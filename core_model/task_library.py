@@ -168,7 +168,7 @@ LIBRARY: tuple[Task, ...] = (
     ),
     Addition(
         name="addition",
-        description="Add two numbers of equal length, written least significant digit first: 12+99 -> 021.",
+        description="Add two numbers of equal length, each written backwards: 12+99 is 21 + 99 = 120, written 021.",
         explanation=(
             "Add place by place, lowest first, carrying into the next place, as by hand. The digits are written "
             "least significant first so that each output digit needs only the places before it and their carry: "

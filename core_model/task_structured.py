@@ -73,6 +73,13 @@ class Recall(Task):
         down = "".join(k + VALUES[9 - j % 10] for j, k in enumerate(backward)) + ASK + backward[p // 2]
         return (counting, same, down)
 
+    def example(self, n_symbols: int, length: int) -> str:
+        """Values that do not follow their keys' order and a query from the middle: the answer is found only by
+        matching the key (a value in key order, or the last key, would let position alone find it)."""
+        p, keys = (length - 2) // 2, letters(n_symbols)
+        pairs = "".join(k + VALUES[(3 * j + 5) % 10] for j, k in enumerate(keys[:p]))
+        return pairs + ASK + keys[max(0, p // 2 - 1)]
+
     def pairs_of(self, source: str) -> int:
         return (len(source) - 2) // 2
 

@@ -234,12 +234,12 @@ def _median_result(results: Sequence[RaceResult]) -> RaceResult:
 
 
 def task_race_rows(
-    device: torch.device, max_steps: int = 1500, check_every: int = 25, names: Sequence[str] | None = None
+    device: torch.device, max_steps: int | None = None, check_every: int = 25, names: Sequence[str] | None = None
 ) -> list[Row]:
     """Every task of the library from scratch, as the Trainer starts it (RoPE, the task's data and training recipe,
     a vocabulary that holds its symbols), against nn.Transformer on the same batches' recipe: steps and seconds of
-    optimisation to 99% exact match at the task's longest training length, one seed; each side runs at most the
-    longer of `max_steps` and the task's recipe.
+    optimisation to 99% exact match at the task's longest training length, one seed; each side runs at most
+    `max_steps` (None: the task's recipe, as the Trainer does).
 
     A row per task holds ours to the human threshold of a minute; the last row counts the tasks under it, held to
     half of the library. names: the tasks to race (default: every task of the library).
@@ -256,7 +256,7 @@ def task_race_rows(
         train = task_train_config(name, "rope", device=str(device))
         ours = OursSide("ours", config, train, task, device, length=longest)
         base = BaselineSide(task, device, length=longest)
-        cap = max(max_steps, train.steps)  # the Trainer runs the task's recipe to its end
+        cap = train.steps if max_steps is None else max_steps  # the Trainer runs the task's recipe to its end
         result = race([ours, base], max_steps=cap, check_every=check_every)
         mine, theirs = result["ours"], result["nn.Transformer"]
         seconds = mine.seconds if mine.steps is not None else None
