@@ -23,10 +23,11 @@ over all N sequences; maps are the post-softmax weights of a teacher-forced pass
   keys the mask allows divided by log(number of those keys): 1 = uniform, 0 = one key.
 
 A head's role is its highest-scoring one (first in the order above on a tie), except that a head is `other` when
-that is `broad` with a score under BROAD_MIN, or when every score is 0. Its rows are focused, but on keys none of
-the patterns names (content, or another offset): "broad" would call a sharp map spread out, and a tie at 0 would
-name whichever pattern comes first. An `other` head's score is its `broad` score. A score with no query to average over
-(e.g. an encoder given only one-symbol sources) is 0.
+that is `broad` with a score under BROAD_MIN, or when even its best score is under ROLE_MIN. Its rows are focused,
+but on keys none of the patterns names (content, another offset, <eos>): "broad" would call a sharp map spread
+out, and a pattern that holds a few percent of its weight would name a head that looks elsewhere. An `other`
+head's score is its `broad` score. A score with no query to average over (e.g. an encoder given only one-symbol
+sources) is 0.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ ROLE_LABELS: dict[str, str] = {
     "other": "other",
 }
 BROAD_MIN = 0.5  # normalised entropy a head's rows need, on average, for it to be called broad
+ROLE_MIN = 0.25  # the least a head's best score may be for its pattern to name it (under it: other)
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,7 @@ def roles_from_maps(
             for head in range(w.shape[2]):
                 scores = tuple((name, float(table[name][layer, head])) for name in names)
                 best = max(scores, key=lambda item: item[1])  # max keeps the first on a tie
-                if best[1] <= 0.0 or (best[0] == "broad" and best[1] < BROAD_MIN):
+                if best[1] < ROLE_MIN or (best[0] == "broad" and best[1] < BROAD_MIN):
                     out.append(HeadRole(kind, layer, head, "other", dict(scores).get("broad", 0.0), scores))
                 else:
                     out.append(HeadRole(kind, layer, head, best[0], best[1], scores))

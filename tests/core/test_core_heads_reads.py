@@ -115,3 +115,21 @@ def test_the_sequences_sentence_names_a_tasks_hard_cases_not_runs():
     assert "25% of them the task's hard cases" in addition and "repeated" not in addition
     copy = probe_description(default_spec("copy", runs=0.25), 200, 1234)["description"]
     assert "25% of them runs of repeated symbols" in copy
+
+
+def test_a_head_that_looks_elsewhere_is_other_not_the_pattern_that_holds_a_fifth_of_its_weight():
+    """Every row of one addition 1234567+9876543 puts 0.8 on the "+" and 0.2 on position 0: its best pattern,
+    `first`, holds a fifth of its weight (more than its `broad` score over 15 keys), so the head is named other."""
+    task = TaskSpec("addition", n_symbols=10, min_len=15, max_len=15)
+    vocab = task.vocabulary
+    source = "1234567+9876543"
+    answer = task.definition.target(source, 10)
+    src = np.array([vocab.encode(source)])
+    tgt_out = np.array([[*vocab.encode(answer), EOS]])
+    tgt_in = np.array([[BOS, *vocab.encode(answer)]])
+    w = np.zeros((1, 1, 1, len(answer) + 1, len(source)))
+    w[0, 0, 0, :, 0], w[0, 0, 0, :, 7] = 0.2, 0.8
+    (role,) = roles_from_maps({"cross": w}, src, tgt_in, tgt_out, reads=reads_mask(task, src, tgt_out))
+    scores = dict(role.scores)
+    assert scores["first"] == pytest.approx(0.2, abs=1e-12) and scores["broad"] < 0.2
+    assert role.role == "other"

@@ -29,7 +29,7 @@ ROLE_LEGEND = (
     + ", 1 = always there; self / prev / first/<bos> = mean "
     "weight on the query's own position, the one before it, the first one; <eos>/pad = weight on <eos> or padding; "
     "broad = entropy / log(number of keys) (1 = uniform). A head's role is its highest score, except: broad under "
-    "0.5, or every score 0, is other (focused, on keys no pattern names; its score is its broad score)."
+    "0.5, or a best score under 0.25, is other (focused, on keys no pattern names; its score is its broad score)."
 )
 STALE_STYLE = WARNING_STYLE
 
