@@ -112,9 +112,9 @@ def add_options(train: argparse.ArgumentParser) -> None:
 
 def until_cap(task: str) -> int:
     """The most steps `train` without --steps takes: UNTIL_CAP, or the task's default recipe's steps if more."""
-    from core_model.tasks import task_named
+    from core_model.recipe import task_train_config
 
-    return max(UNTIL_CAP, task_named(task).training.steps or 0)
+    return max(UNTIL_CAP, task_train_config(task, "rope").steps)
 
 
 def _task(ns: argparse.Namespace, positional: str):

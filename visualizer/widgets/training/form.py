@@ -271,16 +271,9 @@ class TrainerForm(QGroupBox):
         schedule, device, ...) stay as they are. One `changed` at the end."""
         self.blockSignals(True)
         try:
-            for key, box, value in (
-                ("steps", self.steps_spin, config.steps),
-                ("batch", self.batch_spin, config.batch_size),
-            ):
-                box.setValue(min(max(value, box.minimum()), box.maximum()))
-                self._clamped.pop(key, None)
-                self._note_clamped(key, value, box.value())
-            self.lr_spin.setValue(min(max(config.lr, self.lr_spin.minimum()), self.lr_spin.maximum()))
-            self._clamped.pop("lr", None)
-            self._note_clamped("lr", config.lr, self.lr_spin.value())
+            self._show_number("steps", self.steps_spin, config.steps)
+            self._show_number("batch", self.batch_spin, config.batch_size)
+            self._show_number("lr", self.lr_spin, config.lr)
         finally:
             self.blockSignals(False)
         self.set_task_fields(task)
@@ -296,10 +289,6 @@ class TrainerForm(QGroupBox):
             ("steps", self.steps_spin, config.steps),
             ("warmup", self.warmup_spin, config.warmup_steps),
             ("seed", self.seed_spin, config.seed),
-        ):
-            box.setValue(min(max(value, box.minimum()), box.maximum()))  # a stored recipe may exceed the form's range
-            self._note_clamped(key, value, box.value())
-        for key, float_box, number in (
             ("lr", self.lr_spin, config.lr),
             ("noam", self.noam_spin, config.noam_factor),
             ("smoothing", self.smoothing_spin, config.label_smoothing),
@@ -307,8 +296,7 @@ class TrainerForm(QGroupBox):
             ("dropout", self.dropout_spin, model.dropout),
             ("drop_path", self.drop_path_spin, model.drop_path),
         ):
-            float_box.setValue(min(max(number, float_box.minimum()), float_box.maximum()))
-            self._note_clamped(key, number, float_box.value())
+            self._show_number(key, box, value)
         self.schedule_combo.setCurrentIndex(max(0, self.schedule_combo.findData(config.schedule)))
         names = [self.device_combo.itemText(i) for i in range(self.device_combo.count())]
         match = [n for n in names if n == device or n.split(":")[0] == device]
@@ -316,6 +304,15 @@ class TrainerForm(QGroupBox):
         self.blockSignals(False)
         self._on_schedule()
         self.changed.emit()
+
+    def _show_number(self, key: str, box: QSpinBox | QDoubleSpinBox, value: float) -> None:
+        """Show `value` in `box`, within its range (a stored recipe may exceed the form's), and note a clamp."""
+        if isinstance(box, QSpinBox):
+            box.setValue(min(max(int(value), box.minimum()), box.maximum()))
+        else:
+            box.setValue(min(max(value, box.minimum()), box.maximum()))
+        self._clamped.pop(key, None)
+        self._note_clamped(key, value, box.value())
 
     def _note_clamped(self, key: str, value: float, shown: float) -> None:
         """Say so when a box shows another number than the stored recipe's (past the form's range)."""
